@@ -1,0 +1,2 @@
+//! The lpk compiler library.
+#![warn(missing_docs)]

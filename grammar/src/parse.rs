@@ -1,0 +1,392 @@
+//! The parser's entry point: lexing, the nesting guard, the lalrpop parser
+//! with error recovery, and the conversion of lalrpop's errors into
+//! [`ParseError`]s that carry spans and data (never formatted strings).
+
+use crate::ast::{BinOp, Expr, ExprKind, FileId, SourceFile, Span};
+use crate::lexer::{lex, Comment, Tok};
+use lalrpop_util::{lalrpop_mod, ErrorRecovery};
+use thiserror::Error;
+
+lalrpop_mod!(
+    #[allow(clippy::all, clippy::pedantic, unused_qualifications, missing_docs)]
+    generated,
+    "/grammar.rs"
+);
+
+/// Deepest nesting of `(`, `[` and `{` accepted. Real programs nest a
+/// handful of levels; the limit keeps every later recursive pass far from
+/// the stack's end.
+pub const MAX_NESTING: usize = 100;
+
+/// Most operators accepted in one statement, for the same reason: a chain
+/// `1 + 1 + ... + 1` builds a tree as deep as it is long.
+pub const MAX_OPERATORS: usize = 1000;
+
+/// Errors the grammar's actions record while parsing goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UserError {
+    /// An integer literal that does not fit in an `i64`.
+    IntTooLarge(Span),
+}
+
+/// A syntax error the grammar recovered from.
+pub type Recovered<'input> = ErrorRecovery<usize, Tok<'input>, UserError>;
+
+/// A syntax error.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum ParseError {
+    /// A character that starts no token.
+    #[error("unknown character `{text}`")]
+    UnknownChar {
+        /// The character.
+        span: Span,
+        /// Its text.
+        text: String,
+    },
+    /// A token the grammar does not allow here.
+    #[error("expected {}, found {found}", expected_list(expected))]
+    UnexpectedToken {
+        /// The token.
+        span: Span,
+        /// How the token reads, e.g. "`;`" or "identifier `x`".
+        found: String,
+        /// What would have been allowed (already readable).
+        expected: Vec<String>,
+    },
+    /// A comparison directly after another comparison.
+    #[error("comparison operators cannot be chained")]
+    ChainedComparison {
+        /// The second comparison operator.
+        span: Span,
+    },
+    /// The file ended inside an item.
+    #[error("unexpected end of file, expected {}", expected_list(expected))]
+    UnexpectedEof {
+        /// The end of the file.
+        span: Span,
+        /// What would have been allowed.
+        expected: Vec<String>,
+    },
+    /// An integer literal too large for 64 bits.
+    #[error("integer literal is too large")]
+    IntTooLarge {
+        /// The literal.
+        span: Span,
+    },
+    /// Brackets nested deeper than [`MAX_NESTING`].
+    #[error("brackets are nested too deeply (more than {limit} levels)")]
+    TooDeep {
+        /// The bracket that went past the limit.
+        span: Span,
+        /// The limit.
+        limit: usize,
+    },
+    /// A statement with more than [`MAX_OPERATORS`] operators.
+    #[error("statement is too complex (more than {limit} operators)")]
+    TooComplex {
+        /// The operator that went past the limit.
+        span: Span,
+        /// The limit.
+        limit: usize,
+    },
+    /// A source file larger than 4 GiB.
+    #[error("source file is too large")]
+    FileTooLarge {
+        /// The file's start.
+        span: Span,
+    },
+}
+
+impl ParseError {
+    /// The stable diagnostic code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ParseError::UnknownChar { .. } => "E0001",
+            ParseError::UnexpectedToken { .. } => "E0002",
+            ParseError::UnexpectedEof { .. } => "E0003",
+            ParseError::IntTooLarge { .. } => "E0004",
+            ParseError::TooDeep { .. } => "E0005",
+            ParseError::TooComplex { .. } => "E0006",
+            ParseError::ChainedComparison { .. } => "E0007",
+            ParseError::FileTooLarge { .. } => "E0008",
+        }
+    }
+
+    /// Where the error points.
+    pub fn span(&self) -> Span {
+        match self {
+            ParseError::UnknownChar { span, .. }
+            | ParseError::UnexpectedToken { span, .. }
+            | ParseError::ChainedComparison { span }
+            | ParseError::UnexpectedEof { span, .. }
+            | ParseError::IntTooLarge { span }
+            | ParseError::TooDeep { span, .. }
+            | ParseError::TooComplex { span, .. }
+            | ParseError::FileTooLarge { span } => *span,
+        }
+    }
+}
+
+fn expected_list(expected: &[String]) -> String {
+    match expected {
+        [] => "something else".to_string(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("one of {}, or {last}", init.join(", ")),
+    }
+}
+
+/// The result of parsing one file: the tree (with `Error` nodes where the
+/// parser recovered), every syntax error, and the comments.
+#[derive(Clone, Debug)]
+pub struct Parsed {
+    /// The syntax tree.
+    pub file: SourceFile,
+    /// Every syntax error, in source order.
+    pub errors: Vec<ParseError>,
+    /// The comments, in source order.
+    pub comments: Vec<Comment>,
+}
+
+/// Parses `src` as file `file`. Never panics; every problem is a
+/// [`ParseError`].
+pub fn parse(src: &str, file: FileId) -> Parsed {
+    if u32::try_from(src.len()).is_err() {
+        return Parsed {
+            file: SourceFile::default(),
+            errors: vec![ParseError::FileTooLarge {
+                span: Span::new(file, 0, 0),
+            }],
+            comments: Vec::new(),
+        };
+    }
+    let (tokens, comments) = lex(src);
+    if let Some(error) = guard_nesting(&tokens, file) {
+        return Parsed {
+            file: SourceFile::default(),
+            errors: vec![error],
+            comments,
+        };
+    }
+    let mut recovered = Vec::new();
+    let sync_points: Vec<usize> = tokens
+        .iter()
+        .filter(|(_, t, _)| matches!(t, Tok::Semi | Tok::LBrace | Tok::RBrace))
+        .map(|(s, _, _)| *s)
+        .collect();
+    let result =
+        generated::FileParser::new().parse(file, &mut recovered, tokens.into_iter().map(Ok));
+    let mut raw: Vec<lalrpop_util::ParseError<usize, Tok<'_>, UserError>> =
+        recovered.into_iter().map(|r| r.error).collect();
+    let tree = match result {
+        Ok(tree) => tree,
+        Err(e) => {
+            raw.push(e);
+            SourceFile::default()
+        }
+    };
+    let mut errors: Vec<ParseError> = raw
+        .into_iter()
+        .map(|e| convert(e, file, src.len()))
+        .collect();
+    errors.sort_by_key(|e| e.span().start);
+    let errors = one_per_statement(errors, &sync_points);
+    Parsed {
+        file: tree,
+        errors,
+        comments,
+    }
+}
+
+/// Keeps the first syntax error of each statement: after an error, the
+/// recovering parser may trip again on the rest of the same broken
+/// statement, which only repeats the first complaint. Errors the grammar's
+/// actions record (bad literals) are always kept.
+fn one_per_statement(errors: Vec<ParseError>, sync_points: &[usize]) -> Vec<ParseError> {
+    let mut kept: Vec<ParseError> = Vec::new();
+    let mut last_syntax: Option<usize> = None;
+    for e in errors {
+        let start = e.span().start as usize;
+        let is_syntax = !matches!(e, ParseError::IntTooLarge { .. });
+        if is_syntax {
+            if let Some(prev) = last_syntax {
+                // A sync token strictly between the two errors starts a new
+                // statement; without one, this is the same statement.
+                let lo = sync_points.partition_point(|&p| p < prev);
+                let separated = sync_points.get(lo).is_some_and(|&p| p < start);
+                if !separated {
+                    continue;
+                }
+            }
+            last_syntax = Some(start);
+        }
+        if !kept.contains(&e) {
+            kept.push(e);
+        }
+    }
+    kept
+}
+
+fn guard_nesting(tokens: &[(usize, Tok<'_>, usize)], file: FileId) -> Option<ParseError> {
+    let mut depth = 0usize;
+    let mut operators = 0usize;
+    for &(start, ref tok, end) in tokens {
+        match tok {
+            Tok::LParen | Tok::LBracket | Tok::LBrace => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some(ParseError::TooDeep {
+                        span: Span::new(file, start, end),
+                        limit: MAX_NESTING,
+                    });
+                }
+            }
+            Tok::RParen | Tok::RBracket | Tok::RBrace => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        match tok {
+            Tok::Semi | Tok::LBrace | Tok::RBrace => operators = 0,
+            Tok::Plus
+            | Tok::Minus
+            | Tok::Star
+            | Tok::Slash
+            | Tok::SlashSlash
+            | Tok::Percent
+            | Tok::StarStar
+            | Tok::And
+            | Tok::Or
+            | Tok::Not
+            | Tok::EqEq
+            | Tok::NotEq
+            | Tok::Lt
+            | Tok::Le
+            | Tok::Gt
+            | Tok::Ge
+            | Tok::Comma => {
+                operators += 1;
+                if operators > MAX_OPERATORS {
+                    return Some(ParseError::TooComplex {
+                        span: Span::new(file, start, end),
+                        limit: MAX_OPERATORS,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn convert(
+    e: lalrpop_util::ParseError<usize, Tok<'_>, UserError>,
+    file: FileId,
+    len: usize,
+) -> ParseError {
+    use lalrpop_util::ParseError as P;
+    match e {
+        P::InvalidToken { location } => ParseError::UnknownChar {
+            span: Span::new(file, location, location + 1),
+            text: String::new(),
+        },
+        P::UnrecognizedEof { location, expected } => ParseError::UnexpectedEof {
+            span: Span::new(file, location.min(len), len),
+            expected: readable_expected(&expected),
+        },
+        P::ExtraToken { token: (l, tok, r) } => ParseError::UnexpectedToken {
+            span: Span::new(file, l, r),
+            found: tok.to_string(),
+            expected: vec!["end of file".to_string()],
+        },
+        P::UnrecognizedToken {
+            token: (l, tok, r),
+            expected,
+        } => {
+            let span = Span::new(file, l, r);
+            if tok == Tok::Error {
+                return ParseError::UnknownChar {
+                    span,
+                    text: String::new(),
+                };
+            }
+            let expected_cmp = expected.iter().any(|e| e == "\"<\"");
+            if tok.is_comparison() && !expected_cmp {
+                return ParseError::ChainedComparison { span };
+            }
+            ParseError::UnexpectedToken {
+                span,
+                found: tok.to_string(),
+                expected: readable_expected(&expected),
+            }
+        }
+        P::User {
+            error: UserError::IntTooLarge(span),
+        } => ParseError::IntTooLarge { span },
+    }
+}
+
+/// Turns lalrpop's terminal names into what a user would call them, and
+/// folds the many ways an expression can start into "an expression".
+fn readable_expected(expected: &[String]) -> Vec<String> {
+    let has = |t: &str| expected.iter().any(|e| e == t);
+    let expression = has("IDENT") && has("INT") && has("\"(\"");
+    let mut out: Vec<String> = Vec::new();
+    if expression {
+        out.push("an expression".to_string());
+    }
+    for e in expected {
+        let folded = [
+            "IDENT", "INT", "REAL", "\"(\"", "\"-\"", "\"not\"", "\"true\"", "\"false\"",
+        ];
+        if expression && folded.contains(&e.as_str()) {
+            continue;
+        }
+        let readable = match e.as_str() {
+            "IDENT" => "identifier".to_string(),
+            "INT" => "integer".to_string(),
+            "REAL" => "real number".to_string(),
+            s => format!("`{}`", s.trim_matches('"')),
+        };
+        if !out.contains(&readable) {
+            out.push(readable);
+        }
+    }
+    out
+}
+
+/// Builds a binary expression node (used by the grammar).
+pub(crate) fn bin(file: FileId, l: usize, r: usize, op: BinOp, a: Expr, b: Expr) -> Expr {
+    Expr {
+        kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
+        span: sp(file, l, r),
+    }
+}
+
+/// Builds a span (used by the grammar).
+pub(crate) fn sp(file: FileId, l: usize, r: usize) -> Span {
+    Span::new(file, l, r)
+}
+
+/// Parses an integer literal, recording an error (and yielding 0) when it
+/// does not fit in an `i64`.
+pub(crate) fn int_literal<'input>(
+    s: &str,
+    span: Span,
+    errors: &mut Vec<Recovered<'input>>,
+) -> i64 {
+    match s.parse::<i64>() {
+        Ok(v) => v,
+        Err(_) => {
+            errors.push(ErrorRecovery {
+                error: lalrpop_util::ParseError::User {
+                    error: UserError::IntTooLarge(span),
+                },
+                dropped_tokens: Vec::new(),
+            });
+            0
+        }
+    }
+}
+
+/// Parses a real literal (the lexer guarantees the form).
+pub(crate) fn real_literal(s: &str) -> f64 {
+    s.parse::<f64>().unwrap_or(f64::INFINITY)
+}
