@@ -186,7 +186,7 @@ pub fn parse(src: &str, file: FileId) -> Parsed {
     };
     let mut errors: Vec<ParseError> = raw
         .into_iter()
-        .map(|e| convert(e, file, src.len()))
+        .map(|e| convert(e, file, src))
         .collect();
     errors.sort_by_key(|e| e.span().start);
     let errors = one_per_statement(errors, &sync_points);
@@ -279,13 +279,15 @@ fn guard_nesting(tokens: &[(usize, Tok<'_>, usize)], file: FileId) -> Option<Par
 fn convert(
     e: lalrpop_util::ParseError<usize, Tok<'_>, UserError>,
     file: FileId,
-    len: usize,
+    src: &str,
 ) -> ParseError {
     use lalrpop_util::ParseError as P;
+    let len = src.len();
+    let text = |l: usize, r: usize| src.get(l..r).unwrap_or("").to_string();
     match e {
         P::InvalidToken { location } => ParseError::UnknownChar {
             span: Span::new(file, location, location + 1),
-            text: String::new(),
+            text: text(location, location + 1),
         },
         P::UnrecognizedEof { location, expected } => ParseError::UnexpectedEof {
             span: Span::new(file, location.min(len), len),
@@ -304,7 +306,7 @@ fn convert(
             if tok == Tok::Error {
                 return ParseError::UnknownChar {
                     span,
-                    text: String::new(),
+                    text: text(l, r),
                 };
             }
             let expected_cmp = expected.iter().any(|e| e == "\"<\"");

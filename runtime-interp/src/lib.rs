@@ -2,3 +2,5 @@
 //! program, and nothing of the compiler. It never depends on the parser, the
 //! compiler or an LP solver.
 #![warn(missing_docs)]
+
+pub mod stdlib;

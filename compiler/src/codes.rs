@@ -1,0 +1,73 @@
+//! The registry of diagnostic codes: one table mapping each stable code to
+//! its one-line summary and its documentation page `docs/errors/CODE.md`,
+//! which `lpkc explain CODE` prints. Codes are never reused; a retired code
+//! stays in the table marked retired.
+
+/// One diagnostic code.
+#[derive(Clone, Copy, Debug)]
+pub struct CodeInfo {
+    /// The code, e.g. `E0101`.
+    pub code: &'static str,
+    /// One line on what it means.
+    pub summary: &'static str,
+    /// The documentation page (Markdown): a paragraph, a wrong and a right
+    /// example.
+    pub doc: &'static str,
+}
+
+macro_rules! codes {
+    ($($code:literal => $summary:literal,)*) => {
+        /// Every code, in order.
+        pub const CODES: &[CodeInfo] = &[
+            $(CodeInfo {
+                code: $code,
+                summary: $summary,
+                doc: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/errors/", $code, ".md")),
+            },)*
+        ];
+    };
+}
+
+codes! {
+    "E0001" => "unknown character",
+    "E0002" => "unexpected token",
+    "E0003" => "unexpected end of file",
+    "E0004" => "integer literal too large",
+    "E0005" => "brackets nested too deeply",
+    "E0006" => "statement too complex",
+    "E0007" => "chained comparison",
+    "E0008" => "source file too large",
+    "E0101" => "undefined name",
+    "E0102" => "undeclared kernel",
+    "E0103" => "undefined matrix",
+    "E0104" => "kernel declared twice",
+    "E0105" => "program declared twice",
+    "E0106" => "name already defined (no shadowing)",
+    "E0107" => "duplicate kernel parameter or result",
+    "E0108" => "`require` after the first statement",
+    "E0109" => "matrix declaration after the first statement",
+    "E0110" => "unknown function",
+    "E0111" => "`range` with the wrong number of arguments",
+    "E0112" => "built-in function with the wrong number of arguments",
+    "E0113" => "matrix used as a value",
+    "E0114" => "indexing something that is not a matrix",
+    "E0115" => "parameter default is not an integer literal",
+    "E0116" => "program parameter is not `int`",
+    "E0117" => "kernel call with the wrong number of arguments",
+    "E0118" => "kernel call with the wrong number of results",
+    "E0119" => "scalar expression where a tile is expected",
+    "E0120" => "tile reference where a number is expected",
+    "E0121" => "wrong number of indices for a matrix",
+    "E0201" => "`real` where an `int` is required",
+    "E0202" => "condition is not `bool`",
+    "E0203" => "`bool` where a number is required",
+    "E0204" => "invalid comparison",
+    "E0205" => "loop step is not positive",
+    "E0206" => "negative matrix extent",
+    "E0207" => "standard kernel declared with a different signature",
+}
+
+/// Looks a code up (case-insensitive).
+pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
+    CODES.iter().find(|c| c.code.eq_ignore_ascii_case(code))
+}

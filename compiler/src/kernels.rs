@@ -1,0 +1,23 @@
+//! The compiler's view of the standard kernels: lookups for suggestions and
+//! the check that a program's declaration of a standard kernel matches its
+//! standard signature (arity and scalar types; names are free).
+
+use crate::hir::{Kernel, ParamKind};
+use grammar::ast::ScalarType;
+pub use runtime_interp::stdlib::{standard as standard_signature, ScalarKind, Signature};
+
+/// Whether a declaration agrees with a standard signature: the same number
+/// of parameters and results, tiles where tiles are, and the same scalar
+/// types.
+pub fn matches_standard(kernel: &Kernel, sig: &Signature) -> bool {
+    kernel.results.len() == sig.results.len()
+        && kernel.params.len() == sig.params.len()
+        && kernel.params.iter().zip(sig.params).all(|(p, (_, s))| {
+            matches!(
+                (p.kind, s),
+                (ParamKind::Tile, None)
+                    | (ParamKind::Scalar(ScalarType::Int), Some(ScalarKind::Int))
+                    | (ParamKind::Scalar(ScalarType::Real), Some(ScalarKind::Real))
+            )
+        })
+}
