@@ -60,3 +60,59 @@ pub fn check_source(sources: &mut SourceMap, name: &str, text: &str) -> Checked 
 pub fn sort_by_position(diagnostics: &mut [Diagnostic]) {
     diagnostics.sort_by_key(|d| d.primary_span().map(|s| (s.file, s.start)));
 }
+
+/// Why a program could not be selected from a module.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SelectError {
+    /// The file has no program.
+    #[error("the file declares no program")]
+    NoProgram,
+    /// Several programs and none chosen.
+    #[error("the file declares several programs ({0}); choose one with --program NAME")]
+    Ambiguous(String),
+    /// The chosen program does not exist.
+    #[error("no program named `{name}` (the file declares: {known})")]
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// The programs there are.
+        known: String,
+    },
+}
+
+/// Picks the program named `name`, or the only one.
+pub fn select_program<'m>(
+    module: &'m crate::hir::Module,
+    name: Option<&str>,
+) -> Result<&'m crate::hir::Program, SelectError> {
+    let known = || {
+        module
+            .programs
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match name {
+        Some(n) => module.program_named(n).ok_or_else(|| SelectError::Unknown {
+            name: n.to_string(),
+            known: known(),
+        }),
+        None => match module.programs.as_slice() {
+            [] => Err(SelectError::NoProgram),
+            [one] => Ok(one),
+            _ => Err(SelectError::Ambiguous(known())),
+        },
+    }
+}
+
+/// Lowers a checked program and solves its dependence plans.
+pub fn compile_program(
+    module: &crate::hir::Module,
+    program: &crate::hir::Program,
+    sources: &SourceMap,
+) -> runtime_interp::model::Program {
+    let mut lowered = crate::lower::lower(module, program, sources);
+    crate::solve::solve(&mut lowered);
+    lowered
+}

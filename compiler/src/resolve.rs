@@ -584,9 +584,10 @@ impl<'a> ProgramResolver<'a> {
                             span: stmt.span,
                             first_stmt,
                         });
-                    } else {
-                        self.declare(decl, stmt.span);
                     }
+                    // Declared even when misplaced, so its uses do not
+                    // cascade into "cannot find matrix" errors.
+                    self.declare(decl, stmt.span);
                 }
                 ast::StmtKind::Error => {}
                 _ => {
@@ -837,10 +838,13 @@ impl<'a> ProgramResolver<'a> {
                     span: s.span,
                     first_stmt: None,
                 }),
-                ast::StmtKind::Decl(_) => self.errors.push(ResolveError::MisplacedDecl {
-                    span: s.span,
-                    first_stmt: None,
-                }),
+                ast::StmtKind::Decl(decl) => {
+                    self.errors.push(ResolveError::MisplacedDecl {
+                        span: s.span,
+                        first_stmt: None,
+                    });
+                    self.declare(decl, s.span);
+                }
                 ast::StmtKind::Error => {}
                 _ => {
                     if let Some(id) = self.stmt(s) {
@@ -1001,6 +1005,17 @@ impl<'a> ProgramResolver<'a> {
                     ParamKind::Tile => match &a.peel().kind {
                         ast::ExprKind::Index(name, indices) => {
                             self.access(name, indices, a.peel().span).map(Arg::Tile)
+                        }
+                        ast::ExprKind::Name(n)
+                            if matches!(self.lookup(&n.name), Some(Binding::Matrix(_))) =>
+                        {
+                            // A whole matrix: one error saying to index it.
+                            self.errors.push(ResolveError::ExpectedTile {
+                                span: a.span,
+                                kernel: kernel_name.clone(),
+                                param: p.name.clone(),
+                            });
+                            None
                         }
                         _ => {
                             let _ = self.expr(a);

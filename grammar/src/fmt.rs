@@ -1,8 +1,15 @@
-//! The canonical pretty-printer behind `lpkc fmt`. It prints a parsed file
+//! The canonical pretty-printer for `.lpk` source. It prints a parsed file
 //! in one fixed style (4-space indentation, one statement per line, spaced
 //! binary operators, a blank line around programs, long kernel calls broken
 //! after `=`) and keeps every comment, in order, next to the code it was
 //! next to.
+//!
+//! Blank lines: a run of blank lines between two statements, two comment
+//! lines, or a comment and what follows it, becomes one blank line; blank
+//! lines after `{` and before `}` are dropped. A program is always set off
+//! from the items around it by one blank line; between two kernel
+//! declarations the source's choice (none or one) is kept, so a group of
+//! declarations stays together.
 //!
 //! It assumes the tree came from `src` without syntax errors. It never adds
 //! or drops parentheses ([`ExprKind::Paren`] is printed as written), so the
@@ -181,7 +188,7 @@ impl<'a> Printer<'a> {
     }
 
     fn push_indent(&mut self, columns: usize) {
-        self.out.extend(std::iter::repeat(' ').take(columns));
+        self.out.push_str(&" ".repeat(columns));
         self.line_empty = false;
     }
 
@@ -525,11 +532,7 @@ impl<'a> Printer<'a> {
         for (i, arg) in call.args.iter().enumerate() {
             if i > 0 {
                 self.token(",", Tok::Comma);
-                // What the argument needs on this line: a space, itself,
-                // and the `,` or `);` after it.
-                let after = if i + 1 == call.args.len() { 2 } else { 1 };
-                let need = 1 + self.measure(|p| p.expr(arg)) + after;
-                if layout == CallLayout::Wrapped && self.column() + need > MAX_WIDTH {
+                if layout == CallLayout::Wrapped && self.column() + self.need(call, i) > MAX_WIDTH {
                     self.break_line(align);
                 } else {
                     self.space();
@@ -539,6 +542,17 @@ impl<'a> Printer<'a> {
         }
         self.token(")", Tok::RParen);
         self.token(";", Tok::Semi);
+    }
+
+    /// The columns argument `i` of `call` needs after the `,` before it: a
+    /// space, the argument, and the `,` or `);` after it.
+    fn need(&self, call: &Call, i: usize) -> usize {
+        let after = if i + 1 == call.args.len() { 2 } else { 1 };
+        let width = call
+            .args
+            .get(i)
+            .map_or(0, |arg| self.measure(|p| p.expr(arg)));
+        1 + width + after
     }
 
     fn tile_ref(&mut self, t: &TileRef) {

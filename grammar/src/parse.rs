@@ -8,7 +8,13 @@ use lalrpop_util::{lalrpop_mod, ErrorRecovery};
 use thiserror::Error;
 
 lalrpop_mod!(
-    #[allow(clippy::all, clippy::pedantic, unused_qualifications, missing_docs)]
+    #[allow(
+        clippy::all,
+        clippy::pedantic,
+        clippy::unwrap_used,
+        unused_qualifications,
+        missing_docs
+    )]
     generated,
     "/grammar.rs"
 );
@@ -131,6 +137,7 @@ fn expected_list(expected: &[String]) -> String {
     match expected {
         [] => "something else".to_string(),
         [one] => one.clone(),
+        [a, b] => format!("{a} or {b}"),
         [init @ .., last] => format!("one of {}, or {last}", init.join(", ")),
     }
 }
@@ -309,8 +316,11 @@ fn convert(
                     text: text(l, r),
                 };
             }
+            // A comparison where a complete comparison could only be
+            // continued by `and`/`or` is a chained comparison.
             let expected_cmp = expected.iter().any(|e| e == "\"<\"");
-            if tok.is_comparison() && !expected_cmp {
+            let after_expression = expected.iter().any(|e| e == "\"and\"");
+            if tok.is_comparison() && after_expression && !expected_cmp {
                 return ParseError::ChainedComparison { span };
             }
             ParseError::UnexpectedToken {

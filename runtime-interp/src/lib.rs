@@ -1,6 +1,19 @@
 //! The lpk runtime: everything a worker needs to execute a compiled `.lpk`
 //! program, and nothing of the compiler. It never depends on the parser, the
 //! compiler or an LP solver.
+//!
+//! - [`expr`]: expression pool and exact evaluation;
+//! - [`model`]: the program model (the artifact's data model);
+//! - [`plan`]: dependence plans and their evaluator;
+//! - [`task`]: tasks, sequential order and sequential enumeration;
+//! - [`query`]: `children`/`parents`/`writer`/`readers` from the plans;
+//! - [`stdlib`]: the standard kernels' signatures.
 #![warn(missing_docs)]
 
+pub mod dag;
+pub mod expr;
+pub mod model;
+pub mod plan;
+pub mod query;
 pub mod stdlib;
+pub mod task;

@@ -1,0 +1,388 @@
+//! Lowering of a resolved, typed program to the index-constraint IR, which
+//! is the runtime's program model ([`runtime_interp::model`]): every
+//! kernel call becomes a [`Statement`] with its iteration domain (enclosing
+//! loops with bounds and steps, every guard on the path with skipped
+//! branches negated) and its tile accesses as index expressions over the
+//! loop variables (slots) and the parameters; `let`s are substituted.
+//!
+//! `ceil`/`floor` of `log2(int)`, of `int / int` and of
+//! `log(int) / log(int)` become exact integer operations here, so no
+//! evaluator ever rounds a float for them.
+//!
+//! Precondition: the module has no resolve or type errors.
+
+use crate::diag::SourceMap;
+use crate::hir::{self, Builtin, ExprId, Program, StmtKind, Ty, VarId, VarKind};
+use grammar::ast::{self, Span};
+use runtime_interp::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
+use runtime_interp::model::{
+    self, Access, Arg, DomainItem, KernelDecl, MatrixDecl, ParamDecl, ParamKind, Role, Statement,
+    TreeNode,
+};
+use std::collections::HashMap;
+
+/// Lowers one program of a module.
+pub fn lower(module: &hir::Module, program: &Program, sources: &SourceMap) -> model::Program {
+    let mut l = Lowerer {
+        hir: program,
+        sources,
+        pool: ExprPool::default(),
+        bindings: HashMap::new(),
+        statements: Vec::new(),
+        domain: Vec::new(),
+        order: Vec::new(),
+        counter: 0,
+    };
+    for (i, &v) in program.param_vars.iter().enumerate() {
+        l.bindings.insert(v, Binding::Node(Node::Param(i as u32)));
+    }
+    let requires = program.requires.iter().map(|&e| l.expr(e)).collect();
+    let matrices = program
+        .matrices
+        .iter()
+        .map(|m| MatrixDecl {
+            name: m.name.clone(),
+            role: match m.role {
+                ast::Role::Input => Role::Input,
+                ast::Role::Output => Role::Output,
+                ast::Role::Temporary => Role::Temporary,
+            },
+            extents: m.extents.iter().map(|&e| l.expr(e)).collect(),
+        })
+        .collect();
+    let tree = l.block(&program.body, 0);
+    model::Program {
+        name: program.name.clone(),
+        params: program
+            .params
+            .iter()
+            .map(|p| ParamDecl {
+                name: p.name.clone(),
+                default: p.default,
+            })
+            .collect(),
+        requires,
+        matrices,
+        kernels: module
+            .kernels
+            .iter()
+            .map(|k| KernelDecl {
+                name: k.name.clone(),
+                params: k
+                    .params
+                    .iter()
+                    .map(|p| {
+                        let kind = match p.kind {
+                            hir::ParamKind::Tile => ParamKind::Tile,
+                            hir::ParamKind::Scalar(ast::ScalarType::Int) => ParamKind::Int,
+                            hir::ParamKind::Scalar(ast::ScalarType::Real) => ParamKind::Real,
+                        };
+                        (p.name.clone(), kind)
+                    })
+                    .collect(),
+                results: k.results.clone(),
+            })
+            .collect(),
+        exprs: l.pool,
+        statements: l.statements,
+        tree,
+        plans: Vec::new(),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Binding {
+    Node(Node),
+    Expr(ExprRef),
+}
+
+struct Lowerer<'a> {
+    hir: &'a Program,
+    sources: &'a SourceMap,
+    pool: ExprPool,
+    bindings: HashMap<VarId, Binding>,
+    statements: Vec<Statement>,
+    /// The domain of the current position: enclosing loops and guards.
+    domain: Vec<DomainItem>,
+    /// Pre-order numbers of the enclosing loops.
+    order: Vec<u32>,
+    counter: u32,
+}
+
+impl Lowerer<'_> {
+    fn line(&self, span: Span) -> u32 {
+        self.sources.line_col(span.file, span.start).0
+    }
+
+    fn next_order(&mut self) -> u32 {
+        self.counter += 1;
+        self.counter
+    }
+
+    fn block(&mut self, stmts: &[hir::StmtId], depth: u32) -> Vec<TreeNode> {
+        let mut out = Vec::new();
+        for &s in stmts {
+            let stmt = self.hir.stmt(s);
+            match &stmt.kind {
+                StmtKind::Let(l) => {
+                    let value = self.expr(l.value);
+                    self.bindings.insert(l.var, Binding::Expr(value));
+                }
+                StmtKind::For(f) => {
+                    let order = self.next_order();
+                    let (lo, hi, step) = (self.expr(f.lo), self.expr(f.hi), self.expr(f.step));
+                    self.bindings.insert(f.var, Binding::Node(Node::Slot(depth)));
+                    self.domain.push(DomainItem::Loop {
+                        slot: depth,
+                        lo,
+                        hi,
+                        step,
+                    });
+                    self.order.push(order);
+                    let body = self.block(&f.body, depth + 1);
+                    self.order.pop();
+                    self.domain.pop();
+                    out.push(TreeNode::Loop {
+                        slot: depth,
+                        lo,
+                        hi,
+                        step,
+                        body,
+                        line: self.line(stmt.span),
+                    });
+                }
+                StmtKind::If(i) => {
+                    self.next_order();
+                    let conds: Vec<ExprRef> = i.branches.iter().map(|(c, _)| self.expr(*c)).collect();
+                    let mut branches = Vec::new();
+                    for (k, (_, body)) in i.branches.iter().enumerate() {
+                        let saved = self.domain.len();
+                        for &c in &conds[..k] {
+                            self.domain.push(DomainItem::Guard {
+                                cond: c,
+                                positive: false,
+                            });
+                        }
+                        self.domain.push(DomainItem::Guard {
+                            cond: conds[k],
+                            positive: true,
+                        });
+                        let nodes = self.block(body, depth);
+                        self.domain.truncate(saved);
+                        branches.push((conds[k], nodes));
+                    }
+                    let saved = self.domain.len();
+                    for &c in &conds {
+                        self.domain.push(DomainItem::Guard {
+                            cond: c,
+                            positive: false,
+                        });
+                    }
+                    let else_body = match &i.else_body {
+                        Some(b) => self.block(b, depth),
+                        None => Vec::new(),
+                    };
+                    self.domain.truncate(saved);
+                    out.push(TreeNode::If {
+                        branches,
+                        else_body,
+                        line: self.line(stmt.span),
+                    });
+                }
+                StmtKind::Call(call) => {
+                    let order = self.next_order();
+                    let index = self.statements.len() as u32;
+                    let stmt_out = self.call(call, stmt.span, depth, order);
+                    self.statements.push(stmt_out);
+                    out.push(TreeNode::Call(index));
+                }
+            }
+        }
+        out
+    }
+
+    fn access(&mut self, a: &hir::Access) -> Access {
+        Access {
+            matrix: a.matrix.0,
+            indices: a.indices.iter().map(|&i| self.expr(i)).collect(),
+            span: (a.span.start, a.span.end),
+        }
+    }
+
+    fn call(&mut self, call: &hir::Call, span: Span, depth: u32, order: u32) -> Statement {
+        let writes = call.outputs.iter().map(|a| self.access(a)).collect();
+        let mut reads = Vec::new();
+        let mut args = Vec::new();
+        for arg in &call.args {
+            match arg {
+                hir::Arg::Tile(a) => {
+                    args.push(Arg::Tile(reads.len() as u32));
+                    let acc = self.access(a);
+                    reads.push(acc);
+                }
+                hir::Arg::Scalar(e) => {
+                    let r = self.expr(*e);
+                    args.push(Arg::Scalar(r));
+                }
+            }
+        }
+        let mut vars = Vec::new();
+        for item in &self.domain {
+            if let DomainItem::Loop { slot, .. } = item {
+                vars.push(self.loop_var_name(*slot));
+            }
+        }
+        let mut order_list = self.order.clone();
+        order_list.push(order);
+        debug_assert_eq!(vars.len(), depth as usize);
+        Statement {
+            kernel: call.kernel.0,
+            line: call.line,
+            column: call.column,
+            span: (span.start, span.end),
+            vars,
+            domain: self.domain.clone(),
+            writes,
+            reads,
+            args,
+            order: order_list,
+        }
+    }
+
+    fn loop_var_name(&self, slot: u32) -> String {
+        self.bindings
+            .iter()
+            .find_map(|(v, b)| match b {
+                Binding::Node(Node::Slot(s))
+                    if *s == slot && matches!(self.hir.var(*v).kind, VarKind::Loop(_)) =>
+                {
+                    Some(v)
+                }
+                _ => None,
+            })
+            .map(|v| self.hir.var(*v).name.clone())
+            .unwrap_or_else(|| format!("v{slot}"))
+    }
+
+    fn node(&mut self, n: Node) -> ExprRef {
+        self.pool.add(n)
+    }
+
+    fn ty(&self, e: ExprId) -> Ty {
+        self.hir.expr(e).ty
+    }
+
+    fn expr(&mut self, e: ExprId) -> ExprRef {
+        let kind = self.hir.expr(e).kind.clone();
+        match kind {
+            hir::ExprKind::Int(v) => self.node(Node::Int(v)),
+            hir::ExprKind::Real(v) => self.node(Node::Real(v)),
+            hir::ExprKind::Bool(v) => self.node(Node::Bool(v)),
+            hir::ExprKind::Var(v) => match self.bindings.get(&v).copied() {
+                Some(Binding::Node(n)) => self.node(n),
+                Some(Binding::Expr(r)) => r,
+                // Unreachable for a checked program; a zero keeps lowering total.
+                None => self.node(Node::Int(0)),
+            },
+            hir::ExprKind::Unary(op, a) => {
+                let a = self.expr(a);
+                let op = match op {
+                    ast::UnOp::Neg => UnOp::Neg,
+                    ast::UnOp::Not => UnOp::Not,
+                };
+                self.node(Node::Unary(op, a))
+            }
+            hir::ExprKind::Binary(op, a, b) => {
+                let (a, b) = (self.expr(a), self.expr(b));
+                self.node(Node::Binary(bin_op(op), a, b))
+            }
+            hir::ExprKind::Call(f, args) => self.call_builtin(f, &args),
+        }
+    }
+
+    fn call_builtin(&mut self, f: Builtin, args: &[ExprId]) -> ExprRef {
+        if let (Builtin::Ceil | Builtin::Floor, [x]) = (f, args) {
+            if let Some(r) = self.exact_rounding(f == Builtin::Ceil, *x) {
+                return r;
+            }
+        }
+        let lowered: Vec<ExprRef> = args.iter().map(|&a| self.expr(a)).collect();
+        let func = match f {
+            Builtin::Ceil => Func::Ceil,
+            Builtin::Floor => Func::Floor,
+            Builtin::Log2 => Func::Log2,
+            Builtin::Log => Func::Log,
+            Builtin::Abs => Func::Abs,
+            Builtin::Min | Builtin::Max => {
+                let op = if f == Builtin::Min { BinOp::Min } else { BinOp::Max };
+                let mut acc = lowered.first().copied().unwrap_or_else(|| self.node(Node::Int(0)));
+                for &b in &lowered[1..] {
+                    acc = self.node(Node::Binary(op, acc, b));
+                }
+                return acc;
+            }
+        };
+        let a = lowered.first().copied().unwrap_or_else(|| self.node(Node::Int(0)));
+        self.node(Node::Call(func, a))
+    }
+
+    /// `ceil`/`floor` of `log2(int)`, `int / int` or `log(int) / log(int)`
+    /// as exact integer operations.
+    fn exact_rounding(&mut self, ceil: bool, x: ExprId) -> Option<ExprRef> {
+        match self.hir.expr(x).kind.clone() {
+            hir::ExprKind::Call(Builtin::Log2, args) if args.len() == 1 && self.ty(args[0]) == Ty::Int => {
+                let a = self.expr(args[0]);
+                let f = if ceil { Func::CeilLog2 } else { Func::FloorLog2 };
+                Some(self.node(Node::Call(f, a)))
+            }
+            hir::ExprKind::Binary(ast::BinOp::Div, a, b) => {
+                let logs = (self.hir.expr(a).kind.clone(), self.hir.expr(b).kind.clone());
+                if let (
+                    hir::ExprKind::Call(Builtin::Log, la),
+                    hir::ExprKind::Call(Builtin::Log, lb),
+                ) = logs
+                {
+                    if la.len() == 1
+                        && lb.len() == 1
+                        && self.ty(la[0]) == Ty::Int
+                        && self.ty(lb[0]) == Ty::Int
+                    {
+                        let (x, y) = (self.expr(la[0]), self.expr(lb[0]));
+                        let f = if ceil { Func2::CeilLogB } else { Func2::FloorLogB };
+                        return Some(self.node(Node::Call2(f, x, y)));
+                    }
+                }
+                if self.ty(a) == Ty::Int && self.ty(b) == Ty::Int {
+                    let (x, y) = (self.expr(a), self.expr(b));
+                    return Some(if ceil {
+                        self.node(Node::Call2(Func2::CeilDiv, x, y))
+                    } else {
+                        self.node(Node::Binary(BinOp::FloorDiv, x, y))
+                    });
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+}
+
+fn bin_op(op: ast::BinOp) -> BinOp {
+    match op {
+        ast::BinOp::Or => BinOp::Or,
+        ast::BinOp::And => BinOp::And,
+        ast::BinOp::Eq => BinOp::Eq,
+        ast::BinOp::Ne => BinOp::Ne,
+        ast::BinOp::Lt => BinOp::Lt,
+        ast::BinOp::Le => BinOp::Le,
+        ast::BinOp::Gt => BinOp::Gt,
+        ast::BinOp::Ge => BinOp::Ge,
+        ast::BinOp::Add => BinOp::Add,
+        ast::BinOp::Sub => BinOp::Sub,
+        ast::BinOp::Mul => BinOp::Mul,
+        ast::BinOp::Div => BinOp::Div,
+        ast::BinOp::FloorDiv => BinOp::FloorDiv,
+        ast::BinOp::Mod => BinOp::Mod,
+        ast::BinOp::Pow => BinOp::Pow,
+    }
+}

@@ -1,0 +1,563 @@
+//! The dependence solver: for every tile access it builds an *inverse
+//! plan*, "given a tile of this matrix, which iterations of the statement
+//! touch it through this access?", and it pairs every write access with the
+//! read accesses it may feed (children) and every read with the writes it
+//! may come from (parents), dropping pairs it proves can never meet.
+//!
+//! How a plan is built, for a statement with loop variables `x` (slots
+//! `0..depth`) and an access with indices `e_k(x)`, given tile `t`
+//! (inputs):
+//! 1. The equations are `e_k(x) = t_k`, plus every `a == b` guard on the
+//!    statement's path. They are decomposed into affine forms over the
+//!    still-unknown variables ([`crate::sym`]).
+//! 2. Linear equations are solved by exact rational elimination; a pivot
+//!    row with no free variable assigns its variable with a divisibility
+//!    check (`SetDiv`).
+//! 3. An equation whose only unknown part is one atom `b ** e` is inverted
+//!    exactly (`SetLog`, rejecting values that are not powers of `b`), which
+//!    adds the linear equation `e = log_b(value)`.
+//! 4. When nothing more can be solved, the outermost unknown loop variable
+//!    is enumerated over its loop range, narrowed by every constraint that
+//!    is affine in it alone (other loops' bounds, comparison guards).
+//! 5. Every loop bound and step, every guard and every equation is finally
+//!    checked, each as early as its variables are known.
+//!
+//! Soundness: assignments are consequences of the equations, enumerations
+//! cover whole loop ranges, and the final checks test the exact original
+//! conditions, so a plan yields exactly the iterations that touch the tile.
+
+use crate::sym::{decompose, emit, integer_form, IntForm, Lin, Q};
+use runtime_interp::expr::{BinOp, ExprPool, ExprRef, Func2, Node, UnOp};
+use runtime_interp::model::{
+    Access, AccessPlans, AccessRef, DomainItem, Program, Statement, StatementPlans,
+};
+use runtime_interp::plan::{Plan, PlanStep};
+use std::collections::BTreeSet;
+
+/// Fills in the plans of every statement of a lowered program.
+pub fn solve(program: &mut Program) {
+    let mut plans = Vec::with_capacity(program.statements.len());
+    for s in 0..program.statements.len() {
+        let st = program.statements[s].clone();
+        let writes = st
+            .writes
+            .iter()
+            .map(|a| AccessPlans {
+                inverse: inverse_plan(&mut program.exprs, &st, a),
+                partners: Vec::new(),
+            })
+            .collect();
+        let reads = st
+            .reads
+            .iter()
+            .map(|a| AccessPlans {
+                inverse: inverse_plan(&mut program.exprs, &st, a),
+                partners: Vec::new(),
+            })
+            .collect();
+        plans.push(StatementPlans { writes, reads });
+    }
+    // Pairs on the same matrix that may meet.
+    for ws in 0..program.statements.len() {
+        for (wa, w) in program.statements[ws].writes.iter().enumerate() {
+            for rs in 0..program.statements.len() {
+                for (ra, r) in program.statements[rs].reads.iter().enumerate() {
+                    if w.matrix != r.matrix || never_meet(&program.exprs, w, r) {
+                        continue;
+                    }
+                    plans[ws].writes[wa].partners.push(AccessRef {
+                        stmt: rs as u32,
+                        access: ra as u32,
+                    });
+                    plans[rs].reads[ra].partners.push(AccessRef {
+                        stmt: ws as u32,
+                        access: wa as u32,
+                    });
+                }
+            }
+        }
+    }
+    program.plans = plans;
+}
+
+/// Whether two accesses provably never touch the same tile: some
+/// coordinate is a different constant in each.
+fn never_meet(pool: &ExprPool, w: &Access, r: &Access) -> bool {
+    w.indices.iter().zip(&r.indices).any(|(&a, &b)| {
+        match (pool.get(a), pool.get(b)) {
+            (Some(Node::Int(x)), Some(Node::Int(y))) => x != y,
+            _ => false,
+        }
+    })
+}
+
+/// A condition the plan must check, with the slots it needs.
+struct Pending {
+    cond: ExprRef,
+    needs: Vec<u32>,
+}
+
+struct Builder<'a> {
+    pool: &'a mut ExprPool,
+    depth: u32,
+    /// Next free slot (temporaries).
+    next_slot: u32,
+    known: BTreeSet<u32>,
+    steps: Vec<PlanStep>,
+    /// Equations `lhs == rhs`, both int.
+    equations: Vec<(ExprRef, ExprRef)>,
+    /// Slots enumerated by a `Range` (their own loop check is implied).
+    enumerated: BTreeSet<u32>,
+}
+
+/// The inverse plan of one access.
+pub fn inverse_plan(pool: &mut ExprPool, st: &Statement, access: &Access) -> Plan {
+    let depth = st.depth() as u32;
+    let inputs = access.indices.len() as u32;
+    let mut b = Builder {
+        pool,
+        depth,
+        next_slot: depth + inputs,
+        known: (depth..depth + inputs).collect(),
+        steps: Vec::new(),
+        equations: Vec::new(),
+        enumerated: BTreeSet::new(),
+    };
+    for (k, &e) in access.indices.iter().enumerate() {
+        let t = b.pool.add(Node::Slot(depth + k as u32));
+        b.equations.push((e, t));
+    }
+    for item in &st.domain {
+        if let DomainItem::Guard { cond, positive } = item {
+            for (a, c) in guard_equalities(b.pool, *cond, *positive) {
+                b.equations.push((a, c));
+            }
+        }
+    }
+    b.solve(st);
+    // The checks: every equation, loop and guard, each as early as it can
+    // be evaluated.
+    let mut pending = Vec::new();
+    for k in 0..access.indices.len() {
+        let (e, t) = b.equations[k];
+        let cond = b.pool.add(Node::Binary(BinOp::Eq, e, t));
+        pending.push(b.pending(cond));
+    }
+    for item in &st.domain {
+        match *item {
+            DomainItem::Loop { slot, lo, hi, step } => {
+                if b.enumerated.contains(&slot) {
+                    continue;
+                }
+                let x = b.pool.add(Node::Slot(slot));
+                let ge = b.pool.add(Node::Binary(BinOp::Ge, x, lo));
+                let lt = b.pool.add(Node::Binary(BinOp::Lt, x, hi));
+                let both = b.pool.add(Node::Binary(BinOp::And, ge, lt));
+                pending.push(b.pending(both));
+                if !matches!(b.pool.get(step), Some(Node::Int(1))) {
+                    let diff = b.pool.add(Node::Binary(BinOp::Sub, x, lo));
+                    let m = b.pool.add(Node::Binary(BinOp::Mod, diff, step));
+                    let zero = b.pool.add(Node::Int(0));
+                    let aligned = b.pool.add(Node::Binary(BinOp::Eq, m, zero));
+                    pending.push(b.pending(aligned));
+                }
+            }
+            DomainItem::Guard { cond, positive } => {
+                let c = if positive {
+                    cond
+                } else {
+                    b.pool.add(Node::Unary(UnOp::Not, cond))
+                };
+                pending.push(b.pending(c));
+            }
+        }
+    }
+    let steps = place_checks(b.steps, pending, depth, inputs);
+    Plan {
+        depth,
+        inputs,
+        slots: b.next_slot,
+        steps,
+    }
+}
+
+/// Interleaves checks with the steps: each check goes right after the step
+/// that assigns the last slot it needs.
+fn place_checks(steps: Vec<PlanStep>, pending: Vec<Pending>, depth: u32, inputs: u32) -> Vec<PlanStep> {
+    let mut known: BTreeSet<u32> = (depth..depth + inputs).collect();
+    let mut out = Vec::new();
+    let mut placed = vec![false; pending.len()];
+    let place = |known: &BTreeSet<u32>, out: &mut Vec<PlanStep>, placed: &mut Vec<bool>| {
+        for (i, p) in pending.iter().enumerate() {
+            if !placed[i] && p.needs.iter().all(|s| known.contains(s)) {
+                out.push(PlanStep::Check { cond: p.cond });
+                placed[i] = true;
+            }
+        }
+    };
+    place(&known, &mut out, &mut placed);
+    for step in steps {
+        let slot = match &step {
+            PlanStep::Set { slot, .. }
+            | PlanStep::SetDiv { slot, .. }
+            | PlanStep::SetLog { slot, .. }
+            | PlanStep::Range { slot, .. } => Some(*slot),
+            PlanStep::Check { .. } => None,
+        };
+        out.push(step);
+        if let Some(s) = slot {
+            known.insert(s);
+        }
+        place(&known, &mut out, &mut placed);
+    }
+    out
+}
+
+/// The `a == b` conjuncts a guard imposes (`a != b` when the guard is
+/// negated), for use as equations.
+fn guard_equalities(pool: &ExprPool, cond: ExprRef, positive: bool) -> Vec<(ExprRef, ExprRef)> {
+    let mut out = Vec::new();
+    let mut stack = vec![(cond, positive)];
+    while let Some((c, pos)) = stack.pop() {
+        match pool.get(c) {
+            Some(Node::Unary(UnOp::Not, a)) => stack.push((*a, !pos)),
+            Some(Node::Binary(BinOp::And, a, b)) if pos => {
+                stack.push((*a, true));
+                stack.push((*b, true));
+            }
+            Some(Node::Binary(BinOp::Or, a, b)) if !pos => {
+                stack.push((*a, false));
+                stack.push((*b, false));
+            }
+            Some(Node::Binary(BinOp::Eq, a, b)) if pos => out.push((*a, *b)),
+            Some(Node::Binary(BinOp::Ne, a, b)) if !pos => out.push((*a, *b)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The `g >= 0` forms of a guard's (or its negation's) comparison conjuncts.
+fn guard_inequalities(pool: &mut ExprPool, cond: ExprRef, positive: bool) -> Vec<ExprRef> {
+    let mut out = Vec::new();
+    let mut stack = vec![(cond, positive)];
+    while let Some((c, pos)) = stack.pop() {
+        let node = pool.get(c).copied();
+        match node {
+            Some(Node::Unary(UnOp::Not, a)) => stack.push((a, !pos)),
+            Some(Node::Binary(BinOp::And, a, b)) if pos => {
+                stack.push((a, true));
+                stack.push((b, true));
+            }
+            Some(Node::Binary(BinOp::Or, a, b)) if !pos => {
+                stack.push((a, false));
+                stack.push((b, false));
+            }
+            Some(Node::Binary(op, a, b)) => {
+                // Normalise to `x - y - k >= 0`.
+                let op = if pos {
+                    Some(op)
+                } else {
+                    match op {
+                        BinOp::Lt => Some(BinOp::Ge),
+                        BinOp::Le => Some(BinOp::Gt),
+                        BinOp::Gt => Some(BinOp::Le),
+                        BinOp::Ge => Some(BinOp::Lt),
+                        BinOp::Ne => Some(BinOp::Eq),
+                        _ => None,
+                    }
+                };
+                let forms: Vec<(ExprRef, ExprRef, i64)> = match op {
+                    Some(BinOp::Ge) => vec![(a, b, 0)],
+                    Some(BinOp::Gt) => vec![(a, b, 1)],
+                    Some(BinOp::Le) => vec![(b, a, 0)],
+                    Some(BinOp::Lt) => vec![(b, a, 1)],
+                    Some(BinOp::Eq) => vec![(a, b, 0), (b, a, 0)],
+                    _ => vec![],
+                };
+                for (x, y, k) in forms {
+                    let d = pool.add(Node::Binary(BinOp::Sub, x, y));
+                    let g = if k == 0 {
+                        d
+                    } else {
+                        let kk = pool.add(Node::Int(k));
+                        pool.add(Node::Binary(BinOp::Sub, d, kk))
+                    };
+                    out.push(g);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+impl Builder<'_> {
+    fn pending(&self, cond: ExprRef) -> Pending {
+        let mut needs = Vec::new();
+        self.pool.slots_of(cond, &mut needs);
+        Pending { cond, needs }
+    }
+
+    fn unknown_vars(&self) -> Vec<u32> {
+        (0..self.depth).filter(|s| !self.known.contains(s)).collect()
+    }
+
+    fn is_unknown(&self) -> impl Fn(u32) -> bool + '_ {
+        |s| !self.known.contains(&s)
+    }
+
+    fn temp(&mut self) -> u32 {
+        let s = self.next_slot;
+        self.next_slot += 1;
+        s
+    }
+
+    fn solve(&mut self, st: &Statement) {
+        // Each round either solves something or enumerates one variable, so
+        // there are at most 2·depth + number of equations rounds.
+        let mut guard = 0;
+        while !self.unknown_vars().is_empty() && guard < 1000 {
+            guard += 1;
+            if self.solve_linear() || self.solve_atoms() {
+                continue;
+            }
+            self.enumerate_outermost(st);
+        }
+    }
+
+    /// The equations as affine forms `lhs - rhs` over the unknowns.
+    fn forms(&self) -> Vec<Lin> {
+        let unknown = self.is_unknown();
+        self.equations
+            .iter()
+            .filter_map(|&(a, b)| {
+                let la = decompose(self.pool, a, &unknown)?;
+                let lb = decompose(self.pool, b, &unknown)?;
+                la.add_scaled(&lb, Q::int(-1))
+            })
+            .collect()
+    }
+
+    /// Rational elimination on the linear equations; assigns every
+    /// variable that a row fixes. Returns whether it assigned any.
+    fn solve_linear(&mut self) -> bool {
+        let mut rows: Vec<Lin> = self
+            .forms()
+            .into_iter()
+            .filter(|l| l.atoms.is_empty() && !l.vars.is_empty())
+            .collect();
+        let vars = self.unknown_vars();
+        // Gauss-Jordan over the rationals.
+        let mut pivot_row = 0;
+        for &v in &vars {
+            let Some(p) = (pivot_row..rows.len()).find(|&r| rows[r].vars.contains_key(&v)) else {
+                continue;
+            };
+            rows.swap(pivot_row, p);
+            let Some(&c) = rows[pivot_row].vars.get(&v) else {
+                continue;
+            };
+            let Some(inv) = Q::ONE.div(c) else { continue };
+            let Some(norm) = rows[pivot_row].scale(inv) else {
+                return false;
+            };
+            rows[pivot_row] = norm;
+            for r in 0..rows.len() {
+                if r == pivot_row {
+                    continue;
+                }
+                if let Some(&k) = rows[r].vars.get(&v) {
+                    match rows[r].add_scaled(&rows[pivot_row].clone(), k.neg()) {
+                        Some(n) => rows[r] = n,
+                        None => return false,
+                    }
+                }
+            }
+            pivot_row += 1;
+        }
+        let mut progress = false;
+        for row in &rows {
+            if row.vars.len() != 1 {
+                continue;
+            }
+            let Some((&v, &c)) = row.vars.iter().next() else {
+                continue;
+            };
+            if self.known.contains(&v) {
+                continue;
+            }
+            // c·v + known + constant = 0  ⇒  v = -(known + constant) / c
+            let Some(neg_c) = Q::ONE.div(c.neg()) else {
+                continue;
+            };
+            let Some(rhs) = Lin {
+                known: row.known.clone(),
+                constant: row.constant,
+                ..Lin::default()
+            }
+            .scale(neg_c) else {
+                continue;
+            };
+            if self.assign_from(v, &rhs) {
+                progress = true;
+            }
+        }
+        progress
+    }
+
+    /// Emits `slot := rhs` for a known affine form, with a divisibility
+    /// check when the form has fractions.
+    fn assign_from(&mut self, slot: u32, rhs: &Lin) -> bool {
+        let Some((form, den)) = integer_form(&rhs.known, rhs.constant) else {
+            return false;
+        };
+        let num = emit(self.pool, &form);
+        if den == 1 {
+            self.steps.push(PlanStep::Set { slot, value: num });
+        } else {
+            self.steps.push(PlanStep::SetDiv { slot, num, den });
+        }
+        self.known.insert(slot);
+        true
+    }
+
+    /// Inverts an equation whose only unknown part is one power atom
+    /// `b ** e` with a constant base `b >= 2`.
+    fn solve_atoms(&mut self) -> bool {
+        for row in self.forms() {
+            if !row.vars.is_empty() || row.atoms.len() != 1 {
+                continue;
+            }
+            let Some((&atom, &c)) = row.atoms.iter().next() else {
+                continue;
+            };
+            let Some(Node::Binary(BinOp::Pow, base, exponent)) = self.pool.get(atom).copied() else {
+                continue;
+            };
+            let Some(Node::Int(b)) = self.pool.get(base).copied() else {
+                continue;
+            };
+            if b < 2 {
+                continue;
+            }
+            let Some(neg_c) = Q::ONE.div(c.neg()) else {
+                continue;
+            };
+            let Some(rhs) = Lin {
+                known: row.known.clone(),
+                constant: row.constant,
+                ..Lin::default()
+            }
+            .scale(neg_c) else {
+                continue;
+            };
+            // value := rhs (exact), k := log_b(value) (exact), e == k.
+            let value = self.temp();
+            if !self.assign_from(value, &rhs) {
+                continue;
+            }
+            let k = self.temp();
+            let v = self.pool.add(Node::Slot(value));
+            self.steps.push(PlanStep::SetLog {
+                slot: k,
+                value: v,
+                base: b,
+            });
+            self.known.insert(k);
+            let ks = self.pool.add(Node::Slot(k));
+            self.equations.push((exponent, ks));
+            return true;
+        }
+        false
+    }
+
+    /// Enumerates the outermost unknown loop variable over its range,
+    /// narrowed by the constraints affine in it alone.
+    fn enumerate_outermost(&mut self, st: &Statement) {
+        let Some(&v) = self.unknown_vars().first() else {
+            return;
+        };
+        let Some((lo, hi, step)) = st.domain.iter().find_map(|d| match *d {
+            DomainItem::Loop { slot, lo, hi, step } if slot == v => Some((lo, hi, step)),
+            _ => None,
+        }) else {
+            // A statement's every slot has a loop; mark it known to end.
+            self.known.insert(v);
+            return;
+        };
+        let mut constraints: Vec<ExprRef> = Vec::new();
+        for item in &st.domain {
+            match *item {
+                DomainItem::Loop { slot, lo, hi, .. } if slot != v => {
+                    let x = self.pool.add(Node::Slot(slot));
+                    constraints.push(self.pool.add(Node::Binary(BinOp::Sub, x, lo)));
+                    let d = self.pool.add(Node::Binary(BinOp::Sub, hi, x));
+                    let one = self.pool.add(Node::Int(1));
+                    constraints.push(self.pool.add(Node::Binary(BinOp::Sub, d, one)));
+                }
+                DomainItem::Guard { cond, positive } => {
+                    constraints.extend(guard_inequalities(self.pool, cond, positive));
+                }
+                _ => {}
+            }
+        }
+        let mut lower = Vec::new();
+        let mut upper = Vec::new();
+        for g in constraints {
+            // Affine in v alone, everything else known.
+            let only_v = |s: u32| s == v;
+            let Some(l) = decompose(self.pool, g, &only_v) else {
+                continue;
+            };
+            if !l.atoms.is_empty() || l.vars.len() != 1 {
+                continue;
+            }
+            if l.known.keys().any(|&k| self.pool.mentions_slot(k, &|s| !self.known.contains(&s) && s != v)) {
+                continue;
+            }
+            let Some(&c) = l.vars.get(&v) else { continue };
+            // Integer form of c·v + rest >= 0.
+            let mut all = l.known.clone();
+            let vref = self.pool.add(Node::Slot(v));
+            all.insert(vref, c);
+            let Some((form, _)) = integer_form(&all, l.constant) else {
+                continue;
+            };
+            let Some(a) = form.terms.iter().find(|(_, t)| *t == vref).map(|(k, _)| *k) else {
+                continue;
+            };
+            let rest = IntForm {
+                terms: form.terms.iter().filter(|(_, t)| *t != vref).copied().collect(),
+                constant: form.constant,
+            };
+            let rest_e = emit(self.pool, &rest);
+            if a > 0 {
+                // v >= ceil(-rest / a)
+                let neg = self.pool.add(Node::Unary(UnOp::Neg, rest_e));
+                let ak = self.pool.add(Node::Int(a));
+                lower.push(self.pool.add(Node::Call2(Func2::CeilDiv, neg, ak)));
+            } else {
+                // v <= floor(rest / -a), i.e. v < floor(rest / -a) + 1
+                let ak = self.pool.add(Node::Int(-a));
+                let q = self.pool.add(Node::Binary(BinOp::FloorDiv, rest_e, ak));
+                let one = self.pool.add(Node::Int(1));
+                upper.push(self.pool.add(Node::Binary(BinOp::Add, q, one)));
+            }
+        }
+        lower.sort();
+        lower.dedup();
+        upper.sort();
+        upper.dedup();
+        self.steps.push(PlanStep::Range {
+            slot: v,
+            lo,
+            hi,
+            step,
+            lower,
+            upper,
+        });
+        self.known.insert(v);
+        self.enumerated.insert(v);
+    }
+}

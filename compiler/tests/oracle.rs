@@ -1,0 +1,154 @@
+//! Plans against the brute-force oracle: for every example and many
+//! parameter values, the DAG built from the plans equals the DAG of the
+//! sequential expansion (same tasks in the same order, same edges), the
+//! expansion sees no violation, and `writer`/`readers` agree with it.
+
+use compiler::diag::SourceMap;
+use compiler::driver::{check_source, compile_program, select_program};
+use runtime_interp::dag::{expand, from_plans};
+use runtime_interp::model::Program;
+use runtime_interp::query::Engine;
+use runtime_interp::task::Tile;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn compile(path: &str) -> Program {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let text = std::fs::read_to_string(root.join(path)).expect("example exists");
+    let mut sources = SourceMap::new();
+    let checked = check_source(&mut sources, path, &text);
+    assert!(!checked.has_errors(), "{path}: {:?}", checked.diagnostics);
+    let program = select_program(&checked.module, None).expect("one program");
+    compile_program(&checked.module, program, &sources)
+}
+
+/// Checks one instance: the plan DAG equals the expansion, and the tile
+/// queries agree with it.
+fn check_instance(program: &Program, params: &[(&str, i64)]) {
+    let given: Vec<(String, i64)> = params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    let inst = match program.bind(&given) {
+        Ok(i) => i,
+        // A `require` excludes these values.
+        Err(runtime_interp::model::BindError::Require { .. }) => return,
+        Err(e) => panic!("{} {params:?}: {e}", program.name),
+    };
+    let (oracle, violations) = expand(&inst, 2_000_000).expect("expands");
+    let described: Vec<String> = violations.iter().map(|v| v.describe(&inst)).collect();
+    assert!(described.is_empty(), "{} {params:?}: {described:?}", program.name);
+    assert!(!oracle.tasks.is_empty(), "{} {params:?}: no tasks", program.name);
+    let planned = from_plans(&inst, 2_000_000).expect("plans run");
+    assert_eq!(planned.tasks, oracle.tasks, "{} {params:?}: tasks", program.name);
+    if planned.edges != oracle.edges {
+        let missing: Vec<_> = oracle.edges.iter().filter(|e| !planned.edges.contains(e)).take(5).collect();
+        let extra: Vec<_> = planned.edges.iter().filter(|e| !oracle.edges.contains(e)).take(5).collect();
+        let show = |e: &&runtime_interp::dag::Edge| {
+            format!(
+                "{} -> {} via {}",
+                program.task_name(&oracle.tasks[e.from]),
+                program.task_name(&oracle.tasks[e.to]),
+                program.tile_name(&e.tile)
+            )
+        };
+        panic!(
+            "{} {params:?}: edges differ\nmissing: {:?}\nextra: {:?}",
+            program.name,
+            missing.iter().map(show).collect::<Vec<_>>(),
+            extra.iter().map(show).collect::<Vec<_>>()
+        );
+    }
+    // writer / readers of every tile touched, from the expansion.
+    let mut writers: BTreeMap<Tile, Vec<usize>> = BTreeMap::new();
+    let mut readers: BTreeMap<Tile, Vec<usize>> = BTreeMap::new();
+    let mut engine = Engine::new(&inst);
+    for (id, t) in oracle.tasks.iter().enumerate() {
+        for tile in engine.writes(t).expect("writes") {
+            writers.entry(tile).or_default().push(id);
+        }
+        for tile in engine.reads(t).expect("reads") {
+            let r = readers.entry(tile).or_default();
+            if !r.contains(&id) {
+                r.push(id);
+            }
+        }
+    }
+    for (tile, ids) in &writers {
+        let got = engine.writer(tile).expect("writer");
+        let want: Vec<_> = ids.iter().map(|&i| oracle.tasks[i].clone()).collect();
+        assert_eq!(got, want, "{} {params:?}: writer of {}", program.name, program.tile_name(tile));
+    }
+    for (tile, ids) in &readers {
+        let got = engine.readers(tile).expect("readers");
+        let want: Vec<_> = ids.iter().map(|&i| oracle.tasks[i].clone()).collect();
+        assert_eq!(got, want, "{} {params:?}: readers of {}", program.name, program.tile_name(tile));
+    }
+    // parents of every task agree with the edges into it.
+    for (id, t) in oracle.tasks.iter().enumerate() {
+        let mut want: Vec<_> = oracle
+            .edges
+            .iter()
+            .filter(|e| e.to == id)
+            .map(|e| (oracle.tasks[e.from].clone(), e.tile.clone()))
+            .collect();
+        want.sort_by(|a, b| program.sequential_cmp(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
+        assert_eq!(engine.parents(t).expect("parents"), want, "{} {params:?}: parents of {}", program.name, program.task_name(t));
+    }
+}
+
+fn single(path: &str, param: &str, range: std::ops::RangeInclusive<i64>) {
+    let program = compile(path);
+    for n in range {
+        check_instance(&program, &[(param, n)]);
+    }
+}
+
+#[test]
+fn cholesky() {
+    single("examples/cholesky.lpk", "N", 1..=14);
+}
+
+#[test]
+fn tsqr() {
+    single("examples/tsqr.lpk", "N", 1..=40);
+}
+
+#[test]
+fn lu() {
+    single("examples/lu.lpk", "N", 1..=12);
+}
+
+#[test]
+fn trtri() {
+    single("examples/trtri.lpk", "N", 1..=12);
+}
+
+#[test]
+fn trsolve() {
+    let program = compile("examples/trsolve.lpk");
+    for n in 1..=8 {
+        for r in 1..=5 {
+            check_instance(&program, &[("N", n), ("R", r)]);
+        }
+    }
+}
+
+#[test]
+fn gemm_tree() {
+    let program = compile("examples/gemm_tree.lpk");
+    for m in 1..=3 {
+        for n in 1..=2 {
+            for k in 1..=20 {
+                check_instance(&program, &[("M", m), ("N", n), ("K", k)]);
+            }
+        }
+    }
+}
+
+#[test]
+fn caqr() {
+    let program = compile("examples/caqr.lpk");
+    for m in 1..=9 {
+        for n in 1..=m {
+            check_instance(&program, &[("M", m), ("N", n)]);
+        }
+    }
+}

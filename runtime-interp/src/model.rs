@@ -1,0 +1,385 @@
+//! The program model: what a runtime needs to know of a compiled program.
+//! It is the compiler's index-constraint IR and the artifact's data model at
+//! once: parameters and `require`s, matrices with extents and roles,
+//! kernels, the loop tree (for sequential enumeration), and per kernel-call
+//! statement its iteration domain and tile accesses, plus the dependence
+//! plans that answer `children`/`parents` without a solver.
+//!
+//! Slots: an expression in a statement's context refers to the statement's
+//! loop variables as `Slot(0)` (outermost) to `Slot(depth - 1)`; `let`s are
+//! already substituted. A plan adds its inputs (tile coordinates) and
+//! temporaries after those (see [`crate::plan`]).
+
+use crate::expr::{Env, EvalError, ExprPool, ExprRef};
+use crate::plan::Plan;
+use serde::{Deserialize, Serialize};
+
+/// The role of a matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Read-only input.
+    Input,
+    /// Kept after the run.
+    Output,
+    /// Intermediate.
+    Temporary,
+}
+
+/// A program parameter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParamDecl {
+    /// Its name.
+    pub name: String,
+    /// Its default value.
+    pub default: Option<i64>,
+}
+
+/// A matrix.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatrixDecl {
+    /// Its name.
+    pub name: String,
+    /// Input, output or temporary.
+    pub role: Role,
+    /// Extent expressions over the parameters, one per dimension.
+    pub extents: Vec<ExprRef>,
+}
+
+/// The kind of a kernel parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamKind {
+    /// A tile.
+    Tile,
+    /// An int scalar.
+    Int,
+    /// A real scalar.
+    Real,
+}
+
+/// A kernel signature.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelDecl {
+    /// Its name.
+    pub name: String,
+    /// Parameter names and kinds.
+    pub params: Vec<(String, ParamKind)>,
+    /// Result names.
+    pub results: Vec<String>,
+}
+
+/// One tile access of a statement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Access {
+    /// The matrix.
+    pub matrix: u32,
+    /// Index expressions over the statement's slots and the parameters.
+    pub indices: Vec<ExprRef>,
+    /// Source span (byte offsets) of the reference.
+    pub span: (u32, u32),
+}
+
+/// A constraint of a statement's iteration domain, in program order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DomainItem {
+    /// `for slot in range(lo, hi, step)`: bounds over the outer slots.
+    Loop {
+        /// The loop variable's slot.
+        slot: u32,
+        /// Lower bound.
+        lo: ExprRef,
+        /// Upper bound (exclusive).
+        hi: ExprRef,
+        /// Step (positive).
+        step: ExprRef,
+    },
+    /// A condition that must be `positive` for the statement to run.
+    Guard {
+        /// The condition.
+        cond: ExprRef,
+        /// True for an `if` branch taken, false for a branch skipped.
+        positive: bool,
+    },
+}
+
+/// A kernel argument.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arg {
+    /// The `i`th read access of the statement.
+    Tile(u32),
+    /// A scalar expression.
+    Scalar(ExprRef),
+}
+
+/// A kernel-call statement: each execution is a task.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Statement {
+    /// The kernel.
+    pub kernel: u32,
+    /// 1-based source line of the statement's first token.
+    pub line: u32,
+    /// 1-based column of that token.
+    pub column: u32,
+    /// Source span (byte offsets) of the statement.
+    pub span: (u32, u32),
+    /// Names of the enclosing loop variables, outermost first (slot order).
+    pub vars: Vec<String>,
+    /// The iteration domain, outermost first.
+    pub domain: Vec<DomainItem>,
+    /// Tiles written, one per kernel result.
+    pub writes: Vec<Access>,
+    /// Tiles read, in argument order.
+    pub reads: Vec<Access>,
+    /// The arguments in kernel-parameter order.
+    pub args: Vec<Arg>,
+    /// Pre-order number of each enclosing loop and of the statement itself
+    /// in the loop tree (length `vars.len() + 1`), for sequential order.
+    pub order: Vec<u32>,
+}
+
+impl Statement {
+    /// The number of loop variables.
+    pub fn depth(&self) -> usize {
+        self.vars.len()
+    }
+}
+
+/// A node of the loop tree.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TreeNode {
+    /// A loop over `slot` (= its depth).
+    Loop {
+        /// The slot (nesting depth).
+        slot: u32,
+        /// Lower bound.
+        lo: ExprRef,
+        /// Upper bound.
+        hi: ExprRef,
+        /// Step.
+        step: ExprRef,
+        /// The body.
+        body: Vec<TreeNode>,
+        /// 1-based line of the `for` (for evaluation errors).
+        line: u32,
+    },
+    /// An `if` chain.
+    If {
+        /// Conditions and bodies.
+        branches: Vec<(ExprRef, Vec<TreeNode>)>,
+        /// The `else` body.
+        else_body: Vec<TreeNode>,
+        /// 1-based line of the `if`.
+        line: u32,
+    },
+    /// A kernel call: the index of a statement.
+    Call(u32),
+}
+
+/// Which reader accesses a write access may feed, and which writer
+/// accesses a read access may come from: the pairs the compiler could not
+/// prove disjoint.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AccessRef {
+    /// The statement.
+    pub stmt: u32,
+    /// The access's index among the statement's writes or reads.
+    pub access: u32,
+}
+
+/// The plans of one access.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AccessPlans {
+    /// Given a tile of this access's matrix, every iteration of the
+    /// statement whose access touches it.
+    pub inverse: Plan,
+    /// For a write: the read accesses it may feed. For a read: the write
+    /// accesses it may read from.
+    pub partners: Vec<AccessRef>,
+}
+
+/// The plans of one statement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StatementPlans {
+    /// One per write access.
+    pub writes: Vec<AccessPlans>,
+    /// One per read access.
+    pub reads: Vec<AccessPlans>,
+}
+
+/// A compiled program.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Program {
+    /// Its name.
+    pub name: String,
+    /// Its parameters.
+    pub params: Vec<ParamDecl>,
+    /// `require` conditions over the parameters.
+    pub requires: Vec<ExprRef>,
+    /// The matrices.
+    pub matrices: Vec<MatrixDecl>,
+    /// The kernels.
+    pub kernels: Vec<KernelDecl>,
+    /// Every expression.
+    pub exprs: ExprPool,
+    /// The kernel-call statements, in source order.
+    pub statements: Vec<Statement>,
+    /// The loop tree.
+    pub tree: Vec<TreeNode>,
+    /// The plans, one per statement (empty until the solver ran).
+    pub plans: Vec<StatementPlans>,
+}
+
+/// A parameter binding that violates the program's contract.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BindError {
+    /// A parameter with no value and no default.
+    #[error("parameter `{0}` needs a value (-p {0}=INT)")]
+    Missing(String),
+    /// A name that is not a parameter.
+    #[error("`{name}` is not a parameter of program `{program}` (its parameters: {known})")]
+    Unknown {
+        /// The name given.
+        name: String,
+        /// The program.
+        program: String,
+        /// Its parameters, comma-separated.
+        known: String,
+    },
+    /// A `require` that does not hold.
+    #[error("requirement {index} of the program is not met: `{text}`")]
+    Require {
+        /// 1-based index of the `require`.
+        index: usize,
+        /// The condition.
+        text: String,
+    },
+    /// A `require` or extent that cannot be evaluated.
+    #[error("cannot evaluate {what}: {error}")]
+    Eval {
+        /// Which expression.
+        what: String,
+        /// Why.
+        error: EvalError,
+    },
+    /// A negative extent.
+    #[error("matrix `{matrix}` has a negative extent ({value}) in dimension {dim}")]
+    NegativeExtent {
+        /// The matrix.
+        matrix: String,
+        /// 1-based dimension.
+        dim: usize,
+        /// The extent.
+        value: i64,
+    },
+}
+
+/// A program with its parameters bound and its extents evaluated.
+#[derive(Clone, Debug)]
+pub struct Instance<'p> {
+    /// The program.
+    pub program: &'p Program,
+    /// Parameter values, in declaration order.
+    pub params: Vec<i64>,
+    /// Extents of each matrix.
+    pub extents: Vec<Vec<i64>>,
+}
+
+impl Program {
+    /// Renders an expression of a statement's context.
+    pub fn expr_text(&self, r: ExprRef, vars: &[String]) -> String {
+        let names = |n: crate::expr::Node| match n {
+            crate::expr::Node::Param(i) => self
+                .params
+                .get(i as usize)
+                .map(|p| p.name.clone())
+                .unwrap_or_else(|| format!("param{i}")),
+            crate::expr::Node::Slot(i) => vars
+                .get(i as usize)
+                .cloned()
+                .unwrap_or_else(|| format!("t{}", i as usize - vars.len())),
+            _ => String::new(),
+        };
+        let text = self.exprs.display(r, &names).to_string();
+        text
+    }
+
+    /// Binds parameters by name (defaults fill the rest) and checks the
+    /// `require`s and extents.
+    pub fn bind(&self, given: &[(String, i64)]) -> Result<Instance<'_>, BindError> {
+        for (name, _) in given {
+            if !self.params.iter().any(|p| &p.name == name) {
+                return Err(BindError::Unknown {
+                    name: name.clone(),
+                    program: self.name.clone(),
+                    known: self
+                        .params
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
+        let mut values = Vec::with_capacity(self.params.len());
+        for p in &self.params {
+            let v = given
+                .iter()
+                .rev()
+                .find(|(n, _)| *n == p.name)
+                .map(|(_, v)| *v)
+                .or(p.default)
+                .ok_or_else(|| BindError::Missing(p.name.clone()))?;
+            values.push(v);
+        }
+        self.bind_values(values)
+    }
+
+    /// Binds parameter values given in declaration order.
+    pub fn bind_values(&self, params: Vec<i64>) -> Result<Instance<'_>, BindError> {
+        let env = Env {
+            params: &params,
+            slots: &[],
+        };
+        for (i, &r) in self.requires.iter().enumerate() {
+            let text = self.expr_text(r, &[]);
+            match self.exprs.eval_bool(r, env) {
+                Ok(true) => {}
+                Ok(false) => return Err(BindError::Require { index: i + 1, text }),
+                Err(error) => {
+                    return Err(BindError::Eval {
+                        what: format!("`require {text}`"),
+                        error,
+                    })
+                }
+            }
+        }
+        let mut extents = Vec::with_capacity(self.matrices.len());
+        for m in &self.matrices {
+            let mut ext = Vec::with_capacity(m.extents.len());
+            for (d, &e) in m.extents.iter().enumerate() {
+                let v = self.exprs.eval_int(e, env).map_err(|error| BindError::Eval {
+                    what: format!("extent {} of matrix `{}`", d + 1, m.name),
+                    error,
+                })?;
+                if v < 0 {
+                    return Err(BindError::NegativeExtent {
+                        matrix: m.name.clone(),
+                        dim: d + 1,
+                        value: v,
+                    });
+                }
+                ext.push(v);
+            }
+            extents.push(ext);
+        }
+        Ok(Instance {
+            program: self,
+            params,
+            extents,
+        })
+    }
+}
