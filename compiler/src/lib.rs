@@ -4,13 +4,17 @@
 #![warn(missing_docs)]
 
 pub mod codes;
+pub mod dagfmt;
 pub mod diag;
 pub mod driver;
 pub mod hir;
 pub mod kernels;
 pub mod lower;
+pub mod plans_text;
+pub mod query;
 pub mod resolve;
 pub mod solve;
+pub mod stats;
 pub mod sym;
 mod syntax;
 pub mod typeck;

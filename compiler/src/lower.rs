@@ -12,7 +12,7 @@
 //! Precondition: the module has no resolve or type errors.
 
 use crate::diag::SourceMap;
-use crate::hir::{self, Builtin, ExprId, Program, StmtKind, Ty, VarId, VarKind};
+use crate::hir::{self, Builtin, ExprId, Program, StmtKind, Ty, VarId};
 use grammar::ast::{self, Span};
 use runtime_interp::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
 use runtime_interp::model::{
@@ -31,6 +31,7 @@ pub fn lower(module: &hir::Module, program: &Program, sources: &SourceMap) -> mo
         statements: Vec::new(),
         domain: Vec::new(),
         order: Vec::new(),
+        loop_names: Vec::new(),
         counter: 0,
     };
     for (i, &v) in program.param_vars.iter().enumerate() {
@@ -106,6 +107,8 @@ struct Lowerer<'a> {
     domain: Vec<DomainItem>,
     /// Pre-order numbers of the enclosing loops.
     order: Vec<u32>,
+    /// Names of the enclosing loop variables, outermost first.
+    loop_names: Vec<String>,
     counter: u32,
 }
 
@@ -139,7 +142,9 @@ impl Lowerer<'_> {
                         step,
                     });
                     self.order.push(order);
+                    self.loop_names.push(self.hir.var(f.var).name.clone());
                     let body = self.block(&f.body, depth + 1);
+                    self.loop_names.pop();
                     self.order.pop();
                     self.domain.pop();
                     out.push(TreeNode::Loop {
@@ -226,12 +231,7 @@ impl Lowerer<'_> {
                 }
             }
         }
-        let mut vars = Vec::new();
-        for item in &self.domain {
-            if let DomainItem::Loop { slot, .. } = item {
-                vars.push(self.loop_var_name(*slot));
-            }
-        }
+        let vars = self.loop_names.clone();
         let mut order_list = self.order.clone();
         order_list.push(order);
         debug_assert_eq!(vars.len(), depth as usize);
@@ -247,21 +247,6 @@ impl Lowerer<'_> {
             args,
             order: order_list,
         }
-    }
-
-    fn loop_var_name(&self, slot: u32) -> String {
-        self.bindings
-            .iter()
-            .find_map(|(v, b)| match b {
-                Binding::Node(Node::Slot(s))
-                    if *s == slot && matches!(self.hir.var(*v).kind, VarKind::Loop(_)) =>
-                {
-                    Some(v)
-                }
-                _ => None,
-            })
-            .map(|v| self.hir.var(*v).name.clone())
-            .unwrap_or_else(|| format!("v{slot}"))
     }
 
     fn node(&mut self, n: Node) -> ExprRef {

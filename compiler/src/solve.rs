@@ -140,6 +140,16 @@ pub fn inverse_plan(pool: &mut ExprPool, st: &Statement, access: &Access) -> Pla
     let mut pending = Vec::new();
     for k in 0..access.indices.len() {
         let (e, t) = b.equations[k];
+        // `x == t` needs no check when the plan set `x := t`.
+        let implied = b.steps.iter().any(|step| match step {
+            PlanStep::Set { slot, value } => {
+                *value == t && b.pool.get(e) == Some(&Node::Slot(*slot))
+            }
+            _ => false,
+        });
+        if implied {
+            continue;
+        }
         let cond = b.pool.add(Node::Binary(BinOp::Eq, e, t));
         pending.push(b.pending(cond));
     }
@@ -531,6 +541,27 @@ impl Builder<'_> {
                 terms: form.terms.iter().filter(|(_, t)| *t != vref).copied().collect(),
                 constant: form.constant,
             };
+            if a == 1 || a == -1 {
+                // v >= -rest  or  v <= rest: no division needed.
+                let bound = if a == 1 {
+                    IntForm {
+                        terms: rest.terms.iter().map(|&(k, t)| (-k, t)).collect(),
+                        constant: -rest.constant,
+                    }
+                } else {
+                    IntForm {
+                        terms: rest.terms.clone(),
+                        constant: rest.constant + 1,
+                    }
+                };
+                let e = emit(self.pool, &bound);
+                if a == 1 {
+                    lower.push(e);
+                } else {
+                    upper.push(e);
+                }
+                continue;
+            }
             let rest_e = emit(self.pool, &rest);
             if a > 0 {
                 // v >= ceil(-rest / a)

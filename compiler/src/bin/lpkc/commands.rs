@@ -3,7 +3,7 @@
 //! input are diagnostics and exit code 1.
 
 use crate::output;
-use crate::{Cli, Color, Command, Format};
+use crate::{Cli, Color, Command, DagFormat, Format, InstanceArgs, Method, ProgramArg};
 use compiler::codes;
 use compiler::diag::SourceMap;
 use compiler::driver::{check_source, Checked};
@@ -25,6 +25,31 @@ pub fn run(cli: Cli) -> ExitCode {
     };
     match cli.command {
         Command::Check { file, format } => check(&file, format, color),
+        Command::Fmt {
+            file,
+            check,
+            stdout,
+        } => fmt(&file, check, stdout, color),
+        Command::Plans { file, program } => plans(&file, &program, color),
+        Command::Query {
+            file,
+            instance,
+            commands,
+            format,
+        } => query(&file, &instance, &commands, format, color),
+        Command::Dag {
+            file,
+            instance,
+            format,
+            method,
+            max_tasks,
+        } => dag(&file, &instance, format, method, max_tasks, color),
+        Command::Stats {
+            file,
+            instance,
+            format,
+            max_tasks,
+        } => stats(&file, &instance, format, max_tasks, color),
         Command::Explain { code, list } => explain(code.as_deref(), list),
     }
 }
@@ -89,5 +114,213 @@ fn explain(code: Option<&str>, list: bool) -> ExitCode {
         None => usage_error(&format!(
             "unknown diagnostic code `{code}`; `lpkc explain --list` lists every code"
         )),
+    }
+}
+
+/// Loads a source file and compiles the chosen program (diagnostics are
+/// printed; errors give the exit code).
+pub fn load(
+    path: &Path,
+    program: &ProgramArg,
+    color: bool,
+) -> Result<(SourceMap, runtime_interp::model::Program), ExitCode> {
+    let text = read_source(path)?;
+    let mut sources = SourceMap::new();
+    let checked = check_source(&mut sources, &path.display().to_string(), &text);
+    if checked.has_errors() {
+        sources.emit_stderr(&checked.diagnostics, color);
+        return Err(ExitCode::from(EXIT_ERRORS));
+    }
+    let hir = compiler::driver::select_program(&checked.module, program.program.as_deref())
+        .map_err(|e| usage_error(&e.to_string()))?;
+    let compiled = compiler::driver::compile_program(&checked.module, hir, &sources);
+    Ok((sources, compiled))
+}
+
+/// Binds the parameters of `-p` (usage errors for unknown names, input
+/// errors for unmet `require`s).
+pub fn bind<'p>(
+    program: &'p runtime_interp::model::Program,
+    args: &InstanceArgs,
+) -> Result<runtime_interp::model::Instance<'p>, ExitCode> {
+    use runtime_interp::model::BindError;
+    program.bind(&args.params).map_err(|e| match e {
+        BindError::Unknown { .. } | BindError::Missing(_) => usage_error(&e.to_string()),
+        other => {
+            eprintln!("error: {other}");
+            ExitCode::from(EXIT_ERRORS)
+        }
+    })
+}
+
+fn fmt(path: &Path, check_only: bool, to_stdout: bool, color: bool) -> ExitCode {
+    let text = match read_source(path) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    match grammar::fmt::format_source(&text) {
+        Ok(formatted) => {
+            if to_stdout {
+                output::out(&formatted);
+                ExitCode::SUCCESS
+            } else if check_only {
+                if formatted == text {
+                    ExitCode::SUCCESS
+                } else {
+                    eprintln!("{} is not formatted; run `lpkc fmt {}`", path.display(), path.display());
+                    ExitCode::from(EXIT_ERRORS)
+                }
+            } else if formatted == text {
+                ExitCode::SUCCESS
+            } else {
+                match std::fs::write(path, formatted) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => usage_error(&format!("cannot write {}: {e}", path.display())),
+                }
+            }
+        }
+        Err(_) => {
+            // Report the syntax errors the way `check` does.
+            let mut sources = SourceMap::new();
+            let checked = check_source(&mut sources, &path.display().to_string(), &text);
+            sources.emit_stderr(&checked.diagnostics, color);
+            ExitCode::from(EXIT_ERRORS)
+        }
+    }
+}
+
+fn plans(path: &Path, program: &ProgramArg, color: bool) -> ExitCode {
+    match load(path, program, color) {
+        Ok((_, p)) => {
+            output::out(&compiler::plans_text::plans_text(&p));
+            ExitCode::SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+fn query(path: &Path, args: &InstanceArgs, commands: &[String], format: Format, color: bool) -> ExitCode {
+    use compiler::query::{answer, answer_json, answer_text, parse_command};
+    let (_, program) = match load(path, &args.program, color) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let inst = match bind(&program, args) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
+    let mut engine = runtime_interp::query::Engine::new(&inst);
+    let mut failed = false;
+    let mut run_one = |line: &str| {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            return;
+        }
+        let result = parse_command(&program, line).and_then(|q| answer(&mut engine, &q));
+        match (result, format) {
+            (Ok(a), Format::Json) => output::json(&answer_json(&program, line, &a)),
+            (Ok(a), Format::Human) => output::out(&answer_text(&program, &a)),
+            (Err(e), Format::Json) => {
+                failed = true;
+                output::json(&serde_json::json!({"cmd": line, "error": e.to_string()}));
+            }
+            (Err(e), Format::Human) => {
+                failed = true;
+                eprintln!("error: {line}: {e}");
+            }
+        }
+    };
+    if commands.is_empty() {
+        use std::io::BufRead;
+        for line in std::io::stdin().lock().lines() {
+            match line {
+                Ok(l) => run_one(&l),
+                Err(e) => {
+                    eprintln!("error: cannot read stdin: {e}");
+                    failed = true;
+                    break;
+                }
+            }
+        }
+    } else {
+        for c in commands {
+            run_one(c);
+        }
+    }
+    if failed {
+        ExitCode::from(EXIT_ERRORS)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn dag(
+    path: &Path,
+    args: &InstanceArgs,
+    format: DagFormat,
+    method: Method,
+    max_tasks: usize,
+    color: bool,
+) -> ExitCode {
+    use runtime_interp::dag::{expand, from_plans};
+    let (_, program) = match load(path, &args.program, color) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let inst = match bind(&program, args) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
+    let (dag, violations) = match method {
+        Method::Plans => match from_plans(&inst, max_tasks) {
+            Ok(d) => (d, Vec::new()),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(EXIT_ERRORS);
+            }
+        },
+        Method::Expand => match expand(&inst, max_tasks) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(EXIT_ERRORS);
+            }
+        },
+    };
+    for v in &violations {
+        eprintln!("error: {}", v.describe(&inst));
+    }
+    match format {
+        DagFormat::Json => output::json(&compiler::dagfmt::dag_json(&inst, &dag)),
+        DagFormat::Dot => output::out(&compiler::dagfmt::dag_dot(&inst, &dag)),
+    }
+    if violations.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_ERRORS)
+    }
+}
+
+fn stats(path: &Path, args: &InstanceArgs, format: Format, max_tasks: u64, color: bool) -> ExitCode {
+    let (_, program) = match load(path, &args.program, color) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let inst = match bind(&program, args) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
+    match compiler::stats::stats(&inst, max_tasks) {
+        Ok(s) => {
+            match format {
+                Format::Json => output::json(&serde_json::to_value(&s).unwrap_or_default()),
+                Format::Human => output::out(&compiler::stats::stats_text(&s)),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_ERRORS)
+        }
     }
 }

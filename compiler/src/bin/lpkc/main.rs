@@ -55,6 +55,72 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
+    /// Rewrite a source file in the canonical style (comments are kept).
+    Fmt {
+        /// The `.lpk` source file.
+        file: PathBuf,
+        /// Do not write; exit with 1 if the file is not formatted.
+        #[arg(long)]
+        check: bool,
+        /// Print the formatted source to stdout instead of rewriting the file.
+        #[arg(long, conflicts_with = "check")]
+        stdout: bool,
+    },
+    /// Print the dependence plans of a program, saying where each enumerates.
+    Plans {
+        /// The `.lpk` source file.
+        file: PathBuf,
+        #[command(flatten)]
+        program: ProgramArg,
+    },
+    /// Answer dependency queries (children, parents, writer, readers, tasks).
+    ///
+    /// TASK is `kernel@LINE(var=INT, ...)` (the kernel may be omitted;
+    /// `@LINE:COL(...)` picks one of several calls on a line); TILE is
+    /// `M[INT, ...]`. Without `-e`, commands are read from stdin, one a line.
+    Query {
+        /// The `.lpk` source file.
+        file: PathBuf,
+        #[command(flatten)]
+        instance: InstanceArgs,
+        /// A command to run (repeatable).
+        #[arg(short = 'e', long = "eval", value_name = "CMD")]
+        commands: Vec<String>,
+        /// Answers as text, or one JSON object a line.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Print the expanded task DAG of one instance.
+    Dag {
+        /// The `.lpk` source file.
+        file: PathBuf,
+        #[command(flatten)]
+        instance: InstanceArgs,
+        /// JSON (spec/cli.md) or Graphviz DOT.
+        #[arg(long, value_enum, default_value_t = DagFormat::Json)]
+        format: DagFormat,
+        /// `plans`: edges from the dependence plans; `expand`: brute force,
+        /// running the program sequentially (the oracle), which also reports
+        /// rule violations.
+        #[arg(long, value_enum, default_value_t = Method::Plans)]
+        method: Method,
+        /// Refuse instances with more tasks than this.
+        #[arg(long, default_value_t = 1_000_000)]
+        max_tasks: usize,
+    },
+    /// Task and edge counts per kernel, critical path and widest level.
+    Stats {
+        /// The `.lpk` source file.
+        file: PathBuf,
+        #[command(flatten)]
+        instance: InstanceArgs,
+        /// A table, or one JSON object.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+        /// Refuse instances with more tasks than this.
+        #[arg(long, default_value_t = 20_000_000)]
+        max_tasks: u64,
+    },
     /// Print the documentation of a diagnostic code (e.g. `lpkc explain E0101`).
     Explain {
         /// The code; omit it with `--list` to list every code.
@@ -63,6 +129,57 @@ pub enum Command {
         #[arg(long)]
         list: bool,
     },
+}
+
+/// Picks a program of the file.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ProgramArg {
+    /// The program to use when the file declares several.
+    #[arg(long, value_name = "NAME")]
+    pub program: Option<String>,
+}
+
+/// Picks a program and binds its parameters.
+#[derive(clap::Args, Debug, Clone)]
+pub struct InstanceArgs {
+    #[command(flatten)]
+    pub program: ProgramArg,
+    /// Binds a program parameter (repeatable): `-p N=64`.
+    #[arg(short = 'p', long = "param", value_name = "NAME=INT", value_parser = parse_param)]
+    pub params: Vec<(String, i64)>,
+}
+
+fn parse_param(s: &str) -> Result<(String, i64), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=INT, found `{s}`"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("expected NAME=INT, found `{s}`"));
+    }
+    let value: i64 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{name}` needs an integer value, found `{}`", value.trim()))?;
+    Ok((name.to_string(), value))
+}
+
+/// Output format of `dag`.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum DagFormat {
+    /// `{"program", "params", "tasks", "edges"}`.
+    Json,
+    /// Graphviz DOT.
+    Dot,
+}
+
+/// How `dag` finds the edges.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum Method {
+    /// From the dependence plans.
+    Plans,
+    /// By running the program sequentially (brute force).
+    Expand,
 }
 
 fn main() -> ExitCode {
