@@ -28,8 +28,16 @@ pub fn dag_json(inst: &Instance<'_>, dag: &Dag) -> serde_json::Value {
         .map(|e| {
             let tile = format!(
                 "{}[{}]",
-                p.matrices.get(e.tile.matrix as usize).map(|m| m.name.as_str()).unwrap_or("?"),
-                e.tile.index.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+                p.matrices
+                    .get(e.tile.matrix as usize)
+                    .map(|m| m.name.as_str())
+                    .unwrap_or("?"),
+                e.tile
+                    .index
+                    .iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
             );
             serde_json::json!({"from": e.from, "to": e.to, "tile": tile})
         })

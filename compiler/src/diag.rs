@@ -242,7 +242,8 @@ impl SourceMap {
         let mut stream = StandardStream::stderr(choice);
         let config = term::Config::default();
         for d in diagnostics {
-            let _ = term::emit_to_write_style(&mut stream, &config, &self.files, &self.to_codespan(d));
+            let _ =
+                term::emit_to_write_style(&mut stream, &config, &self.files, &self.to_codespan(d));
         }
     }
 

@@ -134,7 +134,8 @@ impl Lowerer<'_> {
                 StmtKind::For(f) => {
                     let order = self.next_order();
                     let (lo, hi, step) = (self.expr(f.lo), self.expr(f.hi), self.expr(f.step));
-                    self.bindings.insert(f.var, Binding::Node(Node::Slot(depth)));
+                    self.bindings
+                        .insert(f.var, Binding::Node(Node::Slot(depth)));
                     self.domain.push(DomainItem::Loop {
                         slot: depth,
                         lo,
@@ -158,7 +159,8 @@ impl Lowerer<'_> {
                 }
                 StmtKind::If(i) => {
                     self.next_order();
-                    let conds: Vec<ExprRef> = i.branches.iter().map(|(c, _)| self.expr(*c)).collect();
+                    let conds: Vec<ExprRef> =
+                        i.branches.iter().map(|(c, _)| self.expr(*c)).collect();
                     let mut branches = Vec::new();
                     for (k, (_, body)) in i.branches.iter().enumerate() {
                         let saved = self.domain.len();
@@ -299,15 +301,25 @@ impl Lowerer<'_> {
             Builtin::Log => Func::Log,
             Builtin::Abs => Func::Abs,
             Builtin::Min | Builtin::Max => {
-                let op = if f == Builtin::Min { BinOp::Min } else { BinOp::Max };
-                let mut acc = lowered.first().copied().unwrap_or_else(|| self.node(Node::Int(0)));
+                let op = if f == Builtin::Min {
+                    BinOp::Min
+                } else {
+                    BinOp::Max
+                };
+                let mut acc = lowered
+                    .first()
+                    .copied()
+                    .unwrap_or_else(|| self.node(Node::Int(0)));
                 for &b in &lowered[1..] {
                     acc = self.node(Node::Binary(op, acc, b));
                 }
                 return acc;
             }
         };
-        let a = lowered.first().copied().unwrap_or_else(|| self.node(Node::Int(0)));
+        let a = lowered
+            .first()
+            .copied()
+            .unwrap_or_else(|| self.node(Node::Int(0)));
         self.node(Node::Call(func, a))
     }
 
@@ -315,9 +327,15 @@ impl Lowerer<'_> {
     /// as exact integer operations.
     fn exact_rounding(&mut self, ceil: bool, x: ExprId) -> Option<ExprRef> {
         match self.hir.expr(x).kind.clone() {
-            hir::ExprKind::Call(Builtin::Log2, args) if args.len() == 1 && self.ty(args[0]) == Ty::Int => {
+            hir::ExprKind::Call(Builtin::Log2, args)
+                if args.len() == 1 && self.ty(args[0]) == Ty::Int =>
+            {
                 let a = self.expr(args[0]);
-                let f = if ceil { Func::CeilLog2 } else { Func::FloorLog2 };
+                let f = if ceil {
+                    Func::CeilLog2
+                } else {
+                    Func::FloorLog2
+                };
                 Some(self.node(Node::Call(f, a)))
             }
             hir::ExprKind::Binary(ast::BinOp::Div, a, b) => {
@@ -333,7 +351,11 @@ impl Lowerer<'_> {
                         && self.ty(lb[0]) == Ty::Int
                     {
                         let (x, y) = (self.expr(la[0]), self.expr(lb[0]));
-                        let f = if ceil { Func2::CeilLogB } else { Func2::FloorLogB };
+                        let f = if ceil {
+                            Func2::CeilLogB
+                        } else {
+                            Func2::FloorLogB
+                        };
                         return Some(self.node(Node::Call2(f, x, y)));
                     }
                 }

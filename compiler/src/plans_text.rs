@@ -33,16 +33,29 @@ fn slot_names(st_vars: &[String], plan: &Plan) -> Vec<String> {
 pub fn plan_text(p: &Program, vars: &[String], plan: &Plan, indent: &str) -> String {
     let names = slot_names(vars, plan);
     let e = |r: ExprRef| p.expr_text(r, &names);
-    let name = |s: u32| names.get(s as usize).cloned().unwrap_or_else(|| format!("s{s}"));
+    let name = |s: u32| {
+        names
+            .get(s as usize)
+            .cloned()
+            .unwrap_or_else(|| format!("s{s}"))
+    };
     let mut out = String::new();
     for (i, step) in plan.steps.iter().enumerate() {
         let line = match step {
             PlanStep::Set { slot, value } => format!("{} := {}", name(*slot), e(*value)),
             PlanStep::SetDiv { slot, num, den } => {
-                format!("{} := ({}) / {den}  (exact, else none)", name(*slot), e(*num))
+                format!(
+                    "{} := ({}) / {den}  (exact, else none)",
+                    name(*slot),
+                    e(*num)
+                )
             }
             PlanStep::SetLog { slot, value, base } => {
-                format!("{} := log{base}({})  (exact power, else none)", name(*slot), e(*value))
+                format!(
+                    "{} := log{base}({})  (exact power, else none)",
+                    name(*slot),
+                    e(*value)
+                )
             }
             PlanStep::Check { cond } => format!("check {}", e(*cond)),
             PlanStep::Range {
@@ -61,11 +74,12 @@ pub fn plan_text(p: &Program, vars: &[String], plan: &Plan, indent: &str) -> Str
                 for u in upper {
                     hi_s = format!("min({hi_s}, {})", e(*u));
                 }
-                let step_s = if matches!(p.exprs.get(*step), Some(runtime_interp::expr::Node::Int(1))) {
-                    String::new()
-                } else {
-                    format!(" step {} from {}", e(*step), e(*lo))
-                };
+                let step_s =
+                    if matches!(p.exprs.get(*step), Some(runtime_interp::expr::Node::Int(1))) {
+                        String::new()
+                    } else {
+                        format!(" step {} from {}", e(*step), e(*lo))
+                    };
                 format!("ENUMERATE {} in [{lo_s}, {hi_s}){step_s}", name(*slot))
             }
         };
@@ -79,7 +93,9 @@ pub fn plan_text(p: &Program, vars: &[String], plan: &Plan, indent: &str) -> Str
 
 /// Whether a plan enumerates.
 pub fn enumerates(plan: &Plan) -> bool {
-    plan.steps.iter().any(|s| matches!(s, PlanStep::Range { .. }))
+    plan.steps
+        .iter()
+        .any(|s| matches!(s, PlanStep::Range { .. }))
 }
 
 /// Renders every plan of a program.
@@ -106,13 +122,19 @@ pub fn plans_text(p: &Program) -> String {
         let Some(plans) = p.plans.get(s) else {
             continue;
         };
-        let sections = [("writes", &st.writes, &plans.writes), ("reads", &st.reads, &plans.reads)];
+        let sections = [
+            ("writes", &st.writes, &plans.writes),
+            ("reads", &st.reads, &plans.reads),
+        ];
         for (what, accesses, aps) in sections {
             for (a, (acc, ap)) in accesses.iter().zip(aps.iter()).enumerate() {
                 let inputs: Vec<String> = (0..acc.indices.len()).map(|k| format!("t{k}")).collect();
                 let tile = format!(
                     "{}[{}]",
-                    p.matrices.get(acc.matrix as usize).map(|m| m.name.as_str()).unwrap_or("?"),
+                    p.matrices
+                        .get(acc.matrix as usize)
+                        .map(|m| m.name.as_str())
+                        .unwrap_or("?"),
                     inputs.join(", ")
                 );
                 let _ = writeln!(
@@ -126,16 +148,33 @@ pub fn plans_text(p: &Program) -> String {
                     }
                 );
                 out.push_str(&plan_text(p, &st.vars, &ap.inverse, "      "));
-                let partner_kind = if what == "writes" { "feeds" } else { "reads from" };
+                let partner_kind = if what == "writes" {
+                    "feeds"
+                } else {
+                    "reads from"
+                };
                 let partners: Vec<String> = ap
                     .partners
                     .iter()
                     .filter_map(|r| {
                         let ps = p.statements.get(r.stmt as usize)?;
-                        let list = if what == "writes" { &ps.reads } else { &ps.writes };
+                        let list = if what == "writes" {
+                            &ps.reads
+                        } else {
+                            &ps.writes
+                        };
                         let pa = list.get(r.access as usize)?;
-                        let k = p.kernels.get(ps.kernel as usize).map(|k| k.name.as_str()).unwrap_or("?");
-                        Some(format!("{k}@{}:{} {}", ps.line, ps.column, access_text(p, &ps.vars, pa)))
+                        let k = p
+                            .kernels
+                            .get(ps.kernel as usize)
+                            .map(|k| k.name.as_str())
+                            .unwrap_or("?");
+                        Some(format!(
+                            "{k}@{}:{} {}",
+                            ps.line,
+                            ps.column,
+                            access_text(p, &ps.vars, pa)
+                        ))
                     })
                     .collect();
                 let _ = writeln!(

@@ -89,7 +89,11 @@ fn statements_on_line(program: &Program, line: u32) -> Result<Vec<u32>, CommandE
         .map(|(i, _)| i as u32)
         .collect();
     if stmts.is_empty() {
-        let lines: Vec<String> = program.statements.iter().map(|s| s.line.to_string()).collect();
+        let lines: Vec<String> = program
+            .statements
+            .iter()
+            .map(|s| s.line.to_string())
+            .collect();
         return Err(syntax(format!(
             "line {line} has no kernel call (kernel calls start on lines {})",
             lines.join(", ")
@@ -102,9 +106,11 @@ fn statements_on_line(program: &Program, line: u32) -> Result<Vec<u32>, CommandE
 /// parentheses may be omitted.
 pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
     let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    let at = text
-        .find('@')
-        .ok_or_else(|| syntax(format!("expected a task like `kernel@LINE(i=0)`, found `{text}`")))?;
+    let at = text.find('@').ok_or_else(|| {
+        syntax(format!(
+            "expected a task like `kernel@LINE(i=0)`, found `{text}`"
+        ))
+    })?;
     let kernel = &text[..at];
     let rest = &text[at + 1..];
     let (head, args) = match rest.find('(') {
@@ -120,18 +126,25 @@ pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
         Some((l, c)) => (l, Some(c)),
         None => (head, None),
     };
-    let line: u32 = line_s
-        .parse()
-        .map_err(|_| syntax(format!("expected a line number after `@`, found `{line_s}`")))?;
+    let line: u32 = line_s.parse().map_err(|_| {
+        syntax(format!(
+            "expected a line number after `@`, found `{line_s}`"
+        ))
+    })?;
     let col: Option<u32> = match col_s {
-        Some(c) => Some(c.parse().map_err(|_| syntax(format!("expected a column number, found `{c}`")))?),
+        Some(c) => Some(
+            c.parse()
+                .map_err(|_| syntax(format!("expected a column number, found `{c}`")))?,
+        ),
         None => None,
     };
     let mut stmts = statements_on_line(program, line)?;
     if let Some(c) = col {
         stmts.retain(|&s| program.statements[s as usize].column == c);
         if stmts.is_empty() {
-            return Err(syntax(format!("no kernel call starts at line {line}, column {c}")));
+            return Err(syntax(format!(
+                "no kernel call starts at line {line}, column {c}"
+            )));
         }
     }
     if !kernel.is_empty() {
@@ -142,7 +155,9 @@ pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
                 .is_some_and(|k| k.name == kernel)
         });
         if stmts.is_empty() {
-            return Err(syntax(format!("the kernel call on line {line} is not `{kernel}`")));
+            return Err(syntax(format!(
+                "the kernel call on line {line} is not `{kernel}`"
+            )));
         }
     }
     let stmt = match stmts.as_slice() {
@@ -168,7 +183,11 @@ pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
             let pos = st.vars.iter().position(|v| v == name).ok_or_else(|| {
                 syntax(format!(
                     "`{name}` is not a loop variable of this statement (its variables: {})",
-                    if st.vars.is_empty() { "none".to_string() } else { st.vars.join(", ") }
+                    if st.vars.is_empty() {
+                        "none".to_string()
+                    } else {
+                        st.vars.join(", ")
+                    }
                 ))
             })?;
             let v: i64 = value
@@ -187,7 +206,10 @@ pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
         .map(|(n, _)| n.as_str())
         .collect();
     if !missing.is_empty() {
-        return Err(syntax(format!("missing loop variable(s): {}", missing.join(", "))));
+        return Err(syntax(format!(
+            "missing loop variable(s): {}",
+            missing.join(", ")
+        )));
     }
     Ok(Task {
         stmt,
@@ -211,10 +233,14 @@ pub fn parse_tile(program: &Program, text: &str) -> Result<Tile, CommandError> {
         .position(|m| m.name == name)
         .ok_or_else(|| {
             let names: Vec<&str> = program.matrices.iter().map(|m| m.name.as_str()).collect();
-            syntax(format!("no matrix `{name}` (matrices: {})", names.join(", ")))
+            syntax(format!(
+                "no matrix `{name}` (matrices: {})",
+                names.join(", ")
+            ))
         })?;
     let index: Result<Vec<i64>, _> = inner.split(',').map(|s| s.parse::<i64>()).collect();
-    let index = index.map_err(|_| syntax(format!("tile indices must be integers, found `{inner}`")))?;
+    let index =
+        index.map_err(|_| syntax(format!("tile indices must be integers, found `{inner}`")))?;
     let rank = program.matrices[matrix].extents.len();
     if index.len() != rank {
         return Err(syntax(format!(
@@ -243,14 +269,25 @@ pub fn answer(engine: &mut Engine<'_, '_>, q: &Query) -> Result<Answer, CommandE
     let tasks = match q {
         Query::Children(t) => group(engine.children(t)?),
         Query::Parents(t) => group(engine.parents(t)?),
-        Query::Writer(tile) => engine.writer(tile)?.into_iter().map(|t| (t, Vec::new())).collect(),
-        Query::Readers(tile) => engine.readers(tile)?.into_iter().map(|t| (t, Vec::new())).collect(),
+        Query::Writer(tile) => engine
+            .writer(tile)?
+            .into_iter()
+            .map(|t| (t, Vec::new()))
+            .collect(),
+        Query::Readers(tile) => engine
+            .readers(tile)?
+            .into_iter()
+            .map(|t| (t, Vec::new()))
+            .collect(),
         Query::Tasks(line) => {
             let inst = engine.instance();
             let mut out = Vec::new();
             inst.for_each_task(&mut |t| {
                 let on_line = line.is_none_or(|l| {
-                    inst.program.statements.get(t.stmt as usize).is_some_and(|s| s.line == l)
+                    inst.program
+                        .statements
+                        .get(t.stmt as usize)
+                        .is_some_and(|s| s.line == l)
                 });
                 if on_line {
                     out.push((t.clone(), Vec::new()));

@@ -450,11 +450,7 @@ pub fn resolve(file: &ast::SourceFile, sources: &SourceMap) -> (Module, Vec<Reso
 
 fn resolve_kernel(k: &ast::KernelDecl, errors: &mut Vec<ResolveError>) -> Kernel {
     let mut seen: Vec<(&str, Span)> = Vec::new();
-    let names = k
-        .params
-        .iter()
-        .map(|p| &p.name)
-        .chain(k.results.iter());
+    let names = k.params.iter().map(|p| &p.name).chain(k.results.iter());
     for n in names {
         if let Some((_, prev)) = seen.iter().find(|(s, _)| *s == n.name) {
             errors.push(ResolveError::DuplicateKernelParam {
@@ -800,7 +796,12 @@ impl<'a> ProgramResolver<'a> {
                 return None;
             }
             None => {
-                let names: Vec<&str> = self.program.matrices.iter().map(|m| m.name.as_str()).collect();
+                let names: Vec<&str> = self
+                    .program
+                    .matrices
+                    .iter()
+                    .map(|m| m.name.as_str())
+                    .collect();
                 let suggestion = did_you_mean(&name.name, names);
                 self.errors.push(ResolveError::UndefinedMatrix {
                     span: name.span,
@@ -917,7 +918,15 @@ impl<'a> ProgramResolver<'a> {
                     }
                 }
                 let else_body = i.else_block.as_ref().map(|b| self.block(&b.stmts));
-                ok.then(|| self.push_stmt(StmtKind::If(If { branches, else_body }), s.span))
+                ok.then(|| {
+                    self.push_stmt(
+                        StmtKind::If(If {
+                            branches,
+                            else_body,
+                        }),
+                        s.span,
+                    )
+                })
             }
             ast::StmtKind::Let(l) => {
                 let value = self.expr(&l.value);
@@ -948,7 +957,10 @@ impl<'a> ProgramResolver<'a> {
             self.errors.push(ResolveError::UndefinedKernel {
                 span: call.kernel.span,
                 name: call.kernel.name.clone(),
-                suggestion: did_you_mean(&call.kernel.name, self.kernels.iter().map(|k| k.name.as_str())),
+                suggestion: did_you_mean(
+                    &call.kernel.name,
+                    self.kernels.iter().map(|k| k.name.as_str()),
+                ),
                 standard: standard_signature(&call.kernel.name).map(|s| s.declaration()),
             });
             return None;
@@ -1069,9 +1081,7 @@ impl<'a> ProgramResolver<'a> {
     /// reference as a tile, anything else as a scalar.
     fn arg_best_effort(&mut self, a: &ast::Expr) -> Option<()> {
         match &a.peel().kind {
-            ast::ExprKind::Index(name, indices) => {
-                self.access(name, indices, a.span).map(|_| ())
-            }
+            ast::ExprKind::Index(name, indices) => self.access(name, indices, a.span).map(|_| ()),
             _ => self.expr(a).map(|_| ()),
         }
     }

@@ -83,12 +83,13 @@ pub fn solve(program: &mut Program) {
 /// Whether two accesses provably never touch the same tile: some
 /// coordinate is a different constant in each.
 fn never_meet(pool: &ExprPool, w: &Access, r: &Access) -> bool {
-    w.indices.iter().zip(&r.indices).any(|(&a, &b)| {
-        match (pool.get(a), pool.get(b)) {
+    w.indices
+        .iter()
+        .zip(&r.indices)
+        .any(|(&a, &b)| match (pool.get(a), pool.get(b)) {
             (Some(Node::Int(x)), Some(Node::Int(y))) => x != y,
             _ => false,
-        }
-    })
+        })
 }
 
 /// A condition the plan must check, with the slots it needs.
@@ -193,7 +194,12 @@ pub fn inverse_plan(pool: &mut ExprPool, st: &Statement, access: &Access) -> Pla
 
 /// Interleaves checks with the steps: each check goes right after the step
 /// that assigns the last slot it needs.
-fn place_checks(steps: Vec<PlanStep>, pending: Vec<Pending>, depth: u32, inputs: u32) -> Vec<PlanStep> {
+fn place_checks(
+    steps: Vec<PlanStep>,
+    pending: Vec<Pending>,
+    depth: u32,
+    inputs: u32,
+) -> Vec<PlanStep> {
     let mut known: BTreeSet<u32> = (depth..depth + inputs).collect();
     let mut out = Vec::new();
     let mut placed = vec![false; pending.len()];
@@ -310,7 +316,9 @@ impl Builder<'_> {
     }
 
     fn unknown_vars(&self) -> Vec<u32> {
-        (0..self.depth).filter(|s| !self.known.contains(s)).collect()
+        (0..self.depth)
+            .filter(|s| !self.known.contains(s))
+            .collect()
     }
 
     fn is_unknown(&self) -> impl Fn(u32) -> bool + '_ {
@@ -368,7 +376,9 @@ impl Builder<'_> {
             let Some(&c) = rows[pivot_row].vars.get(&v) else {
                 continue;
             };
-            let Some(inv) = Q::ONE.div(c) else { continue };
+            let Some(inv) = Q::ONE.checked_div(c) else {
+                continue;
+            };
             let Some(norm) = rows[pivot_row].scale(inv) else {
                 return false;
             };
@@ -378,7 +388,7 @@ impl Builder<'_> {
                     continue;
                 }
                 if let Some(&k) = rows[r].vars.get(&v) {
-                    match rows[r].add_scaled(&rows[pivot_row].clone(), k.neg()) {
+                    match rows[r].add_scaled(&rows[pivot_row].clone(), k.negated()) {
                         Some(n) => rows[r] = n,
                         None => return false,
                     }
@@ -398,7 +408,7 @@ impl Builder<'_> {
                 continue;
             }
             // c·v + known + constant = 0  ⇒  v = -(known + constant) / c
-            let Some(neg_c) = Q::ONE.div(c.neg()) else {
+            let Some(neg_c) = Q::ONE.checked_div(c.negated()) else {
                 continue;
             };
             let Some(rhs) = Lin {
@@ -442,7 +452,8 @@ impl Builder<'_> {
             let Some((&atom, &c)) = row.atoms.iter().next() else {
                 continue;
             };
-            let Some(Node::Binary(BinOp::Pow, base, exponent)) = self.pool.get(atom).copied() else {
+            let Some(Node::Binary(BinOp::Pow, base, exponent)) = self.pool.get(atom).copied()
+            else {
                 continue;
             };
             let Some(Node::Int(b)) = self.pool.get(base).copied() else {
@@ -451,7 +462,7 @@ impl Builder<'_> {
             if b < 2 {
                 continue;
             }
-            let Some(neg_c) = Q::ONE.div(c.neg()) else {
+            let Some(neg_c) = Q::ONE.checked_div(c.negated()) else {
                 continue;
             };
             let Some(rhs) = Lin {
@@ -523,7 +534,10 @@ impl Builder<'_> {
             if !l.atoms.is_empty() || l.vars.len() != 1 {
                 continue;
             }
-            if l.known.keys().any(|&k| self.pool.mentions_slot(k, &|s| !self.known.contains(&s) && s != v)) {
+            if l.known.keys().any(|&k| {
+                self.pool
+                    .mentions_slot(k, &|s| !self.known.contains(&s) && s != v)
+            }) {
                 continue;
             }
             let Some(&c) = l.vars.get(&v) else { continue };
@@ -538,7 +552,12 @@ impl Builder<'_> {
                 continue;
             };
             let rest = IntForm {
-                terms: form.terms.iter().filter(|(_, t)| *t != vref).copied().collect(),
+                terms: form
+                    .terms
+                    .iter()
+                    .filter(|(_, t)| *t != vref)
+                    .copied()
+                    .collect(),
                 constant: form.constant,
             };
             if a == 1 || a == -1 {

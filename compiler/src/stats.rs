@@ -110,11 +110,20 @@ fn kernel_name(inst: &Instance<'_>, t: &Task) -> Option<String> {
 pub fn stats_text(s: &Stats) -> String {
     let mut out = String::new();
     let width = s.kernels.keys().map(|k| k.len()).max().unwrap_or(6).max(6);
-    out.push_str(&format!("{:<width$}  {:>12}  {:>12}\n", "kernel", "tasks", "edges out"));
+    out.push_str(&format!(
+        "{:<width$}  {:>12}  {:>12}\n",
+        "kernel", "tasks", "edges out"
+    ));
     for (k, ks) in &s.kernels {
-        out.push_str(&format!("{k:<width$}  {:>12}  {:>12}\n", ks.tasks, ks.edges_out));
+        out.push_str(&format!(
+            "{k:<width$}  {:>12}  {:>12}\n",
+            ks.tasks, ks.edges_out
+        ));
     }
-    out.push_str(&format!("{:<width$}  {:>12}  {:>12}\n", "total", s.tasks, s.edges));
+    out.push_str(&format!(
+        "{:<width$}  {:>12}  {:>12}\n",
+        "total", s.tasks, s.edges
+    ));
     out.push_str(&format!("critical path: {} tasks\n", s.critical_path));
     out.push_str(&format!(
         "widest level: {} tasks ({} levels)\n",

@@ -65,27 +65,27 @@ impl Q {
     }
 
     /// Sum.
-    pub fn add(self, o: Q) -> Option<Q> {
+    pub fn checked_add(self, o: Q) -> Option<Q> {
         Q::new(self.n * o.d + o.n * self.d, self.d * o.d)
     }
 
     /// Difference.
-    pub fn sub(self, o: Q) -> Option<Q> {
-        self.add(o.neg())
+    pub fn checked_sub(self, o: Q) -> Option<Q> {
+        self.checked_add(o.negated())
     }
 
     /// Product.
-    pub fn mul(self, o: Q) -> Option<Q> {
+    pub fn checked_mul(self, o: Q) -> Option<Q> {
         Q::new(self.n * o.n, self.d * o.d)
     }
 
     /// Quotient.
-    pub fn div(self, o: Q) -> Option<Q> {
+    pub fn checked_div(self, o: Q) -> Option<Q> {
         Q::new(self.n * o.d, self.d * o.n)
     }
 
     /// Negation.
-    pub fn neg(self) -> Q {
+    pub fn negated(self) -> Q {
         Q {
             n: -self.n,
             d: self.d,
@@ -114,7 +114,7 @@ impl Default for Q {
 
 fn add_to(map: &mut BTreeMap<ExprRef, Q>, k: ExprRef, q: Q) -> Option<()> {
     let e = map.entry(k).or_insert(Q::ZERO);
-    *e = e.add(q)?;
+    *e = e.checked_add(q)?;
     if e.is_zero() {
         map.remove(&k);
     }
@@ -145,18 +145,18 @@ impl Lin {
         let mut out = self.clone();
         for (&v, &q) in &other.vars {
             let e = out.vars.entry(v).or_insert(Q::ZERO);
-            *e = e.add(q.mul(k)?)?;
+            *e = e.checked_add(q.checked_mul(k)?)?;
             if e.is_zero() {
                 out.vars.remove(&v);
             }
         }
         for (&a, &q) in &other.atoms {
-            add_to(&mut out.atoms, a, q.mul(k)?)?;
+            add_to(&mut out.atoms, a, q.checked_mul(k)?)?;
         }
         for (&a, &q) in &other.known {
-            add_to(&mut out.known, a, q.mul(k)?)?;
+            add_to(&mut out.known, a, q.checked_mul(k)?)?;
         }
-        out.constant = out.constant.add(other.constant.mul(k)?)?;
+        out.constant = out.constant.checked_add(other.constant.checked_mul(k)?)?;
         Some(out)
     }
 
@@ -333,7 +333,7 @@ mod tests {
     fn rationals_stay_reduced() {
         let a = Q::new(2, 4).unwrap();
         assert_eq!(a, Q { n: 1, d: 2 });
-        assert_eq!(a.add(a), Some(Q::ONE));
+        assert_eq!(a.checked_add(a), Some(Q::ONE));
         assert_eq!(Q::new(1, -3), Some(Q { n: -1, d: 3 }));
         assert_eq!(Q::new(1, 0), None);
     }

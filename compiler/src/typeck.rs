@@ -172,7 +172,8 @@ impl Checker<'_> {
                 if let Some(v) = self.constant(e) {
                     if v < 0 {
                         let span = self.program.expr(e).span;
-                        self.errors.push(TypeError::NegativeExtent { span, value: v });
+                        self.errors
+                            .push(TypeError::NegativeExtent { span, value: v });
                     }
                 }
             }
@@ -215,7 +216,8 @@ impl Checker<'_> {
                 if let Some(v) = self.constant(f.step) {
                     if v <= 0 {
                         let span = self.program.expr(f.step).span;
-                        self.errors.push(TypeError::NonPositiveStep { span, value: v });
+                        self.errors
+                            .push(TypeError::NonPositiveStep { span, value: v });
                     }
                 }
                 self.block(&f.body);

@@ -34,13 +34,35 @@ fn check_instance(program: &Program, params: &[(&str, i64)]) {
     };
     let (oracle, violations) = expand(&inst, 2_000_000).expect("expands");
     let described: Vec<String> = violations.iter().map(|v| v.describe(&inst)).collect();
-    assert!(described.is_empty(), "{} {params:?}: {described:?}", program.name);
-    assert!(!oracle.tasks.is_empty(), "{} {params:?}: no tasks", program.name);
+    assert!(
+        described.is_empty(),
+        "{} {params:?}: {described:?}",
+        program.name
+    );
+    assert!(
+        !oracle.tasks.is_empty(),
+        "{} {params:?}: no tasks",
+        program.name
+    );
     let planned = from_plans(&inst, 2_000_000).expect("plans run");
-    assert_eq!(planned.tasks, oracle.tasks, "{} {params:?}: tasks", program.name);
+    assert_eq!(
+        planned.tasks, oracle.tasks,
+        "{} {params:?}: tasks",
+        program.name
+    );
     if planned.edges != oracle.edges {
-        let missing: Vec<_> = oracle.edges.iter().filter(|e| !planned.edges.contains(e)).take(5).collect();
-        let extra: Vec<_> = planned.edges.iter().filter(|e| !oracle.edges.contains(e)).take(5).collect();
+        let missing: Vec<_> = oracle
+            .edges
+            .iter()
+            .filter(|e| !planned.edges.contains(e))
+            .take(5)
+            .collect();
+        let extra: Vec<_> = planned
+            .edges
+            .iter()
+            .filter(|e| !oracle.edges.contains(e))
+            .take(5)
+            .collect();
         let show = |e: &&runtime_interp::dag::Edge| {
             format!(
                 "{} -> {} via {}",
@@ -74,12 +96,24 @@ fn check_instance(program: &Program, params: &[(&str, i64)]) {
     for (tile, ids) in &writers {
         let got = engine.writer(tile).expect("writer");
         let want: Vec<_> = ids.iter().map(|&i| oracle.tasks[i].clone()).collect();
-        assert_eq!(got, want, "{} {params:?}: writer of {}", program.name, program.tile_name(tile));
+        assert_eq!(
+            got,
+            want,
+            "{} {params:?}: writer of {}",
+            program.name,
+            program.tile_name(tile)
+        );
     }
     for (tile, ids) in &readers {
         let got = engine.readers(tile).expect("readers");
         let want: Vec<_> = ids.iter().map(|&i| oracle.tasks[i].clone()).collect();
-        assert_eq!(got, want, "{} {params:?}: readers of {}", program.name, program.tile_name(tile));
+        assert_eq!(
+            got,
+            want,
+            "{} {params:?}: readers of {}",
+            program.name,
+            program.tile_name(tile)
+        );
     }
     // parents of every task agree with the edges into it.
     for (id, t) in oracle.tasks.iter().enumerate() {
@@ -89,8 +123,18 @@ fn check_instance(program: &Program, params: &[(&str, i64)]) {
             .filter(|e| e.to == id)
             .map(|e| (oracle.tasks[e.from].clone(), e.tile.clone()))
             .collect();
-        want.sort_by(|a, b| program.sequential_cmp(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
-        assert_eq!(engine.parents(t).expect("parents"), want, "{} {params:?}: parents of {}", program.name, program.task_name(t));
+        want.sort_by(|a, b| {
+            program
+                .sequential_cmp(&a.0, &b.0)
+                .then_with(|| a.1.cmp(&b.1))
+        });
+        assert_eq!(
+            engine.parents(t).expect("parents"),
+            want,
+            "{} {params:?}: parents of {}",
+            program.name,
+            program.task_name(t)
+        );
     }
 }
 

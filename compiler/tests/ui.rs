@@ -86,7 +86,11 @@ fn ui_corpus() {
             .unwrap_or_else(|e| panic!("{rel}: --format json is not JSON ({e}): {json_out}"));
         if rel.starts_with("tests/ui/ok/") {
             assert_eq!(code, 0, "{rel} must check clean:\n{stderr_text}");
-            assert_eq!(json["diagnostics"].as_array().map(Vec::len), Some(0), "{rel}");
+            assert_eq!(
+                json["diagnostics"].as_array().map(Vec::len),
+                Some(0),
+                "{rel}"
+            );
         } else {
             // The file name starts with the code it demonstrates.
             let name = file.file_stem().unwrap_or_default().to_string_lossy();

@@ -191,10 +191,7 @@ pub fn parse(src: &str, file: FileId) -> Parsed {
             SourceFile::default()
         }
     };
-    let mut errors: Vec<ParseError> = raw
-        .into_iter()
-        .map(|e| convert(e, file, src))
-        .collect();
+    let mut errors: Vec<ParseError> = raw.into_iter().map(|e| convert(e, file, src)).collect();
     errors.sort_by_key(|e| e.span().start);
     let errors = one_per_statement(errors, &sync_points);
     Parsed {
@@ -340,13 +337,30 @@ fn convert(
 fn readable_expected(expected: &[String]) -> Vec<String> {
     let has = |t: &str| expected.iter().any(|e| e == t);
     let expression = has("IDENT") && has("INT") && has("\"(\"");
+    // After a complete operand every binary operator could follow; name
+    // them as one.
+    let operators = [
+        "\"and\"", "\"or\"", "\"==\"", "\"!=\"", "\"<\"", "\"<=\"", "\">\"", "\">=\"", "\"+\"",
+        "\"-\"", "\"*\"", "\"/\"", "\"//\"", "\"%\"", "\"**\"",
+    ];
+    let operator = !expression && has("\"+\"") && has("\"*\"");
     let mut out: Vec<String> = Vec::new();
     if expression {
         out.push("an expression".to_string());
     }
     for e in expected {
+        if operator && operators.contains(&e.as_str()) {
+            continue;
+        }
         let folded = [
-            "IDENT", "INT", "REAL", "\"(\"", "\"-\"", "\"not\"", "\"true\"", "\"false\"",
+            "IDENT",
+            "INT",
+            "REAL",
+            "\"(\"",
+            "\"-\"",
+            "\"not\"",
+            "\"true\"",
+            "\"false\"",
         ];
         if expression && folded.contains(&e.as_str()) {
             continue;
@@ -360,6 +374,9 @@ fn readable_expected(expected: &[String]) -> Vec<String> {
         if !out.contains(&readable) {
             out.push(readable);
         }
+    }
+    if operator {
+        out.push("an operator".to_string());
     }
     out
 }
@@ -379,11 +396,7 @@ pub(crate) fn sp(file: FileId, l: usize, r: usize) -> Span {
 
 /// Parses an integer literal, recording an error (and yielding 0) when it
 /// does not fit in an `i64`.
-pub(crate) fn int_literal<'input>(
-    s: &str,
-    span: Span,
-    errors: &mut Vec<Recovered<'input>>,
-) -> i64 {
+pub(crate) fn int_literal<'input>(s: &str, span: Span, errors: &mut Vec<Recovered<'input>>) -> i64 {
     match s.parse::<i64>() {
         Ok(v) => v,
         Err(_) => {

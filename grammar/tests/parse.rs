@@ -5,7 +5,11 @@ use grammar::ast::{BinOp, ExprKind, FileId, Item, StmtKind, UnOp};
 use grammar::parse;
 
 fn codes(src: &str) -> Vec<&'static str> {
-    parse(src, FileId(0)).errors.iter().map(|e| e.code()).collect()
+    parse(src, FileId(0))
+        .errors
+        .iter()
+        .map(|e| e.code())
+        .collect()
 }
 
 fn expr(src: &str) -> grammar::ast::Expr {
@@ -102,7 +106,8 @@ fn comparisons_do_not_chain() {
 
 #[test]
 fn every_broken_statement_is_reported() {
-    let src = "program p(N: int) {\n  let a = ;\n  let b = 1 +;\n  let c = 2;\n  L[0] = chol(;\n}\n";
+    let src =
+        "program p(N: int) {\n  let a = ;\n  let b = 1 +;\n  let c = 2;\n  L[0] = chol(;\n}\n";
     assert_eq!(codes(src), vec!["E0002", "E0002", "E0002"]);
 }
 

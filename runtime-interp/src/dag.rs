@@ -112,7 +112,11 @@ impl Violation {
                 }
             }
             Violation::WriteToInput { tile, task } => {
-                format!("{} writes `{}` of an input matrix", t(task), p.tile_name(tile))
+                format!(
+                    "{} writes `{}` of an input matrix",
+                    t(task),
+                    p.tile_name(tile)
+                )
             }
             Violation::ReadBeforeWrite {
                 tile,
@@ -120,7 +124,11 @@ impl Violation {
                 writer,
             } => {
                 if reader == writer {
-                    format!("{} reads `{}`, which it writes itself", t(reader), p.tile_name(tile))
+                    format!(
+                        "{} reads `{}`, which it writes itself",
+                        t(reader),
+                        p.tile_name(tile)
+                    )
                 } else {
                     format!(
                         "{} reads `{}` before {} writes it",
@@ -131,7 +139,11 @@ impl Violation {
                 }
             }
             Violation::ReadUnwritten { tile, reader } => {
-                format!("{} reads `{}`, which no task writes", t(reader), p.tile_name(tile))
+                format!(
+                    "{} reads `{}`, which no task writes",
+                    t(reader),
+                    p.tile_name(tile)
+                )
             }
             Violation::OutOfBounds { tile, task, write } => format!(
                 "{} {} `{}`, outside the extents of `{}` ({})",
@@ -144,7 +156,11 @@ impl Violation {
                     .unwrap_or("?"),
                 inst.extents
                     .get(tile.matrix as usize)
-                    .map(|e| e.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" x "))
+                    .map(|e| e
+                        .iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" x "))
                     .unwrap_or_default()
             ),
         }
@@ -274,8 +290,7 @@ pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violati
                 });
                 continue;
             }
-            if p
-                .matrices
+            if p.matrices
                 .get(tile.matrix as usize)
                 .is_some_and(|m| m.role == Role::Input)
             {
@@ -349,7 +364,9 @@ pub fn from_plans(inst: &Instance<'_>, max_tasks: usize) -> Result<Dag, ExpandEr
     for (from, t) in tasks.iter().enumerate() {
         for (child, tile) in engine.children(t)? {
             let Some(&to) = ids.get(&child) else {
-                return Err(QueryError::NotATask(inst.program.task_name(&child).to_string()).into());
+                return Err(
+                    QueryError::NotATask(inst.program.task_name(&child).to_string()).into(),
+                );
             };
             edges.push(Edge { from, to, tile });
         }

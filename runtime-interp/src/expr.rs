@@ -249,7 +249,9 @@ impl ExprPool {
             Node::Int(v) => Value::Int(v),
             Node::Real(v) => Value::Real(v),
             Node::Bool(v) => Value::Bool(v),
-            Node::Param(i) => Value::Int(*env.params.get(i as usize).ok_or(EvalError::BadReference)?),
+            Node::Param(i) => {
+                Value::Int(*env.params.get(i as usize).ok_or(EvalError::BadReference)?)
+            }
             Node::Slot(i) => Value::Int(*env.slots.get(i as usize).ok_or(EvalError::BadReference)?),
             Node::Unary(UnOp::Neg, a) => match self.eval(a, env)? {
                 Value::Int(v) => Value::Int(v.checked_neg().ok_or(EvalError::Overflow)?),
@@ -332,11 +334,7 @@ impl ExprPool {
         let mut stack = vec![r];
         while let Some(r) = stack.pop() {
             match self.get(r) {
-                Some(Node::Slot(s)) => {
-                    if !out.contains(s) {
-                        out.push(*s)
-                    }
-                }
+                Some(Node::Slot(s)) if !out.contains(s) => out.push(*s),
                 Some(Node::Unary(_, a)) | Some(Node::Call(_, a)) => stack.push(*a),
                 Some(Node::Binary(_, a, b)) | Some(Node::Call2(_, a, b)) => {
                     stack.push(*a);
@@ -632,7 +630,11 @@ impl DisplayExpr<'_> {
                     f.write_str("(")?;
                 }
                 // Left-associative except `**`.
-                let (lp, rp) = if op == BinOp::Pow { (p + 1, p) } else { (p, p + 1) };
+                let (lp, rp) = if op == BinOp::Pow {
+                    (p + 1, p)
+                } else {
+                    (p, p + 1)
+                };
                 self.write(f, a, lp)?;
                 write!(f, " {} ", op.text())?;
                 self.write(f, b, rp)?;

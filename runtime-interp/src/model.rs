@@ -361,10 +361,13 @@ impl Program {
         for m in &self.matrices {
             let mut ext = Vec::with_capacity(m.extents.len());
             for (d, &e) in m.extents.iter().enumerate() {
-                let v = self.exprs.eval_int(e, env).map_err(|error| BindError::Eval {
-                    what: format!("extent {} of matrix `{}`", d + 1, m.name),
-                    error,
-                })?;
+                let v = self
+                    .exprs
+                    .eval_int(e, env)
+                    .map_err(|error| BindError::Eval {
+                        what: format!("extent {} of matrix `{}`", d + 1, m.name),
+                        error,
+                    })?;
                 if v < 0 {
                     return Err(BindError::NegativeExtent {
                         matrix: m.name.clone(),

@@ -211,7 +211,10 @@ impl<'i, 'p> Engine<'i, 'p> {
         self.check_task(task)?;
         let p = self.inst.program;
         let st = self.statement(task)?;
-        let plans = p.plans.get(task.stmt as usize).ok_or(PlanError::Malformed)?;
+        let plans = p
+            .plans
+            .get(task.stmt as usize)
+            .ok_or(PlanError::Malformed)?;
         let mut out: Vec<(Task, Tile)> = Vec::new();
         let mut found = Vec::new();
         for (w, acc) in st.writes.iter().enumerate() {
@@ -248,7 +251,10 @@ impl<'i, 'p> Engine<'i, 'p> {
         self.check_task(task)?;
         let p = self.inst.program;
         let st = self.statement(task)?;
-        let plans = p.plans.get(task.stmt as usize).ok_or(PlanError::Malformed)?;
+        let plans = p
+            .plans
+            .get(task.stmt as usize)
+            .ok_or(PlanError::Malformed)?;
         let mut out: Vec<(Task, Tile)> = Vec::new();
         let mut found = Vec::new();
         for (r, acc) in st.reads.iter().enumerate() {
@@ -287,14 +293,22 @@ impl<'i, 'p> Engine<'i, 'p> {
     /// The tasks that write a tile (none for an input or unwritten tile).
     pub fn writer(&mut self, tile: &Tile) -> Result<Vec<Task>, QueryError> {
         self.check_tile(tile)?;
-        let accesses = self.writes_of.get(tile.matrix as usize).cloned().unwrap_or_default();
+        let accesses = self
+            .writes_of
+            .get(tile.matrix as usize)
+            .cloned()
+            .unwrap_or_default();
         self.tasks_touching(tile, &accesses, true)
     }
 
     /// The tasks that read a tile.
     pub fn readers(&mut self, tile: &Tile) -> Result<Vec<Task>, QueryError> {
         self.check_tile(tile)?;
-        let accesses = self.reads_of.get(tile.matrix as usize).cloned().unwrap_or_default();
+        let accesses = self
+            .reads_of
+            .get(tile.matrix as usize)
+            .cloned()
+            .unwrap_or_default();
         self.tasks_touching(tile, &accesses, false)
     }
 

@@ -47,24 +47,96 @@ const T: Option<ScalarKind> = None;
 
 /// Every standard kernel, in the order of `spec/kernels.md`.
 pub const STANDARD: &[Signature] = &[
-    Signature { name: "copy", params: &[("a", T)], results: &["b"] },
-    Signature { name: "add", params: &[("a", T), ("b", T)], results: &["c"] },
-    Signature { name: "add4", params: &[("a", T), ("b", T), ("c", T), ("d", T)], results: &["e"] },
-    Signature { name: "scale", params: &[("a", T), ("alpha", Some(ScalarKind::Real))], results: &["b"] },
-    Signature { name: "gemm", params: &[("a", T), ("b", T)], results: &["c"] },
-    Signature { name: "gemm_acc", params: &[("c", T), ("a", T), ("b", T)], results: &["d"] },
-    Signature { name: "gemm_sub", params: &[("c", T), ("a", T), ("b", T)], results: &["d"] },
-    Signature { name: "chol", params: &[("a", T)], results: &["l"] },
-    Signature { name: "trsm", params: &[("l", T), ("b", T)], results: &["x"] },
-    Signature { name: "syrk", params: &[("c", T), ("a", T), ("b", T)], results: &["d"] },
-    Signature { name: "lu", params: &[("a", T)], results: &["l", "u"] },
-    Signature { name: "trsm_ll", params: &[("l", T), ("b", T)], results: &["x"] },
-    Signature { name: "trsm_ru", params: &[("u", T), ("b", T)], results: &["x"] },
-    Signature { name: "qr_factor", params: &[("a", T)], results: &["v", "t", "r"] },
-    Signature { name: "qr_pair", params: &[("r0", T), ("r1", T)], results: &["v", "t", "r"] },
-    Signature { name: "qr_apply", params: &[("v", T), ("t", T), ("c", T)], results: &["d"] },
-    Signature { name: "qr_apply_pair", params: &[("v", T), ("t", T), ("c0", T), ("c1", T)], results: &["d0", "d1"] },
-    Signature { name: "trtri", params: &[("l", T)], results: &["x"] },
+    Signature {
+        name: "copy",
+        params: &[("a", T)],
+        results: &["b"],
+    },
+    Signature {
+        name: "add",
+        params: &[("a", T), ("b", T)],
+        results: &["c"],
+    },
+    Signature {
+        name: "add4",
+        params: &[("a", T), ("b", T), ("c", T), ("d", T)],
+        results: &["e"],
+    },
+    Signature {
+        name: "scale",
+        params: &[("a", T), ("alpha", Some(ScalarKind::Real))],
+        results: &["b"],
+    },
+    Signature {
+        name: "gemm",
+        params: &[("a", T), ("b", T)],
+        results: &["c"],
+    },
+    Signature {
+        name: "gemm_acc",
+        params: &[("c", T), ("a", T), ("b", T)],
+        results: &["d"],
+    },
+    Signature {
+        name: "gemm_sub",
+        params: &[("c", T), ("a", T), ("b", T)],
+        results: &["d"],
+    },
+    Signature {
+        name: "chol",
+        params: &[("a", T)],
+        results: &["l"],
+    },
+    Signature {
+        name: "trsm",
+        params: &[("l", T), ("b", T)],
+        results: &["x"],
+    },
+    Signature {
+        name: "syrk",
+        params: &[("c", T), ("a", T), ("b", T)],
+        results: &["d"],
+    },
+    Signature {
+        name: "lu",
+        params: &[("a", T)],
+        results: &["l", "u"],
+    },
+    Signature {
+        name: "trsm_ll",
+        params: &[("l", T), ("b", T)],
+        results: &["x"],
+    },
+    Signature {
+        name: "trsm_ru",
+        params: &[("u", T), ("b", T)],
+        results: &["x"],
+    },
+    Signature {
+        name: "qr_factor",
+        params: &[("a", T)],
+        results: &["v", "t", "r"],
+    },
+    Signature {
+        name: "qr_pair",
+        params: &[("r0", T), ("r1", T)],
+        results: &["v", "t", "r"],
+    },
+    Signature {
+        name: "qr_apply",
+        params: &[("v", T), ("t", T), ("c", T)],
+        results: &["d"],
+    },
+    Signature {
+        name: "qr_apply_pair",
+        params: &[("v", T), ("t", T), ("c0", T), ("c1", T)],
+        results: &["d0", "d1"],
+    },
+    Signature {
+        name: "trtri",
+        params: &[("l", T)],
+        results: &["x"],
+    },
 ];
 
 /// Looks a standard kernel up by name.

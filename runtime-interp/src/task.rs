@@ -113,7 +113,7 @@ impl Program {
 }
 
 fn key_at(order: &[u32], vars: &[i64], k: usize) -> Option<i64> {
-    if k % 2 == 0 {
+    if k.is_multiple_of(2) {
         order.get(k / 2).map(|&o| o as i64)
     } else {
         vars.get(k / 2).copied()
@@ -132,7 +132,14 @@ impl fmt::Display for TaskName<'_> {
             .map(|k| k.name.as_str())
             .unwrap_or("?");
         write!(f, "{kernel}@{}", s.line)?;
-        if self.program.statements.iter().filter(|o| o.line == s.line).count() > 1 {
+        if self
+            .program
+            .statements
+            .iter()
+            .filter(|o| o.line == s.line)
+            .count()
+            > 1
+        {
             write!(f, ":{}", s.column)?;
         }
         f.write_str("(")?;
@@ -264,7 +271,8 @@ impl Instance<'_> {
                     let depth = p.statements.get(*s as usize).map_or(0, |st| st.depth());
                     task.stmt = *s;
                     task.vars.clear();
-                    task.vars.extend_from_slice(&slots[..depth.min(slots.len())]);
+                    task.vars
+                        .extend_from_slice(&slots[..depth.min(slots.len())]);
                     if visit(task).is_break() {
                         return Ok(ControlFlow::Break(()));
                     }

@@ -167,7 +167,11 @@ fn fmt(path: &Path, check_only: bool, to_stdout: bool, color: bool) -> ExitCode 
                 if formatted == text {
                     ExitCode::SUCCESS
                 } else {
-                    eprintln!("{} is not formatted; run `lpkc fmt {}`", path.display(), path.display());
+                    eprintln!(
+                        "{} is not formatted; run `lpkc fmt {}`",
+                        path.display(),
+                        path.display()
+                    );
                     ExitCode::from(EXIT_ERRORS)
                 }
             } else if formatted == text {
@@ -199,7 +203,13 @@ fn plans(path: &Path, program: &ProgramArg, color: bool) -> ExitCode {
     }
 }
 
-fn query(path: &Path, args: &InstanceArgs, commands: &[String], format: Format, color: bool) -> ExitCode {
+fn query(
+    path: &Path,
+    args: &InstanceArgs,
+    commands: &[String],
+    format: Format,
+    color: bool,
+) -> ExitCode {
     use compiler::query::{answer, answer_json, answer_text, parse_command};
     let (_, program) = match load(path, &args.program, color) {
         Ok(x) => x,
@@ -301,7 +311,13 @@ fn dag(
     }
 }
 
-fn stats(path: &Path, args: &InstanceArgs, format: Format, max_tasks: u64, color: bool) -> ExitCode {
+fn stats(
+    path: &Path,
+    args: &InstanceArgs,
+    format: Format,
+    max_tasks: u64,
+    color: bool,
+) -> ExitCode {
     let (_, program) = match load(path, &args.program, color) {
         Ok(x) => x,
         Err(code) => return code,
