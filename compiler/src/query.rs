@@ -213,7 +213,11 @@ pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
     }
     Ok(Task {
         stmt,
-        vars: vals.into_iter().map(|v| v.unwrap_or(0)).collect(),
+        vars: vals
+            .into_iter()
+            .map(|v| v.unwrap_or(0))
+            .collect::<Vec<i64>>()
+            .into(),
     })
 }
 
@@ -309,7 +313,7 @@ pub fn task_json(program: &Program, t: &Task) -> serde_json::Value {
         .unwrap_or_default();
     let mut vars = serde_json::Map::new();
     if let Some(s) = st {
-        for (n, v) in s.vars.iter().zip(&t.vars) {
+        for (n, v) in s.vars.iter().zip(t.vars.iter()) {
             vars.insert(n.clone(), serde_json::Value::from(*v));
         }
     }

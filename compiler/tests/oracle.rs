@@ -196,3 +196,36 @@ fn caqr() {
         }
     }
 }
+
+#[test]
+fn walking_the_dag_reaches_every_task_once() {
+    for (path, param, max) in [
+        ("examples/cholesky.lpk", "N", 12),
+        ("examples/tsqr.lpk", "N", 33),
+        ("examples/lu.lpk", "N", 10),
+    ] {
+        let program = compile(path);
+        for n in 1..=max {
+            let inst = program.bind(&[(param.to_string(), n)]).expect("binds");
+            let stats = runtime_interp::dag::walk(&inst).expect("walks");
+            let (dag, _) = expand(&inst, 1_000_000).expect("expands");
+            assert_eq!(stats.reached as usize, dag.tasks.len(), "{path} {n}");
+            assert_eq!(stats.edges as usize, dag.edges.len(), "{path} {n}");
+        }
+    }
+}
+
+#[test]
+fn cholesky_counts_match_closed_forms() {
+    let program = compile("examples/cholesky.lpk");
+    for n in 1..=24i64 {
+        let inst = program.bind(&[("N".to_string(), n)]).expect("binds");
+        let s = compiler::stats::stats(&inst, 1_000_000).expect("stats");
+        assert_eq!(s.tasks as i64, n * (n + 1) * (n + 2) / 6, "N={n}");
+        assert_eq!(s.critical_path as i64, 3 * n - 2, "N={n}");
+        let count = |k: &str| s.kernels.get(k).map_or(0, |k| k.tasks as i64);
+        assert_eq!(count("chol"), n);
+        assert_eq!(count("trsm"), n * (n - 1) / 2);
+        assert_eq!(count("syrk"), (n - 1) * n * (n + 1) / 6);
+    }
+}

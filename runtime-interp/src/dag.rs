@@ -375,3 +375,83 @@ pub fn from_plans(inst: &Instance<'_>, max_tasks: usize) -> Result<Dag, ExpandEr
     edges.dedup();
     Ok(Dag { tasks, edges })
 }
+
+/// What a walk of the DAG saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WalkStats {
+    /// Tasks with no parents.
+    pub roots: u64,
+    /// Tasks made ready (each exactly once in a correct walk).
+    pub reached: u64,
+    /// Edges followed.
+    pub edges: u64,
+    /// The most tasks waiting for parents at one time.
+    pub max_waiting: usize,
+}
+
+/// Walks the whole DAG the way a runtime schedules it, without
+/// materialising it: roots are the tasks with no parents; completing a task
+/// decrements each child's counter (initialised from the parents plan on
+/// first sight), and a child whose counter reaches zero becomes ready.
+/// Only waiting tasks are kept in memory. Fails if a task would be reached
+/// twice or a counter would go negative (a plan bug).
+pub fn walk(inst: &Instance<'_>) -> Result<WalkStats, ExpandError> {
+    let mut engine = Engine::new(inst);
+    let mut stats = WalkStats::default();
+    let mut ready: Vec<Task> = Vec::new();
+    let mut failure: Option<ExpandError> = None;
+    inst.for_each_task(&mut |t| match engine.in_degree(t) {
+        Ok(0) => {
+            ready.push(t.clone());
+            stats.roots += 1;
+            ControlFlow::Continue(())
+        }
+        Ok(_) => ControlFlow::Continue(()),
+        Err(e) => {
+            failure = Some(e.into());
+            ControlFlow::Break(())
+        }
+    })?;
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    let mut waiting: HashMap<Task, usize> = HashMap::new();
+    let mut children: Vec<Task> = Vec::new();
+    while let Some(task) = ready.pop() {
+        stats.reached += 1;
+        children.clear();
+        engine.for_each_child(&task, &mut |stmt, vars, _, _| {
+            children.push(Task {
+                stmt,
+                vars: vars.into(),
+            })
+        })?;
+        for child in children.drain(..) {
+            stats.edges += 1;
+            let left = match waiting.get_mut(&child) {
+                Some(n) => n,
+                None => {
+                    let d = engine.in_degree(&child)?;
+                    waiting.entry(child.clone()).or_insert(d)
+                }
+            };
+            if *left == 0 {
+                return Err(QueryError::NotATask(format!(
+                    "{} reached twice",
+                    inst.program.task_name(&child)
+                ))
+                .into());
+            }
+            *left -= 1;
+            if *left == 0 {
+                waiting.remove(&child);
+                ready.push(child);
+            }
+        }
+        stats.max_waiting = stats.max_waiting.max(waiting.len());
+    }
+    if !waiting.is_empty() {
+        return Err(QueryError::NotATask(format!("{} tasks never became ready", waiting.len())).into());
+    }
+    Ok(stats)
+}

@@ -209,11 +209,36 @@ pub enum EvalError {
 }
 
 /// A pool of expression nodes.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(transparent)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(from = "Vec<Node>", into = "Vec<Node>")]
 pub struct ExprPool {
     /// The nodes; a node refers only to nodes before it.
-    pub nodes: Vec<Node>,
+    nodes: Vec<Node>,
+    /// Per node: whether it is int-valued by construction (picks the fast
+    /// evaluation path; derived, never stored).
+    int_typed: Vec<bool>,
+}
+
+impl PartialEq for ExprPool {
+    fn eq(&self, o: &ExprPool) -> bool {
+        self.nodes == o.nodes
+    }
+}
+
+impl From<Vec<Node>> for ExprPool {
+    fn from(nodes: Vec<Node>) -> ExprPool {
+        let mut pool = ExprPool::default();
+        for n in nodes {
+            pool.push(n);
+        }
+        pool
+    }
+}
+
+impl From<ExprPool> for Vec<Node> {
+    fn from(pool: ExprPool) -> Vec<Node> {
+        pool.nodes
+    }
 }
 
 /// The environment an expression is evaluated in.
@@ -233,8 +258,44 @@ impl ExprPool {
         if let Some(pos) = self.nodes.iter().rposition(|n| same_node(n, &node)) {
             return ExprRef(pos as u32);
         }
+        self.push(node)
+    }
+
+    /// Appends a node without sharing.
+    fn push(&mut self, node: Node) -> ExprRef {
+        let int = |r: ExprRef, t: &[bool]| t.get(r.0 as usize).copied().unwrap_or(false);
+        let t = &self.int_typed;
+        let is_int = match node {
+            Node::Int(_) | Node::Param(_) | Node::Slot(_) | Node::Call2(..) => true,
+            Node::Real(_) | Node::Bool(_) => false,
+            Node::Unary(UnOp::Neg, a) => int(a, t),
+            Node::Unary(UnOp::Not, _) => false,
+            Node::Binary(op, a, b) => {
+                matches!(
+                    op,
+                    BinOp::Add
+                        | BinOp::Sub
+                        | BinOp::Mul
+                        | BinOp::FloorDiv
+                        | BinOp::Mod
+                        | BinOp::Pow
+                        | BinOp::Min
+                        | BinOp::Max
+                ) && int(a, t)
+                    && int(b, t)
+            }
+            Node::Call(Func::Ceil | Func::Floor | Func::CeilLog2 | Func::FloorLog2, _) => true,
+            Node::Call(Func::Abs, a) => int(a, t),
+            Node::Call(Func::Log | Func::Log2, _) => false,
+        };
         self.nodes.push(node);
+        self.int_typed.push(is_int);
         ExprRef((self.nodes.len() - 1) as u32)
+    }
+
+    /// The nodes, in order.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
     }
 
     /// The node behind a reference.
@@ -282,19 +343,88 @@ impl ExprPool {
         }
     }
 
-    /// Evaluates an int expression.
+    /// Evaluates an int expression. Integer arithmetic takes a fast path
+    /// that never builds [`Value`]s; anything involving reals goes through
+    /// [`ExprPool::eval`] with the same semantics.
     pub fn eval_int(&self, r: ExprRef, env: Env<'_>) -> Result<i64, EvalError> {
-        match self.eval(r, env)? {
-            Value::Int(v) => Ok(v),
-            _ => Err(EvalError::Type),
+        let node = self.get(r).ok_or(EvalError::BadReference)?;
+        match *node {
+            Node::Int(v) => Ok(v),
+            Node::Param(i) => env.params.get(i as usize).copied().ok_or(EvalError::BadReference),
+            Node::Slot(i) => env.slots.get(i as usize).copied().ok_or(EvalError::BadReference),
+            Node::Unary(UnOp::Neg, a) if self.is_int(a) => {
+                self.eval_int(a, env)?.checked_neg().ok_or(EvalError::Overflow)
+            }
+            Node::Binary(op, a, b)
+                if matches!(
+                    op,
+                    BinOp::Add
+                        | BinOp::Sub
+                        | BinOp::Mul
+                        | BinOp::FloorDiv
+                        | BinOp::Mod
+                        | BinOp::Pow
+                        | BinOp::Min
+                        | BinOp::Max
+                ) && self.is_int(a)
+                    && self.is_int(b) =>
+            {
+                let (x, y) = (self.eval_int(a, env)?, self.eval_int(b, env)?);
+                match op {
+                    BinOp::Add => x.checked_add(y).ok_or(EvalError::Overflow),
+                    BinOp::Sub => x.checked_sub(y).ok_or(EvalError::Overflow),
+                    BinOp::Mul => x.checked_mul(y).ok_or(EvalError::Overflow),
+                    BinOp::FloorDiv => floor_div(x, y),
+                    BinOp::Mod => floor_mod(x, y),
+                    BinOp::Pow => int_pow(x, y),
+                    BinOp::Min => Ok(x.min(y)),
+                    _ => Ok(x.max(y)),
+                }
+            }
+            Node::Call(Func::CeilLog2, a) => ceil_log(self.eval_int(a, env)?, 2),
+            Node::Call(Func::FloorLog2, a) => floor_log(self.eval_int(a, env)?, 2),
+            Node::Call2(f, a, b) => call2(f, self.eval_int(a, env)?, self.eval_int(b, env)?),
+            _ => match self.eval(r, env)? {
+                Value::Int(v) => Ok(v),
+                _ => Err(EvalError::Type),
+            },
         }
     }
 
-    /// Evaluates a bool expression.
+    /// Whether a node is int-valued by construction.
+    fn is_int(&self, r: ExprRef) -> bool {
+        self.int_typed.get(r.0 as usize).copied().unwrap_or(false)
+    }
+
+    /// Evaluates a bool expression (comparisons of ints take a fast path).
     pub fn eval_bool(&self, r: ExprRef, env: Env<'_>) -> Result<bool, EvalError> {
-        match self.eval(r, env)? {
-            Value::Bool(v) => Ok(v),
-            _ => Err(EvalError::Type),
+        let node = self.get(r).ok_or(EvalError::BadReference)?;
+        match *node {
+            Node::Bool(v) => Ok(v),
+            Node::Unary(UnOp::Not, a) => Ok(!self.eval_bool(a, env)?),
+            Node::Binary(BinOp::And, a, b) => Ok(self.eval_bool(a, env)? && self.eval_bool(b, env)?),
+            Node::Binary(BinOp::Or, a, b) => Ok(self.eval_bool(a, env)? || self.eval_bool(b, env)?),
+            Node::Binary(op, a, b)
+                if matches!(
+                    op,
+                    BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+                ) && self.is_int(a)
+                    && self.is_int(b) =>
+            {
+                let (x, y) = (self.eval_int(a, env)?, self.eval_int(b, env)?);
+                Ok(match op {
+                    BinOp::Eq => x == y,
+                    BinOp::Ne => x != y,
+                    BinOp::Lt => x < y,
+                    BinOp::Le => x <= y,
+                    BinOp::Gt => x > y,
+                    _ => x >= y,
+                })
+            }
+            _ => match self.eval(r, env)? {
+                Value::Bool(v) => Ok(v),
+                _ => Err(EvalError::Type),
+            },
         }
     }
 

@@ -191,7 +191,7 @@ impl<'i, 'p> Engine<'i, 'p> {
         let mut emit = |vars: &[i64]| {
             out.push(Task {
                 stmt,
-                vars: vars.to_vec(),
+                vars: vars.into(),
             })
         };
         ap.inverse.run(
@@ -205,89 +205,182 @@ impl<'i, 'p> Engine<'i, 'p> {
         Ok(())
     }
 
+    /// Calls `f(child statement, child vars, matrix, tile)` for every
+    /// (child, tile) edge out of `task`, once each, in no particular order.
+    /// `task` must be a task of the instance (unchecked).
+    pub fn for_each_child(
+        &mut self,
+        task: &Task,
+        f: &mut dyn FnMut(u32, &[i64], u32, &[i64]),
+    ) -> Result<(), QueryError> {
+        let p = self.inst.program;
+        let st = self.statement(task)?;
+        let plans = p.plans.get(task.stmt as usize).ok_or(PlanError::Malformed)?;
+        let mut tile = std::mem::take(&mut self.tile);
+        for (w, acc) in st.writes.iter().enumerate() {
+            self.eval_access(acc, &task.vars, &mut tile)?;
+            let partners = &plans.writes.get(w).ok_or(PlanError::Malformed)?.partners;
+            for r in partners {
+                let reader = p.statements.get(r.stmt as usize).ok_or(PlanError::Malformed)?;
+                let ap = p
+                    .plans
+                    .get(r.stmt as usize)
+                    .and_then(|ps| ps.reads.get(r.access as usize))
+                    .ok_or(PlanError::Malformed)?;
+                let params = &self.inst.params;
+                let mut result = Ok(());
+                let mut emit = |vars: &[i64]| {
+                    if r.stmt == task.stmt && vars == &*task.vars {
+                        // Reading its own output is a violation, not an edge.
+                        return;
+                    }
+                    // A reader that reads the tile through an earlier access
+                    // too gets the edge from that access only.
+                    for earlier in reader.reads.iter().take(r.access as usize) {
+                        if earlier.matrix != acc.matrix {
+                            continue;
+                        }
+                        let env = Env {
+                            params,
+                            slots: vars,
+                        };
+                        let mut same = true;
+                        for (&i, &t) in earlier.indices.iter().zip(tile.iter()) {
+                            match p.exprs.eval_int(i, env) {
+                                Ok(v) if v == t => {}
+                                Ok(_) => {
+                                    same = false;
+                                    break;
+                                }
+                                Err(e) => {
+                                    result = Err(QueryError::Eval(e));
+                                    return;
+                                }
+                            }
+                        }
+                        if same {
+                            return;
+                        }
+                    }
+                    f(r.stmt, vars, acc.matrix, &tile);
+                };
+                ap.inverse.run(
+                    &p.exprs,
+                    params,
+                    &tile,
+                    &mut self.scratch,
+                    &mut self.budget,
+                    &mut emit,
+                )?;
+                result?;
+            }
+        }
+        self.tile = tile;
+        Ok(())
+    }
+
     /// The tasks that read a tile `task` writes, each with the tile; in
     /// sequential order, one entry per (child, tile).
     pub fn children(&mut self, task: &Task) -> Result<Vec<(Task, Tile)>, QueryError> {
         self.check_task(task)?;
-        let p = self.inst.program;
-        let st = self.statement(task)?;
-        let plans = p
-            .plans
-            .get(task.stmt as usize)
-            .ok_or(PlanError::Malformed)?;
         let mut out: Vec<(Task, Tile)> = Vec::new();
-        let mut found = Vec::new();
-        for (w, acc) in st.writes.iter().enumerate() {
-            let mut tile = std::mem::take(&mut self.tile);
-            self.eval_access(acc, &task.vars, &mut tile)?;
-            let partners = &plans.writes.get(w).ok_or(PlanError::Malformed)?.partners;
-            for r in partners {
-                found.clear();
-                self.inverse(r.stmt, r.access, false, &tile, &mut found)?;
-                for t in found.drain(..) {
-                    if t == *task {
-                        // A task reading its own output is a violation, not
-                        // an edge (there are no self-edges).
-                        continue;
-                    }
-                    out.push((
-                        t,
-                        Tile {
-                            matrix: acc.matrix,
-                            index: tile.clone(),
-                        },
-                    ));
-                }
-            }
-            self.tile = tile;
-        }
+        self.for_each_child(task, &mut |stmt, vars, matrix, tile| {
+            out.push((
+                Task {
+                    stmt,
+                    vars: vars.into(),
+                },
+                Tile {
+                    matrix,
+                    index: tile.to_vec(),
+                },
+            ))
+        })?;
+        let p = self.inst.program;
         out.sort_by(|a, b| p.sequential_cmp(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
         out.dedup();
         Ok(out)
     }
 
+    /// Calls `f(parent statement, parent vars, matrix, tile)` for every
+    /// (parent, tile) edge into `task`, once each (a tile read twice counts
+    /// once). `task` must be a task of the instance (unchecked).
+    pub fn for_each_parent(
+        &mut self,
+        task: &Task,
+        f: &mut dyn FnMut(u32, &[i64], u32, &[i64]),
+    ) -> Result<(), QueryError> {
+        let p = self.inst.program;
+        let st = self.statement(task)?;
+        let plans = p.plans.get(task.stmt as usize).ok_or(PlanError::Malformed)?;
+        let mut tiles: Vec<Vec<i64>> = Vec::with_capacity(st.reads.len());
+        for (r, acc) in st.reads.iter().enumerate() {
+            let mut tile = Vec::with_capacity(acc.indices.len());
+            self.eval_access(acc, &task.vars, &mut tile)?;
+            let repeated = st
+                .reads
+                .iter()
+                .zip(&tiles)
+                .any(|(a, t)| a.matrix == acc.matrix && *t == tile);
+            tiles.push(tile);
+            if repeated {
+                continue;
+            }
+            let tile = &tiles[r];
+            let partners = &plans.reads.get(r).ok_or(PlanError::Malformed)?.partners;
+            for w in partners {
+                let ap = p
+                    .plans
+                    .get(w.stmt as usize)
+                    .and_then(|ps| ps.writes.get(w.access as usize))
+                    .ok_or(PlanError::Malformed)?;
+                let mut emit = |vars: &[i64]| {
+                    if !(w.stmt == task.stmt && vars == &*task.vars) {
+                        f(w.stmt, vars, acc.matrix, tile);
+                    }
+                };
+                ap.inverse.run(
+                    &p.exprs,
+                    &self.inst.params,
+                    tile,
+                    &mut self.scratch,
+                    &mut self.budget,
+                    &mut emit,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     /// The tasks that wrote a tile `task` reads, each with the tile.
     pub fn parents(&mut self, task: &Task) -> Result<Vec<(Task, Tile)>, QueryError> {
         self.check_task(task)?;
-        let p = self.inst.program;
-        let st = self.statement(task)?;
-        let plans = p
-            .plans
-            .get(task.stmt as usize)
-            .ok_or(PlanError::Malformed)?;
         let mut out: Vec<(Task, Tile)> = Vec::new();
-        let mut found = Vec::new();
-        for (r, acc) in st.reads.iter().enumerate() {
-            let mut tile = std::mem::take(&mut self.tile);
-            self.eval_access(acc, &task.vars, &mut tile)?;
-            let partners = &plans.reads.get(r).ok_or(PlanError::Malformed)?.partners;
-            for w in partners {
-                found.clear();
-                self.inverse(w.stmt, w.access, true, &tile, &mut found)?;
-                for t in found.drain(..) {
-                    if t == *task {
-                        continue;
-                    }
-                    out.push((
-                        t,
-                        Tile {
-                            matrix: acc.matrix,
-                            index: tile.clone(),
-                        },
-                    ));
-                }
-            }
-            self.tile = tile;
-        }
+        self.for_each_parent(task, &mut |stmt, vars, matrix, tile| {
+            out.push((
+                Task {
+                    stmt,
+                    vars: vars.into(),
+                },
+                Tile {
+                    matrix,
+                    index: tile.to_vec(),
+                },
+            ))
+        })?;
+        let p = self.inst.program;
         out.sort_by(|a, b| p.sequential_cmp(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
         out.dedup();
         Ok(out)
     }
 
     /// The number of (parent, tile) edges into a task, without building
-    /// the list (for in-degree counting).
+    /// the list (for in-degree counting). `task` must be a task of the
+    /// instance (unchecked).
     pub fn in_degree(&mut self, task: &Task) -> Result<usize, QueryError> {
-        Ok(self.parents(task)?.len())
+        let mut n = 0;
+        self.for_each_parent(task, &mut |_, _, _, _| n += 1)?;
+        Ok(n)
     }
 
     /// The tasks that write a tile (none for an input or unwritten tile).

@@ -13,7 +13,75 @@ pub struct Task {
     /// The statement's index.
     pub stmt: u32,
     /// Loop variable values, outermost first.
-    pub vars: Vec<i64>,
+    pub vars: Vars,
+}
+
+/// How many loop variables a task keeps inline, without allocating.
+const INLINE: usize = 6;
+
+/// Loop variable values: inline up to six (every realistic loop nest), on
+/// the heap beyond. Behaves as a slice.
+#[derive(Clone)]
+pub enum Vars {
+    /// Up to [`INLINE`] values.
+    Inline(u8, [i64; INLINE]),
+    /// More.
+    Heap(Box<[i64]>),
+}
+
+impl std::ops::Deref for Vars {
+    type Target = [i64];
+    fn deref(&self) -> &[i64] {
+        match self {
+            Vars::Inline(n, a) => &a[..*n as usize],
+            Vars::Heap(b) => b,
+        }
+    }
+}
+
+impl From<&[i64]> for Vars {
+    fn from(s: &[i64]) -> Vars {
+        if s.len() <= INLINE {
+            let mut a = [0; INLINE];
+            a[..s.len()].copy_from_slice(s);
+            Vars::Inline(s.len() as u8, a)
+        } else {
+            Vars::Heap(s.into())
+        }
+    }
+}
+
+impl From<Vec<i64>> for Vars {
+    fn from(v: Vec<i64>) -> Vars {
+        Vars::from(v.as_slice())
+    }
+}
+
+impl PartialEq for Vars {
+    fn eq(&self, o: &Vars) -> bool {
+        **self == **o
+    }
+}
+impl Eq for Vars {}
+impl std::hash::Hash for Vars {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (**self).hash(h)
+    }
+}
+impl PartialOrd for Vars {
+    fn partial_cmp(&self, o: &Vars) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Vars {
+    fn cmp(&self, o: &Vars) -> Ordering {
+        (**self).cmp(&**o)
+    }
+}
+impl fmt::Debug for Vars {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
+    }
 }
 
 /// A tile: a matrix and one index per dimension.
@@ -143,7 +211,7 @@ impl fmt::Display for TaskName<'_> {
             write!(f, ":{}", s.column)?;
         }
         f.write_str("(")?;
-        for (i, (n, v)) in s.vars.iter().zip(&self.task.vars).enumerate() {
+        for (i, (n, v)) in s.vars.iter().zip(self.task.vars.iter()).enumerate() {
             if i > 0 {
                 f.write_str(", ")?;
             }
@@ -184,7 +252,7 @@ impl Instance<'_> {
         let mut slots = Vec::new();
         let mut task = Task {
             stmt: 0,
-            vars: Vec::new(),
+            vars: Vars::from(&[][..]),
         };
         let _ = self.walk(&self.program.tree, &mut slots, &mut task, visit)?;
         Ok(())
@@ -270,9 +338,7 @@ impl Instance<'_> {
                 TreeNode::Call(s) => {
                     let depth = p.statements.get(*s as usize).map_or(0, |st| st.depth());
                     task.stmt = *s;
-                    task.vars.clear();
-                    task.vars
-                        .extend_from_slice(&slots[..depth.min(slots.len())]);
+                    task.vars = Vars::from(&slots[..depth.min(slots.len())]);
                     if visit(task).is_break() {
                         return Ok(ControlFlow::Break(()));
                     }

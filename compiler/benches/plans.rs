@@ -1,0 +1,83 @@
+//! Plan queries on Cholesky: `children` of tasks drawn uniformly at N = 256
+//! (2,829,056 tasks), and a complete walk of the DAG from its roots with
+//! in-degree counting at N = 64 and 256.
+//! Run: `cargo bench -p lpk-compiler --bench plans`.
+
+use compiler::diag::SourceMap;
+use compiler::driver::{check_source, compile_program, select_program};
+use criterion::{criterion_group, criterion_main, Criterion};
+use runtime_interp::model::Program;
+use runtime_interp::query::Engine;
+use runtime_interp::task::Task;
+use std::path::Path;
+
+fn cholesky() -> Program {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cholesky.lpk");
+    let text = std::fs::read_to_string(path).expect("example");
+    let mut sources = SourceMap::new();
+    let checked = check_source(&mut sources, "cholesky.lpk", &text);
+    let program = select_program(&checked.module, None).expect("program");
+    compile_program(&checked.module, program, &sources)
+}
+
+/// A small deterministic generator (no dependency needed for a bench).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, n: i64) -> i64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n as u64) as i64
+    }
+}
+
+/// `count` tasks drawn uniformly from all tasks of the instance.
+fn random_tasks(program: &Program, n: i64, count: usize) -> Vec<Task> {
+    let inst = program.bind(&[("N".to_string(), n)]).expect("binds");
+    let all = inst.tasks().expect("tasks");
+    let mut rng = Lcg(42);
+    (0..count)
+        .map(|_| all[rng.next(all.len() as i64) as usize].clone())
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let program = cholesky();
+    let n = 256;
+    let inst = program.bind(&[("N".to_string(), n)]).expect("binds");
+    let tasks = random_tasks(&program, n, 4096);
+    let mut engine = Engine::new(&inst);
+    let mut i = 0;
+    c.bench_function("cholesky_n256/children_random_task", |b| {
+        b.iter(|| {
+            let t = &tasks[i % tasks.len()];
+            i += 1;
+            engine.children(t).expect("children")
+        })
+    });
+    let mut i = 0;
+    c.bench_function("cholesky_n256/parents_random_task", |b| {
+        b.iter(|| {
+            let t = &tasks[i % tasks.len()];
+            i += 1;
+            engine.parents(t).expect("parents")
+        })
+    });
+    let chol0 = Task {
+        stmt: 0,
+        vars: vec![0].into(),
+    };
+    c.bench_function("cholesky_n256/children_chol_0 (255 children)", |b| {
+        b.iter(|| engine.children(&chol0).expect("children"))
+    });
+    let mut group = c.benchmark_group("cholesky_walk");
+    group.sample_size(10);
+    for n in [64i64, 256] {
+        let inst = program.bind(&[("N".to_string(), n)]).expect("binds");
+        group.bench_function(format!("n{n}"), |b| {
+            b.iter(|| runtime_interp::dag::walk(&inst).expect("walk"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
