@@ -40,7 +40,11 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("parse_check/examples");
     for path in &examples {
         let text = std::fs::read_to_string(path).expect("readable");
-        let name = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+        let name = path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         group.bench_with_input(BenchmarkId::from_parameter(&name), &text, |b, text| {
             b.iter(|| {
                 let mut sources = SourceMap::new();

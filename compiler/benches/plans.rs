@@ -24,7 +24,10 @@ fn cholesky() -> Program {
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self, n: i64) -> i64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((self.0 >> 33) % n as u64) as i64
     }
 }

@@ -7,6 +7,7 @@ pub mod codes;
 pub mod dagfmt;
 pub mod diag;
 pub mod driver;
+pub mod feasible;
 pub mod hir;
 pub mod kernels;
 pub mod lower;

@@ -58,11 +58,22 @@ pub fn solve(program: &mut Program) {
         plans.push(StatementPlans { writes, reads });
     }
     // Pairs on the same matrix that may meet.
-    for ws in 0..program.statements.len() {
-        for (wa, w) in program.statements[ws].writes.iter().enumerate() {
-            for rs in 0..program.statements.len() {
-                for (ra, r) in program.statements[rs].reads.iter().enumerate() {
+    let statements = program.statements.clone();
+    for ws in 0..statements.len() {
+        for (wa, w) in statements[ws].writes.iter().enumerate() {
+            for rs in 0..statements.len() {
+                for (ra, r) in statements[rs].reads.iter().enumerate() {
                     if w.matrix != r.matrix || never_meet(&program.exprs, w, r) {
+                        continue;
+                    }
+                    if !crate::feasible::may_meet(
+                        &mut program.exprs,
+                        &program.requires,
+                        &statements[ws],
+                        w,
+                        &statements[rs],
+                        r,
+                    ) {
                         continue;
                     }
                     plans[ws].writes[wa].partners.push(AccessRef {
@@ -231,7 +242,11 @@ fn place_checks(
 
 /// The `a == b` conjuncts a guard imposes (`a != b` when the guard is
 /// negated), for use as equations.
-fn guard_equalities(pool: &ExprPool, cond: ExprRef, positive: bool) -> Vec<(ExprRef, ExprRef)> {
+pub(crate) fn guard_equalities(
+    pool: &ExprPool,
+    cond: ExprRef,
+    positive: bool,
+) -> Vec<(ExprRef, ExprRef)> {
     let mut out = Vec::new();
     let mut stack = vec![(cond, positive)];
     while let Some((c, pos)) = stack.pop() {
@@ -254,7 +269,11 @@ fn guard_equalities(pool: &ExprPool, cond: ExprRef, positive: bool) -> Vec<(Expr
 }
 
 /// The `g >= 0` forms of a guard's (or its negation's) comparison conjuncts.
-fn guard_inequalities(pool: &mut ExprPool, cond: ExprRef, positive: bool) -> Vec<ExprRef> {
+pub(crate) fn guard_inequalities(
+    pool: &mut ExprPool,
+    cond: ExprRef,
+    positive: bool,
+) -> Vec<ExprRef> {
     let mut out = Vec::new();
     let mut stack = vec![(cond, positive)];
     while let Some((c, pos)) = stack.pop() {

@@ -229,3 +229,51 @@ fn cholesky_counts_match_closed_forms() {
         assert_eq!(count("syrk"), (n - 1) * n * (n + 1) / 6);
     }
 }
+
+/// The readable plans of every example, snapshotted so that a change of
+/// plan is reviewed.
+#[test]
+fn plans_of_the_examples() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(root.join("tests/plans"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    let _guard = settings.bind_to_scope();
+    for name in [
+        "cholesky",
+        "tsqr",
+        "gemm_tree",
+        "lu",
+        "caqr",
+        "trsolve",
+        "trtri",
+    ] {
+        let program = compile(&format!("examples/{name}.lpk"));
+        insta::assert_snapshot!(name, compiler::plans_text::plans_text(&program));
+    }
+}
+
+/// Plans that enumerate only where the answer really is a range: the
+/// reads of Cholesky's and LU's panel tiles, and nothing in TSQR.
+#[test]
+fn examples_enumerate_only_genuinely_free_variables() {
+    use compiler::plans_text::enumerates;
+    let tsqr = compile("examples/tsqr.lpk");
+    for plans in &tsqr.plans {
+        for ap in plans.writes.iter().chain(&plans.reads) {
+            assert!(!enumerates(&ap.inverse), "tsqr enumerates");
+        }
+    }
+    let chol = compile("examples/cholesky.lpk");
+    for (st, plans) in chol.statements.iter().zip(&chol.plans) {
+        // Every write's inverse is closed form (single assignment).
+        for ap in &plans.writes {
+            assert!(
+                !enumerates(&ap.inverse),
+                "cholesky write at line {}",
+                st.line
+            );
+        }
+    }
+}

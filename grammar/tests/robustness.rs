@@ -694,7 +694,9 @@ fn the_mutation_bases_are_clean_and_an_edit_breaks_them() {
     let errors = parse(&edited, FileId(0)).errors;
     let codes: Vec<_> = errors.iter().map(|e| e.code()).collect();
     assert_eq!(codes, vec!["E0002"]);
-    assert!(errors[0].to_string().ends_with("or an operator, found `input`"));
+    assert!(errors[0]
+        .to_string()
+        .ends_with("or an operator, found `input`"));
     // Replacing it with `$` is an unknown character.
     let edited = apply_edit(TSQR, 2, at, '$');
     let codes: Vec<_> = parse(&edited, FileId(0))

@@ -400,13 +400,13 @@ pub fn walk(inst: &Instance<'_>) -> Result<WalkStats, ExpandError> {
     let mut stats = WalkStats::default();
     let mut ready: Vec<Task> = Vec::new();
     let mut failure: Option<ExpandError> = None;
-    inst.for_each_task(&mut |t| match engine.in_degree(t) {
-        Ok(0) => {
+    inst.for_each_task(&mut |t| match engine.has_parent(t) {
+        Ok(false) => {
             ready.push(t.clone());
             stats.roots += 1;
             ControlFlow::Continue(())
         }
-        Ok(_) => ControlFlow::Continue(()),
+        Ok(true) => ControlFlow::Continue(()),
         Err(e) => {
             failure = Some(e.into());
             ControlFlow::Break(())
@@ -415,7 +415,7 @@ pub fn walk(inst: &Instance<'_>) -> Result<WalkStats, ExpandError> {
     if let Some(f) = failure {
         return Err(f);
     }
-    let mut waiting: HashMap<Task, usize> = HashMap::new();
+    let mut waiting: rustc_hash::FxHashMap<Task, usize> = rustc_hash::FxHashMap::default();
     let mut children: Vec<Task> = Vec::new();
     while let Some(task) = ready.pop() {
         stats.reached += 1;
@@ -451,7 +451,9 @@ pub fn walk(inst: &Instance<'_>) -> Result<WalkStats, ExpandError> {
         stats.max_waiting = stats.max_waiting.max(waiting.len());
     }
     if !waiting.is_empty() {
-        return Err(QueryError::NotATask(format!("{} tasks never became ready", waiting.len())).into());
+        return Err(
+            QueryError::NotATask(format!("{} tasks never became ready", waiting.len())).into(),
+        );
     }
     Ok(stats)
 }

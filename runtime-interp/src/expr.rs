@@ -350,11 +350,20 @@ impl ExprPool {
         let node = self.get(r).ok_or(EvalError::BadReference)?;
         match *node {
             Node::Int(v) => Ok(v),
-            Node::Param(i) => env.params.get(i as usize).copied().ok_or(EvalError::BadReference),
-            Node::Slot(i) => env.slots.get(i as usize).copied().ok_or(EvalError::BadReference),
-            Node::Unary(UnOp::Neg, a) if self.is_int(a) => {
-                self.eval_int(a, env)?.checked_neg().ok_or(EvalError::Overflow)
-            }
+            Node::Param(i) => env
+                .params
+                .get(i as usize)
+                .copied()
+                .ok_or(EvalError::BadReference),
+            Node::Slot(i) => env
+                .slots
+                .get(i as usize)
+                .copied()
+                .ok_or(EvalError::BadReference),
+            Node::Unary(UnOp::Neg, a) if self.is_int(a) => self
+                .eval_int(a, env)?
+                .checked_neg()
+                .ok_or(EvalError::Overflow),
             Node::Binary(op, a, b)
                 if matches!(
                     op,
@@ -402,7 +411,9 @@ impl ExprPool {
         match *node {
             Node::Bool(v) => Ok(v),
             Node::Unary(UnOp::Not, a) => Ok(!self.eval_bool(a, env)?),
-            Node::Binary(BinOp::And, a, b) => Ok(self.eval_bool(a, env)? && self.eval_bool(b, env)?),
+            Node::Binary(BinOp::And, a, b) => {
+                Ok(self.eval_bool(a, env)? && self.eval_bool(b, env)?)
+            }
             Node::Binary(BinOp::Or, a, b) => Ok(self.eval_bool(a, env)? || self.eval_bool(b, env)?),
             Node::Binary(op, a, b)
                 if matches!(

@@ -98,8 +98,8 @@ pub struct Scratch {
 
 impl Plan {
     /// Runs the plan for the given tile coordinates, calling `emit` with the
-    /// loop variables of every answer. `budget` is decremented per
-    /// enumerated value and per answer.
+    /// loop variables of every answer until it returns `false`. `budget` is
+    /// decremented per enumerated value and per answer.
     pub fn run(
         &self,
         pool: &ExprPool,
@@ -107,7 +107,7 @@ impl Plan {
         tile: &[i64],
         scratch: &mut Scratch,
         budget: &mut u64,
-        emit: &mut dyn FnMut(&[i64]),
+        emit: &mut dyn FnMut(&[i64]) -> bool,
     ) -> Result<(), PlanError> {
         if tile.len() != self.inputs as usize
             || self.slots < self.depth + self.inputs
@@ -126,6 +126,7 @@ impl Plan {
             depth: d,
             budget,
             emit,
+            stopped: false,
         };
         runner.run(0, &mut scratch.slots)
     }
@@ -137,7 +138,9 @@ struct Runner<'a, 'e> {
     steps: &'a [PlanStep],
     depth: usize,
     budget: &'a mut u64,
-    emit: &'e mut dyn FnMut(&[i64]),
+    emit: &'e mut dyn FnMut(&[i64]) -> bool,
+    /// Set when `emit` asked to stop.
+    stopped: bool,
 }
 
 impl Runner<'_, '_> {
@@ -251,6 +254,9 @@ impl Runner<'_, '_> {
                         self.spend()?;
                         Self::set(slots, *slot, v)?;
                         self.run(k + 1, slots)?;
+                        if self.stopped {
+                            return Ok(());
+                        }
                         match v.checked_add(step) {
                             Some(n) => v = n,
                             None => break,
@@ -262,7 +268,9 @@ impl Runner<'_, '_> {
             k += 1;
         }
         self.spend()?;
-        (self.emit)(&slots[..self.depth]);
+        if !(self.emit)(&slots[..self.depth]) {
+            self.stopped = true;
+        }
         Ok(())
     }
 }

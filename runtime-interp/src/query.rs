@@ -32,6 +32,12 @@ pub enum QueryError {
     Plan(#[from] PlanError),
 }
 
+/// Called with (statement, loop variables, matrix, tile index) per edge.
+pub type EdgeVisitor<'a> = dyn FnMut(u32, &[i64], u32, &[i64]) + 'a;
+
+/// Like [`EdgeVisitor`], returning whether to go on.
+pub type EdgeFilter<'a> = dyn FnMut(u32, &[i64], u32, &[i64]) -> bool + 'a;
+
 /// Work allowed per query: a bound on enumerated values, so that no
 /// artifact can make a query run forever.
 pub const DEFAULT_BUDGET: u64 = 1 << 34;
@@ -192,7 +198,8 @@ impl<'i, 'p> Engine<'i, 'p> {
             out.push(Task {
                 stmt,
                 vars: vars.into(),
-            })
+            });
+            true
         };
         ap.inverse.run(
             &p.exprs,
@@ -211,17 +218,23 @@ impl<'i, 'p> Engine<'i, 'p> {
     pub fn for_each_child(
         &mut self,
         task: &Task,
-        f: &mut dyn FnMut(u32, &[i64], u32, &[i64]),
+        f: &mut EdgeVisitor<'_>,
     ) -> Result<(), QueryError> {
         let p = self.inst.program;
         let st = self.statement(task)?;
-        let plans = p.plans.get(task.stmt as usize).ok_or(PlanError::Malformed)?;
+        let plans = p
+            .plans
+            .get(task.stmt as usize)
+            .ok_or(PlanError::Malformed)?;
         let mut tile = std::mem::take(&mut self.tile);
         for (w, acc) in st.writes.iter().enumerate() {
             self.eval_access(acc, &task.vars, &mut tile)?;
             let partners = &plans.writes.get(w).ok_or(PlanError::Malformed)?.partners;
             for r in partners {
-                let reader = p.statements.get(r.stmt as usize).ok_or(PlanError::Malformed)?;
+                let reader = p
+                    .statements
+                    .get(r.stmt as usize)
+                    .ok_or(PlanError::Malformed)?;
                 let ap = p
                     .plans
                     .get(r.stmt as usize)
@@ -232,7 +245,7 @@ impl<'i, 'p> Engine<'i, 'p> {
                 let mut emit = |vars: &[i64]| {
                     if r.stmt == task.stmt && vars == &*task.vars {
                         // Reading its own output is a violation, not an edge.
-                        return;
+                        return true;
                     }
                     // A reader that reads the tile through an earlier access
                     // too gets the edge from that access only.
@@ -254,15 +267,16 @@ impl<'i, 'p> Engine<'i, 'p> {
                                 }
                                 Err(e) => {
                                     result = Err(QueryError::Eval(e));
-                                    return;
+                                    return false;
                                 }
                             }
                         }
                         if same {
-                            return;
+                            return true;
                         }
                     }
                     f(r.stmt, vars, acc.matrix, &tile);
+                    true
                 };
                 ap.inverse.run(
                     &p.exprs,
@@ -308,11 +322,14 @@ impl<'i, 'p> Engine<'i, 'p> {
     pub fn for_each_parent(
         &mut self,
         task: &Task,
-        f: &mut dyn FnMut(u32, &[i64], u32, &[i64]),
+        f: &mut EdgeFilter<'_>,
     ) -> Result<(), QueryError> {
         let p = self.inst.program;
         let st = self.statement(task)?;
-        let plans = p.plans.get(task.stmt as usize).ok_or(PlanError::Malformed)?;
+        let plans = p
+            .plans
+            .get(task.stmt as usize)
+            .ok_or(PlanError::Malformed)?;
         let mut tiles: Vec<Vec<i64>> = Vec::with_capacity(st.reads.len());
         for (r, acc) in st.reads.iter().enumerate() {
             let mut tile = Vec::with_capacity(acc.indices.len());
@@ -334,10 +351,12 @@ impl<'i, 'p> Engine<'i, 'p> {
                     .get(w.stmt as usize)
                     .and_then(|ps| ps.writes.get(w.access as usize))
                     .ok_or(PlanError::Malformed)?;
+                let mut go_on = true;
                 let mut emit = |vars: &[i64]| {
                     if !(w.stmt == task.stmt && vars == &*task.vars) {
-                        f(w.stmt, vars, acc.matrix, tile);
+                        go_on = f(w.stmt, vars, acc.matrix, tile);
                     }
+                    go_on
                 };
                 ap.inverse.run(
                     &p.exprs,
@@ -347,6 +366,9 @@ impl<'i, 'p> Engine<'i, 'p> {
                     &mut self.budget,
                     &mut emit,
                 )?;
+                if !go_on {
+                    return Ok(());
+                }
             }
         }
         Ok(())
@@ -366,7 +388,8 @@ impl<'i, 'p> Engine<'i, 'p> {
                     matrix,
                     index: tile.to_vec(),
                 },
-            ))
+            ));
+            true
         })?;
         let p = self.inst.program;
         out.sort_by(|a, b| p.sequential_cmp(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
@@ -379,8 +402,22 @@ impl<'i, 'p> Engine<'i, 'p> {
     /// instance (unchecked).
     pub fn in_degree(&mut self, task: &Task) -> Result<usize, QueryError> {
         let mut n = 0;
-        self.for_each_parent(task, &mut |_, _, _, _| n += 1)?;
+        self.for_each_parent(task, &mut |_, _, _, _| {
+            n += 1;
+            true
+        })?;
         Ok(n)
+    }
+
+    /// Whether a task has any parent (stops at the first one found).
+    /// `task` must be a task of the instance (unchecked).
+    pub fn has_parent(&mut self, task: &Task) -> Result<bool, QueryError> {
+        let mut found = false;
+        self.for_each_parent(task, &mut |_, _, _, _| {
+            found = true;
+            false
+        })?;
+        Ok(found)
     }
 
     /// The tasks that write a tile (none for an input or unwritten tile).
