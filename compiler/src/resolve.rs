@@ -11,6 +11,7 @@ use crate::diag::{Diagnostic, IntoDiagnostic, SourceMap};
 use crate::hir::*;
 use crate::kernels::standard_signature;
 use grammar::ast::{self, Role, ScalarType, Span};
+use std::collections::HashMap;
 use thiserror::Error;
 
 /// A name-resolution or structure error.
@@ -496,6 +497,9 @@ struct ProgramResolver<'a> {
     program: Program,
     /// Innermost scope last; each holds the names bound in one block.
     scopes: Vec<Vec<(String, Binding)>>,
+    /// Every name in scope (names never shadow, so one binding each), for
+    /// constant-time lookups.
+    in_scope: HashMap<String, Binding>,
 }
 
 impl<'a> ProgramResolver<'a> {
@@ -522,6 +526,7 @@ impl<'a> ProgramResolver<'a> {
                 body: Vec::new(),
             },
             scopes: vec![Vec::new()],
+            in_scope: HashMap::new(),
         }
     }
 
@@ -623,12 +628,19 @@ impl<'a> ProgramResolver<'a> {
     }
 
     fn lookup(&self, name: &str) -> Option<Binding> {
-        self.scopes
-            .iter()
-            .rev()
-            .flat_map(|s| s.iter().rev())
-            .find(|(n, _)| n == name)
-            .map(|(_, b)| *b)
+        self.in_scope.get(name).copied()
+    }
+
+    fn push_scope(&mut self) {
+        self.scopes.push(Vec::new());
+    }
+
+    fn pop_scope(&mut self) {
+        if let Some(scope) = self.scopes.pop() {
+            for (name, _) in scope {
+                self.in_scope.remove(&name);
+            }
+        }
     }
 
     fn names_in_scope(&self) -> Vec<String> {
@@ -668,6 +680,7 @@ impl<'a> ProgramResolver<'a> {
         }
         if let Some(scope) = self.scopes.last_mut() {
             scope.push((name.name.clone(), binding));
+            self.in_scope.insert(name.name.clone(), binding);
         }
         true
     }
@@ -831,7 +844,7 @@ impl<'a> ProgramResolver<'a> {
     }
 
     fn block(&mut self, stmts: &[ast::Stmt]) -> Vec<StmtId> {
-        self.scopes.push(Vec::new());
+        self.push_scope();
         let mut out = Vec::new();
         for s in stmts {
             match &s.kind {
@@ -854,7 +867,7 @@ impl<'a> ProgramResolver<'a> {
                 }
             }
         }
-        self.scopes.pop();
+        self.pop_scope();
         out
     }
 
@@ -879,10 +892,10 @@ impl<'a> ProgramResolver<'a> {
                     }),
                     span: s.span,
                 });
-                self.scopes.push(Vec::new());
+                self.push_scope();
                 let var = self.bind_var(&f.var, VarKind::Loop(stmt_id), Ty::Int);
                 let body = self.block(&f.body.stmts);
-                self.scopes.pop();
+                self.pop_scope();
                 let args: Option<Vec<ExprId>> = args.into_iter().collect();
                 let (Some(var), Some(args), true) = (var, args, arity_ok) else {
                     return None;
