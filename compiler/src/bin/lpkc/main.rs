@@ -14,7 +14,7 @@ use std::process::ExitCode;
 /// The lpk compiler, static analyzer and dependency query tool for `.lpk`
 /// tiled linear-algebra programs.
 #[derive(Parser, Debug)]
-#[command(name = "lpkc", version, about, long_about = None)]
+#[command(name = "lpkc", version)]
 pub struct Cli {
     /// When to colour diagnostics.
     #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
