@@ -12,7 +12,7 @@
 //! infeasible, the pair provably never meets. The constraints have integer
 //! data and integer margins, far from the solver's tolerances.
 
-use crate::solve::{guard_equalities, guard_inequalities};
+use crate::solve::{guard_disequalities, guard_equalities, guard_inequalities};
 use crate::sym::decompose;
 use good_lp::{
     variable, Expression, ProblemVariables, ResolutionError, Solution, SolverModel, Variable,
@@ -76,6 +76,9 @@ pub fn may_meet(
     // nodes to the pool), then build the LP over a shared borrow.
     let mut ge: Vec<(u8, ExprRef)> = Vec::new();
     let mut eq: Vec<(u8, ExprRef, u8, ExprRef)> = Vec::new();
+    // `a != b` is the union of `a - b - 1 >= 0` and `b - a - 1 >= 0`; each
+    // is tried (up to a few, the rest are dropped from the relaxation).
+    let mut ne: Vec<(u8, ExprRef, ExprRef)> = Vec::new();
     for (side, st) in [(0u8, w_st), (1u8, r_st)] {
         for item in &st.domain {
             match *item {
@@ -94,6 +97,9 @@ pub fn may_meet(
                     for (a, b) in guard_equalities(pool, cond, positive) {
                         eq.push((side, a, side, b));
                     }
+                    for (a, b) in guard_disequalities(pool, cond, positive) {
+                        ne.push((side, a, b));
+                    }
                 }
             }
         }
@@ -106,18 +112,49 @@ pub fn may_meet(
     for (&a, &b) in w.indices.iter().zip(&r.indices) {
         eq.push((0, a, 1, b));
     }
+    ne.truncate(MAX_SPLITS);
+    let mut alternatives: Vec<[(u8, ExprRef); 2]> = Vec::new();
+    for &(side, a, b) in &ne {
+        use runtime_interp::expr::{BinOp, Node};
+        let one = pool.add(Node::Int(1));
+        let d1 = pool.add(Node::Binary(BinOp::Sub, a, b));
+        let d2 = pool.add(Node::Binary(BinOp::Sub, b, a));
+        alternatives.push([
+            (side, pool.add(Node::Binary(BinOp::Sub, d1, one))),
+            (side, pool.add(Node::Binary(BinOp::Sub, d2, one))),
+        ]);
+    }
+    let pool: &ExprPool = pool;
+    for choice in 0..(1u32 << alternatives.len()) {
+        let mut ge_all = ge.clone();
+        for (k, alt) in alternatives.iter().enumerate() {
+            ge_all.push(alt[((choice >> k) & 1) as usize]);
+        }
+        if feasible(pool, &ge_all, &eq) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Most `!=` conjuncts split into cases (2^MAX_SPLITS LPs at most).
+const MAX_SPLITS: usize = 4;
+
+/// Whether the relaxation of `g >= 0` for every `ge` and `a == b` for
+/// every `eq` is feasible (true when the solver cannot tell).
+fn feasible(pool: &ExprPool, ge: &[(u8, ExprRef)], eq: &[(u8, ExprRef, u8, ExprRef)]) -> bool {
     let mut lp = Lp {
         pool,
         vars: ProblemVariables::new(),
         map: HashMap::new(),
     };
     let mut constraints = Vec::new();
-    for (side, g) in ge {
+    for &(side, g) in ge {
         if let Some(e) = lp.affine(side, g) {
             constraints.push(e.geq(0.0));
         }
     }
-    for (sa, a, sb, b) in eq {
+    for &(sa, a, sb, b) in eq {
         if let (Some(x), Some(y)) = (lp.affine(sa, a), lp.affine(sb, b)) {
             constraints.push(x.eq(y));
         }

@@ -268,6 +268,33 @@ pub(crate) fn guard_equalities(
     out
 }
 
+/// The `a != b` conjuncts a guard imposes (`a == b` when negated).
+pub(crate) fn guard_disequalities(
+    pool: &ExprPool,
+    cond: ExprRef,
+    positive: bool,
+) -> Vec<(ExprRef, ExprRef)> {
+    let mut out = Vec::new();
+    let mut stack = vec![(cond, positive)];
+    while let Some((c, pos)) = stack.pop() {
+        match pool.get(c) {
+            Some(Node::Unary(UnOp::Not, a)) => stack.push((*a, !pos)),
+            Some(Node::Binary(BinOp::And, a, b)) if pos => {
+                stack.push((*a, true));
+                stack.push((*b, true));
+            }
+            Some(Node::Binary(BinOp::Or, a, b)) if !pos => {
+                stack.push((*a, false));
+                stack.push((*b, false));
+            }
+            Some(Node::Binary(BinOp::Ne, a, b)) if pos => out.push((*a, *b)),
+            Some(Node::Binary(BinOp::Eq, a, b)) if !pos => out.push((*a, *b)),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The `g >= 0` forms of a guard's (or its negation's) comparison conjuncts.
 pub(crate) fn guard_inequalities(
     pool: &mut ExprPool,
