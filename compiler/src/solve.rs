@@ -120,6 +120,8 @@ struct Builder<'a> {
     equations: Vec<(ExprRef, ExprRef)>,
     /// Slots enumerated by a `Range` (their own loop check is implied).
     enumerated: BTreeSet<u32>,
+    /// Equations that hold by construction of the assignments.
+    implied: BTreeSet<usize>,
 }
 
 /// The inverse plan of one access.
@@ -134,6 +136,7 @@ pub fn inverse_plan(pool: &mut ExprPool, st: &Statement, access: &Access) -> Pla
         steps: Vec::new(),
         equations: Vec::new(),
         enumerated: BTreeSet::new(),
+        implied: BTreeSet::new(),
     };
     for (k, &e) in access.indices.iter().enumerate() {
         let t = b.pool.add(Node::Slot(depth + k as u32));
@@ -153,12 +156,13 @@ pub fn inverse_plan(pool: &mut ExprPool, st: &Statement, access: &Access) -> Pla
     for k in 0..access.indices.len() {
         let (e, t) = b.equations[k];
         // `x == t` needs no check when the plan set `x := t`.
-        let implied = b.steps.iter().any(|step| match step {
-            PlanStep::Set { slot, value } => {
-                *value == t && b.pool.get(e) == Some(&Node::Slot(*slot))
-            }
-            _ => false,
-        });
+        let implied = b.implied.contains(&k)
+            || b.steps.iter().any(|step| match step {
+                PlanStep::Set { slot, value } => {
+                    *value == t && b.pool.get(e) == Some(&Node::Slot(*slot))
+                }
+                _ => false,
+            });
         if implied {
             continue;
         }
@@ -390,15 +394,17 @@ impl Builder<'_> {
         }
     }
 
-    /// The equations as affine forms `lhs - rhs` over the unknowns.
-    fn forms(&self) -> Vec<Lin> {
+    /// The equations as affine forms `lhs - rhs` over the unknowns, with
+    /// their indices in `equations`.
+    fn forms(&self) -> Vec<(usize, Lin)> {
         let unknown = self.is_unknown();
         self.equations
             .iter()
-            .filter_map(|&(a, b)| {
+            .enumerate()
+            .filter_map(|(k, &(a, b))| {
                 let la = decompose(self.pool, a, &unknown)?;
                 let lb = decompose(self.pool, b, &unknown)?;
-                la.add_scaled(&lb, Q::int(-1))
+                Some((k, la.add_scaled(&lb, Q::int(-1))?))
             })
             .collect()
     }
@@ -406,11 +412,13 @@ impl Builder<'_> {
     /// Rational elimination on the linear equations; assigns every
     /// variable that a row fixes. Returns whether it assigned any.
     fn solve_linear(&mut self) -> bool {
-        let mut rows: Vec<Lin> = self
+        // Each row remembers which equations it combines.
+        let (mut rows, mut origins): (Vec<Lin>, Vec<Vec<usize>>) = self
             .forms()
             .into_iter()
-            .filter(|l| l.atoms.is_empty() && !l.vars.is_empty())
-            .collect();
+            .filter(|(_, l)| l.atoms.is_empty() && !l.vars.is_empty())
+            .map(|(k, l)| (l, vec![k]))
+            .unzip();
         let vars = self.unknown_vars();
         // Gauss-Jordan over the rationals.
         let mut pivot_row = 0;
@@ -419,6 +427,7 @@ impl Builder<'_> {
                 continue;
             };
             rows.swap(pivot_row, p);
+            origins.swap(pivot_row, p);
             let Some(&c) = rows[pivot_row].vars.get(&v) else {
                 continue;
             };
@@ -438,12 +447,18 @@ impl Builder<'_> {
                         Some(n) => rows[r] = n,
                         None => return false,
                     }
+                    let pivot_origins = origins[pivot_row].clone();
+                    for o in pivot_origins {
+                        if !origins[r].contains(&o) {
+                            origins[r].push(o);
+                        }
+                    }
                 }
             }
             pivot_row += 1;
         }
         let mut progress = false;
-        for row in &rows {
+        for (row, origin) in rows.iter().zip(&origins) {
             if row.vars.len() != 1 {
                 continue;
             }
@@ -467,6 +482,11 @@ impl Builder<'_> {
             };
             if self.assign_from(v, &rhs) {
                 progress = true;
+                // An equation solved on its own holds exactly once its
+                // variable is assigned (with the divisibility check).
+                if let [k] = origin.as_slice() {
+                    self.implied.insert(*k);
+                }
             }
         }
         progress
@@ -491,7 +511,7 @@ impl Builder<'_> {
     /// Inverts an equation whose only unknown part is one power atom
     /// `b ** e` with a constant base `b >= 2`.
     fn solve_atoms(&mut self) -> bool {
-        for row in self.forms() {
+        for (_, row) in self.forms() {
             if !row.vars.is_empty() || row.atoms.len() != 1 {
                 continue;
             }

@@ -428,24 +428,30 @@ pub fn walk(inst: &Instance<'_>) -> Result<WalkStats, ExpandError> {
         })?;
         for child in children.drain(..) {
             stats.edges += 1;
-            let left = match waiting.get_mut(&child) {
-                Some(n) => n,
-                None => {
-                    let d = engine.in_degree(&child)?;
-                    waiting.entry(child.clone()).or_insert(d)
+            use std::collections::hash_map::Entry;
+            match waiting.entry(child) {
+                Entry::Occupied(mut e) => {
+                    *e.get_mut() -= 1;
+                    if *e.get() == 0 {
+                        let (child, _) = e.remove_entry();
+                        ready.push(child);
+                    }
                 }
-            };
-            if *left == 0 {
-                return Err(QueryError::NotATask(format!(
-                    "{} reached twice",
-                    inst.program.task_name(&child)
-                ))
-                .into());
-            }
-            *left -= 1;
-            if *left == 0 {
-                waiting.remove(&child);
-                ready.push(child);
+                Entry::Vacant(v) => match engine.in_degree(v.key())? {
+                    0 => {
+                        return Err(QueryError::NotATask(format!(
+                            "{} reached twice",
+                            inst.program.task_name(v.key())
+                        ))
+                        .into())
+                    }
+                    // The only parent just finished: ready at once, never
+                    // stored.
+                    1 => ready.push(v.into_key()),
+                    d => {
+                        v.insert(d - 1);
+                    }
+                },
             }
         }
         stats.max_waiting = stats.max_waiting.max(waiting.len());
