@@ -58,6 +58,9 @@ pub fn plan_text(p: &Program, vars: &[String], plan: &Plan, indent: &str) -> Str
                 )
             }
             PlanStep::Check { cond } => format!("check {}", e(*cond)),
+            PlanStep::CheckRange { slot, lo, hi } => {
+                format!("check {} <= {} < {}", e(*lo), name(*slot), e(*hi))
+            }
             PlanStep::Range {
                 slot,
                 lo,

@@ -105,7 +105,7 @@ fn never_meet(pool: &ExprPool, w: &Access, r: &Access) -> bool {
 
 /// A condition the plan must check, with the slots it needs.
 struct Pending {
-    cond: ExprRef,
+    step: PlanStep,
     needs: Vec<u32>,
 }
 
@@ -179,7 +179,9 @@ pub fn inverse_plan(pool: &mut ExprPool, st: &Statement, access: &Access) -> Pla
                 let ge = b.pool.add(Node::Binary(BinOp::Ge, x, lo));
                 let lt = b.pool.add(Node::Binary(BinOp::Lt, x, hi));
                 let both = b.pool.add(Node::Binary(BinOp::And, ge, lt));
-                pending.push(b.pending(both));
+                let mut range = b.pending(both);
+                range.step = PlanStep::CheckRange { slot, lo, hi };
+                pending.push(range);
                 if !matches!(b.pool.get(step), Some(Node::Int(1))) {
                     let diff = b.pool.add(Node::Binary(BinOp::Sub, x, lo));
                     let m = b.pool.add(Node::Binary(BinOp::Mod, diff, step));
@@ -221,7 +223,7 @@ fn place_checks(
     let place = |known: &BTreeSet<u32>, out: &mut Vec<PlanStep>, placed: &mut Vec<bool>| {
         for (i, p) in pending.iter().enumerate() {
             if !placed[i] && p.needs.iter().all(|s| known.contains(s)) {
-                out.push(PlanStep::Check { cond: p.cond });
+                out.push(p.step.clone());
                 placed[i] = true;
             }
         }
@@ -233,7 +235,7 @@ fn place_checks(
             | PlanStep::SetDiv { slot, .. }
             | PlanStep::SetLog { slot, .. }
             | PlanStep::Range { slot, .. } => Some(*slot),
-            PlanStep::Check { .. } => None,
+            PlanStep::Check { .. } | PlanStep::CheckRange { .. } => None,
         };
         out.push(step);
         if let Some(s) = slot {
@@ -362,7 +364,10 @@ impl Builder<'_> {
     fn pending(&self, cond: ExprRef) -> Pending {
         let mut needs = Vec::new();
         self.pool.slots_of(cond, &mut needs);
-        Pending { cond, needs }
+        Pending {
+            step: PlanStep::Check { cond },
+            needs,
+        }
     }
 
     fn unknown_vars(&self) -> Vec<u32> {

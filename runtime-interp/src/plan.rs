@@ -47,6 +47,15 @@ pub enum PlanStep {
         /// Bool expression over known slots.
         cond: ExprRef,
     },
+    /// Reject unless `lo <= slot < hi`.
+    CheckRange {
+        /// The checked slot.
+        slot: u32,
+        /// Inclusive lower bound.
+        lo: ExprRef,
+        /// Exclusive upper bound.
+        hi: ExprRef,
+    },
     /// For every `slot` in `range(lo, hi, step)` that also satisfies
     /// `slot >= l` for each `l` in `lower` and `slot < u` for each `u` in
     /// `upper`, run the rest of the plan.
@@ -205,6 +214,15 @@ impl Runner<'_, '_> {
                     );
                     if ok != Ok(true) {
                         return Ok(());
+                    }
+                }
+                PlanStep::CheckRange { slot, lo, hi } => {
+                    let Some(&v) = slots.get(*slot as usize) else {
+                        return Err(PlanError::Malformed);
+                    };
+                    match (self.int(*lo, slots), self.int(*hi, slots)) {
+                        (Ok(lo), Ok(hi)) if lo <= v && v < hi => {}
+                        _ => return Ok(()),
                     }
                 }
                 PlanStep::Range {

@@ -47,6 +47,8 @@ pub struct Engine<'i, 'p> {
     inst: &'i Instance<'p>,
     scratch: Scratch,
     tile: Vec<i64>,
+    read_tiles: Vec<i64>,
+    read_starts: Vec<usize>,
     /// Remaining work budget (see [`DEFAULT_BUDGET`]).
     pub budget: u64,
     /// For each matrix: its write accesses `(stmt, access)`.
@@ -77,6 +79,8 @@ impl<'i, 'p> Engine<'i, 'p> {
             inst,
             scratch: Scratch::default(),
             tile: Vec::new(),
+            read_tiles: Vec::new(),
+            read_starts: Vec::new(),
             budget: DEFAULT_BUDGET,
             writes_of,
             reads_of,
@@ -330,48 +334,63 @@ impl<'i, 'p> Engine<'i, 'p> {
             .plans
             .get(task.stmt as usize)
             .ok_or(PlanError::Malformed)?;
-        let mut tiles: Vec<Vec<i64>> = Vec::with_capacity(st.reads.len());
-        for (r, acc) in st.reads.iter().enumerate() {
-            let mut tile = Vec::with_capacity(acc.indices.len());
-            self.eval_access(acc, &task.vars, &mut tile)?;
-            let repeated = st
-                .reads
-                .iter()
-                .zip(&tiles)
-                .any(|(a, t)| a.matrix == acc.matrix && *t == tile);
-            tiles.push(tile);
-            if repeated {
-                continue;
-            }
-            let tile = &tiles[r];
-            let partners = &plans.reads.get(r).ok_or(PlanError::Malformed)?.partners;
-            for w in partners {
-                let ap = p
-                    .plans
-                    .get(w.stmt as usize)
-                    .and_then(|ps| ps.writes.get(w.access as usize))
-                    .ok_or(PlanError::Malformed)?;
-                let mut go_on = true;
-                let mut emit = |vars: &[i64]| {
-                    if !(w.stmt == task.stmt && vars == &*task.vars) {
-                        go_on = f(w.stmt, vars, acc.matrix, tile);
-                    }
-                    go_on
+        // The read tiles, flattened into one reused buffer.
+        let mut flat = std::mem::take(&mut self.read_tiles);
+        flat.clear();
+        let mut starts = std::mem::take(&mut self.read_starts);
+        starts.clear();
+        let result = (|| {
+            for (r, acc) in st.reads.iter().enumerate() {
+                let start = flat.len();
+                let env = Env {
+                    params: &self.inst.params,
+                    slots: &task.vars,
                 };
-                ap.inverse.run(
-                    &p.exprs,
-                    &self.inst.params,
-                    tile,
-                    &mut self.scratch,
-                    &mut self.budget,
-                    &mut emit,
-                )?;
-                if !go_on {
-                    return Ok(());
+                for &i in &acc.indices {
+                    flat.push(p.exprs.eval_int(i, env)?);
+                }
+                starts.push(start);
+                let tile = &flat[start..];
+                // A tile read twice gives one edge.
+                let repeated = st.reads.iter().take(r).enumerate().any(|(q, a)| {
+                    a.matrix == acc.matrix
+                        && flat.get(starts[q]..starts[q] + a.indices.len()) == Some(tile)
+                });
+                if repeated {
+                    continue;
+                }
+                let partners = &plans.reads.get(r).ok_or(PlanError::Malformed)?.partners;
+                for w in partners {
+                    let ap = p
+                        .plans
+                        .get(w.stmt as usize)
+                        .and_then(|ps| ps.writes.get(w.access as usize))
+                        .ok_or(PlanError::Malformed)?;
+                    let mut go_on = true;
+                    let mut emit = |vars: &[i64]| {
+                        if !(w.stmt == task.stmt && vars == &*task.vars) {
+                            go_on = f(w.stmt, vars, acc.matrix, tile);
+                        }
+                        go_on
+                    };
+                    ap.inverse.run(
+                        &p.exprs,
+                        &self.inst.params,
+                        tile,
+                        &mut self.scratch,
+                        &mut self.budget,
+                        &mut emit,
+                    )?;
+                    if !go_on {
+                        return Ok(());
+                    }
                 }
             }
-        }
-        Ok(())
+            Ok(())
+        })();
+        self.read_tiles = flat;
+        self.read_starts = starts;
+        result
     }
 
     /// The tasks that wrote a tile `task` reads, each with the tile.
