@@ -65,6 +65,7 @@ codes! {
     "E0205" => "loop step is not positive",
     "E0206" => "negative matrix extent",
     "E0207" => "standard kernel declared with a different signature",
+    "E0208" => "expression too large once `let`s are substituted",
 }
 
 /// Looks a code up (case-insensitive).

@@ -72,6 +72,16 @@ pub enum TypeError {
         /// Its value.
         value: i64,
     },
+    /// An expression that becomes too large once `let`s are substituted.
+    #[error("expression is too large once `let`s are substituted ({size} nodes, at most {limit})")]
+    TooLarge {
+        /// The `let` value or expression.
+        span: Span,
+        /// Its size after substitution (saturated).
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// A standard kernel declared with a different signature.
     #[error("`{name}` is a standard kernel but this declaration does not match its signature")]
     StandardMismatch {
@@ -95,6 +105,7 @@ impl TypeError {
             TypeError::NonPositiveStep { .. } => "E0205",
             TypeError::NegativeExtent { .. } => "E0206",
             TypeError::StandardMismatch { .. } => "E0207",
+            TypeError::TooLarge { .. } => "E0208",
         }
     }
 }
@@ -120,6 +131,10 @@ impl IntoDiagnostic for TypeError {
                 .with_note("loops count upwards; a step must be at least 1"),
             TypeError::NegativeExtent { span, .. } => Diagnostic::error(code, msg, *span)
                 .with_primary_message("negative extent"),
+            TypeError::TooLarge { span, .. } => Diagnostic::error(code, msg, *span)
+                .with_primary_message("this grows too large")
+                .with_note("`let`s are substituted where they are used, so a chain of `let`s that each use the previous one several times grows exponentially")
+                .with_help("simplify the chain of `let`s"),
             TypeError::StandardMismatch { span, expected, .. } => Diagnostic::error(code, msg, *span)
                 .with_help(format!("the standard declaration is `{expected}`"))
                 .with_note("the runtime ships this kernel with that signature (see `lpkc explain E0207`); rename your kernel to define a different one"),
@@ -147,16 +162,23 @@ pub fn typeck(module: &mut Module) -> Vec<TypeError> {
             program: p,
             kernels,
             errors: &mut errors,
+            let_sizes: std::collections::HashMap::new(),
         }
         .program();
     }
     errors
 }
 
+/// Most nodes an expression may have once `let`s are substituted: plans
+/// and evaluators see the substituted form, so this bounds their work.
+pub const MAX_EXPANDED: u64 = 100_000;
+
 struct Checker<'a> {
     program: &'a mut Program,
     kernels: &'a [Kernel],
     errors: &'a mut Vec<TypeError>,
+    /// Expanded size of each `let` seen so far.
+    let_sizes: std::collections::HashMap<VarId, u64>,
 }
 
 impl Checker<'_> {
@@ -234,6 +256,19 @@ impl Checker<'_> {
             StmtKind::Let(l) => {
                 let ty = self.ty(l.value);
                 self.program.vars[l.var.index()].ty = ty;
+                let size = self.expanded_size(l.value);
+                if size > MAX_EXPANDED {
+                    let span = self.program.expr(l.value).span;
+                    self.errors.push(TypeError::TooLarge {
+                        span,
+                        size,
+                        limit: MAX_EXPANDED,
+                    });
+                    // Reported once: its uses count as small.
+                    self.let_sizes.insert(l.var, 1);
+                } else {
+                    self.let_sizes.insert(l.var, size);
+                }
             }
         }
     }
@@ -290,6 +325,23 @@ impl Checker<'_> {
                 }
             }
             _ => None,
+        }
+    }
+
+    /// The number of nodes of an expression once `let`s are substituted
+    /// (saturating).
+    fn expanded_size(&self, e: ExprId) -> u64 {
+        match &self.program.expr(e).kind {
+            ExprKind::Int(_) | ExprKind::Real(_) | ExprKind::Bool(_) => 1,
+            ExprKind::Var(v) => self.let_sizes.get(v).copied().unwrap_or(1),
+            ExprKind::Unary(_, a) => self.expanded_size(*a).saturating_add(1),
+            ExprKind::Binary(_, a, b) => self
+                .expanded_size(*a)
+                .saturating_add(self.expanded_size(*b))
+                .saturating_add(1),
+            ExprKind::Call(_, args) => args
+                .iter()
+                .fold(1u64, |acc, &a| acc.saturating_add(self.expanded_size(a))),
         }
     }
 
