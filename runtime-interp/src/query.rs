@@ -145,24 +145,17 @@ impl<'i, 'p> Engine<'i, 'p> {
 
     /// The tiles a task writes, in result order.
     pub fn writes(&self, task: &Task) -> Result<Vec<Tile>, QueryError> {
-        let st = self.statement(task)?;
-        let mut out = Vec::new();
-        for acc in &st.writes {
-            let mut index = Vec::new();
-            self.eval_access(acc, &task.vars, &mut index)?;
-            out.push(Tile {
-                matrix: acc.matrix,
-                index,
-            });
-        }
-        Ok(out)
+        self.tiles(&self.statement(task)?.writes, task)
     }
 
     /// The tiles a task reads, in argument order.
     pub fn reads(&self, task: &Task) -> Result<Vec<Tile>, QueryError> {
-        let st = self.statement(task)?;
-        let mut out = Vec::new();
-        for acc in &st.reads {
+        self.tiles(&self.statement(task)?.reads, task)
+    }
+
+    fn tiles(&self, accesses: &[Access], task: &Task) -> Result<Vec<Tile>, QueryError> {
+        let mut out = Vec::with_capacity(accesses.len());
+        for acc in accesses {
             let mut index = Vec::new();
             self.eval_access(acc, &task.vars, &mut index)?;
             out.push(Tile {
