@@ -122,6 +122,8 @@ struct Builder<'a> {
     enumerated: BTreeSet<u32>,
     /// Equations that hold by construction of the assignments.
     implied: BTreeSet<usize>,
+    /// Power atoms already inverted.
+    inverted: BTreeSet<ExprRef>,
 }
 
 /// The inverse plan of one access.
@@ -137,6 +139,7 @@ pub fn inverse_plan(pool: &mut ExprPool, st: &Statement, access: &Access) -> Pla
         equations: Vec::new(),
         enumerated: BTreeSet::new(),
         implied: BTreeSet::new(),
+        inverted: BTreeSet::new(),
     };
     for (k, &e) in access.indices.iter().enumerate() {
         let t = b.pool.add(Node::Slot(depth + k as u32));
@@ -242,6 +245,13 @@ fn place_checks(
             known.insert(s);
         }
         place(&known, &mut out, &mut placed);
+    }
+    // Every slot is assigned by now, so nothing is left; should a check
+    // remain, it still runs, last.
+    for (i, p) in pending.iter().enumerate() {
+        if !placed[i] {
+            out.push(p.step.clone());
+        }
     }
     out
 }
@@ -391,6 +401,11 @@ impl Builder<'_> {
             }
             self.enumerate_outermost(st);
         }
+        // Whatever is still unknown is enumerated: a plan must assign every
+        // slot before it answers.
+        while !self.unknown_vars().is_empty() {
+            self.enumerate_outermost(st);
+        }
     }
 
     /// The equations as affine forms `lhs - rhs` over the unknowns, with
@@ -521,6 +536,11 @@ impl Builder<'_> {
             else {
                 continue;
             };
+            // Each atom is inverted once; its equation stays non-linear
+            // when the exponent itself is not affine.
+            if !self.inverted.insert(atom) {
+                continue;
+            }
             let Some(Node::Int(b)) = self.pool.get(base).copied() else {
                 continue;
             };

@@ -277,3 +277,12 @@ fn examples_enumerate_only_genuinely_free_variables() {
         }
     }
 }
+
+/// Programs that once exposed solver bugs, checked like the examples.
+#[test]
+fn regressions() {
+    let program = compile("tests/regress/pow_of_floor_div_index.lpk");
+    for n in 1..=7 {
+        check_instance(&program, &[("N", n)]);
+    }
+}
