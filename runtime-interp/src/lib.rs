@@ -12,6 +12,7 @@
 
 pub mod dag;
 pub mod expr;
+pub mod kernels;
 pub mod model;
 pub mod plan;
 pub mod query;
