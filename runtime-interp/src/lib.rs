@@ -8,9 +8,13 @@
 //! - [`task`]: tasks, sequential order and sequential enumeration;
 //! - [`query`]: `children`/`parents`/`writer`/`readers` from the plans;
 //! - [`stdlib`]: the standard kernels' signatures.
+//! - [`exec`]: the embedded multi-threaded executor;
+//! - [`kernels`]: the tile kernels and their registry.
 #![warn(missing_docs)]
 
 pub mod dag;
+pub mod dense;
+pub mod exec;
 pub mod expr;
 pub mod kernels;
 pub mod model;
@@ -18,3 +22,4 @@ pub mod plan;
 pub mod query;
 pub mod stdlib;
 pub mod task;
+pub mod verify;

@@ -51,6 +51,39 @@ pub fn run(cli: Cli) -> ExitCode {
             max_tasks,
         } => stats(&file, &instance, format, max_tasks, color),
         Command::Explain { code, list } => explain(code.as_deref(), list),
+        Command::Run {
+            file,
+            instance,
+            block,
+            inputs,
+            output_dir,
+            workers,
+            seed,
+            verify,
+            kernels,
+            no_progress,
+            format,
+        } => {
+            let (_, program) = match load(&file, &instance.program, color) {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            crate::run::run(
+                &program,
+                &crate::run::RunArgs {
+                    instance: &instance,
+                    block,
+                    inputs: &inputs,
+                    output_dir: output_dir.as_deref(),
+                    workers,
+                    seed,
+                    verify,
+                    kernels,
+                    progress: !no_progress,
+                    format,
+                },
+            )
+        }
     }
 }
 

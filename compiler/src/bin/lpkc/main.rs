@@ -5,7 +5,9 @@
 //! error.
 
 mod commands;
+mod npyio;
 mod output;
+mod run;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -121,6 +123,51 @@ pub enum Command {
         #[arg(long, default_value_t = 20_000_000)]
         max_tasks: u64,
     },
+    /// Execute the program on real matrices with the embedded executor.
+    ///
+    /// Every `input` matrix needs data: `--input A=a.npy`, or a generated
+    /// matrix `A=random:ROWSxCOLS`, `A=spd:N` (symmetric positive
+    /// definite), `A=identity:N`. Parameters not given with `-p` are
+    /// inferred from the input shapes (`A[N, N]` with 1000 rows and block
+    /// 256 gives N = 4); edge tiles are smaller than the block.
+    Run {
+        /// The `.lpk` source file.
+        file: PathBuf,
+        #[command(flatten)]
+        instance: InstanceArgs,
+        /// Tile size: every tile is BLOCK x BLOCK except at the edges.
+        #[arg(long, value_name = "B")]
+        block: usize,
+        /// Data of an input matrix (repeatable): NAME=FILE.npy,
+        /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
+        #[arg(long = "input", value_name = "NAME=SPEC", value_parser = parse_input)]
+        inputs: Vec<(String, String)>,
+        /// Write output tiles to DIR/M/i_j.npy and assembled 2-D outputs to
+        /// DIR/M.npy; `DIR/_SUCCESS` is written last, only after success.
+        #[arg(long, value_name = "DIR")]
+        output_dir: Option<PathBuf>,
+        /// Worker threads [default: the number of cores].
+        #[arg(long, value_name = "W")]
+        workers: Option<usize>,
+        /// Seed of generated inputs.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Check the residual of the outputs against the inputs (Cholesky,
+        /// LU, QR, triangular solve/inverse, matrix product); exit code 1 if
+        /// it is too large.
+        #[arg(long)]
+        verify: bool,
+        /// `std`: the standard kernels; `noop`: kernels that do nothing
+        /// (to measure the scheduler alone).
+        #[arg(long, value_enum, default_value_t = KernelSet::Std)]
+        kernels: KernelSet,
+        /// Do not show a progress bar.
+        #[arg(long)]
+        no_progress: bool,
+        /// The summary as text, or one JSON object.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
     /// Print the documentation of a diagnostic code (e.g. `lpkc explain E0101`).
     Explain {
         /// The code; omit it with `--list` to list every code.
@@ -162,6 +209,26 @@ fn parse_param(s: &str) -> Result<(String, i64), String> {
         .parse()
         .map_err(|_| format!("`{name}` needs an integer value, found `{}`", value.trim()))?;
     Ok((name.to_string(), value))
+}
+
+fn parse_input(s: &str) -> Result<(String, String), String> {
+    let (name, spec) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=SPEC (e.g. A=a.npy or A=spd:1024), found `{s}`"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("expected NAME=SPEC, found `{s}`"));
+    }
+    Ok((name.to_string(), spec.trim().to_string()))
+}
+
+/// Which kernels `run` uses.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum KernelSet {
+    /// The standard kernels on faer.
+    Std,
+    /// Kernels that do nothing and return empty tiles.
+    Noop,
 }
 
 /// Output format of `dag`.
