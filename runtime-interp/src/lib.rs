@@ -9,13 +9,15 @@
 //! - [`query`]: `children`/`parents`/`writer`/`readers` from the plans;
 //! - [`stdlib`]: the standard kernels' signatures.
 //! - [`exec`]: the embedded multi-threaded executor;
-//! - [`kernels`]: the tile kernels and their registry.
+//! - [`kernels`]: the tile kernels and their registry;
+//! - [`flops`]: flop and byte models of the standard kernels.
 #![warn(missing_docs)]
 
 pub mod dag;
 pub mod dense;
 pub mod exec;
 pub mod expr;
+pub mod flops;
 pub mod kernels;
 pub mod model;
 pub mod plan;

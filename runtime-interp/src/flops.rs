@@ -1,0 +1,210 @@
+//! Flop and byte models of the standard kernels (`spec/kernels.md`), used by
+//! `lpkc stats` and by the executor's GFLOP/s figure.
+//!
+//! Every model takes the shapes `(rows, cols)` of the kernel's tile
+//! arguments in parameter order (scalars are skipped) and returns `None` for
+//! a kernel it does not know or an argument count that does not fit. The
+//! counts are the usual LAPACK leading terms plus the element-wise work
+//! (one flop per multiply and per add), documented in `docs/performance.md`:
+//!
+//! | kernel | shapes | flops |
+//! |---|---|---|
+//! | `copy` | a m×n | 0 |
+//! | `add` | a m×n | m n |
+//! | `add4` | a m×n | 3 m n |
+//! | `scale` | a m×n | m n |
+//! | `gemm` | a m×k, b k×n | 2 m n k |
+//! | `gemm_acc`, `gemm_sub` | c m×n, a m×k | 2 m n k + m n |
+//! | `chol` | a n×n | n³/3 + n²/2 |
+//! | `trsm` | l n×n, b m×n | m n² |
+//! | `syrk` | c m×n, a m×k | 2 m n k + m n |
+//! | `lu` | a n×n | 2n³/3 |
+//! | `trsm_ll` | l m×m, b m×n | m² n |
+//! | `trsm_ru` | u n×n, b m×n | m n² |
+//! | `qr_factor` | a m×n | 2 n² (m − n/3) + m n² (forming t) |
+//! | `qr_pair` | r0 m0×n, r1 m1×n | as `qr_factor` with m = m0 + m1 |
+//! | `qr_apply` | v m×n, c m×k | 4 m n k + n² k |
+//! | `qr_apply_pair` | v m×n, c0, c1 (m0 + m1 = m) ×k | 4 m n k + n² k |
+//! | `trtri` | l n×n | n³/3 |
+//!
+//! Bytes moved are 8 per element of every tile read and every tile written.
+
+/// Flops of one call of `kernel` on tiles of these shapes.
+pub fn flops(kernel: &str, tiles: &[(usize, usize)]) -> Option<f64> {
+    let f = |x: usize| x as f64;
+    let (m, n) = *tiles.first()?;
+    let (m, n) = (f(m), f(n));
+    let need = |k: usize| (tiles.len() == k).then_some(());
+    Some(match kernel {
+        "copy" => {
+            need(1)?;
+            0.0
+        }
+        "add" => {
+            need(2)?;
+            m * n
+        }
+        "add4" => {
+            need(4)?;
+            3.0 * m * n
+        }
+        "scale" => {
+            need(1)?;
+            m * n
+        }
+        "gemm" => {
+            need(2)?;
+            2.0 * m * f(tiles[1].1) * n
+        }
+        "gemm_acc" | "gemm_sub" | "syrk" => {
+            need(3)?;
+            2.0 * m * n * f(tiles[1].1) + m * n
+        }
+        "chol" => {
+            need(1)?;
+            n * n * n / 3.0 + n * n / 2.0
+        }
+        "trsm" | "trsm_ru" => {
+            need(2)?;
+            let (bm, bn) = tiles[1];
+            f(bm) * f(bn) * f(bn)
+        }
+        "trsm_ll" => {
+            need(2)?;
+            let (bm, bn) = tiles[1];
+            f(bm) * f(bm) * f(bn)
+        }
+        "lu" => {
+            need(1)?;
+            2.0 * n * n * n / 3.0
+        }
+        "qr_factor" => {
+            need(1)?;
+            qr_flops(m, n)
+        }
+        "qr_pair" => {
+            need(2)?;
+            qr_flops(m + f(tiles[1].0), n.max(f(tiles[1].1)))
+        }
+        "qr_apply" => {
+            need(3)?;
+            let k = f(tiles[2].1);
+            4.0 * m * n * k + n * n * k
+        }
+        "qr_apply_pair" => {
+            need(4)?;
+            let k = f(tiles[2].1);
+            4.0 * m * n * k + n * n * k
+        }
+        "trtri" => {
+            need(1)?;
+            n * n * n / 3.0
+        }
+        _ => return None,
+    })
+}
+
+fn qr_flops(m: f64, n: f64) -> f64 {
+    // Householder QR of an m×n panel (k = min(m, n) reflectors) plus forming
+    // the k×k triangular factor t.
+    let k = m.min(n);
+    2.0 * k * k * (m - k / 3.0) + 2.0 * (n - k) * k * m + m * k * k
+}
+
+/// Shapes of the results of one call of `kernel` on tiles of these shapes,
+/// in result order (`None` for an unknown kernel or wrong argument count).
+pub fn result_shapes(kernel: &str, tiles: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
+    let a = *tiles.first()?;
+    let need = |k: usize| (tiles.len() == k).then_some(());
+    Some(match kernel {
+        "copy" | "scale" | "chol" | "trtri" => {
+            need(1)?;
+            vec![a]
+        }
+        "add" => {
+            need(2)?;
+            vec![a]
+        }
+        "add4" => {
+            need(4)?;
+            vec![a]
+        }
+        "gemm" => {
+            need(2)?;
+            vec![(a.0, tiles[1].1)]
+        }
+        "gemm_acc" | "gemm_sub" | "syrk" => {
+            need(3)?;
+            vec![a]
+        }
+        "trsm" | "trsm_ll" | "trsm_ru" => {
+            need(2)?;
+            vec![tiles[1]]
+        }
+        "lu" => {
+            need(1)?;
+            vec![a, a]
+        }
+        "qr_factor" => {
+            need(1)?;
+            let k = a.0.min(a.1);
+            vec![(a.0, k), (k, k), (k, a.1)]
+        }
+        "qr_pair" => {
+            need(2)?;
+            let m = a.0 + tiles[1].0;
+            let n = a.1.max(tiles[1].1);
+            let k = m.min(n);
+            vec![(m, k), (k, k), (k, n)]
+        }
+        "qr_apply" => {
+            need(3)?;
+            vec![tiles[2]]
+        }
+        "qr_apply_pair" => {
+            need(4)?;
+            vec![tiles[2], tiles[3]]
+        }
+        _ => return None,
+    })
+}
+
+/// Bytes read and written by one call (8 per f64 element).
+pub fn bytes(kernel: &str, tiles: &[(usize, usize)]) -> Option<f64> {
+    let outs = result_shapes(kernel, tiles)?;
+    let elems: usize = tiles.iter().chain(&outs).map(|&(r, c)| r * c).sum();
+    Some(8.0 * elems as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leading_terms() {
+        assert_eq!(flops("gemm", &[(2, 3), (3, 4)]), Some(48.0));
+        assert_eq!(flops("gemm_acc", &[(2, 4), (2, 3), (3, 4)]), Some(56.0));
+        assert_eq!(flops("chol", &[(6, 6)]), Some(72.0 + 18.0));
+        assert_eq!(flops("trsm", &[(4, 4), (3, 4)]), Some(48.0));
+        assert_eq!(flops("trsm_ll", &[(3, 3), (3, 5)]), Some(45.0));
+        assert_eq!(flops("lu", &[(3, 3)]), Some(18.0));
+        assert_eq!(flops("gemm", &[(2, 3)]), None);
+        assert_eq!(flops("nope", &[(2, 3)]), None);
+        assert_eq!(flops("copy", &[]), None);
+    }
+
+    #[test]
+    fn shapes_and_bytes() {
+        assert_eq!(
+            result_shapes("qr_factor", &[(10, 4)]),
+            Some(vec![(10, 4), (4, 4), (4, 4)])
+        );
+        assert_eq!(
+            result_shapes("qr_pair", &[(4, 4), (3, 4)]),
+            Some(vec![(7, 4), (4, 4), (4, 4)])
+        );
+        assert_eq!(result_shapes("gemm", &[(2, 3), (3, 5)]), Some(vec![(2, 5)]));
+        assert_eq!(bytes("add", &[(2, 2), (2, 2)]), Some(8.0 * 12.0));
+        assert!(flops("qr_factor", &[(10, 4)]).is_some_and(|f| f > 0.0));
+    }
+}
