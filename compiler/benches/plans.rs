@@ -1,6 +1,7 @@
 //! Plan queries on Cholesky: `children` of tasks drawn uniformly at N = 256
 //! (2,829,056 tasks), and a complete walk of the DAG from its roots with
-//! in-degree counting at N = 64 and 256.
+//! in-degree counting at N = 64 and 256 (with counters, and in sequential
+//! order in constant memory).
 //! Run: `cargo bench -p lpk-compiler --bench plans`.
 
 use compiler::diag::SourceMap;
@@ -77,6 +78,9 @@ fn bench(c: &mut Criterion) {
         let inst = program.bind(&[("N".to_string(), n)]).expect("binds");
         group.bench_function(format!("n{n}"), |b| {
             b.iter(|| runtime_interp::dag::walk(&inst).expect("walk"))
+        });
+        group.bench_function(format!("sequential_n{n}"), |b| {
+            b.iter(|| runtime_interp::dag::walk_sequential(&inst).expect("walk"))
         });
     }
     group.finish();

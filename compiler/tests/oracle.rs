@@ -211,6 +211,10 @@ fn walking_the_dag_reaches_every_task_once() {
             let (dag, _) = expand(&inst, 1_000_000).expect("expands");
             assert_eq!(stats.reached as usize, dag.tasks.len(), "{path} {n}");
             assert_eq!(stats.edges as usize, dag.edges.len(), "{path} {n}");
+            let seq = runtime_interp::dag::walk_sequential(&inst).expect("walks in order");
+            assert_eq!(seq.tasks as usize, dag.tasks.len(), "{path} {n}");
+            assert_eq!(seq.edges as usize, dag.edges.len(), "{path} {n}");
+            assert_eq!(seq.roots, stats.roots, "{path} {n}");
         }
     }
 }
@@ -285,4 +289,18 @@ fn regressions() {
     for n in 1..=7 {
         check_instance(&program, &[("N", n)]);
     }
+}
+
+#[test]
+fn the_sequential_walk_catches_a_missing_edge() {
+    let mut program = compile("examples/cholesky.lpk");
+    // Forget that the diagonal `chol` feeds anything: the children plans now
+    // miss edges the parents plans still count.
+    program.plans[0].writes[0].partners.clear();
+    let inst = program.bind(&[("N".to_string(), 4)]).expect("binds");
+    let err = runtime_interp::dag::walk_sequential(&inst).expect_err("must notice");
+    assert!(
+        err.to_string().contains("the children plans gave"),
+        "{err}"
+    );
 }

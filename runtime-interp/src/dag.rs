@@ -463,3 +463,109 @@ pub fn walk(inst: &Instance<'_>) -> Result<WalkStats, ExpandError> {
     }
     Ok(stats)
 }
+
+/// What a sequential-order walk saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SequentialWalkStats {
+    /// Tasks with no parents.
+    pub roots: u64,
+    /// Every task, each scheduled exactly once.
+    pub tasks: u64,
+    /// Edges followed (= the sum of the in-degrees).
+    pub edges: u64,
+}
+
+/// One of two independent 64-bit hashes of a task, for the multiset check
+/// of [`walk_sequential`].
+fn task_hash(seed: u64, stmt: u32, vars: &[i64]) -> u64 {
+    fn mix(mut z: u64) -> u64 {
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    let mut h = mix(seed ^ u64::from(stmt));
+    for &v in vars {
+        h = mix(h ^ v as u64);
+    }
+    h
+}
+
+/// Walks the whole DAG the way the runtime's in-degree counting schedules
+/// it, in memory independent of the instance: O(1) beyond the plan
+/// evaluator's scratch space.
+///
+/// Why it is a faithful schedule without counters: every edge goes
+/// forward in sequential order (checked here for every edge), so running
+/// tasks in sequential order runs each task after all its parents, i.e.
+/// exactly when its in-degree counter would reach zero. Instead of keeping
+/// a counter per waiting task, the walk checks the bookkeeping a counter
+/// would do, as a multiset identity: every child notification `T → C`
+/// (from the children plans) adds `h(C)`, every task adds `in_degree(C) ·
+/// h(C)` (from the parents plans), and the two sums (two independent
+/// 64-bit hashes, wrapping) and the edge counts must agree at the end. A
+/// children plan that missed or duplicated an edge would break the
+/// identity unless the hash collided (probability about 2⁻¹²⁸).
+///
+/// Fails on a backward edge, a self edge, or a mismatch.
+pub fn walk_sequential(inst: &Instance<'_>) -> Result<SequentialWalkStats, ExpandError> {
+    let p = inst.program;
+    let mut engine = Engine::new(inst);
+    let mut stats = SequentialWalkStats::default();
+    let (mut notified, mut expected) = ([0u64; 2], [0u64; 2]);
+    let mut expected_edges = 0u64;
+    let mut failure: Option<ExpandError> = None;
+    let mut children: Vec<Task> = Vec::new();
+    inst.for_each_task(&mut |t| {
+        let step = (|| -> Result<(), ExpandError> {
+            let d = engine.in_degree(t)? as u64;
+            if d == 0 {
+                stats.roots += 1;
+            }
+            stats.tasks += 1;
+            expected_edges += d;
+            for (k, e) in expected.iter_mut().enumerate() {
+                *e = e.wrapping_add(d.wrapping_mul(task_hash(k as u64, t.stmt, &t.vars)));
+            }
+            children.clear();
+            engine.for_each_child(t, &mut |stmt, vars, _, _| {
+                children.push(Task {
+                    stmt,
+                    vars: vars.into(),
+                })
+            })?;
+            for c in &children {
+                if p.sequential_cmp(t, c) != std::cmp::Ordering::Less {
+                    return Err(QueryError::NotATask(format!(
+                        "edge {} -> {} goes backwards in sequential order",
+                        p.task_name(t),
+                        p.task_name(c)
+                    ))
+                    .into());
+                }
+                stats.edges += 1;
+                for (k, n) in notified.iter_mut().enumerate() {
+                    *n = n.wrapping_add(task_hash(k as u64, c.stmt, &c.vars));
+                }
+            }
+            Ok(())
+        })();
+        match step {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                failure = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    })?;
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    if stats.edges != expected_edges || notified != expected {
+        return Err(QueryError::NotATask(format!(
+            "the children plans gave {} edges, the parents plans {} (or the edge multisets differ)",
+            stats.edges, expected_edges
+        ))
+        .into());
+    }
+    Ok(stats)
+}
