@@ -32,10 +32,11 @@ pub const FORMAT_MAJOR: u16 = 1;
 pub const FORMAT_MINOR: u16 = 0;
 
 /// Size of the container header in bytes: magic (8), major (2), minor (2),
-/// payload length (4), CRC-32 (4).
-pub const HEADER_LEN: usize = 20;
+/// payload length (4), CBOR length (4), CRC-32 (4).
+pub const HEADER_LEN: usize = 24;
 
-/// The largest payload a reader accepts, in bytes (16 MiB).
+/// The largest payload, and the largest CBOR it may inflate to, that a
+/// reader accepts, in bytes (16 MiB).
 pub const MAX_PAYLOAD: u32 = 16 << 20;
 
 /// The value of the JSON twin's `format` field.
@@ -102,8 +103,10 @@ pub struct Header {
     pub major: u16,
     /// Minor format version.
     pub minor: u16,
-    /// Payload length in bytes.
+    /// Payload length in bytes (the zlib stream as stored).
     pub payload_len: u32,
+    /// Length in bytes of the CBOR the payload inflates to.
+    pub cbor_len: u32,
     /// CRC-32 (zlib polynomial) of the payload.
     pub crc32: u32,
 }
@@ -241,21 +244,26 @@ pub fn crc32(bytes: &[u8]) -> u32 {
 /// load.
 pub fn encode(artifact: &Artifact) -> Result<Vec<u8>, ArtifactError> {
     validate(artifact, &Limits::default())?;
-    let mut payload = Vec::new();
-    ciborium::into_writer(artifact, &mut payload)
-        .map_err(|e| ArtifactError::Encode(e.to_string()))?;
-    let len = u32::try_from(payload.len())
-        .ok()
-        .filter(|&l| l <= MAX_PAYLOAD)
-        .ok_or(ArtifactError::TooLarge {
-            declared: payload.len() as u64,
-            limit: u64::from(MAX_PAYLOAD),
-        })?;
+    let mut cbor = Vec::new();
+    ciborium::into_writer(artifact, &mut cbor).map_err(|e| ArtifactError::Encode(e.to_string()))?;
+    let fits = |n: usize| {
+        u32::try_from(n)
+            .ok()
+            .filter(|&l| l <= MAX_PAYLOAD)
+            .ok_or(ArtifactError::TooLarge {
+                declared: n as u64,
+                limit: u64::from(MAX_PAYLOAD),
+            })
+    };
+    let cbor_len = fits(cbor.len())?;
+    let payload = miniz_oxide::deflate::compress_to_vec_zlib(&cbor, 9);
+    let len = fits(payload.len())?;
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&FORMAT_MAJOR.to_le_bytes());
     out.extend_from_slice(&FORMAT_MINOR.to_le_bytes());
     out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&cbor_len.to_le_bytes());
     out.extend_from_slice(&crc32(&payload).to_le_bytes());
     out.extend_from_slice(&payload);
     Ok(out)
@@ -289,9 +297,9 @@ fn le_u32(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b)
 }
 
-/// Reads and checks the container header: magic, version, lengths and
-/// checksum. Returns the header and the payload.
-pub fn read_container(bytes: &[u8]) -> Result<(Header, &[u8]), ArtifactError> {
+/// Reads and checks the container: magic, version, lengths and checksum,
+/// then inflates the payload. Returns the header and the CBOR bytes.
+pub fn read_container(bytes: &[u8]) -> Result<(Header, Vec<u8>), ArtifactError> {
     let magic_seen = bytes.len().min(MAGIC.len());
     if bytes.get(..magic_seen) != MAGIC.get(..magic_seen) {
         return Err(ArtifactError::BadMagic);
@@ -307,7 +315,8 @@ pub fn read_container(bytes: &[u8]) -> Result<(Header, &[u8]), ArtifactError> {
         major: le_u16(bytes, 8),
         minor: le_u16(bytes, 10),
         payload_len: le_u32(bytes, 12),
-        crc32: le_u32(bytes, 16),
+        cbor_len: le_u32(bytes, 16),
+        crc32: le_u32(bytes, 20),
     };
     if header.major != FORMAT_MAJOR {
         return Err(ArtifactError::UnsupportedVersion {
@@ -317,11 +326,13 @@ pub fn read_container(bytes: &[u8]) -> Result<(Header, &[u8]), ArtifactError> {
             supported_minor: FORMAT_MINOR,
         });
     }
-    if header.payload_len > MAX_PAYLOAD {
-        return Err(ArtifactError::TooLarge {
-            declared: u64::from(header.payload_len),
-            limit: u64::from(MAX_PAYLOAD),
-        });
+    for declared in [header.payload_len, header.cbor_len] {
+        if declared > MAX_PAYLOAD {
+            return Err(ArtifactError::TooLarge {
+                declared: u64::from(declared),
+                limit: u64::from(MAX_PAYLOAD),
+            });
+        }
     }
     let rest = bytes.get(HEADER_LEN..).unwrap_or(&[]);
     let declared = header.payload_len as usize;
@@ -345,7 +356,26 @@ pub fn read_container(bytes: &[u8]) -> Result<(Header, &[u8]), ArtifactError> {
             computed,
         });
     }
-    Ok((header, rest))
+    // The limit bounds what a hostile stream can make the reader allocate.
+    let cbor = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(
+        rest,
+        header.cbor_len as usize,
+    )
+    .map_err(|e| {
+        ArtifactError::Decode(format!(
+            "the payload is not a zlib stream inflating to the {} bytes the header declares \
+             ({:?})",
+            header.cbor_len, e.status
+        ))
+    })?;
+    if cbor.len() != header.cbor_len as usize {
+        return Err(ArtifactError::Decode(format!(
+            "the payload inflates to {} bytes, the header declares {}",
+            cbor.len(),
+            header.cbor_len
+        )));
+    }
+    Ok((header, cbor))
 }
 
 /// Whether `bytes` look like an artifact rather than `.lpk` source: the
@@ -377,7 +407,7 @@ pub fn decode_with(bytes: &[u8], limits: &Limits) -> Result<Loaded, ArtifactErro
         decode_json(bytes)?
     } else {
         let (header, payload) = read_container(bytes)?;
-        let artifact: Artifact = ciborium::from_reader(payload)
+        let artifact: Artifact = ciborium::from_reader(payload.as_slice())
             .map_err(|e| ArtifactError::Decode(cbor_error_text(&e)))?;
         Loaded {
             artifact,
