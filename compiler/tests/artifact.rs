@@ -4,6 +4,9 @@
 //! with their codes; and the loader survives mutated and hostile artifacts
 //! (proptest) without a panic, a hang or unbounded memory.
 
+// The tests print the figures they measure (sizes, answer counts).
+#![allow(clippy::print_stdout)]
+
 use proptest::prelude::*;
 use runtime_interp::artifact::{
     self, Artifact, ArtifactError, Limits, SourceInfo, ValidationError, HEADER_LEN,
@@ -46,7 +49,10 @@ fn compile(path: &Path) -> Artifact {
 }
 
 fn stem(p: &Path) -> String {
-    p.file_stem().unwrap_or_default().to_string_lossy().into_owned()
+    p.file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
 }
 
 fn lpkc(args: &[&str]) -> (i32, String, String) {
@@ -79,7 +85,12 @@ fn round_trip_is_identical_and_small() {
         assert_eq!(loaded.artifact.program, art.program);
         let json = artifact::encode_json(&art).expect("encodes as JSON");
         let from_json = artifact::decode(json.as_bytes()).expect("JSON twin loads");
-        assert_eq!(from_json.artifact, art, "{}: JSON round trip", path.display());
+        assert_eq!(
+            from_json.artifact,
+            art,
+            "{}: JSON round trip",
+            path.display()
+        );
         assert!(
             bytes.len() < 16 * 1024,
             "{}: artifact is {} bytes, the limit is 16 KiB",
@@ -122,7 +133,11 @@ fn artifact_gives_the_same_dag_as_the_source() {
             assert!(!da.tasks.is_empty(), "{} N={n} has tasks", path.display());
             bound += 1;
         }
-        assert!(bound >= 10, "{}: only {bound} instances bound", path.display());
+        assert!(
+            bound >= 10,
+            "{}: only {bound} instances bound",
+            path.display()
+        );
     }
 }
 
@@ -217,7 +232,10 @@ fn broken_files_are_reported_with_their_codes() {
     longer.extend_from_slice(b"tail");
     let (code, err) = lpkc_on(&longer, "long.lpka");
     assert_eq!(code, 1);
-    assert!(err.contains("error[E0404]: payload length mismatch"), "{err}");
+    assert!(
+        err.contains("error[E0404]: payload length mismatch"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -368,7 +386,11 @@ fn hostile_programs_are_rejected_with_the_reason() {
     }
     assert!(changed);
     let e = invalid(&a);
-    assert!(e.to_string().contains("is not over one of the statement's loops"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("is not over one of the statement's loops"),
+        "{e}"
+    );
 
     // Zero denominators and log bases below 2.
     let mut a = base();
@@ -380,7 +402,10 @@ fn hostile_programs_are_rejected_with_the_reason() {
             den: 0,
         },
     );
-    assert!(matches!(invalid(&a), ValidationError::BadConstant { value: 0, .. }));
+    assert!(matches!(
+        invalid(&a),
+        ValidationError::BadConstant { value: 0, .. }
+    ));
     let mut a = base();
     a.program.plans[0].writes[0].inverse.steps.insert(
         0,
@@ -390,34 +415,48 @@ fn hostile_programs_are_rejected_with_the_reason() {
             base: 1,
         },
     );
-    assert!(matches!(invalid(&a), ValidationError::BadConstant { value: 1, .. }));
+    assert!(matches!(
+        invalid(&a),
+        ValidationError::BadConstant { value: 1, .. }
+    ));
 
     // A loop tree that disagrees with the statements.
     let mut a = base();
     if let Some(TreeNode::Loop { slot, .. }) = a.program.tree.first_mut() {
         *slot = 3;
     }
-    assert!(invalid(&a).to_string().contains("loop over slot 3 at nesting depth 0"));
+    assert!(invalid(&a)
+        .to_string()
+        .contains("loop over slot 3 at nesting depth 0"));
     let mut a = base();
     a.program.statements[1].domain.pop();
     assert!(matches!(invalid(&a), ValidationError::Inconsistent { .. }));
     // Kernel arity.
     let mut a = base();
     a.program.kernels[0].results.push("extra".into());
-    assert!(invalid(&a).to_string().contains("kernel `chol` takes 1 arguments and gives 2 results"));
+    assert!(invalid(&a)
+        .to_string()
+        .contains("kernel `chol` takes 1 arguments and gives 2 results"));
     // A matrix id out of range.
     let mut a = base();
     a.program.statements[0].reads[0].matrix = 99;
     assert!(matches!(
         invalid(&a),
-        ValidationError::OutOfRange { what: "matrix", index: 99, .. }
+        ValidationError::OutOfRange {
+            what: "matrix",
+            index: 99,
+            ..
+        }
     ));
     // A partner out of range.
     let mut a = base();
     a.program.plans[0].writes[0].partners[0].access = 40;
     assert!(matches!(
         invalid(&a),
-        ValidationError::OutOfRange { what: "partner access", .. }
+        ValidationError::OutOfRange {
+            what: "partner access",
+            ..
+        }
     ));
 }
 
@@ -671,6 +710,10 @@ fn small_limits_are_enforced() {
     };
     let e = artifact::decode_with(&artifact::encode(&a).expect("encodes"), &limits)
         .expect_err("too many nodes");
-    assert!(e.to_string().starts_with("invalid artifact: too many expression nodes:"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("invalid artifact: too many expression nodes:"),
+        "{e}"
+    );
     assert_eq!(e.code(), "E0408");
 }

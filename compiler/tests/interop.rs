@@ -5,6 +5,9 @@
 //! task of each instance (up to a cap), in both encodings. A missing
 //! `python3` or `cbor2` fails the test: CI must install them.
 
+// The tests print the figures they measure (sizes, answer counts).
+#![allow(clippy::print_stdout)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -49,12 +52,11 @@ fn python(args: &[String], stdin: &str) -> (i32, String, String) {
 
 #[test]
 fn cbor2_is_installed() {
-    let (code, _, err) = run(
-        "python3",
-        &["-c".into(), "import cbor2".into()],
-        "",
+    let (code, _, err) = run("python3", &["-c".into(), "import cbor2".into()], "");
+    assert_eq!(
+        code, 0,
+        "python3 with cbor2 is required (pip install cbor2): {err}"
     );
-    assert_eq!(code, 0, "python3 with cbor2 is required (pip install cbor2): {err}");
 }
 
 #[test]
@@ -71,13 +73,24 @@ fn python_loader_answers_as_lpkc_does() {
     assert!(examples.len() >= 7);
     let mut compared = 0usize;
     for path in &examples {
-        let stem = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+        let stem = path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         let rel = format!("examples/{stem}.lpk");
         let cbor = dir.join(format!("{stem}.lpka")).display().to_string();
         let json = dir.join(format!("{stem}.lpka.json")).display().to_string();
         for (out, enc) in [(&cbor, "cbor"), (&json, "json")] {
             let (code, _, err) = lpkc(
-                &["compile".into(), rel.clone(), "-o".into(), out.clone(), "--encoding".into(), enc.into()],
+                &[
+                    "compile".into(),
+                    rel.clone(),
+                    "-o".into(),
+                    out.clone(),
+                    "--encoding".into(),
+                    enc.into(),
+                ],
                 "",
             );
             assert_eq!(code, 0, "{rel}: {err}");

@@ -148,7 +148,9 @@ struct JsonTwin {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ArtifactError {
     /// The file does not start with [`MAGIC`].
-    #[error("not an lpk artifact: the file does not start with the magic bytes `LPKA\\0\\r\\n\\x1a`")]
+    #[error(
+        "not an lpk artifact: the file does not start with the magic bytes `LPKA\\0\\r\\n\\x1a`"
+    )]
     BadMagic,
     /// A major version this reader does not know.
     #[error(
@@ -357,17 +359,15 @@ pub fn read_container(bytes: &[u8]) -> Result<(Header, Vec<u8>), ArtifactError> 
         });
     }
     // The limit bounds what a hostile stream can make the reader allocate.
-    let cbor = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(
-        rest,
-        header.cbor_len as usize,
-    )
-    .map_err(|e| {
-        ArtifactError::Decode(format!(
+    let cbor =
+        miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(rest, header.cbor_len as usize)
+            .map_err(|e| {
+                ArtifactError::Decode(format!(
             "the payload is not a zlib stream inflating to the {} bytes the header declares \
              ({:?})",
             header.cbor_len, e.status
         ))
-    })?;
+            })?;
     if cbor.len() != header.cbor_len as usize {
         return Err(ArtifactError::Decode(format!(
             "the payload inflates to {} bytes, the header declares {}",

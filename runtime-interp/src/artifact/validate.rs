@@ -216,7 +216,11 @@ pub fn validate(artifact: &Artifact, limits: &Limits) -> Result<(), ValidationEr
         &artifact.source.file,
         limits.file_name_len,
     )?;
-    name(|| "the compiler name".into(), &artifact.compiler, limits.name_len)?;
+    name(
+        || "the compiler name".into(),
+        &artifact.compiler,
+        limits.name_len,
+    )?;
     Ok(())
 }
 
@@ -440,7 +444,11 @@ impl<'a> Validator<'a> {
             too_many("kernel parameters", k.params.len(), l.kernel_params)?;
             too_many("kernel results", k.results.len(), l.kernel_params)?;
             for (n, _) in &k.params {
-                name(|| format!("a parameter of kernel `{}`", k.name), n, l.name_len)?;
+                name(
+                    || format!("a parameter of kernel `{}`", k.name),
+                    n,
+                    l.name_len,
+                )?;
             }
             for n in &k.results {
                 name(|| format!("a result of kernel `{}`", k.name), n, l.name_len)?;
@@ -472,7 +480,11 @@ impl<'a> Validator<'a> {
                     ),
                 });
             }
-            too_many("domain items of a statement", st.domain.len(), l.domain_items)?;
+            too_many(
+                "domain items of a statement",
+                st.domain.len(),
+                l.domain_items,
+            )?;
             let mut loops = 0u32;
             for (k, item) in st.domain.iter().enumerate() {
                 let at = || format!("{}, domain item {k}", here());
@@ -559,10 +571,7 @@ impl<'a> Validator<'a> {
             if next_read as usize != st.reads.len() {
                 return Err(ValidationError::Inconsistent {
                     at: here(),
-                    what: format!(
-                        "{} reads but {next_read} tile arguments",
-                        st.reads.len()
-                    ),
+                    what: format!("{} reads but {next_read} tile arguments", st.reads.len()),
                 });
             }
         }
@@ -653,7 +662,11 @@ impl<'a> Validator<'a> {
                             cond: *cond,
                             positive: true,
                         });
-                        too_many("domain items of a statement", w.domain.len(), l.domain_items)?;
+                        too_many(
+                            "domain items of a statement",
+                            w.domain.len(),
+                            l.domain_items,
+                        )?;
                         self.tree_nodes(body, nesting + 1, w)?;
                         w.domain.truncate(saved);
                     }
@@ -663,7 +676,11 @@ impl<'a> Validator<'a> {
                             positive: false,
                         });
                     }
-                    too_many("domain items of a statement", w.domain.len(), l.domain_items)?;
+                    too_many(
+                        "domain items of a statement",
+                        w.domain.len(),
+                        l.domain_items,
+                    )?;
                     self.tree_nodes(else_body, nesting + 1, w)?;
                     w.domain.truncate(saved);
                 }
@@ -728,19 +745,29 @@ impl<'a> Validator<'a> {
                 if accesses.len() != plans.len() {
                     return Err(ValidationError::Inconsistent {
                         at: format!("statement {si} (line {})", st.line),
-                        what: format!("{} {kind} plans for {} {kind}s", plans.len(), accesses.len()),
+                        what: format!(
+                            "{} {kind} plans for {} {kind}s",
+                            plans.len(),
+                            accesses.len()
+                        ),
                     });
                 }
                 for (a, (acc, ap)) in accesses.iter().zip(plans).enumerate() {
                     let at = || format!("statement {si} (line {}), {kind} {a}", st.line);
-                    too_many("partners of an access", ap.partners.len(), self.limits.partners)?;
+                    too_many(
+                        "partners of an access",
+                        ap.partners.len(),
+                        self.limits.partners,
+                    )?;
                     for r in &ap.partners {
                         in_range(at, "partner statement", r.stmt, p.statements.len())?;
                         let other = p.statements.get(r.stmt as usize);
                         let list = other.map(|o| if write { &o.reads } else { &o.writes });
                         let len = list.map_or(0, |l| l.len());
                         in_range(at, "partner access", r.access, len)?;
-                        let m = list.and_then(|l| l.get(r.access as usize)).map(|x| x.matrix);
+                        let m = list
+                            .and_then(|l| l.get(r.access as usize))
+                            .map(|x| x.matrix);
                         if m != Some(acc.matrix) {
                             return Err(ValidationError::Inconsistent {
                                 at: at(),

@@ -84,8 +84,7 @@ pub fn compile(
     if !compile_gate(&checked).is_empty() {
         return ExitCode::from(EXIT_ERRORS);
     }
-    let hir = match compiler::driver::select_program(&checked.module, program.program.as_deref())
-    {
+    let hir = match compiler::driver::select_program(&checked.module, program.program.as_deref()) {
         Ok(h) => h,
         Err(e) => return usage_error(&e.to_string()),
     };
@@ -268,7 +267,11 @@ pub fn summary(path: &Path, size: u64, loaded: &Loaded) -> String {
         let kernel = p.kernels.get(st.kernel as usize).map_or("?", |k| &k.name);
         let acc = |a: &runtime_interp::model::Access| {
             let name = p.matrices.get(a.matrix as usize).map_or("?", |m| &m.name);
-            let idx: Vec<String> = a.indices.iter().map(|&i| p.expr_text(i, &st.vars)).collect();
+            let idx: Vec<String> = a
+                .indices
+                .iter()
+                .map(|&i| p.expr_text(i, &st.vars))
+                .collect();
             format!("{name}[{}]", idx.join(", "))
         };
         let writes: Vec<String> = st.writes.iter().map(acc).collect();
