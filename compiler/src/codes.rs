@@ -66,6 +66,15 @@ codes! {
     "E0206" => "negative matrix extent",
     "E0207" => "standard kernel declared with a different signature",
     "E0208" => "expression too large once `let`s are substituted",
+    "E0401" => "not an artifact (bad magic bytes)",
+    "E0402" => "unsupported artifact format version",
+    "E0403" => "truncated artifact",
+    "E0404" => "artifact length mismatch",
+    "E0405" => "artifact payload too large",
+    "E0406" => "artifact checksum mismatch",
+    "E0407" => "artifact payload does not decode",
+    "E0408" => "invalid artifact",
+    "E0409" => "artifact cannot be encoded",
 }
 
 /// Looks a code up (case-insensitive).

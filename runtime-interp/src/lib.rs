@@ -4,6 +4,7 @@
 //!
 //! - [`expr`]: expression pool and exact evaluation;
 //! - [`model`]: the program model (the artifact's data model);
+//! - [`artifact`]: the artifact container, its encodings and the validating loader;
 //! - [`plan`]: dependence plans and their evaluator;
 //! - [`task`]: tasks, sequential order and sequential enumeration;
 //! - [`query`]: `children`/`parents`/`writer`/`readers` from the plans;
@@ -13,6 +14,7 @@
 //! - [`flops`]: flop and byte models of the standard kernels.
 #![warn(missing_docs)]
 
+pub mod artifact;
 pub mod dag;
 pub mod dense;
 pub mod exec;

@@ -51,6 +51,23 @@ pub fn run(cli: Cli) -> ExitCode {
             max_tasks,
         } => stats(&file, &instance, format, max_tasks, color),
         Command::Explain { code, list } => explain(code.as_deref(), list),
+        Command::Compile {
+            file,
+            output,
+            encoding,
+            no_source,
+            program,
+            format,
+        } => crate::artifact_cmd::compile(
+            &file,
+            output.as_deref(),
+            encoding,
+            no_source,
+            &program,
+            format,
+            color,
+        ),
+        Command::Inspect { file, format } => crate::artifact_cmd::inspect(&file, format, color),
         Command::Run {
             file,
             instance,
@@ -151,12 +168,16 @@ fn explain(code: Option<&str>, list: bool) -> ExitCode {
 }
 
 /// Loads a source file and compiles the chosen program (diagnostics are
-/// printed; errors give the exit code).
+/// printed; errors give the exit code). A compiled artifact (told apart
+/// by its first bytes, not its name) is loaded and validated instead.
 pub fn load(
     path: &Path,
     program: &ProgramArg,
     color: bool,
 ) -> Result<(SourceMap, runtime_interp::model::Program), ExitCode> {
+    if let Some(loaded) = crate::artifact_cmd::try_load(path, program, color) {
+        return loaded;
+    }
     let text = read_source(path)?;
     let mut sources = SourceMap::new();
     let checked = check_source(&mut sources, &path.display().to_string(), &text);

@@ -4,6 +4,7 @@
 //! Exit codes (spec/cli.md): 0 success, 1 the input has errors, 2 usage
 //! error.
 
+mod artifact_cmd;
 mod commands;
 mod npyio;
 mod output;
@@ -168,6 +169,35 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
+    /// Check a source file and write its program artifact (`docs/artifact.md`).
+    Compile {
+        /// The `.lpk` source file.
+        file: PathBuf,
+        /// Where to write [default: FILE.lpka, or FILE.lpka.json with
+        /// `--encoding json`].
+        #[arg(short = 'o', long = "output", value_name = "OUT")]
+        output: Option<PathBuf>,
+        /// The artifact encoding [default: cbor, or json when OUT ends in
+        /// `.json`].
+        #[arg(long, value_enum)]
+        encoding: Option<ArtifactEncoding>,
+        /// Do not include the source text in the artifact.
+        #[arg(long)]
+        no_source: bool,
+        #[command(flatten)]
+        program: ProgramArg,
+        /// Diagnostics as text on stderr or as JSON on stdout.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Print an artifact's contents: a summary, or the JSON twin.
+    Inspect {
+        /// The artifact (CBOR or its JSON twin).
+        file: PathBuf,
+        /// A readable summary, or the JSON twin on stdout.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
     /// Print the documentation of a diagnostic code (e.g. `lpkc explain E0101`).
     Explain {
         /// The code; omit it with `--list` to list every code.
@@ -220,6 +250,15 @@ fn parse_input(s: &str) -> Result<(String, String), String> {
         return Err(format!("expected NAME=SPEC, found `{s}`"));
     }
     Ok((name.to_string(), spec.trim().to_string()))
+}
+
+/// How `compile` encodes the artifact.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum ArtifactEncoding {
+    /// The binary container with a CBOR payload.
+    Cbor,
+    /// The JSON twin.
+    Json,
 }
 
 /// Which kernels `run` uses.
