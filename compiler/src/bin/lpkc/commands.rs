@@ -51,6 +51,26 @@ pub fn run(cli: Cli) -> ExitCode {
             max_tasks,
         } => stats(&file, &instance, format, max_tasks, color),
         Command::Explain { code, list } => explain(code.as_deref(), list),
+        Command::Lint {
+            file,
+            instance,
+            deny,
+            allow,
+            bound,
+            budget,
+            format,
+        } => crate::lint_cmd::lint(
+            &file,
+            &crate::lint_cmd::LintArgs {
+                instance: &instance,
+                deny: &deny,
+                allow: &allow,
+                bound,
+                budget,
+                format,
+            },
+            color,
+        ),
         Command::Run {
             file,
             instance,
