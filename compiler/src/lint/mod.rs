@@ -329,7 +329,8 @@ fn render(
         return out;
     }
     for f in &a.findings {
-        out.diagnostics.push(finding_diagnostic(p, file, f, given));
+        out.diagnostics
+            .push(finding_diagnostic(p, file, f, given, a.coverage.as_ref()));
     }
     for &(s, proved) in &a.never_runs {
         let Some(st) = p.statements.get(s as usize) else {
@@ -455,6 +456,7 @@ fn finding_diagnostic(
     file: FileId,
     f: &Finding,
     given: Option<&Instance<'_>>,
+    coverage: Option<&Coverage>,
 ) -> Diagnostic {
     let values = if f.failing_count == 0 {
         given.map(|g| g.params.clone()).unwrap_or_default()
@@ -537,9 +539,14 @@ fn finding_diagnostic(
                 params_text(p, &f.params)
             )
         };
-        d = d.with_note(format!(
-            "{when} (every combination up to the bound was expanded; the counterexample is the smallest)"
-        ));
+        let how = match coverage {
+            Some(c) => format!(
+                "{}; the counterexample is the smallest failing value",
+                checked_text(p, c)
+            ),
+            None => "the counterexample is the smallest failing value".to_string(),
+        };
+        d = d.with_note(format!("{when} ({how})"));
     }
     if f.in_given_instance {
         if let Some(g) = given {
