@@ -230,7 +230,6 @@ fn compile_text(text: &str) -> Result<Program, String> {
     Ok(compile_program(&checked.module, program, &sources))
 }
 
-
 // ---------------------------------------------------------------------------
 // The properties.
 

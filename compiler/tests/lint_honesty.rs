@@ -31,7 +31,7 @@ use std::path::Path;
 use std::time::Instant;
 
 const BOUND: i64 = 32;
-const BUDGET: usize = 20_000;
+const BUDGET: usize = 5_000;
 
 fn compile(text: &str) -> Option<Program> {
     let mut sources = SourceMap::new();
@@ -81,7 +81,11 @@ fn compare(p: &Program, counts: &mut Counts) -> Option<String> {
         task_budget: BUDGET,
         ..LintOptions::default()
     };
+    let t0 = Instant::now();
     let a = analyze(p, &opts, None);
+    if std::env::var("LPK_LINT_TIMES").is_ok() {
+        eprintln!("analyze {:.1?}", t0.elapsed());
+    }
     let reported: BTreeSet<ErrorKind> = a.findings.iter().map(|f| f.kind).collect();
     let truth = oracle_kinds(p);
     counts.programs += 1;
@@ -93,7 +97,9 @@ fn compare(p: &Program, counts: &mut Counts) -> Option<String> {
         // show nothing, and neither may lint.
         if !truth.is_empty() {
             counts.false_negatives += 1;
-            problems.push(format!("requires reported unsatisfiable, oracle saw {truth:?}"));
+            problems.push(format!(
+                "requires reported unsatisfiable, oracle saw {truth:?}"
+            ));
         }
     }
     for k in truth.difference(&reported) {
@@ -201,7 +207,11 @@ fn mutate(text: &str, rng: &mut Rng) -> Option<String> {
             let g: Vec<_> = groups(text, "[")
                 .into_iter()
                 .filter(|&(s, e)| s > body && top_commas(&text[s..e]).len() == 1)
-                .filter(|&(s, _)| !text[..s].trim_end_matches('[').ends_with(char::is_whitespace))
+                .filter(|&(s, _)| {
+                    !text[..s]
+                        .trim_end_matches('[')
+                        .ends_with(char::is_whitespace)
+                })
                 .collect();
             let (s, e) = *g.get(rng.below(g.len()))?;
             let inner = &text[s..e];
@@ -271,22 +281,15 @@ fn lint_agrees_with_the_expansion_on_the_examples() {
     assert_eq!(counts.violating, 0, "the examples are correct programs");
 }
 
-#[test]
-fn lint_agrees_with_the_expansion_on_generated_and_mutated_programs() {
-    let start = Instant::now();
-    let cases: usize = std::env::var("LPK_LINT_HONESTY_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+/// Lints a slice of base programs and one mutant of each.
+fn run_cases(jobs: &[(usize, Vec<u32>, u64)]) -> (Counts, usize, Vec<String>) {
     let mut counts = Counts::default();
     let mut mutants = 0usize;
     let mut failures: Vec<String> = Vec::new();
-    for case in 0..cases {
+    for (case, data, seed) in jobs {
+        let mut rng = Rng(*seed);
         let two = case % 4 == 3;
-        let len = 16 + rng.below(584);
-        let data: Vec<u32> = (0..len).map(|_| rng.next()).collect();
-        let text = common::gen::generate(data, two);
+        let text = common::gen::generate(data.clone(), two);
         let Some(p) = compile(&text) else {
             failures.push(format!("generated program does not compile:\n{text}"));
             continue;
@@ -312,6 +315,49 @@ fn lint_agrees_with_the_expansion_on_generated_and_mutated_programs() {
             break;
         }
     }
+    (counts, mutants, failures)
+}
+
+#[test]
+fn lint_agrees_with_the_expansion_on_generated_and_mutated_programs() {
+    let start = Instant::now();
+    let cases: usize = std::env::var("LPK_LINT_HONESTY_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    // Two workers (the choice lists are drawn up front, so the programs do
+    // not depend on the split).
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let jobs: Vec<(usize, Vec<u32>, u64)> = (0..cases)
+        .map(|case| {
+            let len = 16 + rng.below(584);
+            let data: Vec<u32> = (0..len).map(|_| rng.next()).collect();
+            (case, data, u64::from(rng.next()) | 1)
+        })
+        .collect();
+    let results: Vec<(Counts, usize, Vec<String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .chunks(cases.div_ceil(2).max(1))
+            .map(|chunk| scope.spawn(move || run_cases(chunk)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a worker finished"))
+            .collect()
+    });
+    let mut counts = Counts::default();
+    let mut mutants = 0usize;
+    let mut failures: Vec<String> = Vec::new();
+    for (c, m, f) in results {
+        counts.programs += c.programs;
+        counts.flagged += c.flagged;
+        counts.violating += c.violating;
+        counts.false_positives += c.false_positives;
+        counts.false_negatives += c.false_negatives;
+        counts.not_reproduced += c.not_reproduced;
+        mutants += m;
+        failures.extend(f);
+    }
     eprintln!(
         "lint honesty: {} programs ({} mutants), {} with violations, {} flagged; \
          false positives {}, false negatives {}, counterexamples not reproduced {}; in {:.1?}",
@@ -329,12 +375,23 @@ fn lint_agrees_with_the_expansion_on_generated_and_mutated_programs() {
     assert_eq!(counts.false_negatives, 0);
     assert_eq!(counts.not_reproduced, 0);
     assert!(counts.programs >= cases.min(1000) * 2 - cases / 10);
-    assert!(counts.violating > counts.programs / 10, "the mutator plants real bugs");
+    assert!(
+        counts.violating > counts.programs / 10,
+        "the mutator plants real bugs"
+    );
 }
 
 #[test]
 fn the_examples_lint_clean_with_deny_warnings() {
-    for name in ["caqr", "cholesky", "gemm_tree", "lu", "trsolve", "trtri", "tsqr"] {
+    for name in [
+        "caqr",
+        "cholesky",
+        "gemm_tree",
+        "lu",
+        "trsolve",
+        "trtri",
+        "tsqr",
+    ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_lpkc"))
             .current_dir(workspace_root())
             .args(["lint", "--deny", "warnings", "--color", "never"])

@@ -30,9 +30,9 @@ pub const PARAM_CEILING: i64 = 1 << 20;
 /// Most alternatives a condition may expand to before it is relaxed away.
 const MAX_ALTERNATIVES: usize = 16;
 /// Most solver calls one feasibility question may make.
-const MAX_COMBINATIONS: usize = 4000;
+const MAX_COMBINATIONS: usize = 400;
 /// Seconds a single integer program may take before it counts as feasible.
-const TIME_LIMIT: f64 = 2.0;
+const TIME_LIMIT: f64 = 0.05;
 
 /// An unknown of a system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -453,8 +453,13 @@ fn f(q: Q) -> f64 {
 }
 
 /// Whether the conjunction may be satisfiable by integers (true when the
-/// solver cannot tell).
+/// solver cannot tell): the real relaxation first, which is fast, then the
+/// integer program under a time limit.
 fn solve(constraints: &[&Constraint]) -> bool {
+    solve_with(constraints, false) && solve_with(constraints, true)
+}
+
+fn solve_with(constraints: &[&Constraint], integer: bool) -> bool {
     // Constant constraints decide themselves.
     let mut pending = Vec::new();
     for c in constraints {
@@ -484,12 +489,22 @@ fn solve(constraints: &[&Constraint]) -> bool {
             let v = *map.entry(k).or_insert_with(|| {
                 let def = match k {
                     Key::Known(_) | Key::Atom(..) => variable(),
-                    Key::Param(_) => variable()
-                        .integer()
-                        .clamp(-PARAM_CEILING as f64, PARAM_CEILING as f64),
-                    Key::Slot(..) | Key::Aux(_) => variable()
-                        .integer()
-                        .clamp(i32::MIN as f64 + 1.0, i32::MAX as f64 - 1.0),
+                    Key::Param(_) => {
+                        let v = variable().clamp(-PARAM_CEILING as f64, PARAM_CEILING as f64);
+                        if integer {
+                            v.integer()
+                        } else {
+                            v
+                        }
+                    }
+                    Key::Slot(..) | Key::Aux(_) => {
+                        let v = variable().clamp(i32::MIN as f64 + 1.0, i32::MAX as f64 - 1.0);
+                        if integer {
+                            v.integer()
+                        } else {
+                            v
+                        }
+                    }
                 };
                 vars.add(def)
             });
