@@ -51,7 +51,7 @@ use runtime_interp::dag::{expand, from_plans, ExpandError};
 use runtime_interp::model::Program;
 use runtime_interp::query::Engine;
 use runtime_interp::task::Tile;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 

@@ -229,7 +229,7 @@ fn shell(k: usize, c: i64) -> Vec<Vec<i64>> {
     }
     let mut t = vec![0i64; k];
     loop {
-        if t.iter().any(|&v| v == c) {
+        if t.contains(&c) {
             out.push(t.clone());
         }
         let mut i = k;
