@@ -75,6 +75,21 @@ codes! {
     "E0407" => "artifact payload does not decode",
     "E0408" => "invalid artifact",
     "E0409" => "artifact cannot be encoded",
+    "E0501" => "two tasks write one tile (single assignment)",
+    "E0502" => "write to an `input` matrix",
+    "E0503" => "read of a tile that no task writes",
+    "E0504" => "read of a tile before the task that writes it",
+    "E0505" => "tile index outside the declared extents",
+    "E0506" => "no parameter value satisfies the `require`s",
+    "W0501" => "dead write: tiles written but never read, not an output",
+    "W0502" => "statement that runs for no parameter value",
+    "W0503" => "unused kernel",
+    "W0504" => "unused matrix",
+    "W0505" => "unused parameter",
+    "W0506" => "unused loop variable",
+    "W0507" => "unused `let`",
+    "W0508" => "output that is never written",
+    "W0509" => "two kernel calls on one line",
 }
 
 /// Looks a code up (case-insensitive).

@@ -10,6 +10,7 @@ pub mod driver;
 pub mod feasible;
 pub mod hir;
 pub mod kernels;
+pub mod lint;
 pub mod lower;
 pub mod plans_text;
 pub mod query;

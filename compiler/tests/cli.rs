@@ -140,3 +140,25 @@ fn expand_reports_violations_naming_both_tasks() {
         "{err}"
     );
 }
+
+#[test]
+fn compile_refuses_a_program_with_lint_errors() {
+    let out = std::env::temp_dir().join(format!("lpk-lint-gate-{}.lpka", std::process::id()));
+    let _ = std::fs::remove_file(&out);
+    let out_s = out.display().to_string();
+    let (code, _, err) = lpkc(&[
+        "--color",
+        "never",
+        "compile",
+        "tests/ui/lint/E0501_double_write_trsm.lpk",
+        "-o",
+        &out_s,
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("error[E0501]"), "{err}");
+    assert!(!out.exists(), "no artifact may be written");
+    let (code, _, err) = lpkc(&["compile", "examples/cholesky.lpk", "-o", &out_s]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.exists());
+    let _ = std::fs::remove_file(&out);
+}

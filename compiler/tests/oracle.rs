@@ -299,8 +299,5 @@ fn the_sequential_walk_catches_a_missing_edge() {
     program.plans[0].writes[0].partners.clear();
     let inst = program.bind(&[("N".to_string(), 4)]).expect("binds");
     let err = runtime_interp::dag::walk_sequential(&inst).expect_err("must notice");
-    assert!(
-        err.to_string().contains("the children plans gave"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("the children plans gave"), "{err}");
 }

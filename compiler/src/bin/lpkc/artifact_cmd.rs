@@ -18,8 +18,8 @@ use std::process::ExitCode;
 /// What `lpkc` writes as the artifact's `compiler` field.
 pub const COMPILER: &str = concat!("lpkc ", env!("CARGO_PKG_VERSION"));
 
-/// The diagnostics that keep a program from being compiled: for now every
-/// error of `check` (lint errors will join them).
+/// The diagnostics of `check` that keep a program from being compiled
+/// (lint errors are checked after lowering, in [`compile`]).
 pub fn compile_gate(checked: &Checked) -> Vec<Diagnostic> {
     checked
         .diagnostics
@@ -77,11 +77,12 @@ pub fn compile(
     let mut sources = SourceMap::new();
     let name = file.display().to_string();
     let checked = check_source(&mut sources, &name, &text);
-    match format {
-        Format::Json => output::json(&sources.to_json(&checked.diagnostics)),
-        Format::Human => sources.emit_stderr(&checked.diagnostics, color),
-    }
+    let emit = |diagnostics: &[Diagnostic]| match format {
+        Format::Json => output::json(&sources.to_json(diagnostics)),
+        Format::Human => sources.emit_stderr(diagnostics, color),
+    };
     if !compile_gate(&checked).is_empty() {
+        emit(&checked.diagnostics);
         return ExitCode::from(EXIT_ERRORS);
     }
     let hir = match compiler::driver::select_program(&checked.module, program.program.as_deref()) {
@@ -89,6 +90,15 @@ pub fn compile(
         Err(e) => return usage_error(&e.to_string()),
     };
     let compiled = compiler::driver::compile_program(&checked.module, hir, &sources);
+    // Lint errors block compiling too: an artifact must never describe a
+    // program that breaks the language's rules. Warnings are `lint`'s job.
+    let lint = compiler::lint::lint_errors(&checked.module, hir, &compiled, checked.file);
+    let mut diagnostics = checked.diagnostics.clone();
+    diagnostics.extend(lint.iter().cloned());
+    emit(&diagnostics);
+    if !lint.is_empty() {
+        return ExitCode::from(EXIT_ERRORS);
+    }
     let encoding = encoding.unwrap_or_else(|| match out {
         Some(o) if o.extension().is_some_and(|e| e == "json") => ArtifactEncoding::Json,
         _ => ArtifactEncoding::Cbor,

@@ -68,6 +68,26 @@ pub fn run(cli: Cli) -> ExitCode {
             color,
         ),
         Command::Inspect { file, format } => crate::artifact_cmd::inspect(&file, format, color),
+        Command::Lint {
+            file,
+            instance,
+            deny,
+            allow,
+            bound,
+            budget,
+            format,
+        } => crate::lint_cmd::lint(
+            &file,
+            &crate::lint_cmd::LintArgs {
+                instance: &instance,
+                deny: &deny,
+                allow: &allow,
+                bound,
+                budget,
+                format,
+            },
+            color,
+        ),
         Command::Run {
             file,
             instance,

@@ -6,6 +6,7 @@
 
 mod artifact_cmd;
 mod commands;
+mod lint_cmd;
 mod npyio;
 mod output;
 mod run;
@@ -186,6 +187,34 @@ pub enum Command {
         no_source: bool,
         #[command(flatten)]
         program: ProgramArg,
+        /// Diagnostics as text on stderr or as JSON on stdout.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Check the program's rules for every parameter value (single
+    /// assignment, reads of unwritten tiles, reads before writes, writes to
+    /// inputs, indices in bounds) and warn about dead code and unused names.
+    ///
+    /// Each rule is proved over all parameter values where the index
+    /// expressions allow it, else checked exhaustively for every parameter
+    /// value up to --bound; findings give the smallest counterexample.
+    Lint {
+        /// The `.lpk` source file.
+        file: PathBuf,
+        #[command(flatten)]
+        instance: InstanceArgs,
+        /// `--deny warnings`: exit with 1 on warnings too.
+        #[arg(long, value_name = "warnings")]
+        deny: Vec<String>,
+        /// Do not report this code (repeatable).
+        #[arg(long, value_name = "CODE")]
+        allow: Vec<String>,
+        /// Largest parameter value of the exhaustive check.
+        #[arg(long, value_name = "B", default_value_t = compiler::lint::DEFAULT_BOUND)]
+        bound: i64,
+        /// Tasks the exhaustive check may expand over all instances.
+        #[arg(long, value_name = "TASKS", default_value_t = compiler::lint::DEFAULT_TASK_BUDGET)]
+        budget: usize,
         /// Diagnostics as text on stderr or as JSON on stdout.
         #[arg(long, value_enum, default_value_t)]
         format: Format,

@@ -1,0 +1,454 @@
+//! The bounded exhaustive check: every parameter combination up to the
+//! bound is expanded with the brute-force oracle
+//! ([`runtime_interp::dag::expand`]) and each violation it reports becomes
+//! a finding, grouped by the accesses involved. Counterexamples therefore
+//! always come from a real expansion and reproduce.
+//!
+//! Order: combinations are visited cube by cube, `[0, c]^k` for
+//! `c = 0, 1, ..., bound`, each new cube's combinations (those with largest
+//! value `c`) in lexicographic order, so the first failing combination has
+//! the smallest largest value, then the smallest values in parameter order.
+//! Combinations the `require`s (or extents) reject are skipped. A task
+//! budget shared by all instances keeps the check bounded; the coverage
+//! says up to which cube every combination was checked.
+
+use runtime_interp::dag::{expand, ExpandError, Violation};
+use runtime_interp::expr::{Env, EvalError};
+use runtime_interp::model::{Access, Instance, Program, Role};
+use runtime_interp::task::{Task, Tile};
+use std::ops::ControlFlow;
+
+/// The lint error a violation is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ErrorKind {
+    /// Two tasks (or one task twice) write one tile.
+    DoubleWrite,
+    /// A task writes a tile of an `input` matrix.
+    WriteToInput,
+    /// A tile no task writes is read.
+    ReadUnwritten,
+    /// A tile is read before the task that writes it.
+    ReadBeforeWrite,
+    /// An index outside the extents.
+    OutOfBounds,
+}
+
+impl ErrorKind {
+    /// Every kind, in code order.
+    pub const ALL: [ErrorKind; 5] = [
+        ErrorKind::DoubleWrite,
+        ErrorKind::WriteToInput,
+        ErrorKind::ReadUnwritten,
+        ErrorKind::ReadBeforeWrite,
+        ErrorKind::OutOfBounds,
+    ];
+
+    /// The kind of an oracle violation.
+    pub fn of(v: &Violation) -> ErrorKind {
+        match v {
+            Violation::DoubleWrite { .. } => ErrorKind::DoubleWrite,
+            Violation::WriteToInput { .. } => ErrorKind::WriteToInput,
+            Violation::ReadUnwritten { .. } => ErrorKind::ReadUnwritten,
+            Violation::ReadBeforeWrite { .. } => ErrorKind::ReadBeforeWrite,
+            Violation::OutOfBounds { .. } => ErrorKind::OutOfBounds,
+        }
+    }
+
+    /// Its diagnostic code.
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::DoubleWrite => "E0501",
+            ErrorKind::WriteToInput => "E0502",
+            ErrorKind::ReadUnwritten => "E0503",
+            ErrorKind::ReadBeforeWrite => "E0504",
+            ErrorKind::OutOfBounds => "E0505",
+        }
+    }
+
+    /// The rule, as a noun phrase.
+    pub fn rule(self) -> &'static str {
+        match self {
+            ErrorKind::DoubleWrite => "single assignment",
+            ErrorKind::WriteToInput => "no write to an input",
+            ErrorKind::ReadUnwritten => "every read tile is written",
+            ErrorKind::ReadBeforeWrite => "every read comes after its write",
+            ErrorKind::OutOfBounds => "indices inside the extents",
+        }
+    }
+}
+
+/// One access of one statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Site {
+    /// The statement.
+    pub stmt: u32,
+    /// Whether it is one of the statement's writes (else a read).
+    pub write: bool,
+    /// Its index among the statement's writes or reads.
+    pub access: u32,
+}
+
+/// A rule violation seen in a real expansion, with the smallest parameter
+/// values it was seen for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    /// Which rule.
+    pub kind: ErrorKind,
+    /// The access the finding is reported at (the later task's).
+    pub primary: Site,
+    /// The other access involved (the first writer, the later writer).
+    pub secondary: Option<Site>,
+    /// The parameter values of the counterexample, in declaration order.
+    pub params: Vec<i64>,
+    /// The counterexample, as the oracle reported it.
+    pub violation: Violation,
+    /// Every checked combination it happens for (at most
+    /// [`MAX_FAILING`]), in visiting order.
+    pub failing: Vec<Vec<i64>>,
+    /// How many checked combinations it happens for.
+    pub failing_count: usize,
+    /// Whether it was seen in the instance given with `-p`.
+    pub in_given_instance: bool,
+}
+
+/// Most failing combinations a finding keeps.
+pub const MAX_FAILING: usize = 4096;
+
+/// How far the exhaustive check got.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// The bound asked for.
+    pub bound: i64,
+    /// The largest `c` such that every combination in `[0, c]^k` was
+    /// checked (`None`: not even `c = 0`).
+    pub complete_to: Option<i64>,
+    /// Instances expanded.
+    pub instances: usize,
+    /// Tasks expanded in all.
+    pub tasks: usize,
+    /// Why the check stopped before the bound, if it did.
+    pub stopped: Option<String>,
+    /// Instances whose expansion failed with an evaluation error, with the
+    /// first such error.
+    pub eval_errors: Option<(Vec<i64>, String)>,
+}
+
+/// Limits of the exhaustive check.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Largest parameter value.
+    pub bound: i64,
+    /// Tasks over all instances.
+    pub tasks: usize,
+}
+
+/// The tile an access names at a task.
+fn tile_of(p: &Program, params: &[i64], task: &Task, acc: &Access) -> Result<Tile, EvalError> {
+    let env = Env {
+        params,
+        slots: &task.vars,
+    };
+    let mut index = Vec::with_capacity(acc.indices.len());
+    for &i in &acc.indices {
+        index.push(p.exprs.eval_int(i, env)?);
+    }
+    Ok(Tile {
+        matrix: acc.matrix,
+        index,
+    })
+}
+
+/// The accesses of a task that name `tile` (writes or reads).
+fn sites(p: &Program, params: &[i64], task: &Task, tile: &Tile, write: bool) -> Vec<Site> {
+    let Some(st) = p.statements.get(task.stmt as usize) else {
+        return Vec::new();
+    };
+    let list = if write { &st.writes } else { &st.reads };
+    list.iter()
+        .enumerate()
+        .filter(|(_, a)| tile_of(p, params, task, a).is_ok_and(|t| &t == tile))
+        .map(|(i, _)| Site {
+            stmt: task.stmt,
+            write,
+            access: i as u32,
+        })
+        .collect()
+}
+
+/// The primary and secondary access of a violation.
+fn locate(p: &Program, params: &[i64], v: &Violation) -> (Site, Option<Site>) {
+    let fallback = |t: &Task, write| Site {
+        stmt: t.stmt,
+        write,
+        access: 0,
+    };
+    let first = |t: &Task, tile: &Tile, write: bool| {
+        sites(p, params, t, tile, write)
+            .first()
+            .copied()
+            .unwrap_or_else(|| fallback(t, write))
+    };
+    match v {
+        Violation::DoubleWrite {
+            tile,
+            first: a,
+            second: b,
+        } => {
+            if a == b {
+                let s = sites(p, params, b, tile, true);
+                let primary = s.get(1).copied().unwrap_or_else(|| fallback(b, true));
+                (primary, s.first().copied())
+            } else {
+                (first(b, tile, true), Some(first(a, tile, true)))
+            }
+        }
+        Violation::WriteToInput { tile, task } => (first(task, tile, true), None),
+        Violation::ReadBeforeWrite {
+            tile,
+            reader,
+            writer,
+        } => (first(reader, tile, false), Some(first(writer, tile, true))),
+        Violation::ReadUnwritten { tile, reader } => (first(reader, tile, false), None),
+        Violation::OutOfBounds { tile, task, write } => {
+            // Out-of-bounds accesses are found by value and bounds, the
+            // first one of the task naming the tile.
+            (first(task, tile, *write), None)
+        }
+    }
+}
+
+/// Every parameter combination of one cube's shell (largest value `c`),
+/// in lexicographic order.
+fn shell(k: usize, c: i64) -> Vec<Vec<i64>> {
+    let mut out = Vec::new();
+    if k == 0 {
+        if c == 0 {
+            out.push(Vec::new());
+        }
+        return out;
+    }
+    let mut t = vec![0i64; k];
+    loop {
+        if t.contains(&c) {
+            out.push(t.clone());
+        }
+        let mut i = k;
+        loop {
+            if i == 0 {
+                return out;
+            }
+            i -= 1;
+            if t[i] < c {
+                t[i] += 1;
+                for x in t.iter_mut().skip(i + 1) {
+                    *x = 0;
+                }
+                break;
+            }
+        }
+    }
+}
+
+/// The visiting order of combinations up to `bound`, cube by cube.
+pub fn combinations(k: usize, bound: i64) -> impl Iterator<Item = (i64, Vec<i64>)> {
+    (0..=bound.max(0)).flat_map(move |c| shell(k, c).into_iter().map(move |t| (c, t)))
+}
+
+/// Adds the violations of one instance to the findings.
+fn record(
+    findings: &mut Vec<Finding>,
+    inst: &Instance<'_>,
+    violations: Vec<Violation>,
+    given: bool,
+) {
+    let p = inst.program;
+    let mut seen_here: Vec<usize> = Vec::new();
+    for v in violations {
+        let kind = ErrorKind::of(&v);
+        let (primary, secondary) = locate(p, &inst.params, &v);
+        let existing = findings
+            .iter()
+            .position(|f| f.kind == kind && f.primary == primary && f.secondary == secondary);
+        match existing {
+            Some(i) => {
+                if seen_here.contains(&i) {
+                    continue;
+                }
+                seen_here.push(i);
+                let Some(f) = findings.get_mut(i) else {
+                    continue;
+                };
+                if given {
+                    f.in_given_instance = true;
+                } else {
+                    f.failing_count += 1;
+                    if f.failing.len() < MAX_FAILING {
+                        f.failing.push(inst.params.clone());
+                    }
+                }
+            }
+            None => {
+                seen_here.push(findings.len());
+                findings.push(Finding {
+                    kind,
+                    primary,
+                    secondary,
+                    params: inst.params.clone(),
+                    violation: v,
+                    failing: if given {
+                        Vec::new()
+                    } else {
+                        vec![inst.params.clone()]
+                    },
+                    failing_count: usize::from(!given),
+                    in_given_instance: given,
+                });
+            }
+        }
+    }
+}
+
+/// Expands every combination up to the bound (within the task budget);
+/// returns the findings, which statements ran in some instance, and the
+/// coverage.
+pub fn check(program: &Program, budget: Budget) -> (Vec<Finding>, Vec<bool>, Coverage) {
+    let k = program.params.len();
+    let mut findings = Vec::new();
+    let mut ran = vec![false; program.statements.len()];
+    let mut cov = Coverage {
+        bound: budget.bound,
+        ..Coverage::default()
+    };
+    let mut current = 0i64;
+    for (c, tuple) in combinations(k, budget.bound) {
+        if c != current {
+            cov.complete_to = Some(current);
+            current = c;
+        }
+        let Ok(inst) = program.bind_values(tuple.clone()) else {
+            continue;
+        };
+        let left = budget.tasks.saturating_sub(cov.tasks);
+        match expand(&inst, left) {
+            Ok((dag, violations)) => {
+                cov.instances += 1;
+                cov.tasks += dag.tasks.len();
+                for t in &dag.tasks {
+                    if let Some(r) = ran.get_mut(t.stmt as usize) {
+                        *r = true;
+                    }
+                }
+                record(&mut findings, &inst, violations, false);
+            }
+            Err(ExpandError::TooLarge(_)) => {
+                cov.stopped = Some(format!(
+                    "the task budget ({} tasks) ran out at {}",
+                    budget.tasks,
+                    params_text(program, &tuple)
+                ));
+                return (findings, ran, cov);
+            }
+            Err(e) => {
+                if cov.eval_errors.is_none() {
+                    cov.eval_errors = Some((tuple.clone(), e.to_string()));
+                }
+            }
+        }
+    }
+    cov.complete_to = Some(current);
+    (findings, ran, cov)
+}
+
+/// Runs the instance given with `-p` and merges its violations.
+pub fn check_instance(
+    findings: &mut Vec<Finding>,
+    inst: &Instance<'_>,
+    max_tasks: usize,
+) -> Result<(), ExpandError> {
+    let (_, violations) = expand(inst, max_tasks)?;
+    record(findings, inst, violations, true);
+    Ok(())
+}
+
+/// Which statements run in some combination up to the bound: walks the
+/// instances in order and stops as soon as every statement was seen.
+pub fn statements_that_run(program: &Program, budget: Budget) -> (Vec<bool>, Coverage) {
+    let k = program.params.len();
+    let n = program.statements.len();
+    let mut ran = vec![false; n];
+    let mut count = 0usize;
+    let mut cov = Coverage {
+        bound: budget.bound,
+        ..Coverage::default()
+    };
+    let mut current = 0i64;
+    for (c, tuple) in combinations(k, budget.bound) {
+        if count == n {
+            break;
+        }
+        if c != current {
+            cov.complete_to = Some(current);
+            current = c;
+        }
+        let Ok(inst) = program.bind_values(tuple.clone()) else {
+            continue;
+        };
+        let mut tasks = 0usize;
+        let limit = budget.tasks.saturating_sub(cov.tasks);
+        let mut over = false;
+        let walked = inst.for_each_task(&mut |t| {
+            tasks += 1;
+            if tasks > limit {
+                over = true;
+                return ControlFlow::Break(());
+            }
+            if let Some(r) = ran.get_mut(t.stmt as usize) {
+                if !*r {
+                    *r = true;
+                    count += 1;
+                }
+            }
+            if count == n {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        cov.tasks += tasks;
+        cov.instances += 1;
+        if over {
+            cov.stopped = Some(format!(
+                "the task budget ({} tasks) ran out at {}",
+                budget.tasks,
+                params_text(program, &tuple)
+            ));
+            return (ran, cov);
+        }
+        if let Err(e) = walked {
+            if cov.eval_errors.is_none() {
+                cov.eval_errors = Some((tuple.clone(), e.to_string()));
+            }
+        }
+    }
+    cov.complete_to = Some(current);
+    (ran, cov)
+}
+
+/// `N = 4, M = 2`.
+pub fn params_text(program: &Program, values: &[i64]) -> String {
+    program
+        .params
+        .iter()
+        .zip(values)
+        .map(|(p, v)| format!("{} = {v}", p.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Whether a matrix is an input.
+pub(crate) fn is_input(program: &Program, matrix: u32) -> bool {
+    program
+        .matrices
+        .get(matrix as usize)
+        .is_some_and(|m| m.role == Role::Input)
+}

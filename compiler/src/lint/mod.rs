@@ -1,0 +1,560 @@
+//! `lpkc lint`: the static analyses of a checked program, over every
+//! parameter value.
+//!
+//! Each rule of the language (single assignment, no write to an input,
+//! every read tile written earlier, indices inside the extents) is first
+//! posed as integer feasibility problems over the index-constraint IR
+//! ([`system`]); when every problem is infeasible the rule is *proved* for
+//! all parameter values up to [`system::PARAM_CEILING`]. Otherwise the
+//! bounded exhaustive check ([`exhaustive`]) expands every parameter
+//! combination up to the bound and reports what the oracle sees, with the
+//! smallest failing values as counterexample; a clean result is then only
+//! *checked*, and the wording says so. Warnings (unused names, dead writes,
+//! statements that never run, outputs never written) follow.
+//!
+//! Precondition: the program has no resolve or type errors.
+
+mod assign;
+mod bounds;
+pub mod exhaustive;
+mod order;
+mod reach;
+pub mod system;
+mod unused;
+
+use crate::diag::{Diagnostic, Severity};
+use crate::hir;
+use exhaustive::{params_text, Budget, Coverage, ErrorKind, Finding, Site};
+use grammar::ast::{FileId, Span};
+use runtime_interp::model::{Instance, Program};
+
+/// Options of a lint run.
+#[derive(Clone, Debug)]
+pub struct LintOptions {
+    /// Largest parameter value of the exhaustive check (`--bound`).
+    pub bound: i64,
+    /// Tasks the exhaustive check may expand over all instances.
+    pub task_budget: usize,
+    /// Tasks the instance given with `-p` may have.
+    pub instance_max_tasks: usize,
+}
+
+impl Default for LintOptions {
+    fn default() -> LintOptions {
+        LintOptions {
+            bound: DEFAULT_BOUND,
+            task_budget: DEFAULT_TASK_BUDGET,
+            instance_max_tasks: 10_000_000,
+        }
+    }
+}
+
+/// The default `--bound`.
+pub const DEFAULT_BOUND: i64 = 64;
+/// The default task budget of the exhaustive check.
+pub const DEFAULT_TASK_BUDGET: usize = 400_000;
+
+/// How a rule stands after lint.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RuleStatus {
+    /// Proved for every parameter value up to the ceiling.
+    Proved,
+    /// Not proved, and no violation in the checked combinations.
+    Checked(Coverage),
+    /// Violated (see the findings).
+    Violated,
+}
+
+/// Everything lint found about a program, before rendering.
+#[derive(Clone, Debug, Default)]
+pub struct Analysis {
+    /// The first `require` that no parameter value satisfies (0-based),
+    /// and whether that is proved (else only checked).
+    pub unsatisfiable: Option<(usize, bool)>,
+    /// Rule violations seen in real expansions.
+    pub findings: Vec<Finding>,
+    /// The status of each error rule.
+    pub rules: Vec<(ErrorKind, RuleStatus)>,
+    /// Statements that run for no parameter value, and whether that is
+    /// proved (else only checked).
+    pub never_runs: Vec<(u32, bool)>,
+    /// Write accesses (statement, access) whose tiles are never read.
+    pub dead_writes: Vec<(u32, u32)>,
+    /// Output matrices no running statement writes.
+    pub unwritten_outputs: Vec<u32>,
+    /// How far the exhaustive check got, if it ran.
+    pub coverage: Option<Coverage>,
+    /// Why the instance given with `-p` could not be checked, if it could
+    /// not.
+    pub instance_error: Option<String>,
+}
+
+/// Runs every analysis on a lowered program; `given` is the instance of
+/// `-p`, checked exhaustively too.
+pub fn analyze(p: &Program, opts: &LintOptions, given: Option<&Instance<'_>>) -> Analysis {
+    let mut a = Analysis::default();
+    let budget = Budget {
+        bound: opts.bound,
+        tasks: opts.task_budget,
+    };
+    if let Some(i) = reach::unsatisfiable_require(p) {
+        a.unsatisfiable = Some((i, true));
+        return a;
+    }
+    let proved = [
+        (ErrorKind::DoubleWrite, assign::single_assignment_proved(p)),
+        (ErrorKind::WriteToInput, assign::no_input_write_proved(p)),
+        (ErrorKind::ReadUnwritten, order::reads_proved(p)),
+        (ErrorKind::OutOfBounds, bounds::in_bounds_proved(p)),
+    ];
+    let is_proved = |k: ErrorKind| {
+        let k = if k == ErrorKind::ReadBeforeWrite {
+            ErrorKind::ReadUnwritten
+        } else {
+            k
+        };
+        proved.iter().any(|&(x, ok)| x == k && ok)
+    };
+    let never = reach::never_runs(p);
+    let all_proved = ErrorKind::ALL.iter().all(|&k| is_proved(k));
+    let ran = if !all_proved {
+        let (findings, ran, cov) = exhaustive::check(p, budget);
+        a.findings = findings;
+        a.coverage = Some(cov);
+        Some(ran)
+    } else if never.iter().any(|n| !n) {
+        let (ran, cov) = exhaustive::statements_that_run(p, budget);
+        a.coverage = Some(cov);
+        Some(ran)
+    } else {
+        None
+    };
+    if let Some(cov) = &a.coverage {
+        if cov.instances == 0 && cov.stopped.is_none() && !p.requires.is_empty() {
+            a.unsatisfiable = Some((p.requires.len().saturating_sub(1), false));
+            return a;
+        }
+    }
+    if let Some(inst) = given {
+        if let Err(e) = exhaustive::check_instance(&mut a.findings, inst, opts.instance_max_tasks) {
+            a.instance_error = Some(e.to_string());
+        }
+    }
+    for k in ErrorKind::ALL {
+        let status = if a.findings.iter().any(|f| f.kind == k) {
+            RuleStatus::Violated
+        } else if is_proved(k) {
+            RuleStatus::Proved
+        } else {
+            RuleStatus::Checked(a.coverage.clone().unwrap_or_default())
+        };
+        a.rules.push((k, status));
+    }
+    for (s, &n) in never.iter().enumerate() {
+        if n {
+            a.never_runs.push((s as u32, true));
+        } else if let (Some(ran), Some(cov)) = (&ran, &a.coverage) {
+            if !ran.get(s).copied().unwrap_or(true) && cov.complete_to.is_some() {
+                a.never_runs.push((s as u32, false));
+            }
+        }
+    }
+    let never_all: Vec<bool> = (0..p.statements.len())
+        .map(|s| a.never_runs.iter().any(|&(x, _)| x as usize == s))
+        .collect();
+    a.dead_writes = unused::dead_writes(p, &never_all);
+    a.unwritten_outputs = unused::unwritten_outputs(p, &never_all);
+    a
+}
+
+/// The result of linting one program.
+#[derive(Clone, Debug, Default)]
+pub struct LintReport {
+    /// Errors and warnings, in source order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// One line per error rule: proved, checked (and how far) or violated.
+    pub summary: Vec<RuleLine>,
+}
+
+/// The standing of one rule, for the summary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleLine {
+    /// The rule's code.
+    pub code: &'static str,
+    /// The rule.
+    pub rule: &'static str,
+    /// `proved`, `checked` or `violated`.
+    pub status: &'static str,
+    /// A sentence saying for which parameter values.
+    pub detail: String,
+}
+
+/// Lints one checked program: the analyses of [`analyze`] plus the unused
+/// names of the HIR, as diagnostics with spans in `file`.
+pub fn lint_program(
+    module: &hir::Module,
+    hir_program: &hir::Program,
+    program: &Program,
+    file: FileId,
+    opts: &LintOptions,
+    given: Option<&Instance<'_>>,
+) -> LintReport {
+    let a = analyze(program, opts, given);
+    let mut r = render(hir_program, program, file, &a, given);
+    if a.unsatisfiable.is_none() {
+        r.diagnostics
+            .extend(unused::unused_names(module, hir_program));
+    }
+    crate::driver::sort_by_position(&mut r.diagnostics);
+    r
+}
+
+/// The lint errors of a checked program (what `lpkc compile` refuses), with
+/// the default options.
+pub fn lint_errors(
+    module: &hir::Module,
+    hir_program: &hir::Program,
+    program: &Program,
+    file: FileId,
+) -> Vec<Diagnostic> {
+    lint_program(
+        module,
+        hir_program,
+        program,
+        file,
+        &LintOptions::default(),
+        None,
+    )
+    .diagnostics
+    .into_iter()
+    .filter(|d| d.severity == Severity::Error)
+    .collect()
+}
+
+fn names(p: &Program) -> String {
+    p.params
+        .iter()
+        .map(|x| x.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// "proved for all N up to 2^20".
+pub fn proved_text(p: &Program) -> String {
+    if p.params.is_empty() {
+        "proved".to_string()
+    } else {
+        format!("proved for all {} up to 2^20", names(p))
+    }
+}
+
+/// "checked for N <= 64" (and why it stopped early).
+pub fn checked_text(p: &Program, cov: &Coverage) -> String {
+    if p.params.is_empty() {
+        return "checked (the program has no parameters)".to_string();
+    }
+    let mut s = match cov.complete_to {
+        Some(c) => format!("checked for {} <= {c}", names(p)),
+        None => "not checked for any parameter value".to_string(),
+    };
+    if let Some(why) = &cov.stopped {
+        s.push_str(&format!(" ({why})"));
+    }
+    s
+}
+
+/// Compact list of one parameter's failing values: `4..=64` or `2, 5`.
+fn value_ranges(values: &[i64]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while let Some(&start) = values.get(i) {
+        let mut end = start;
+        while values.get(i + 1) == Some(&(end + 1)) {
+            end += 1;
+            i += 1;
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}..={end}")
+        });
+        i += 1;
+    }
+    parts.join(", ")
+}
+
+fn span(file: FileId, s: (u32, u32)) -> Span {
+    Span {
+        file,
+        start: s.0,
+        end: s.1,
+    }
+}
+
+fn site_span(p: &Program, file: FileId, site: Site) -> Option<Span> {
+    let st = p.statements.get(site.stmt as usize)?;
+    let list = if site.write { &st.writes } else { &st.reads };
+    list.get(site.access as usize).map(|a| span(file, a.span))
+}
+
+fn render(
+    hir_program: &hir::Program,
+    p: &Program,
+    file: FileId,
+    a: &Analysis,
+    given: Option<&Instance<'_>>,
+) -> LintReport {
+    let mut out = LintReport::default();
+    if let Some((i, proved)) = a.unsatisfiable {
+        let sp = hir_program
+            .requires
+            .get(i)
+            .map(|&e| hir_program.expr(e).span)
+            .unwrap_or(hir_program.name_span);
+        let basis = if proved {
+            proved_text(p).replacen("proved for all", "proved over all", 1)
+        } else {
+            checked_text(p, a.coverage.as_ref().unwrap_or(&Coverage::default()))
+        };
+        out.diagnostics.push(
+            Diagnostic::error("E0506", "no parameter value satisfies the `require`s", sp)
+                .with_primary_message(if i == 0 {
+                    "this requirement can never hold".to_string()
+                } else {
+                    "this requirement contradicts the ones before it".to_string()
+                })
+                .with_note(format!("{basis}: the program can never run"))
+                .with_help("fix the condition; every instance would be rejected when it is bound"),
+        );
+        return out;
+    }
+    for f in &a.findings {
+        out.diagnostics
+            .push(finding_diagnostic(p, file, f, given, a.coverage.as_ref()));
+    }
+    for &(s, proved) in &a.never_runs {
+        let Some(st) = p.statements.get(s as usize) else {
+            continue;
+        };
+        let basis = if proved {
+            proved_text(p)
+        } else {
+            a.coverage
+                .as_ref()
+                .map(|c| format!("{}; not proved", checked_text(p, c)))
+                .unwrap_or_default()
+        };
+        out.diagnostics.push(
+            Diagnostic::warning(
+                "W0502",
+                "this statement runs for no parameter value",
+                span(file, st.span),
+            )
+            .with_primary_message("never runs")
+            .with_note(format!(
+                "{basis}: its loops and guards, with the `require`s, admit no iteration"
+            ))
+            .with_help("check the guards and loop bounds around it, or remove the dead code"),
+        );
+    }
+    for &(s, acc) in &a.dead_writes {
+        let Some(st) = p.statements.get(s as usize) else {
+            continue;
+        };
+        let Some(w) = st.writes.get(acc as usize) else {
+            continue;
+        };
+        let name = p
+            .matrices
+            .get(w.matrix as usize)
+            .map(|m| m.name.as_str())
+            .unwrap_or("?");
+        out.diagnostics.push(
+            Diagnostic::warning(
+                "W0501",
+                format!("tiles written here are never read, and `{name}` is not an output"),
+                span(file, w.span),
+            )
+            .with_primary_message("dead write")
+            .with_note(format!(
+                "{}: no read access of `{name}` can name a tile this access writes",
+                proved_text(p)
+            ))
+            .with_help(format!(
+                "read the result, declare `{name}` as an `output`, or remove the call"
+            )),
+        );
+    }
+    for &m in &a.unwritten_outputs {
+        let Some(decl) = hir_program.matrices.get(m as usize) else {
+            continue;
+        };
+        out.diagnostics.push(
+            Diagnostic::warning(
+                "W0508",
+                format!("output `{}` is never written", decl.name),
+                decl.name_span,
+            )
+            .with_primary_message("declared as an output here")
+            .with_note("no statement that can run writes any of its tiles")
+            .with_help("write its tiles, or declare it as `input` or `matrix`"),
+        );
+    }
+    // Two calls on one line share task names.
+    for (s, st) in p.statements.iter().enumerate() {
+        if let Some(first) = p.statements.iter().take(s).find(|o| o.line == st.line) {
+            out.diagnostics.push(
+                Diagnostic::warning(
+                    "W0509",
+                    format!("two kernel calls start on line {}", st.line),
+                    span(file, st.span),
+                )
+                .with_primary_message("this call")
+                .with_label(span(file, first.span), "and this one")
+                .with_note(format!(
+                    "their tasks are told apart as `kernel@{}:COLUMN(...)` only",
+                    st.line
+                ))
+                .with_help("put each kernel call on its own line"),
+            );
+        }
+    }
+    for (k, status) in &a.rules {
+        let (status_word, detail) = match status {
+            RuleStatus::Proved => ("proved", proved_text(p)),
+            RuleStatus::Checked(c) => ("checked", checked_text(p, c)),
+            RuleStatus::Violated => ("violated", "violated (see the errors)".to_string()),
+        };
+        out.summary.push(RuleLine {
+            code: k.code(),
+            rule: k.rule(),
+            status: status_word,
+            detail,
+        });
+    }
+    if let Some(e) = &a.instance_error {
+        out.summary.push(RuleLine {
+            code: "",
+            rule: "the instance given with -p",
+            status: "not checked",
+            detail: e.clone(),
+        });
+    }
+    if let Some((params, e)) = a.coverage.as_ref().and_then(|c| c.eval_errors.as_ref()) {
+        out.summary.push(RuleLine {
+            code: "",
+            rule: "evaluation",
+            status: "failed",
+            detail: format!("for {}: {e}", params_text(p, params)),
+        });
+    }
+    out
+}
+
+fn finding_diagnostic(
+    p: &Program,
+    file: FileId,
+    f: &Finding,
+    given: Option<&Instance<'_>>,
+    coverage: Option<&Coverage>,
+) -> Diagnostic {
+    let values = if f.failing_count == 0 {
+        given.map(|g| g.params.clone()).unwrap_or_default()
+    } else {
+        f.params.clone()
+    };
+    let describe = match p.bind_values(values.clone()) {
+        Ok(inst) => f.violation.describe(&inst),
+        Err(e) => e.to_string(),
+    };
+    let head = if p.params.is_empty() {
+        describe
+    } else {
+        format!("for {}: {describe}", params_text(p, &values))
+    };
+    let primary = site_span(p, file, f.primary)
+        .or_else(|| {
+            p.statements
+                .get(f.primary.stmt as usize)
+                .map(|s| span(file, s.span))
+        })
+        .unwrap_or(Span {
+            file,
+            start: 0,
+            end: 0,
+        });
+    let (here, there, help) = match f.kind {
+        ErrorKind::DoubleWrite => (
+            "written again here",
+            "first written here",
+            "every tile may be written by one task only; make the index maps disjoint (check the loop bounds, strides and guards)",
+        ),
+        ErrorKind::WriteToInput => (
+            "writes an input",
+            "",
+            "write into an `output` or `matrix` instead; inputs are read-only",
+        ),
+        ErrorKind::ReadUnwritten => (
+            "reads a tile no task writes",
+            "",
+            "check the indices and the guards of this read against its writers",
+        ),
+        ErrorKind::ReadBeforeWrite => (
+            "read here",
+            "written later here",
+            "a tile must be written by an earlier task; reorder the statements or fix the indices",
+        ),
+        ErrorKind::OutOfBounds => (
+            "index outside the extents",
+            "",
+            "check the loop bounds against the matrix's declared extents",
+        ),
+    };
+    let mut d = Diagnostic::error(f.kind.code(), head, primary).with_primary_message(here);
+    if let Some(sec) = f.secondary {
+        if sec != f.primary {
+            if let Some(sp) = site_span(p, file, sec) {
+                d = d.with_label(sp, there);
+            }
+        }
+    }
+    if f.failing_count > 0 {
+        let when = if p.params.len() == 1 {
+            let vals: Vec<i64> = f
+                .failing
+                .iter()
+                .filter_map(|t| t.first().copied())
+                .collect();
+            format!(
+                "happens for {} = {}",
+                p.params.first().map(|x| x.name.as_str()).unwrap_or("?"),
+                value_ranges(&vals)
+            )
+        } else if p.params.is_empty() {
+            "happens in the only instance".to_string()
+        } else {
+            format!(
+                "happens for {} of the checked parameter combinations, the smallest {}",
+                f.failing_count,
+                params_text(p, &f.params)
+            )
+        };
+        let how = match coverage {
+            Some(c) => format!(
+                "{}; the counterexample is the smallest failing value",
+                checked_text(p, c)
+            ),
+            None => "the counterexample is the smallest failing value".to_string(),
+        };
+        d = d.with_note(format!("{when} ({how})"));
+    }
+    if f.in_given_instance {
+        if let Some(g) = given {
+            d = d.with_note(format!(
+                "also happens for the instance given with -p ({})",
+                params_text(p, &g.params)
+            ));
+        }
+    }
+    d.with_help(help)
+}

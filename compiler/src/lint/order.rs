@@ -1,0 +1,274 @@
+//! Reads of unwritten tiles and reads before writes, proved over all
+//! parameter values when the writers' index maps can be inverted.
+//!
+//! For a read access of statement `R` at iteration `x` and a write access
+//! of statement `W` of the same matrix, solving the index equations for
+//! `W`'s loop variables (exact rational elimination) gives the only writer
+//! iteration `y = P(x)` that can write the tile. The read is covered by
+//! `W` when `P(x)` is integral, satisfies `W`'s domain, and comes earlier
+//! in sequential order. The read access is proved correct when "`x` is in
+//! `R`'s domain and no writer covers it" is infeasible: the negation of a
+//! writer's coverage is a disjunction (one of its conditions fails), so
+//! the question is a union of integer feasibility problems. A writer whose
+//! map cannot be inverted this way (non-affine in its loop variables, not
+//! injective, a non-constant stride or a non-affine guard) covers nothing,
+//! so the proof falls back to the exhaustive check.
+
+use super::system::{Constraint, Dnf, Form, Key, System};
+use crate::sym::Q;
+use runtime_interp::expr::{ExprPool, ExprRef, Node};
+use runtime_interp::model::{Access, DomainItem, Program, Statement};
+
+/// Whether every read of a non-input matrix is proved to read a tile an
+/// earlier task writes.
+pub(crate) fn reads_proved(p: &Program) -> bool {
+    for r_st in &p.statements {
+        for r in &r_st.reads {
+            if super::exhaustive::is_input(p, r.matrix) {
+                continue;
+            }
+            if !read_proved(p, r_st, r) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+fn read_proved(p: &Program, r_st: &Statement, r: &Access) -> bool {
+    let pool = &p.exprs;
+    let mut sys = System::new();
+    sys.requires(p);
+    sys.domain(pool, 1, r_st);
+    for w_st in &p.statements {
+        for w in &w_st.writes {
+            if w.matrix != r.matrix {
+                continue;
+            }
+            if let Some(not_covered) = not_covered(&mut sys, pool, w_st, w, r_st, r) {
+                sys.any(not_covered);
+            }
+            // A writer that cannot be inverted covers nothing: no
+            // constraint.
+        }
+    }
+    !sys.feasible()
+}
+
+/// Replaces the writer's loop variables (side 0) by `y`; `None` if a
+/// non-affine term of the writer's variables remains.
+fn substitute(f: &Form, y: &[Form]) -> Option<Form> {
+    let mut out = f.clone();
+    for (j, yj) in y.iter().enumerate() {
+        out = out.substitute(Key::Slot(0, j as u32), yj)?;
+    }
+    if out
+        .keys()
+        .any(|k| matches!(k, Key::Slot(0, _) | Key::Atom(0, _)))
+    {
+        return None;
+    }
+    Some(out)
+}
+
+fn substitute_constraint(c: &Constraint, y: &[Form]) -> Option<Constraint> {
+    Some(match c {
+        Constraint::Ge(f) => Constraint::Ge(substitute(f, y)?),
+        Constraint::Eq(f) => Constraint::Eq(substitute(f, y)?),
+    })
+}
+
+/// `f != 0` as two alternatives.
+fn nonzero(f: &Form) -> Option<Dnf> {
+    let minus_one = f.plus(&Form::constant(1), -1)?;
+    let neg = Form::default().plus(f, -1)?.plus(&Form::constant(1), -1)?;
+    Some(vec![
+        vec![Constraint::Ge(minus_one)],
+        vec![Constraint::Ge(neg)],
+    ])
+}
+
+/// The writer iteration that can write the reader's tile, as forms over
+/// the reader's side (1) and the parameters, and the equations left over
+/// (each `== 0`).
+fn invert(
+    sys: &mut System,
+    scratch: &mut System,
+    pool: &ExprPool,
+    w_st: &Statement,
+    w: &Access,
+    r: &Access,
+) -> Option<(Vec<Form>, Vec<Form>)> {
+    let depth = w_st.depth();
+    let mut rows: Vec<(Vec<Q>, Form)> = Vec::new();
+    for (&wi, &ri) in w.indices.iter().zip(&r.indices) {
+        let fw = scratch.form(pool, 0, wi)?;
+        let fr = sys.form(pool, 1, ri)?;
+        let mut coeffs = Vec::with_capacity(depth);
+        let mut rest = fw.clone();
+        for k in 0..depth as u32 {
+            let c = fw.coefficient(Key::Slot(0, k));
+            coeffs.push(c);
+            rest = rest.substitute(Key::Slot(0, k), &Form::default())?;
+        }
+        if rest
+            .keys()
+            .any(|k| matches!(k, Key::Slot(0, _) | Key::Atom(0, _)))
+        {
+            return None;
+        }
+        rows.push((coeffs, fr.plus(&rest, -1)?));
+    }
+    // Gauss-Jordan elimination over the rationals.
+    let mut pivot_of: Vec<Option<usize>> = vec![None; depth];
+    let mut used = vec![false; rows.len()];
+    for col in 0..depth {
+        let pick = (0..rows.len()).find(|&i| {
+            !used.get(i).copied().unwrap_or(true)
+                && rows
+                    .get(i)
+                    .is_some_and(|(c, _)| c.get(col).is_some_and(|q| !q.is_zero()))
+        })?;
+        let (pc, pr) = rows.get(pick)?.clone();
+        let lead = *pc.get(col)?;
+        let inv = Q::ONE.checked_div(lead)?;
+        let pc: Vec<Q> = pc
+            .iter()
+            .map(|q| q.checked_mul(inv))
+            .collect::<Option<_>>()?;
+        let pr = Form::default().plus_q(&pr, inv)?;
+        for (i, (c, rhs)) in rows.iter_mut().enumerate() {
+            if i == pick {
+                continue;
+            }
+            let k = *c.get(col)?;
+            if k.is_zero() {
+                continue;
+            }
+            for (x, &y) in c.iter_mut().zip(&pc) {
+                *x = x.checked_sub(y.checked_mul(k)?)?;
+            }
+            *rhs = rhs.plus_q(&pr, k.negated())?;
+        }
+        if let Some(row) = rows.get_mut(pick) {
+            *row = (pc, pr);
+        }
+        if let Some(u) = used.get_mut(pick) {
+            *u = true;
+        }
+        if let Some(p) = pivot_of.get_mut(col) {
+            *p = Some(pick);
+        }
+    }
+    let mut y = Vec::with_capacity(depth);
+    for p in &pivot_of {
+        y.push(rows.get((*p)?)?.1.clone());
+    }
+    let residual = rows
+        .iter()
+        .zip(&used)
+        .filter(|(_, u)| !**u)
+        .map(|((_, rhs), _)| rhs.clone())
+        .collect();
+    Some((y, residual))
+}
+
+/// "The writer does not cover the read at `x`" as alternatives over the
+/// reader's side; `None` when the writer cannot be inverted.
+fn not_covered(
+    sys: &mut System,
+    pool: &ExprPool,
+    w_st: &Statement,
+    w: &Access,
+    r_st: &Statement,
+    r: &Access,
+) -> Option<Dnf> {
+    let mut scratch = System::new();
+    let (y, residual) = invert(sys, &mut scratch, pool, w_st, w, r)?;
+    if !y.iter().all(Form::is_integral) {
+        return None;
+    }
+    let mut out: Dnf = Vec::new();
+    for e in &residual {
+        out.extend(nonzero(e)?);
+    }
+    for item in &w_st.domain {
+        match *item {
+            DomainItem::Loop { slot, lo, hi, step } => {
+                let yk = y.get(slot as usize)?;
+                let lo = substitute(&scratch.form(pool, 0, lo)?, &y)?;
+                let hi = substitute(&scratch.form(pool, 0, hi)?, &y)?;
+                // yk < lo, or yk >= hi.
+                out.push(vec![Constraint::Ge(
+                    lo.plus(yk, -1)?.plus(&Form::constant(1), -1)?,
+                )]);
+                out.push(vec![Constraint::Ge(yk.plus(&hi, -1)?)]);
+                match pool.get(step).copied() {
+                    Some(Node::Int(1)) => {}
+                    Some(Node::Int(s)) if s > 1 => {
+                        // yk - lo = s·q + rem with 1 <= rem <= s - 1.
+                        let (q, rem) = (sys.fresh(), sys.fresh());
+                        let lhs = yk.plus(&lo, -1)?;
+                        let rhs = Form::default().plus(&q, s)?.plus(&rem, 1)?;
+                        out.push(vec![
+                            Constraint::Eq(lhs.plus(&rhs, -1)?),
+                            Constraint::Ge(rem.plus(&Form::constant(1), -1)?),
+                            Constraint::Ge(Form::constant(s - 1).plus(&rem, -1)?),
+                        ]);
+                    }
+                    _ => return None,
+                }
+            }
+            DomainItem::Guard { cond, positive } => {
+                let negated = guard_dnf(&mut scratch, pool, cond, !positive);
+                for alt in negated {
+                    let alt: Vec<Constraint> = alt
+                        .iter()
+                        .map(|c| substitute_constraint(c, &y))
+                        .collect::<Option<_>>()?;
+                    out.push(alt);
+                }
+            }
+        }
+    }
+    out.extend(not_earlier(w_st, r_st, &y)?);
+    Some(out)
+}
+
+fn guard_dnf(scratch: &mut System, pool: &ExprPool, cond: ExprRef, positive: bool) -> Dnf {
+    scratch.cond(pool, 0, cond, positive)
+}
+
+/// "Writer iteration `y` of `w_st` is not earlier than reader iteration
+/// `x` of `r_st`" as alternatives.
+fn not_earlier(w_st: &Statement, r_st: &Statement, y: &[Form]) -> Option<Dnf> {
+    let common = w_st
+        .order
+        .iter()
+        .zip(&r_st.order)
+        .take(w_st.depth().min(r_st.depth()))
+        .take_while(|(a, b)| a == b)
+        .count();
+    let x = |k: usize| Form::key(Key::Slot(1, k as u32));
+    let mut out: Dnf = Vec::new();
+    let prefix = |k: usize| -> Option<Vec<Constraint>> {
+        (0..k)
+            .map(|j| Some(Constraint::Eq(y.get(j)?.plus(&x(j), -1)?)))
+            .collect()
+    };
+    for k in 0..common {
+        let mut alt = prefix(k)?;
+        alt.push(Constraint::Ge(
+            y.get(k)?.plus(&x(k), -1)?.plus(&Form::constant(1), -1)?,
+        ));
+        out.push(alt);
+    }
+    // Equal on every common loop: earlier only if the writer comes first
+    // in the text there.
+    let (wo, ro) = (w_st.order.get(common), r_st.order.get(common));
+    let writer_first = matches!((wo, ro), (Some(a), Some(b)) if a < b);
+    if !writer_first {
+        out.push(prefix(common)?);
+    }
+    Some(out)
+}

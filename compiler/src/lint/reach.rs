@@ -1,0 +1,33 @@
+//! Reachability: `require`s that no parameter value satisfies, and
+//! statements (whole branches) that run for no parameter value, both as
+//! integer feasibility of the `require`s and the statement's domain.
+
+use super::system::System;
+use runtime_interp::model::Program;
+
+/// The first `require` (0-based) that, with the ones before it, no
+/// parameter value within the ceiling satisfies; `None` when the solver
+/// cannot prove the `require`s unsatisfiable.
+pub(crate) fn unsatisfiable_require(p: &Program) -> Option<usize> {
+    let mut sys = System::new();
+    for (i, &r) in p.requires.iter().enumerate() {
+        sys.assume(&p.exprs, 0, r, true);
+        if !sys.feasible() {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Per statement: whether it provably never runs.
+pub(crate) fn never_runs(p: &Program) -> Vec<bool> {
+    p.statements
+        .iter()
+        .map(|st| {
+            let mut sys = System::new();
+            sys.requires(p);
+            sys.domain(&p.exprs, 0, st);
+            !sys.feasible()
+        })
+        .collect()
+}

@@ -1,0 +1,406 @@
+//! Lint against the brute-force expansion (the oracle).
+//!
+//! For every example and for generated programs (the shared generator of
+//! `common/gen.rs`, plus a mutator that plants off-by-one bounds, swapped
+//! indices, wrong strides and missing guards in the program text), lint
+//! (exhaustive part bounded at 32) must report exactly the violation kinds
+//! that the expansion shows for some parameter combination in the same
+//! range, never one the expansion does not show, and every counterexample
+//! it prints must reproduce when that instance is expanded.
+//!
+//! The oracle side is independent of lint's proofs: it expands every
+//! combination in lint's visiting order under the same task budget, so a
+//! rule lint *proved* is tested against real expansions too. A false
+//! negative is a violation kind the expansion shows that lint does not
+//! report; a false positive is a reported kind the expansion does not
+//! show (or a counterexample that does not reproduce).
+//!
+//! `LPK_LINT_HONESTY_CASES=N` sets the number of generated base programs
+//! (each is linted as generated and with one planted mutation).
+
+mod common;
+
+use compiler::diag::SourceMap;
+use compiler::driver::{check_source, compile_program, select_program};
+use compiler::lint::exhaustive::{combinations, ErrorKind};
+use compiler::lint::{analyze, LintOptions};
+use runtime_interp::dag::{expand, ExpandError};
+use runtime_interp::model::Program;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Instant;
+
+const BOUND: i64 = 32;
+const BUDGET: usize = 5_000;
+
+fn compile(text: &str) -> Option<Program> {
+    let mut sources = SourceMap::new();
+    let checked = check_source(&mut sources, "t.lpk", text);
+    if checked.has_errors() {
+        return None;
+    }
+    let hir = select_program(&checked.module, None).ok()?;
+    Some(compile_program(&checked.module, hir, &sources))
+}
+
+/// The violation kinds the expansion shows, visiting combinations as lint
+/// does and stopping where its budget would.
+fn oracle_kinds(p: &Program) -> BTreeSet<ErrorKind> {
+    let mut kinds = BTreeSet::new();
+    let mut tasks = 0usize;
+    for (_, tuple) in combinations(p.params.len(), BOUND) {
+        let Ok(inst) = p.bind_values(tuple) else {
+            continue;
+        };
+        match expand(&inst, BUDGET.saturating_sub(tasks)) {
+            Ok((dag, violations)) => {
+                tasks += dag.tasks.len();
+                kinds.extend(violations.iter().map(ErrorKind::of));
+            }
+            Err(ExpandError::TooLarge(_)) => break,
+            Err(_) => {}
+        }
+    }
+    kinds
+}
+
+#[derive(Default, Debug)]
+struct Counts {
+    programs: usize,
+    flagged: usize,
+    violating: usize,
+    false_positives: usize,
+    false_negatives: usize,
+    not_reproduced: usize,
+}
+
+/// Lints one program and compares; returns a description of any mismatch.
+fn compare(p: &Program, counts: &mut Counts) -> Option<String> {
+    let opts = LintOptions {
+        bound: BOUND,
+        task_budget: BUDGET,
+        ..LintOptions::default()
+    };
+    let t0 = Instant::now();
+    let a = analyze(p, &opts, None);
+    if std::env::var("LPK_LINT_TIMES").is_ok() {
+        eprintln!("analyze {:.1?}", t0.elapsed());
+    }
+    let reported: BTreeSet<ErrorKind> = a.findings.iter().map(|f| f.kind).collect();
+    let truth = oracle_kinds(p);
+    counts.programs += 1;
+    counts.flagged += usize::from(!reported.is_empty() || a.unsatisfiable.is_some());
+    counts.violating += usize::from(!truth.is_empty());
+    let mut problems = Vec::new();
+    if a.unsatisfiable.is_some() {
+        // Every combination is rejected by the requires: the expansion can
+        // show nothing, and neither may lint.
+        if !truth.is_empty() {
+            counts.false_negatives += 1;
+            problems.push(format!(
+                "requires reported unsatisfiable, oracle saw {truth:?}"
+            ));
+        }
+    }
+    for k in truth.difference(&reported) {
+        counts.false_negatives += 1;
+        problems.push(format!("missed {k:?}"));
+    }
+    for k in reported.difference(&truth) {
+        counts.false_positives += 1;
+        problems.push(format!("reported {k:?}, which the expansion does not show"));
+    }
+    for f in &a.findings {
+        let ok = p
+            .bind_values(f.params.clone())
+            .ok()
+            .and_then(|inst| expand(&inst, 10_000_000).ok())
+            .is_some_and(|(_, v)| v.contains(&f.violation));
+        if !ok {
+            counts.not_reproduced += 1;
+            problems.push(format!(
+                "counterexample {:?} at {:?} does not reproduce",
+                f.violation, f.params
+            ));
+        }
+    }
+    (!problems.is_empty()).then(|| problems.join("; "))
+}
+
+/// A small deterministic generator of choice lists.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 16) as u32
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            self.next() as usize % n
+        }
+    }
+}
+
+/// Byte ranges of the top-level bracketed groups that start with `open`.
+fn groups(text: &str, opener: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(pos) = text.get(from..).and_then(|t| t.find(opener)) {
+        let start = from + pos + opener.len();
+        let close = if opener.ends_with('[') { b']' } else { b')' };
+        let openb = if close == b']' { b'[' } else { b'(' };
+        let mut depth = 1;
+        let mut i = start;
+        while i < bytes.len() && depth > 0 {
+            if bytes[i] == openb {
+                depth += 1;
+            } else if bytes[i] == close {
+                depth -= 1;
+            }
+            i += 1;
+        }
+        if depth == 0 {
+            out.push((start, i - 1));
+        }
+        from = start;
+    }
+    out
+}
+
+/// Splits at top-level commas.
+fn top_commas(s: &str) -> Vec<usize> {
+    let mut depth = 0i32;
+    let mut out = Vec::new();
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => out.push(i),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Plants one bug in a program's text: an off-by-one loop bound (or
+/// stride), swapped tile indices, a wrong stride in an index, or a missing
+/// guard. `None` when the text offers no place for the chosen mutation.
+fn mutate(text: &str, rng: &mut Rng) -> Option<String> {
+    let body = text.find("program")?;
+    match rng.below(4) {
+        0 => {
+            let g: Vec<_> = groups(text, "range(")
+                .into_iter()
+                .filter(|g| g.0 > body)
+                .collect();
+            let (_, end) = *g.get(rng.below(g.len()))?;
+            let delta = if rng.below(2) == 0 { " + 1" } else { " - 1" };
+            Some(format!("{}{delta}{}", &text[..end], &text[end..]))
+        }
+        1 => {
+            let g: Vec<_> = groups(text, "[")
+                .into_iter()
+                .filter(|&(s, e)| s > body && top_commas(&text[s..e]).len() == 1)
+                .filter(|&(s, _)| {
+                    !text[..s]
+                        .trim_end_matches('[')
+                        .ends_with(char::is_whitespace)
+                })
+                .collect();
+            let (s, e) = *g.get(rng.below(g.len()))?;
+            let inner = &text[s..e];
+            let c = *top_commas(inner).first()?;
+            let (a, b) = (inner[..c].trim(), inner[c + 1..].trim());
+            if a == b {
+                return None;
+            }
+            Some(format!("{}{b}, {a}{}", &text[..s], &text[e..]))
+        }
+        2 => {
+            let g: Vec<_> = groups(text, "[")
+                .into_iter()
+                .filter(|&(s, _)| s > body)
+                .collect();
+            let (s, e) = *g.get(rng.below(g.len()))?;
+            let inner = &text[s..e];
+            let end = top_commas(inner).first().copied().unwrap_or(inner.len());
+            Some(format!(
+                "{}2 * ({}){}",
+                &text[..s],
+                &inner[..end],
+                &text[s + end..]
+            ))
+        }
+        _ => {
+            let ifs: Vec<usize> = text
+                .match_indices("if ")
+                .map(|(i, _)| i)
+                .filter(|&i| i > body)
+                .collect();
+            let i = *ifs.get(rng.below(ifs.len()))?;
+            let brace = i + text[i..].find('{')?;
+            Some(format!("{}if true {}", &text[..i], &text[brace..]))
+        }
+    }
+}
+
+fn workspace_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the compiler crate lives in the workspace")
+}
+
+#[test]
+fn lint_agrees_with_the_expansion_on_the_examples() {
+    let mut counts = Counts::default();
+    let mut failures = Vec::new();
+    let dir = workspace_root().join("examples");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("examples/")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "lpk"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 7);
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("readable");
+        let p = compile(&text).expect("examples compile");
+        if let Some(e) = compare(&p, &mut counts) {
+            failures.push(format!("{}: {e}", f.display()));
+        }
+    }
+    eprintln!("examples: {counts:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(counts.violating, 0, "the examples are correct programs");
+}
+
+/// Lints a slice of base programs and one mutant of each.
+fn run_cases(jobs: &[(usize, Vec<u32>, u64)]) -> (Counts, usize, Vec<String>) {
+    let mut counts = Counts::default();
+    let mut mutants = 0usize;
+    let mut failures: Vec<String> = Vec::new();
+    for (case, data, seed) in jobs {
+        let mut rng = Rng(*seed);
+        let two = case % 4 == 3;
+        let text = common::gen::generate(data.clone(), two);
+        let Some(p) = compile(&text) else {
+            failures.push(format!("generated program does not compile:\n{text}"));
+            continue;
+        };
+        if let Some(e) = compare(&p, &mut counts) {
+            failures.push(format!("{e}\n{text}"));
+        }
+        // One planted bug per base program (retrying a few placements).
+        for _ in 0..8 {
+            let Some(m) = mutate(&text, &mut rng) else {
+                continue;
+            };
+            let Some(mp) = compile(&m) else {
+                continue;
+            };
+            mutants += 1;
+            if let Some(e) = compare(&mp, &mut counts) {
+                failures.push(format!("{e}\n{m}"));
+            }
+            break;
+        }
+        if failures.len() > 5 {
+            break;
+        }
+    }
+    (counts, mutants, failures)
+}
+
+#[test]
+fn lint_agrees_with_the_expansion_on_generated_and_mutated_programs() {
+    let start = Instant::now();
+    let cases: usize = std::env::var("LPK_LINT_HONESTY_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    // Two workers (the choice lists are drawn up front, so the programs do
+    // not depend on the split).
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let jobs: Vec<(usize, Vec<u32>, u64)> = (0..cases)
+        .map(|case| {
+            let len = 16 + rng.below(584);
+            let data: Vec<u32> = (0..len).map(|_| rng.next()).collect();
+            (case, data, u64::from(rng.next()) | 1)
+        })
+        .collect();
+    let results: Vec<(Counts, usize, Vec<String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .chunks(cases.div_ceil(2).max(1))
+            .map(|chunk| scope.spawn(move || run_cases(chunk)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a worker finished"))
+            .collect()
+    });
+    let mut counts = Counts::default();
+    let mut mutants = 0usize;
+    let mut failures: Vec<String> = Vec::new();
+    for (c, m, f) in results {
+        counts.programs += c.programs;
+        counts.flagged += c.flagged;
+        counts.violating += c.violating;
+        counts.false_positives += c.false_positives;
+        counts.false_negatives += c.false_negatives;
+        counts.not_reproduced += c.not_reproduced;
+        mutants += m;
+        failures.extend(f);
+    }
+    eprintln!(
+        "lint honesty: {} programs ({} mutants), {} with violations, {} flagged; \
+         false positives {}, false negatives {}, counterexamples not reproduced {}; in {:.1?}",
+        counts.programs,
+        mutants,
+        counts.violating,
+        counts.flagged,
+        counts.false_positives,
+        counts.false_negatives,
+        counts.not_reproduced,
+        start.elapsed()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert_eq!(counts.false_positives, 0);
+    assert_eq!(counts.false_negatives, 0);
+    assert_eq!(counts.not_reproduced, 0);
+    assert!(counts.programs >= cases.min(1000) * 2 - cases / 10);
+    assert!(
+        counts.violating > counts.programs / 10,
+        "the mutator plants real bugs"
+    );
+}
+
+#[test]
+fn the_examples_lint_clean_with_deny_warnings() {
+    for name in [
+        "caqr",
+        "cholesky",
+        "gemm_tree",
+        "lu",
+        "trsolve",
+        "trtri",
+        "tsqr",
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_lpkc"))
+            .current_dir(workspace_root())
+            .args(["lint", "--deny", "warnings", "--color", "never"])
+            .arg(format!("examples/{name}.lpk"))
+            .output()
+            .expect("lpkc runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{name}:\n{stderr}");
+        assert!(!stderr.contains("warning["), "{name}:\n{stderr}");
+        assert!(!stderr.contains("error["), "{name}:\n{stderr}");
+    }
+}
