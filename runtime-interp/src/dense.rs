@@ -360,3 +360,64 @@ pub fn assemble(
     }
     Ok(out)
 }
+
+/// Output tiles of one run, per matrix and tile index.
+pub type OutputTiles = BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>;
+
+/// A finished run on dense inputs.
+pub struct DenseRun {
+    /// Every parameter's value, in declaration order.
+    pub params: Vec<i64>,
+    /// The parameters inferred from the input shapes.
+    pub inferred: Vec<(String, i64)>,
+    /// What the executor measured.
+    pub report: crate::exec::RunReport,
+    /// Every output tile.
+    pub outputs: OutputTiles,
+}
+
+/// Binds the program's parameters (`given`, then inferred from the input
+/// shapes), checks the shapes, and executes the instance on tiles cut from
+/// `inputs`, collecting the output tiles in memory.
+pub fn run(
+    program: &Program,
+    given: &[(String, i64)],
+    inputs: &BTreeMap<u32, Tile>,
+    block: usize,
+    registry: &crate::kernels::Registry,
+    config: &crate::exec::ExecConfig,
+    progress: &crate::exec::Progress,
+) -> Result<DenseRun, String> {
+    let mut params = given.to_vec();
+    let inferred = infer_params(program, &params, inputs, block)?;
+    params.extend(inferred.iter().cloned());
+    let inst = program.bind(&params).map_err(|e| e.to_string())?;
+    check_shapes(&inst, inputs, block)?;
+    let dims: Vec<usize> = program.matrices.iter().map(|m| m.extents.len()).collect();
+    let source = DenseSource {
+        inputs,
+        dims,
+        block,
+    };
+    let sink = CollectSink::default();
+    let report = crate::exec::execute(
+        &inst,
+        registry,
+        &source,
+        &sink,
+        Some(crate::flops::flops),
+        config,
+        progress,
+    )
+    .map_err(|e| e.to_string())?;
+    let mut outputs = OutputTiles::new();
+    for ((m, idx), t) in sink.into_tiles() {
+        outputs.entry(m).or_default().insert(idx, t);
+    }
+    Ok(DenseRun {
+        params: inst.params.clone(),
+        inferred,
+        report,
+        outputs,
+    })
+}

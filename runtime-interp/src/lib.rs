@@ -11,7 +11,8 @@
 //! - [`stdlib`]: the standard kernels' signatures.
 //! - [`exec`]: the embedded multi-threaded executor;
 //! - [`kernels`]: the tile kernels and their registry;
-//! - [`flops`]: flop and byte models of the standard kernels.
+//! - [`flops`]: flop and byte models of the standard kernels;
+//! - [`reference`]: faer's dense routines, for benchmarks and checks.
 #![warn(missing_docs)]
 
 pub mod artifact;
@@ -24,6 +25,7 @@ pub mod kernels;
 pub mod model;
 pub mod plan;
 pub mod query;
+pub mod reference;
 pub mod stdlib;
 pub mod task;
 pub mod verify;

@@ -50,6 +50,23 @@ pub fn run(cli: Cli) -> ExitCode {
             format,
             max_tasks,
         } => stats(&file, &instance, format, max_tasks, color),
+        Command::Bench {
+            workload,
+            n,
+            cols,
+            block,
+            workers,
+            seed,
+            format,
+        } => crate::bench::bench(&crate::bench::BenchArgs {
+            workload,
+            n,
+            cols,
+            block,
+            workers,
+            seed,
+            format,
+        }),
         Command::Explain { code, list } => explain(code.as_deref(), list),
         Command::Compile {
             file,

@@ -5,9 +5,9 @@
 //! error.
 
 mod artifact_cmd;
+mod bench;
 mod commands;
 mod lint_cmd;
-mod npyio;
 mod output;
 mod run;
 
@@ -224,6 +224,33 @@ pub enum Command {
         /// The artifact (CBOR or its JSON twin).
         file: PathBuf,
         /// A readable summary, or the JSON twin on stdout.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Benchmark a run against faer's monolithic routine on the same
+    /// matrix, in one process: wall time, GFLOP/s, the ratio, and peak
+    /// resident memory against the input size (docs/performance.md).
+    Bench {
+        /// What to run.
+        #[arg(value_enum)]
+        workload: bench::Workload,
+        /// Rows (and columns for cholesky and gemm) of the matrix.
+        #[arg(long, default_value_t = 8192)]
+        n: usize,
+        /// Columns of the tall-skinny matrix (tsqr).
+        #[arg(long, default_value_t = 512)]
+        cols: usize,
+        /// Tile size (tsqr: rows per row block).
+        #[arg(long, default_value_t = 1024)]
+        block: usize,
+        /// Worker threads for both lpk and faer [default: the number of
+        /// cores].
+        #[arg(long)]
+        workers: Option<usize>,
+        /// Seed of the generated matrices.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// A table, or one JSON object.
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },

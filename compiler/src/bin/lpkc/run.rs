@@ -4,7 +4,7 @@
 use crate::commands::{usage_error, EXIT_ERRORS};
 use crate::output;
 use crate::{Format, InstanceArgs, KernelSet};
-use runtime_interp::dense::{self, CollectSink, DenseSource, InputSpec};
+use runtime_interp::dense::{self, InputSpec};
 use runtime_interp::exec::{self, ExecConfig, Progress};
 use runtime_interp::kernels::{Registry, Tile};
 use runtime_interp::model::{Instance, Program, Role};
@@ -93,53 +93,8 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
             }
         ));
     }
-    let mut data: BTreeMap<u32, Tile> = BTreeMap::new();
-    for (k, (m, (name, spec))) in specs.iter().enumerate() {
-        let tile = match spec {
-            InputSpec::File(path) => match crate::npyio::read(path) {
-                Ok(t) => t,
-                Err(e) => return fail(&format!("input `{name}`: {e}")),
-            },
-            other => match other.generate(args.seed.wrapping_add(k as u64)) {
-                Some(t) => t,
-                None => return fail("internal error: no generator"),
-            },
-        };
-        data.insert(*m, tile);
-    }
-
-    // Parameters: -p first, then inferred from input shapes.
-    let mut params = args.instance.params.clone();
-    match dense::infer_params(program, &params, &data, args.block) {
-        Ok(inferred) => params.extend(inferred),
-        Err(e) => return fail(&e),
-    }
-    let inst = match program.bind(&params) {
-        Ok(i) => i,
-        Err(e) => return fail(&e.to_string()),
-    };
-    if let Err(e) = dense::check_shapes(&inst, &data, args.block) {
-        return fail(&e);
-    }
-
-    let registry = match args.kernels {
-        KernelSet::Std => Registry::new(), // TEMP until the kernels land
-        KernelSet::Noop => exec::noop_registry(program),
-    };
-    let dims: Vec<usize> = program.matrices.iter().map(|m| m.extents.len()).collect();
-    let source = DenseSource {
-        inputs: &data,
-        dims,
-        block: args.block,
-    };
-    let sink = CollectSink::default();
-    let config = ExecConfig {
-        workers: args
-            .workers
-            .unwrap_or_else(|| ExecConfig::default().workers),
-    };
     // An output directory is claimed complete only by the marker, written
-    // last; remove a stale one first.
+    // last; remove a stale one before anything can fail.
     if let Some(dir) = args.output_dir {
         if let Err(e) = std::fs::create_dir_all(dir) {
             return fail(&format!("cannot create {}: {e}", dir.display()));
@@ -151,6 +106,30 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
             }
         }
     }
+    let mut data: BTreeMap<u32, Tile> = BTreeMap::new();
+    for (k, (m, (name, spec))) in specs.iter().enumerate() {
+        let tile = match spec {
+            InputSpec::File(path) => match runtime_interp::npy::read_file(path) {
+                Ok(t) => t,
+                Err(e) => return fail(&format!("input `{name}`: {e}")),
+            },
+            other => match other.generate(args.seed.wrapping_add(k as u64)) {
+                Some(t) => t,
+                None => return fail("internal error: no generator"),
+            },
+        };
+        data.insert(*m, tile);
+    }
+
+    let registry = match args.kernels {
+        KernelSet::Std => Registry::standard(),
+        KernelSet::Noop => exec::noop_registry(program),
+    };
+    let config = ExecConfig {
+        workers: args
+            .workers
+            .unwrap_or_else(|| ExecConfig::default().workers),
+    };
     let progress = Progress::default();
     let show = args.progress && std::io::stderr().is_terminal();
     let bar = show.then(|| {
@@ -177,21 +156,30 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
             }
             pb.finish_and_clear();
         });
-        let r = exec::execute(&inst, &registry, &source, &sink, FLOPS, &config, &progress);
+        let r = dense::run(
+            program,
+            &args.instance.params,
+            &data,
+            args.block,
+            &registry,
+            &config,
+            &progress,
+        );
         stop.store(true, Ordering::Relaxed);
         r
     });
-    let report = match result {
+    let done = match result {
         Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    let report = done.report;
+    let by_matrix = done.outputs;
+    let inst = match program.bind_values(done.params) {
+        Ok(i) => i,
         Err(e) => return fail(&e.to_string()),
     };
 
     // Outputs: per matrix, tiles and (1-D/2-D) the assembled matrix.
-    let tiles = sink.into_tiles();
-    let mut by_matrix: BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>> = BTreeMap::new();
-    for ((m, idx), t) in tiles {
-        by_matrix.entry(m).or_default().insert(idx, t);
-    }
     let mut assembled: BTreeMap<u32, Tile> = BTreeMap::new();
     for (m, decl) in program.matrices.iter().enumerate() {
         if decl.role != Role::Output || decl.extents.len() > 2 {
@@ -371,14 +359,14 @@ fn write_outputs(
         for (idx, t) in tiles {
             let name: Vec<String> = idx.iter().map(|i| i.to_string()).collect();
             let path = sub.join(format!("{}.npy", name.join("_")));
-            crate::npyio::write(&path, t)
+            runtime_interp::npy::write_file(&path, t)
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
     }
     for (m, t) in assembled {
         if let Some(decl) = program.matrices.get(*m as usize) {
             let path = dir.join(format!("{}.npy", decl.name));
-            crate::npyio::write(&path, t)
+            runtime_interp::npy::write_file(&path, t)
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
     }
@@ -386,6 +374,3 @@ fn write_outputs(
     std::fs::write(&marker, "complete\n")
         .map_err(|e| format!("cannot write {}: {e}", marker.display()))
 }
-
-/// The flop model behind GFLOP/s figures.
-const FLOPS: Option<runtime_interp::exec::FlopModel> = None;

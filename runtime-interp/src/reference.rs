@@ -1,0 +1,40 @@
+//! Dense reference routines on faer, called exactly as a user of faer
+//! would (the high-level decompositions and `matmul`), so benchmarks can put
+//! lpk's tiled run side by side with the monolithic routine on the same
+//! matrix, and tests can compare results.
+
+use crate::kernels::Tile;
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Par, Side};
+
+/// A parallelism of `threads` threads (1 is sequential).
+pub fn par(threads: usize) -> Par {
+    if threads <= 1 {
+        Par::Seq
+    } else {
+        Par::rayon(threads)
+    }
+}
+
+/// The lower Cholesky factor of `a` (faer `llt`), or `None` if `a` is not
+/// positive definite.
+pub fn cholesky(a: &Tile, threads: usize) -> Option<Tile> {
+    faer::set_global_parallelism(par(threads));
+    a.llt(Side::Lower).ok().map(|f| f.L().to_owned())
+}
+
+/// `a · b` (faer `matmul`).
+pub fn product(a: &Tile, b: &Tile, threads: usize) -> Option<Tile> {
+    if a.ncols() != b.nrows() {
+        return None;
+    }
+    let mut c = Tile::zeros(a.nrows(), b.ncols());
+    matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, par(threads));
+    Some(c)
+}
+
+/// The R factor of the thin QR of `a` (faer `qr`).
+pub fn qr_r(a: &Tile, threads: usize) -> Tile {
+    faer::set_global_parallelism(par(threads));
+    a.qr().thin_R().to_owned()
+}
