@@ -22,6 +22,8 @@ use faer::{Accum, MatMut, Par};
 fn pivot_text(p: f64) -> String {
     if p.is_nan() {
         "NaN".to_string()
+    } else if p == 0.0 {
+        "zero".to_string()
     } else {
         format!("{p:.3e}")
     }
