@@ -638,6 +638,9 @@ fn check_qr(what: &str, a: &Tile, out: &[Tile]) {
             tau == 0.0 || (tau * vv - 2.0).abs() < 1e-12,
             "{what}: reflector {j} has τ = {tau} but ‖v‖² = {vv}"
         );
+        if tau == 0.0 {
+            assert_eq!(vv, 1.0, "{what}: identity reflector {j} must be e_{j}");
+        }
     }
     assert_close(&format!("{what} t is dlarft's"), t, &naive_larft(v, t), m);
     let q = form_q(v, t);

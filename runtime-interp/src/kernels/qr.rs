@@ -13,11 +13,13 @@
 //! the diagonal, τ = ∞ in faer's form) contributes a zero row and column to
 //! t, as LAPACK's `dlarft` gives.
 //!
-//! faer's QR is rank-revealing: when a column is numerically dependent on
-//! the previous ones it skips it, and the factors no longer have the
-//! spec's shape. On such tiles (rank < k) the kernel falls back to an
-//! unblocked LAPACK-style Householder QR (`dgeqr2`), which is slower but
-//! always gives the standard form.
+//! faer's QR is rank-revealing: a column whose part below the diagonal is
+//! under 16·ε·(rows left)·‖column‖ gets no reflector of its own, and that
+//! residual is dropped from r. The kernel keeps this (it is a backward
+//! error of the order of Householder QR's own rounding bound, and avoids a
+//! slow path on low-rank tiles); the reflectors faer leaves unused are the
+//! identity, with v's column set to the unit vector and a zero row and
+//! column in t, so the result still has the spec's form exactly.
 
 use super::args::{dims, mismatch, tiles};
 use super::{KernelArg, KernelError, Tile};
@@ -36,37 +38,35 @@ use faer::reborrow::Reborrow;
 use faer::{Accum, Conj, MatMut, MatRef, Par};
 
 /// The compact WY factors of a tile, `[v, t, r]`, from the tile itself
-/// (overwritten). `rebuild` gives the tile again if faer's routine finds it
-/// rank deficient and the unblocked fallback must start over.
-fn factor(mut a: Tile, rebuild: impl FnOnce() -> Tile) -> Vec<Tile> {
+/// (overwritten; it becomes v).
+fn factor(mut a: Tile) -> Vec<Tile> {
     let (m, n) = a.shape();
     let k = m.min(n);
     if k == 0 {
         return vec![Tile::zeros(m, 0), Tile::zeros(0, 0), Tile::zeros(0, n)];
     }
-    let inv_tau = match faer_qr(&mut a, k) {
-        Some(inv_tau) => inv_tau,
-        None => {
-            a = rebuild();
-            unblocked_qr(a.as_mut(), k)
-        }
-    };
+    let tau = faer_qr(&mut a, k);
     let r = Tile::from_fn(k, n, |i, j| if i <= j { a[(i, j)] } else { 0.0 });
-    // a now holds the reflectors below its diagonal: it becomes v.
+    // a now holds the reflectors below its diagonal: it becomes v. An
+    // identity reflector's column (faer leaves whatever was there) becomes
+    // the unit vector.
     a.truncate(m, k);
-    for j in 0..k {
+    for (j, tau) in tau.iter().enumerate() {
         a.col_mut(j).subrows_mut(0, j).fill(0.0);
         a[(j, j)] = 1.0;
+        if !tau.is_finite() {
+            a.col_mut(j).subrows_mut(j + 1, m - j - 1).fill(0.0);
+        }
     }
-    let t = triangular_factor(a.as_ref(), &inv_tau);
+    let t = triangular_factor(a.as_ref(), &tau);
     vec![a, t, r]
 }
 
 /// faer's blocked QR of the leading m×k block of `a` in place, then Qᵀ
 /// applied to the remaining columns (a wide tile). Returns faer's τ of each
-/// reflector (H = I − v·vᵀ/τ, ∞ for the identity), or `None` if faer found
-/// the block rank deficient.
-fn faer_qr(a: &mut Tile, k: usize) -> Option<Vec<f64>> {
+/// reflector (H = I − v·vᵀ/τ, ∞ for the identity, which includes every
+/// reflector from the numerical rank on).
+fn faer_qr(a: &mut Tile, k: usize) -> Vec<f64> {
     let (m, n) = a.shape();
     let bs = recommended_block_size::<f64>(m, k);
     let mut h = Tile::zeros(bs, k);
@@ -80,16 +80,15 @@ fn faer_qr(a: &mut Tile, k: usize) -> Option<Vec<f64>> {
     ]);
     let mut mem = MemBuffer::new(req);
     let stack = MemStack::new(&mut mem);
-    let info = qr_in_place(
+    // From the numerical rank on faer stores τ = ∞ on the block diagonals
+    // of h, which is read below as the identity, so the rank is not needed.
+    qr_in_place(
         a.as_mut().subcols_mut(0, k),
         h.as_mut(),
         Par::Seq,
         stack,
         Default::default(),
     );
-    if info.rank < k {
-        return None;
-    }
     if n > k {
         let (left, right) = a.as_mut().split_at_col_mut(k);
         apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj(
@@ -103,53 +102,14 @@ fn faer_qr(a: &mut Tile, k: usize) -> Option<Vec<f64>> {
     }
     // Block b's factor sits in h[0..bs, b·bs..], so reflector j's τ is on
     // that block's diagonal.
-    Some((0..k).map(|j| h[(j % bs, j)]).collect())
-}
-
-/// Unblocked Householder QR of `a` in place, LAPACK `dgeqr2`'s algorithm
-/// (v below the diagonal, r on and above it) for the first k columns, the
-/// reflectors applied to all n. Returns 1/τ of each reflector in LAPACK's
-/// form H = I − τ·v·vᵀ (∞ where τ = 0, i.e. H = I).
-fn unblocked_qr(mut a: MatMut<'_, f64>, k: usize) -> Vec<f64> {
-    let (m, n) = a.shape();
-    let mut inv_tau = vec![f64::INFINITY; k];
-    for (j, inv) in inv_tau.iter_mut().enumerate() {
-        let alpha = a[(j, j)];
-        let xnorm = a.rb().col(j).subrows(j + 1, m - j - 1).norm_l2();
-        if xnorm == 0.0 {
-            continue;
-        }
-        let beta = -alpha.signum() * alpha.hypot(xnorm);
-        let tau = (beta - alpha) / beta;
-        // Divide rather than multiply by the reciprocal, which could
-        // overflow when the column is tiny.
-        let denom = alpha - beta;
-        for i in j + 1..m {
-            a[(i, j)] /= denom;
-        }
-        a[(j, j)] = beta;
-        *inv = tau.recip();
-        for c in j + 1..n {
-            let mut w = a[(j, c)];
-            for i in j + 1..m {
-                w += a[(i, j)] * a[(i, c)];
-            }
-            let w = w * tau;
-            a[(j, c)] -= w;
-            for i in j + 1..m {
-                let vi = a[(i, j)];
-                a[(i, c)] -= w * vi;
-            }
-        }
-    }
-    inv_tau
+    (0..k).map(|j| h[(j % bs, j)]).collect()
 }
 
 /// LAPACK's triangular factor t of the reflectors in `v` (m×k, unit lower
-/// trapezoidal, stored explicitly), given each reflector's 1/τ in LAPACK's
-/// form (equivalently τ in faer's; ∞ for the identity): t = S⁻¹ with
-/// S = striu(vᵀv) + diag(1/τ), restricted to the non-identity reflectors.
-fn triangular_factor(v: MatRef<'_, f64>, inv_tau: &[f64]) -> Tile {
+/// trapezoidal, stored explicitly), given each reflector's τ in faer's form
+/// (the reciprocal of LAPACK's; ∞ for the identity): t = S⁻¹ with
+/// S = striu(vᵀv) + diag(τ), restricted to the non-identity reflectors.
+fn triangular_factor(v: MatRef<'_, f64>, tau: &[f64]) -> Tile {
     let k = v.ncols();
     let mut s = Tile::zeros(k, k);
     triangular::matmul(
@@ -163,9 +123,9 @@ fn triangular_factor(v: MatRef<'_, f64>, inv_tau: &[f64]) -> Tile {
         1.0,
         Par::Seq,
     );
-    let active: Vec<usize> = (0..k).filter(|&j| inv_tau[j].is_finite()).collect();
+    let active: Vec<usize> = (0..k).filter(|&j| tau[j].is_finite()).collect();
     if active.len() == k {
-        for (j, &d) in inv_tau.iter().enumerate() {
+        for (j, &d) in tau.iter().enumerate() {
             s[(j, j)] = d;
         }
         let mut t = Tile::zeros(k, k);
@@ -176,7 +136,7 @@ fn triangular_factor(v: MatRef<'_, f64>, inv_tau: &[f64]) -> Tile {
     // and leave zero rows and columns for them.
     let p = active.len();
     let sa = Tile::from_fn(p, p, |x, y| match x.cmp(&y) {
-        std::cmp::Ordering::Equal => inv_tau[active[x]],
+        std::cmp::Ordering::Equal => tau[active[x]],
         std::cmp::Ordering::Less => s[(active[x], active[y])],
         std::cmp::Ordering::Greater => 0.0,
     });
@@ -194,7 +154,7 @@ fn triangular_factor(v: MatRef<'_, f64>, inv_tau: &[f64]) -> Tile {
 /// `qr_factor(a) -> (v, t, r)`: Householder QR of a (any shape).
 pub(super) fn qr_factor(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [a] = tiles("qr_factor", args)?;
-    Ok(factor(a.clone(), || a.clone()))
+    Ok(factor(a.clone()))
 }
 
 /// `qr_pair(r0, r1) -> (v, t, r)`: Householder QR of the stacked [r0; r1]
@@ -209,14 +169,11 @@ pub(super) fn qr_pair(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> 
             "r0's columns must equal r1's columns",
         ));
     }
-    let stack = || {
-        let (m0, m1) = (r0.nrows(), r1.nrows());
-        let mut s = Tile::zeros(m0 + m1, r0.ncols());
-        s.as_mut().subrows_mut(0, m0).copy_from(r0);
-        s.as_mut().subrows_mut(m0, m1).copy_from(r1);
-        s
-    };
-    Ok(factor(stack(), stack))
+    let (m0, m1) = (r0.nrows(), r1.nrows());
+    let mut stacked = Tile::zeros(m0 + m1, r0.ncols());
+    stacked.as_mut().subrows_mut(0, m0).copy_from(r0);
+    stacked.as_mut().subrows_mut(m0, m1).copy_from(r1);
+    Ok(factor(stacked))
 }
 
 /// Checks that `t` is the k×k factor of the m×k `v`.
