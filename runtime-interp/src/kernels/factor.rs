@@ -56,7 +56,8 @@ pub(super) fn chol(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     for j in 1..n {
         l.col_mut(j).subrows_mut(0, j).fill(0.0);
     }
-    if let Some((i, j)) = first_non_finite(&l) {
+    if !l.as_ref().is_all_finite() {
+        let (i, j) = first_non_finite(&l).unwrap_or((0, 0));
         // Unreachable for finite input; an infinite entry can only reach l
         // through a pivot, which faer checks, but say so rather than return
         // a poisoned factor.
@@ -144,7 +145,10 @@ pub(super) fn lu(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let n = square("lu", "a", a)?;
     let mut l = a.clone();
     lu_in_place(l.as_mut(), 0)?;
-    let u = Tile::from_fn(n, n, |i, j| if i <= j { l[(i, j)] } else { 0.0 });
+    let mut u = l.clone();
+    for j in 0..n {
+        u.col_mut(j).subrows_mut(j + 1, n - j - 1).fill(0.0);
+    }
     for j in 0..n {
         l.col_mut(j).subrows_mut(0, j).fill(0.0);
         l[(j, j)] = 1.0;
@@ -160,7 +164,8 @@ pub(super) fn trtri(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     nonzero_diagonal("trtri", "l", l)?;
     let mut x = Tile::zeros(n, n);
     invert_lower_triangular(x.as_mut(), l.as_ref(), Par::Seq);
-    if let Some((i, j)) = first_non_finite(&x) {
+    if !x.as_ref().is_all_finite() {
+        let (i, j) = first_non_finite(&x).unwrap_or((0, 0));
         return Err(KernelError::new(format!(
             "trtri: the inverse of l ({}) is not finite at x[{i}, {j}] \
              (l has a non-finite entry or is too ill-conditioned)",

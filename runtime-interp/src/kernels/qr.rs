@@ -46,7 +46,10 @@ fn factor(mut a: Tile) -> Vec<Tile> {
         return vec![Tile::zeros(m, 0), Tile::zeros(0, 0), Tile::zeros(0, n)];
     }
     let tau = faer_qr(&mut a, k);
-    let r = Tile::from_fn(k, n, |i, j| if i <= j { a[(i, j)] } else { 0.0 });
+    let mut r = a.as_ref().subrows(0, k).to_owned();
+    for j in 0..k.min(n) {
+        r.col_mut(j).subrows_mut(j + 1, k - j - 1).fill(0.0);
+    }
     // a now holds the reflectors below its diagonal: it becomes v. An
     // identity reflector's column (faer leaves whatever was there) becomes
     // the unit vector.
@@ -111,18 +114,34 @@ fn faer_qr(a: &mut Tile, k: usize) -> Vec<f64> {
 /// S = striu(vᵀv) + diag(τ), restricted to the non-identity reflectors.
 fn triangular_factor(v: MatRef<'_, f64>, tau: &[f64]) -> Tile {
     let k = v.ncols();
+    // striu(vᵀv) from v's unit lower top k×k block and its dense rest, as
+    // faer's own block-factor update does, so the top costs a third.
+    let (top, bottom) = v.split_at_row(k);
     let mut s = Tile::zeros(k, k);
     triangular::matmul(
         s.as_mut(),
-        BlockStructure::StrictTriangularUpper,
+        BlockStructure::UnitTriangularUpper,
         Accum::Replace,
-        v.transpose(),
-        BlockStructure::Rectangular,
-        v,
-        BlockStructure::Rectangular,
+        top.transpose(),
+        BlockStructure::UnitTriangularUpper,
+        top,
+        BlockStructure::UnitTriangularLower,
         1.0,
         Par::Seq,
     );
+    if bottom.nrows() > 0 {
+        triangular::matmul(
+            s.as_mut(),
+            BlockStructure::UnitTriangularUpper,
+            Accum::Add,
+            bottom.transpose(),
+            BlockStructure::Rectangular,
+            bottom,
+            BlockStructure::Rectangular,
+            1.0,
+            Par::Seq,
+        );
+    }
     let active: Vec<usize> = (0..k).filter(|&j| tau[j].is_finite()).collect();
     if active.len() == k {
         for (j, &d) in tau.iter().enumerate() {
