@@ -10,6 +10,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+mod args;
+mod blas;
+mod factor;
+mod qr;
+mod standard;
+
 /// A dense f64 tile.
 pub type Tile = faer::Mat<f64>;
 
@@ -72,6 +78,15 @@ impl Registry {
     /// The kernel called `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Kernel>> {
         self.kernels.get(name)
+    }
+
+    /// A registry holding every standard kernel of `spec/kernels.md`.
+    pub fn standard() -> Self {
+        let mut registry = Self::new();
+        for kernel in standard::kernels() {
+            registry.register(kernel);
+        }
+        registry
     }
 
     /// The names of every registered kernel.

@@ -1,0 +1,216 @@
+//! The BLAS-like standard kernels: element-wise `copy`, `add`, `add4` and
+//! `scale`, the products `gemm`, `gemm_acc`, `gemm_sub` and `syrk`, and the
+//! triangular solves `trsm`, `trsm_ll` and `trsm_ru`.
+//!
+//! Each kernel works in place on one owned copy of the tile it returns (the
+//! accumulator `c` or the right-hand side `b`) and calls faer's routine with
+//! `Par::Seq`: the executor parallelises across tasks, not inside one.
+
+use super::args::{mismatch, nonzero_diagonal, square, tile_and_real, tiles};
+use super::{KernelArg, KernelError, Tile};
+use faer::linalg::matmul::matmul;
+use faer::linalg::triangular_solve::{
+    solve_lower_triangular_in_place, solve_unit_lower_triangular_in_place,
+};
+use faer::{Accum, Par};
+
+/// Checks that `y` has the shape of `x` (element-wise kernels).
+fn same_shape(kernel: &str, x: (&str, &Tile), y: (&str, &Tile)) -> Result<(), KernelError> {
+    if x.1.shape() == y.1.shape() {
+        Ok(())
+    } else {
+        let rule = format!("{} must have the shape of {}", y.0, x.0);
+        Err(mismatch(kernel, x, y, &rule))
+    }
+}
+
+/// `copy(a) -> (b)`: b = a.
+pub(super) fn copy(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
+    let [a] = tiles("copy", args)?;
+    Ok(vec![a.clone()])
+}
+
+/// `add(a, b) -> (c)`: c = a + b.
+pub(super) fn add(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
+    let [a, b] = tiles("add", args)?;
+    same_shape("add", ("a", a), ("b", b))?;
+    let mut c = a.clone();
+    c += b;
+    Ok(vec![c])
+}
+
+/// `add4(a, b, c, d) -> (e)`: e = a + b + c + d.
+pub(super) fn add4(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
+    let [a, b, c, d] = tiles("add4", args)?;
+    same_shape("add4", ("a", a), ("b", b))?;
+    same_shape("add4", ("a", a), ("c", c))?;
+    same_shape("add4", ("a", a), ("d", d))?;
+    let mut e = a.clone();
+    faer::zip!(e.as_mut(), b.as_ref(), c.as_ref(), d.as_ref()).for_each(
+        |faer::unzip!(e, b, c, d)| {
+            *e += *b + *c + *d;
+        },
+    );
+    Ok(vec![e])
+}
+
+/// `scale(a, alpha: real) -> (b)`: b = alpha · a.
+pub(super) fn scale(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
+    let (a, alpha) = tile_and_real("scale", args)?;
+    let mut b = a.clone();
+    b *= faer::Scale(alpha);
+    Ok(vec![b])
+}
+
+/// `gemm(a, b) -> (c)`: c = a · b.
+pub(super) fn gemm(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
+    let [a, b] = tiles("gemm", args)?;
+    if a.ncols() != b.nrows() {
+        return Err(mismatch(
+            "gemm",
+            ("a", a),
+            ("b", b),
+            "a's columns must equal b's rows",
+        ));
+    }
+    let mut c = Tile::zeros(a.nrows(), b.ncols());
+    matmul(c.as_mut(), Accum::Replace, a, b, 1.0, Par::Seq);
+    Ok(vec![c])
+}
+
+/// Checks the shapes of `c ± a · b` with c m×n, a m×k, b k×n.
+fn check_product(kernel: &str, c: &Tile, a: &Tile, b: &Tile) -> Result<(), KernelError> {
+    if a.nrows() != c.nrows() {
+        return Err(mismatch(
+            kernel,
+            ("c", c),
+            ("a", a),
+            "a's rows must equal c's rows",
+        ));
+    }
+    if b.ncols() != c.ncols() {
+        return Err(mismatch(
+            kernel,
+            ("c", c),
+            ("b", b),
+            "b's columns must equal c's columns",
+        ));
+    }
+    if a.ncols() != b.nrows() {
+        return Err(mismatch(
+            kernel,
+            ("a", a),
+            ("b", b),
+            "a's columns must equal b's rows",
+        ));
+    }
+    Ok(())
+}
+
+/// `gemm_acc(c, a, b) -> (d)`: d = c + a · b.
+pub(super) fn gemm_acc(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
+    let [c, a, b] = tiles("gemm_acc", args)?;
+    check_product("gemm_acc", c, a, b)?;
+    let mut d = c.clone();
+    matmul(d.as_mut(), Accum::Add, a, b, 1.0, Par::Seq);
+    Ok(vec![d])
+}
+
+/// `gemm_sub(c, a, b) -> (d)`: d = c − a · b.
+pub(super) fn gemm_sub(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
+    let [c, a, b] = tiles("gemm_sub", args)?;
+    check_product("gemm_sub", c, a, b)?;
+    let mut d = c.clone();
+    matmul(d.as_mut(), Accum::Add, a, b, -1.0, Par::Seq);
+    Ok(vec![d])
+}
+
+/// `syrk(c, a, b) -> (d)`: d = c − a · bᵀ, with c m×n, a m×k, b n×k.
+pub(super) fn syrk(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
+    let [c, a, b] = tiles("syrk", args)?;
+    if a.nrows() != c.nrows() {
+        return Err(mismatch(
+            "syrk",
+            ("c", c),
+            ("a", a),
+            "a's rows must equal c's rows",
+        ));
+    }
+    if b.nrows() != c.ncols() {
+        return Err(mismatch(
+            "syrk",
+            ("c", c),
+            ("b", b),
+            "b's rows must equal c's columns",
+        ));
+    }
+    if a.ncols() != b.ncols() {
+        return Err(mismatch(
+            "syrk",
+            ("a", a),
+            ("b", b),
+            "a's columns must equal b's columns",
+        ));
+    }
+    let mut d = c.clone();
+    matmul(d.as_mut(), Accum::Add, a, b.transpose(), -1.0, Par::Seq);
+    Ok(vec![d])
+}
+
+/// `trsm(l, b) -> (x)`: x · lᵀ = b for lower-triangular l (n×n) and b m×n.
+/// Only the lower triangle of l is read.
+pub(super) fn trsm(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
+    let [l, b] = tiles("trsm", args)?;
+    let n = square("trsm", "l", l)?;
+    if b.ncols() != n {
+        return Err(mismatch(
+            "trsm",
+            ("l", l),
+            ("b", b),
+            "b's columns must equal l's order",
+        ));
+    }
+    nonzero_diagonal("trsm", "l", l)?;
+    // x · lᵀ = b is l · xᵀ = bᵀ: solve on the transposed view of x.
+    let mut x = b.clone();
+    solve_lower_triangular_in_place(l.as_ref(), x.as_mut().transpose_mut(), Par::Seq);
+    Ok(vec![x])
+}
+
+/// `trsm_ll(l, b) -> (x)`: l · x = b for unit lower-triangular l (m×m) and
+/// b m×n. The diagonal and upper triangle of l are not read.
+pub(super) fn trsm_ll(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
+    let [l, b] = tiles("trsm_ll", args)?;
+    let m = square("trsm_ll", "l", l)?;
+    if b.nrows() != m {
+        return Err(mismatch(
+            "trsm_ll",
+            ("l", l),
+            ("b", b),
+            "b's rows must equal l's order",
+        ));
+    }
+    let mut x = b.clone();
+    solve_unit_lower_triangular_in_place(l.as_ref(), x.as_mut(), Par::Seq);
+    Ok(vec![x])
+}
+
+/// `trsm_ru(u, b) -> (x)`: x · u = b for upper-triangular u (n×n) and b
+/// m×n. Only the upper triangle of u is read.
+pub(super) fn trsm_ru(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
+    let [u, b] = tiles("trsm_ru", args)?;
+    let n = square("trsm_ru", "u", u)?;
+    if b.ncols() != n {
+        return Err(mismatch(
+            "trsm_ru",
+            ("u", u),
+            ("b", b),
+            "b's columns must equal u's order",
+        ));
+    }
+    nonzero_diagonal("trsm_ru", "u", u)?;
+    // x · u = b is uᵀ · xᵀ = bᵀ with uᵀ lower triangular.
+    let mut x = b.clone();
+    solve_lower_triangular_in_place(u.transpose(), x.as_mut().transpose_mut(), Par::Seq);
+    Ok(vec![x])
+}

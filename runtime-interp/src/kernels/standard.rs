@@ -1,0 +1,54 @@
+//! The table of standard kernels (`spec/kernels.md`): each name with the
+//! function that implements it, wrapped as a [`Kernel`] for the registry.
+
+use super::{blas, factor, qr, Kernel, KernelArg, KernelError, Tile};
+use std::sync::Arc;
+
+/// A standard kernel's implementation.
+type KernelFn = fn(&[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError>;
+
+/// A standard kernel: its name and its function.
+struct StandardKernel {
+    name: &'static str,
+    run: KernelFn,
+}
+
+impl Kernel for StandardKernel {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn call(&self, args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
+        (self.run)(args)
+    }
+}
+
+/// Every standard kernel, in the order of `spec/kernels.md`.
+const TABLE: &[(&str, KernelFn)] = &[
+    ("copy", blas::copy),
+    ("add", blas::add),
+    ("add4", blas::add4),
+    ("scale", blas::scale),
+    ("gemm", blas::gemm),
+    ("gemm_acc", blas::gemm_acc),
+    ("gemm_sub", blas::gemm_sub),
+    ("chol", factor::chol),
+    ("trsm", blas::trsm),
+    ("syrk", blas::syrk),
+    ("lu", factor::lu),
+    ("trsm_ll", blas::trsm_ll),
+    ("trsm_ru", blas::trsm_ru),
+    ("qr_factor", qr::qr_factor),
+    ("qr_pair", qr::qr_pair),
+    ("qr_apply", qr::qr_apply),
+    ("qr_apply_pair", qr::qr_apply_pair),
+    ("trtri", factor::trtri),
+];
+
+/// The standard kernels as registry entries.
+pub(super) fn kernels() -> impl Iterator<Item = Arc<dyn Kernel>> {
+    TABLE.iter().map(|&(name, run)| {
+        let kernel: Arc<dyn Kernel> = Arc::new(StandardKernel { name, run });
+        kernel
+    })
+}
