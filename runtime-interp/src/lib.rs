@@ -11,6 +11,8 @@
 //! - [`exec`]: the embedded multi-threaded executor;
 //! - [`kernels`]: the tile kernels and their registry;
 //! - [`flops`]: flop and byte models of the standard kernels.
+//! - [`npy`]: NumPy `.npy` reading and writing;
+//! - [`store`]: tile stores (memory, `.npy` directories, `object_store` URLs).
 #![warn(missing_docs)]
 
 pub mod dag;
@@ -20,8 +22,10 @@ pub mod expr;
 pub mod flops;
 pub mod kernels;
 pub mod model;
+pub mod npy;
 pub mod plan;
 pub mod query;
 pub mod stdlib;
+pub mod store;
 pub mod task;
 pub mod verify;
