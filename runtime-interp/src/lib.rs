@@ -13,6 +13,8 @@
 //! - [`kernels`]: the tile kernels and their registry;
 //! - [`flops`]: flop and byte models of the standard kernels;
 //! - [`reference`]: faer's dense routines, for benchmarks and checks.
+//! - [`npy`]: NumPy `.npy` reading and writing;
+//! - [`store`]: tile stores (memory, `.npy` directories, `object_store` URLs).
 #![warn(missing_docs)]
 
 pub mod artifact;
@@ -23,9 +25,11 @@ pub mod expr;
 pub mod flops;
 pub mod kernels;
 pub mod model;
+pub mod npy;
 pub mod plan;
 pub mod query;
 pub mod reference;
 pub mod stdlib;
+pub mod store;
 pub mod task;
 pub mod verify;
