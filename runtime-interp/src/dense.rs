@@ -217,13 +217,24 @@ pub fn check_shapes(
             } else {
                 format!("{} x {} tiles", have[0], have[1])
             };
+            let bound: Vec<String> = program
+                .params
+                .iter()
+                .zip(&inst.params)
+                .map(|(p, v)| format!("{} = {v}", p.name))
+                .collect();
             return Err(format!(
-                "input `{}` is {} x {}, which with block {block} is {have_text}, but the program expects {}[{}] for these parameters",
+                "input `{}` is {} x {}, which with block {block} is {have_text}, but the program expects {}[{}] for {}",
                 decl.name,
                 data.nrows(),
                 data.ncols(),
                 decl.name,
-                want.join(", ")
+                want.join(", "),
+                if bound.is_empty() {
+                    "its extents".to_string()
+                } else {
+                    bound.join(", ")
+                }
             ));
         }
     }
