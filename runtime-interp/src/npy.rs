@@ -175,7 +175,9 @@ pub enum NpyError {
         problem: HeaderProblem,
     },
     /// A dtype the reader does not convert.
-    #[error("{name}: unsupported dtype '{descr}' (supported: <f8, >f8, <f4, >f4, <i8, >i8, <i4, >i4)")]
+    #[error(
+        "{name}: unsupported dtype '{descr}' (supported: <f8, >f8, <f4, >f4, <i8, >i8, <i4, >i4)"
+    )]
     Dtype {
         /// The file or tile.
         name: String,
@@ -704,8 +706,8 @@ impl Parser<'_> {
         let found = if rest.is_empty() {
             "the end of the header".to_string()
         } else {
-            let excerpt: String = String::from_utf8_lossy(&rest[..rest.len().min(12)]).into();
-            format!("{excerpt:?}")
+            let excerpt = String::from_utf8_lossy(&rest[..rest.len().min(12)]).into_owned();
+            format!("{:?}", excerpt.trim_end())
         };
         HeaderProblem::Syntax {
             at: self.at,
@@ -839,6 +841,9 @@ fn parse_dict(text: &[u8]) -> Result<Dict, HeaderProblem> {
             break;
         }
         let key = p.string()?;
+        if !matches!(key.as_str(), "descr" | "fortran_order" | "shape") {
+            return Err(HeaderProblem::UnknownKey(key));
+        }
         p.eat(b':', "':'")?;
         let value = p.value()?;
         let slot_taken = match key.as_str() {
@@ -847,7 +852,8 @@ fn parse_dict(text: &[u8]) -> Result<Dict, HeaderProblem> {
                 _ => {
                     return Err(HeaderProblem::WrongType {
                         key: "descr",
-                        expected: "a dtype string such as '<f8' (structured dtypes are not supported)",
+                        expected:
+                            "a dtype string such as '<f8' (structured dtypes are not supported)",
                     })
                 }
             },
