@@ -568,10 +568,16 @@ pub fn read_bytes(bytes: &[u8], name: &str, limit: &ReadLimit) -> Result<Tile, N
 }
 
 /// Reads a `.npy` array from an open file, checking the file's length
-/// against the shape before allocating. `name` is used in error messages.
+/// against the shape before allocating. A file that is not a regular file
+/// (a pipe, a device) has no length and is read as a stream, like
+/// [`read`]. `name` is used in error messages.
 pub fn read_open_file(file: &File, name: &str, limit: &ReadLimit) -> Result<Tile, NpyError> {
-    let len = file.metadata().map_err(|e| io_err(name, e))?.len();
+    let meta = file.metadata().map_err(|e| io_err(name, e))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
+    if !meta.is_file() {
+        return read(&mut reader, name, limit);
+    }
+    let len = meta.len();
     let h = read_header(&mut reader, name, limit)?;
     check_data_len(&h, len.saturating_sub(h.data_offset), name)?;
     read_data(&mut reader, &h, name)

@@ -2,6 +2,10 @@
 //! (`tests/fixtures/npy/`, made by `make_fixtures.py`), every malformed
 //! case with its message, and random corruption that must never panic.
 
+// Helpers outside `#[test]` functions unwrap too: a failure there is a
+// test failure, which is what `allow-unwrap-in-tests` permits.
+#![allow(clippy::unwrap_used)]
+
 use proptest::prelude::*;
 use runtime_interp::kernels::Tile;
 use runtime_interp::npy::{self, NpyError, ReadLimit};
@@ -42,9 +46,8 @@ fn raw(version: (u8, u8), header: &str, data: &[u8]) -> Vec<u8> {
     out.extend_from_slice(&[version.0, version.1]);
     let len_bytes = if version.0 == 1 { 2 } else { 4 };
     let mut text = header.as_bytes().to_vec();
-    while (8 + len_bytes + text.len() + 1) % 64 != 0 {
-        text.push(b' ');
-    }
+    let total = (8 + len_bytes + text.len() + 1).next_multiple_of(64);
+    text.resize(total - 8 - len_bytes - 1, b' ');
     text.push(b'\n');
     if version.0 == 1 {
         out.extend_from_slice(&(text.len() as u16).to_le_bytes());
@@ -544,4 +547,51 @@ proptest! {
             }
         }
     }
+}
+
+/// A reader that hands out at most 3 bytes per call, like a slow pipe.
+struct Trickle<'a>(&'a [u8]);
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(3).min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn streams_may_deliver_data_in_small_pieces() {
+    let t = sample(30, 20);
+    let bytes = npy::to_bytes(&t);
+    let got = npy::read(&mut Trickle(&bytes), "pipe", &ReadLimit::default()).unwrap();
+    assert_same(&got, &t);
+    let e = npy::read(
+        &mut Trickle(&bytes[..bytes.len() - 5]),
+        "pipe",
+        &ReadLimit::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "pipe: expected 4800 bytes of data for shape (30, 20) <f8, found 4795"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn devices_and_directories_are_read_as_streams_with_named_errors() {
+    assert_eq!(
+        npy::read_file(Path::new("/dev/null"))
+            .unwrap_err()
+            .to_string(),
+        "/dev/null: not a .npy file (it does not start with \\x93NUMPY)"
+    );
+    let dir = temp_dir("isdir");
+    let e = npy::read_file(dir.path()).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("{}: ", dir.path().display())) && e.contains("directory"),
+        "{e}"
+    );
 }

@@ -2,6 +2,10 @@
 //! concurrent puts, the `.npy` layout on disk, `open_store` specs, and the
 //! executor adapters.
 
+// Helpers outside `#[test]` functions unwrap too: a failure there is a
+// test failure, which is what `allow-unwrap-in-tests` permits.
+#![allow(clippy::unwrap_used)]
+
 use runtime_interp::exec::{TileSink, TileSource};
 use runtime_interp::kernels::Tile;
 use runtime_interp::npy;
