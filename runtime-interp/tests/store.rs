@@ -294,3 +294,47 @@ fn source_and_sink_connect_stores_to_a_run() {
         "storing ../up[0]: `../up` cannot name a matrix in a tile store (use letters, digits, `_`, `-` and `.`, not starting with `.`)"
     );
 }
+
+/// The adapters take matrix names from `Program::matrices`, by index.
+#[test]
+fn adapters_name_matrices_like_the_program() {
+    use runtime_interp::expr::ExprPool;
+    use runtime_interp::model::{MatrixDecl, Program, Role};
+    let decl = |name: &str, role| MatrixDecl {
+        name: name.to_string(),
+        role,
+        extents: Vec::new(),
+    };
+    let program = Program {
+        name: "p".to_string(),
+        params: Vec::new(),
+        requires: Vec::new(),
+        matrices: vec![decl("In", Role::Input), decl("Out", Role::Output)],
+        kernels: Vec::new(),
+        exprs: ExprPool::default(),
+        statements: Vec::new(),
+        tree: Vec::new(),
+        plans: Vec::new(),
+    };
+    let store = MemoryStore::new();
+    store
+        .put("In", &[1, 2], Arc::new(sample(2, 2, 4.0)))
+        .unwrap();
+    let source = StoreSource::new(&store, &program);
+    assert_same(&source.input(0, &[1, 2]).unwrap(), &sample(2, 2, 4.0));
+    assert_eq!(
+        source.input(1, &[1, 2]).unwrap_err(),
+        "tile Out[1, 2] is not in the tile store (memory)"
+    );
+    let sink = StoreSink::new(&store, &program);
+    sink.output(1, &[0], Arc::new(sample(1, 3, 0.0))).unwrap();
+    assert_same(
+        &store.get("Out", &[0]).unwrap().unwrap(),
+        &sample(1, 3, 0.0),
+    );
+    assert_eq!(
+        sink.output(2, &[0], Arc::new(sample(1, 1, 0.0)))
+            .unwrap_err(),
+        "matrix 2 is not in the program"
+    );
+}
