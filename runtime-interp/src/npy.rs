@@ -175,7 +175,9 @@ pub enum NpyError {
         problem: HeaderProblem,
     },
     /// A dtype the reader does not convert.
-    #[error("{name}: unsupported dtype '{descr}' (supported: <f8, >f8, <f4, >f4, <i8, >i8, <i4, >i4)")]
+    #[error(
+        "{name}: unsupported dtype '{descr}' (supported: <f8, >f8, <f4, >f4, <i8, >i8, <i4, >i4)"
+    )]
     Dtype {
         /// The file or tile.
         name: String,
@@ -566,10 +568,16 @@ pub fn read_bytes(bytes: &[u8], name: &str, limit: &ReadLimit) -> Result<Tile, N
 }
 
 /// Reads a `.npy` array from an open file, checking the file's length
-/// against the shape before allocating. `name` is used in error messages.
+/// against the shape before allocating. A file that is not a regular file
+/// (a pipe, a device) has no length and is read as a stream, like
+/// [`read`]. `name` is used in error messages.
 pub fn read_open_file(file: &File, name: &str, limit: &ReadLimit) -> Result<Tile, NpyError> {
-    let len = file.metadata().map_err(|e| io_err(name, e))?.len();
+    let meta = file.metadata().map_err(|e| io_err(name, e))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
+    if !meta.is_file() {
+        return read(&mut reader, name, limit);
+    }
+    let len = meta.len();
     let h = read_header(&mut reader, name, limit)?;
     check_data_len(&h, len.saturating_sub(h.data_offset), name)?;
     read_data(&mut reader, &h, name)
@@ -704,8 +712,8 @@ impl Parser<'_> {
         let found = if rest.is_empty() {
             "the end of the header".to_string()
         } else {
-            let excerpt: String = String::from_utf8_lossy(&rest[..rest.len().min(12)]).into();
-            format!("{excerpt:?}")
+            let excerpt = String::from_utf8_lossy(&rest[..rest.len().min(12)]).into_owned();
+            format!("{:?}", excerpt.trim_end())
         };
         HeaderProblem::Syntax {
             at: self.at,
@@ -839,6 +847,9 @@ fn parse_dict(text: &[u8]) -> Result<Dict, HeaderProblem> {
             break;
         }
         let key = p.string()?;
+        if !matches!(key.as_str(), "descr" | "fortran_order" | "shape") {
+            return Err(HeaderProblem::UnknownKey(key));
+        }
         p.eat(b':', "':'")?;
         let value = p.value()?;
         let slot_taken = match key.as_str() {
@@ -847,7 +858,8 @@ fn parse_dict(text: &[u8]) -> Result<Dict, HeaderProblem> {
                 _ => {
                     return Err(HeaderProblem::WrongType {
                         key: "descr",
-                        expected: "a dtype string such as '<f8' (structured dtypes are not supported)",
+                        expected:
+                            "a dtype string such as '<f8' (structured dtypes are not supported)",
                     })
                 }
             },
