@@ -49,7 +49,17 @@ pub fn run(cli: Cli) -> ExitCode {
             instance,
             format,
             max_tasks,
-        } => stats(&file, &instance, format, max_tasks, color),
+            block,
+            svg,
+        } => stats(
+            &file,
+            &instance,
+            format,
+            max_tasks,
+            block,
+            svg.as_deref(),
+            color,
+        ),
         Command::Explain { code, list } => explain(code.as_deref(), list),
         Command::Run {
             file,
@@ -344,11 +354,14 @@ fn dag(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn stats(
     path: &Path,
     args: &InstanceArgs,
     format: Format,
     max_tasks: u64,
+    block: u64,
+    svg: Option<&Path>,
     color: bool,
 ) -> ExitCode {
     let (_, program) = match load(path, &args.program, color) {
@@ -359,8 +372,36 @@ fn stats(
         Ok(i) => i,
         Err(code) => return code,
     };
-    match compiler::stats::stats(&inst, max_tasks) {
-        Ok(s) => {
+    if block == 0 || block > 1 << 20 {
+        return usage_error(&format!(
+            "--block must be between 1 and 1048576, found {block}"
+        ));
+    }
+    let opts = compiler::stats::StatsOptions {
+        max_tasks,
+        block,
+        ..Default::default()
+    };
+    match compiler::stats::analyse(&inst, &opts) {
+        Ok(a) => {
+            let s = a.stats;
+            if let Some(out) = svg {
+                let title = format!(
+                    "{} {}: tasks ready per step",
+                    program.name,
+                    crate::explore_cmd::params_text(&inst)
+                );
+                let written = compiler::stats::profile_svg(&s, &title)
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| {
+                        std::fs::write(out, text)
+                            .map_err(|e| format!("cannot write {}: {e}", out.display()))
+                    });
+                if let Err(e) = written {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(EXIT_ERRORS);
+                }
+            }
             match format {
                 Format::Json => output::json(&serde_json::to_value(&s).unwrap_or_default()),
                 Format::Human => output::out(&compiler::stats::stats_text(&s)),

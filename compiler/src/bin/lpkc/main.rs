@@ -5,6 +5,7 @@
 //! error.
 
 mod commands;
+mod explore_cmd;
 mod npyio;
 mod output;
 mod run;
@@ -122,6 +123,13 @@ pub enum Command {
         /// Refuse instances with more tasks than this.
         #[arg(long, default_value_t = 20_000_000)]
         max_tasks: u64,
+        /// Tile side in elements for flops and bytes: every tile is taken as
+        /// B x B (1-D matrices too).
+        #[arg(long, value_name = "B", default_value_t = compiler::stats::DEFAULT_BLOCK)]
+        block: u64,
+        /// Also draw the parallelism profile as an SVG chart to this file.
+        #[arg(long, value_name = "OUT")]
+        svg: Option<PathBuf>,
     },
     /// Execute the program on real matrices with the embedded executor.
     ///
