@@ -6,6 +6,7 @@
 pub mod codes;
 pub mod dagfmt;
 pub mod diag;
+pub mod dot;
 pub mod driver;
 pub mod feasible;
 pub mod hir;
@@ -13,6 +14,7 @@ pub mod kernels;
 pub mod lower;
 pub mod plans_text;
 pub mod query;
+pub mod repl;
 pub mod resolve;
 pub mod solve;
 pub mod stats;

@@ -61,6 +61,18 @@ pub fn run(cli: Cli) -> ExitCode {
             color,
         ),
         Command::Explain { code, list } => explain(code.as_deref(), list),
+        Command::Dot {
+            file,
+            instance,
+            cluster,
+            max_tasks,
+        } => crate::explore_cmd::dot(&file, &instance, cluster.as_deref(), max_tasks, color),
+        Command::Repl {
+            file,
+            instance,
+            history,
+            no_history,
+        } => crate::repl_cmd::repl(&file, &instance, history, no_history, color),
         Command::Run {
             file,
             instance,
