@@ -245,7 +245,9 @@ impl Session {
                 let a = query::answer(&mut engine, &q)?;
                 query::answer_text(&self.program, &a)
             }
-            "tasks" => self.tasks(line, all)?,
+            // `tasks` pages while it walks, so that a huge instance is
+            // never collected into one string.
+            "tasks" => return Ok(Reply::Output(self.tasks(line, all)?)),
             "show" => self.show(rest)?,
             "count" => self.count(rest)?,
             "path" => self.path(rest)?,
@@ -739,5 +741,271 @@ mod tests {
             source_excerpt(src, 2, (4, 11)),
             "2 |   foo(x);\n  |   ^^^^^^^\n"
         );
+    }
+
+    fn session(example: &str, params: &[(&str, i64)]) -> Session {
+        use crate::diag::SourceMap;
+        let path = format!("{}/../examples/{example}.lpk", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect("example exists");
+        let mut sources = SourceMap::new();
+        let checked = crate::driver::check_source(&mut sources, &path, &text);
+        assert!(!checked.has_errors());
+        let hir = crate::driver::select_program(&checked.module, None).expect("one program");
+        let program = crate::driver::compile_program(&checked.module, hir, &sources);
+        let given: Vec<(String, i64)> = params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+        Session::new(program, text, &given).expect("binds")
+    }
+
+    fn out(s: &mut Session, line: &str) -> String {
+        match s.execute(line) {
+            Ok(Reply::Output(t)) => t,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    fn err(s: &mut Session, line: &str) -> String {
+        match s.execute(line) {
+            Err(e) => e.to_string(),
+            other => panic!("{line}: expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn query_commands_answer_like_query() {
+        let mut s = session("cholesky", &[("N", 3)]);
+        assert_eq!(
+            out(&mut s, "children chol@37(k=0)"),
+            "trsm@44(k=0, i=1)  via L[0, 0]\ntrsm@44(k=0, i=2)  via L[0, 0]\n"
+        );
+        assert_eq!(
+            out(&mut s, "parents @39(k=1)"),
+            "syrk@53(k=0, j=1, i=1)  via S[1, 1, 1]\n"
+        );
+        assert_eq!(out(&mut s, "writer L[1, 0]"), "trsm@44(k=0, i=1)\n");
+        assert_eq!(out(&mut s, "writer A[1, 0]"), "(none)\n");
+        // The one task reads L[2, 1] twice (as L[i, k] and L[j, k]).
+        assert_eq!(out(&mut s, "readers L[2, 1]"), "syrk@55(k=1, j=2, i=2)\n");
+        assert_eq!(out(&mut s, "tasks 37"), "chol@37(k=0)\n");
+        assert_eq!(out(&mut s, "tasks").lines().count(), 10);
+        assert_eq!(out(&mut s, ""), "");
+        assert_eq!(out(&mut s, "# a comment"), "");
+    }
+
+    #[test]
+    fn show_gives_the_statement_source_and_tiles() {
+        let mut s = session("cholesky", &[("N", 3)]);
+        assert_eq!(
+            out(&mut s, "show trsm@46(k=1, i=2)"),
+            "trsm@46(k=1, i=2)  (statement 4 of 6, kernel trsm, line 46)\n\
+             46 |                 L[i, k] = trsm(L[k, k], S[k, i, k]);\n   \
+             |                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n\
+             domain: 0 <= k < N, k + 1 <= i < N, not (k == 0)\n\
+             reads  L[1, 1]  (written by chol@39(k=1))\n\
+             reads  S[1, 2, 1]  (written by syrk@53(k=0, j=1, i=2))\n\
+             writes L[2, 1]  (read by 1 task)\n"
+        );
+        let mut t = session("tsqr", &[("N", 2)]);
+        let shown = out(&mut t, "show qr_factor@41(j=1)");
+        assert!(shown.contains("reads  A[1]  (an input)\n"), "{shown}");
+        assert!(
+            shown.contains("writes R[0, 1]  (read by 1 task)\n"),
+            "{shown}"
+        );
+        assert_eq!(
+            err(&mut s, "show chol@37(k=1)"),
+            "chol@37(k=1) is not a task of this instance"
+        );
+        assert_eq!(
+            err(&mut s, "show chol@38(k=0)"),
+            "line 38 has no kernel call (kernel calls start on lines 37, 39, 44, 46, 53, 55)"
+        );
+    }
+
+    #[test]
+    fn count_counts_per_statement() {
+        let mut s = session("cholesky", &[("N", 5)]);
+        let all = out(&mut s, "count");
+        assert!(all.ends_with("total                35\n"), "{all}");
+        assert!(all.contains("syrk@55              10\n"), "{all}");
+        assert_eq!(
+            out(&mut s, "count 44"),
+            "trsm@44              4\ntotal                4\n"
+        );
+        assert_eq!(
+            err(&mut s, "count x"),
+            "`count` takes a line number, found `x`"
+        );
+    }
+
+    #[test]
+    fn path_finds_a_shortest_dependence_path() {
+        let mut s = session("cholesky", &[("N", 4)]);
+        assert_eq!(
+            out(&mut s, "path chol@37(k=0) chol@39(k=1)"),
+            "path of 4 tasks:\n     chol@37(k=0)\n  -> trsm@44(k=0, i=1)  via L[0, 0]\n  \
+             -> syrk@53(k=0, j=1, i=1)  via L[1, 0]\n  -> chol@39(k=1)  via S[1, 1, 1]\n"
+        );
+        assert_eq!(
+            out(&mut s, "path trsm@44(k=0, i=3) chol@39(k=1)"),
+            "no dependence path from trsm@44(k=0, i=3) to chol@39(k=1)\n"
+        );
+        assert_eq!(
+            out(&mut s, "path chol@39(k=1) chol@37(k=0)"),
+            "no dependence path from chol@39(k=1) to chol@37(k=0)\n"
+        );
+        assert_eq!(
+            out(&mut s, "path @37(k=0) @37(k=0)"),
+            "path of 1 tasks:\n     chol@37(k=0)\n"
+        );
+        assert_eq!(
+            err(&mut s, "path chol@37(k=0)"),
+            "`path` takes two tasks: path TASK TASK"
+        );
+    }
+
+    #[test]
+    fn critical_path_lists_a_longest_path() {
+        let mut s = session("cholesky", &[("N", 3)]);
+        let text = out(&mut s, "critical-path");
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("critical path: 7 tasks (of 10); heaviest path: "),
+            "{text}"
+        );
+        assert_eq!(lines.len(), 1 + 7);
+        assert_eq!(lines[1], "  chol@37(k=0)");
+        assert_eq!(lines[7], "  chol@39(k=2)");
+        assert_eq!(
+            err(&mut s, "critical-path now"),
+            "`critical-path` takes no argument"
+        );
+    }
+
+    #[test]
+    fn set_rebinds_and_keeps_the_old_binding_on_errors() {
+        let mut s = session("cholesky", &[("N", 3)]);
+        assert_eq!(out(&mut s, "set N=5"), "N=5\n");
+        assert!(out(&mut s, "count").ends_with("total                35\n"));
+        assert_eq!(
+            err(&mut s, "set N=0"),
+            "requirement 1 of the program is not met: `N >= 1`"
+        );
+        assert_eq!(
+            err(&mut s, "set N=x"),
+            "`N` needs an integer value, found `x`"
+        );
+        assert_eq!(err(&mut s, "set N"), "expected NAME=INT, found `N`");
+        assert!(err(&mut s, "set Q=1").starts_with("`Q` is not a parameter of program `cholesky`"));
+        assert_eq!(out(&mut s, "set"), "N=5\n");
+        let mut g = session("gemm_tree", &[("M", 1), ("N", 1), ("K", 2)]);
+        assert_eq!(out(&mut g, "set K=9, M=2"), "M=2, N=1, K=9\n");
+    }
+
+    #[test]
+    fn an_unbound_session_asks_for_set() {
+        let mut s = session("cholesky", &[]);
+        assert!(s.banner().contains("not bound yet: `set N=INT`"));
+        assert_eq!(
+            err(&mut s, "tasks"),
+            "the parameters are not bound (no value for N); bind them with `set`, e.g. `set N=4`"
+        );
+        assert!(out(&mut s, "plans").contains("chol@37"));
+        assert_eq!(out(&mut s, "set N=2"), "N=2\n");
+        assert_eq!(out(&mut s, "tasks 37"), "chol@37(k=0)\n");
+    }
+
+    #[test]
+    fn long_answers_are_truncated_unless_all() {
+        let mut s = session("cholesky", &[("N", 6)]);
+        let cut = out(&mut s, "tasks");
+        assert_eq!(cut.lines().count(), PAGE + 1);
+        assert!(cut.ends_with("... and 6 more (use --all)\n"), "{cut}");
+        assert_eq!(out(&mut s, "tasks --all").lines().count(), 56);
+        let plans = out(&mut s, "plans");
+        assert!(plans.contains("more (use --all)"));
+        assert!(out(&mut s, "plans --all").lines().count() > PAGE);
+    }
+
+    #[test]
+    fn help_quit_and_unknown_commands() {
+        let mut s = session("tsqr", &[("N", 4)]);
+        let h = out(&mut s, "help");
+        for (name, _, _) in COMMANDS {
+            assert!(h.contains(name), "{name}");
+        }
+        assert_eq!(
+            out(&mut s, "help set"),
+            "set NAME=INT ...\n  Rebinds parameters (`set N=64`); a bad value is an error and keeps the old binding. `set` alone shows the binding.\n"
+        );
+        assert_eq!(
+            err(&mut s, "help nope"),
+            "unknown command `nope`; `help` lists the commands"
+        );
+        assert_eq!(
+            err(&mut s, "frobnicate 3"),
+            "unknown command `frobnicate`; `help` lists the commands"
+        );
+        assert_eq!(s.execute("quit"), Ok(Reply::Quit));
+        assert_eq!(s.execute("exit"), Ok(Reply::Quit));
+        // The session goes on after errors.
+        assert_eq!(out(&mut s, "tasks 41").lines().count(), 4);
+    }
+
+    #[test]
+    fn a_set_cancel_flag_stops_long_commands() {
+        let mut s = session("cholesky", &[("N", 4)]);
+        let flag = s.cancel_flag();
+        // `execute` clears the flag when a command starts (a Ctrl-C of an
+        // earlier command must not cancel the next), so the flag, as the
+        // SIGINT handler would leave it mid-command, is set here and the
+        // long loops are called directly.
+        flag.store(true, Ordering::Relaxed);
+        assert_eq!(s.count(""), Err(ReplError::Cancelled));
+        assert_eq!(s.tasks("tasks", false), Err(ReplError::Cancelled));
+        assert_eq!(s.critical_path(), Err(ReplError::Cancelled));
+        assert_eq!(
+            s.path("chol@37(k=0) chol@39(k=3)"),
+            Err(ReplError::Cancelled)
+        );
+        // The next command runs normally.
+        assert!(out(&mut s, "count").ends_with("total                20\n"));
+    }
+
+    #[test]
+    fn completion_of_commands_names_and_lines() {
+        let s = session("cholesky", &[("N", 3)]);
+        let c = s.completions();
+        assert_eq!(c.complete("chi", 3), (0, vec!["children".to_string()]));
+        assert_eq!(
+            c.complete("c", 1).1,
+            vec!["children", "count", "critical-path"]
+        );
+        assert_eq!(
+            c.complete("help p", 6),
+            (
+                5,
+                vec!["parents".to_string(), "path".into(), "plans".into()]
+            )
+        );
+        assert_eq!(c.complete("show ch", 7), (5, vec!["chol@".to_string()]));
+        assert_eq!(
+            c.complete("show chol@", 10),
+            (5, vec!["chol@37".to_string(), "chol@39".into()])
+        );
+        assert_eq!(
+            c.complete("show @4", 7),
+            (5, vec!["@44".to_string(), "@46".into()])
+        );
+        assert_eq!(c.complete("writer L", 8), (7, vec!["L[".to_string()]));
+        assert_eq!(
+            c.complete("show chol@39(", 13),
+            (13, vec!["i=".to_string(), "j=".into(), "k=".into()])
+        );
+        assert_eq!(
+            c.complete("show trsm@46(k=1, i", 19),
+            (18, vec!["i=".to_string()])
+        );
+        assert_eq!(c.complete("set ", 4), (4, vec!["N=".to_string()]));
+        assert_eq!(c.complete("children zz", 11), (9, Vec::<String>::new()));
     }
 }
