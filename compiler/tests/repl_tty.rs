@@ -239,6 +239,9 @@ fn completion_history_errors_and_ctrl_d() {
     again.wait_last_line("cholesky> count");
     again.keys(&["Up"]);
     again.wait_last_line("cholesky> set N=5");
+    // Ctrl-D leaves only on an empty line: clear it first.
+    again.keys(&["C-u"]);
+    again.wait_last_line("cholesky>");
     again.keys(&["C-d"]);
     again.wait("the second pane to exit", |_| again.pane_status() == "1 0");
     let _ = std::fs::remove_file(&history);
