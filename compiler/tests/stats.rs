@@ -109,11 +109,14 @@ fn tsqr_matches_its_closed_forms() {
     }
 }
 
+/// One instance's parameters.
+type Params<'a> = &'a [(&'a str, i64)];
+
 /// Levels, edges and the flop-weighted critical path recomputed from the
 /// brute-force expansion, for every example and small parameters.
 #[test]
 fn levels_and_edges_equal_the_expanded_dag() {
-    let cases: &[(&str, &[&[(&str, i64)]])] = &[
+    let cases: &[(&str, &[Params])] = &[
         ("cholesky", &[&[("N", 1)], &[("N", 2)], &[("N", 5)]]),
         (
             "tsqr",
