@@ -1,5 +1,6 @@
 //! Renderings of an expanded DAG: the JSON of spec/cli.md and Graphviz DOT
-//! (nodes coloured by kernel, edges labelled with their tile).
+//! (nodes coloured by kernel, edges labelled with their tile; see
+//! [`crate::dot`]).
 
 use runtime_interp::dag::Dag;
 use runtime_interp::model::Instance;
@@ -50,41 +51,10 @@ pub fn dag_json(inst: &Instance<'_>, dag: &Dag) -> serde_json::Value {
     })
 }
 
-const PALETTE: [&str; 10] = [
-    "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
-    "#d9d9d9", "#bc80bd",
-];
-
-fn quote(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
-}
-
-/// Graphviz DOT of the expanded DAG.
+/// Graphviz DOT of the expanded DAG: the drawing of `lpkc dot -p`
+/// without clusters (nodes coloured by kernel, a legend, edges labelled
+/// with their tile).
 pub fn dag_dot(inst: &Instance<'_>, dag: &Dag) -> String {
-    let p = inst.program;
-    let mut out = String::new();
-    out.push_str(&format!("digraph {} {{\n", quote(&p.name)));
-    out.push_str("  rankdir=TB;\n  node [shape=box, style=filled, fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=9];\n");
-    for (id, t) in dag.tasks.iter().enumerate() {
-        let kernel = p
-            .statements
-            .get(t.stmt as usize)
-            .map(|s| s.kernel as usize)
-            .unwrap_or(0);
-        let color = PALETTE[kernel % PALETTE.len()];
-        out.push_str(&format!(
-            "  t{id} [label={}, fillcolor=\"{color}\"];\n",
-            quote(&p.task_name(t).to_string())
-        ));
-    }
-    for e in &dag.edges {
-        out.push_str(&format!(
-            "  t{} -> t{} [label={}];\n",
-            e.from,
-            e.to,
-            quote(&p.tile_name(&e.tile))
-        ));
-    }
-    out.push_str("}\n");
-    out
+    // Without a cluster variable the drawing cannot fail.
+    crate::dot::expanded_dot(inst, dag, None).unwrap_or_default()
 }

@@ -6,6 +6,7 @@
 pub mod codes;
 pub mod dagfmt;
 pub mod diag;
+pub mod dot;
 pub mod driver;
 pub mod feasible;
 pub mod hir;
@@ -14,6 +15,7 @@ pub mod lint;
 pub mod lower;
 pub mod plans_text;
 pub mod query;
+pub mod repl;
 pub mod resolve;
 pub mod solve;
 pub mod stats;

@@ -1,25 +1,42 @@
-//! DAG statistics of one instance (`lpkc stats`): tasks and edges per
-//! kernel, the critical path and the widest level of an unbounded-worker
-//! schedule. Computed from the plans in one sequential pass (sequential
-//! order is a topological order), with memory proportional to the tasks.
+//! DAG statistics of one instance (`lpkc stats`, and the REPL's
+//! `critical-path`): tasks, edges, flops and bytes per kernel, the critical
+//! path in tasks and in flops, and the parallelism profile of an
+//! unbounded-worker schedule. Computed from the plans in one sequential pass
+//! (sequential order is a topological order), with memory proportional to
+//! the tasks.
+//!
+//! Flops and bytes come from `runtime_interp::flops` with every tile taken
+//! as `block × block`: every matrix dimension is assumed to be (extent ×
+//! block) elements, and a 1-D matrix `A[N]` (N row blocks of full width) is
+//! assumed to have block-wide rows, so its tiles are `block × block` too.
+//! Kernels without a flop model (user kernels outside `spec/kernels.md`)
+//! count no flops and are listed in [`Stats::unmodelled`].
 
-use runtime_interp::model::Instance;
+use runtime_interp::model::{Arg, Instance};
 use runtime_interp::query::{Engine, QueryError};
 use runtime_interp::task::{Task, WalkError};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The block size `stats` assumes when `--block` is not given.
+pub const DEFAULT_BLOCK: u64 = 256;
 
 /// Per-kernel counts.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct KernelStats {
     /// Tasks of this kernel.
     pub tasks: u64,
     /// Edges out of tasks of this kernel.
     pub edges_out: u64,
+    /// Flops of all its tasks at the block size (`None`: no flop model).
+    pub flops: Option<f64>,
+    /// Bytes read and written by all its tasks (`None`: no model).
+    pub bytes: Option<f64>,
 }
 
 /// Statistics of an instance.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Stats {
     /// Every task.
     pub tasks: u64,
@@ -29,10 +46,24 @@ pub struct Stats {
     pub kernels: BTreeMap<String, KernelStats>,
     /// Tasks on a longest path.
     pub critical_path: u64,
-    /// Tasks per level (level = tasks on the longest path ending there).
+    /// Tasks per level (level = tasks on the longest path ending there):
+    /// the parallelism profile, i.e. the tasks that run at each step of a
+    /// schedule with unboundedly many workers and unit-time tasks.
     pub levels: Vec<u64>,
     /// The most tasks on one level.
     pub widest_level: u64,
+    /// The block size (elements per tile side) of the flop and byte counts.
+    pub block: u64,
+    /// Flops of every task with a flop model.
+    pub flops: f64,
+    /// Bytes read and written by every task with a byte model.
+    pub bytes: f64,
+    /// The most flops on one path (the flop-weighted critical path).
+    pub critical_path_flops: f64,
+    /// Tasks on that flop-heaviest path.
+    pub critical_path_flops_tasks: u64,
+    /// Kernels called without a flop model (their flops count as 0).
+    pub unmodelled: Vec<String>,
 }
 
 /// Why statistics could not be computed.
@@ -47,18 +78,123 @@ pub enum StatsError {
     /// Too many tasks to keep.
     #[error("the instance has more than {0} tasks")]
     TooLarge(u64),
+    /// The computation was cancelled (Ctrl-C in the REPL).
+    #[error("cancelled")]
+    Cancelled,
+    /// The block size is zero or too large to model.
+    #[error("the block size must be between 1 and 1048576, found {0}")]
+    BadBlock(u64),
+    /// The chart could not be drawn.
+    #[error("cannot draw the chart: {0}")]
+    Chart(String),
 }
 
-/// Computes the statistics of an instance with at most `max_tasks` tasks.
+/// How to compute statistics.
+#[derive(Clone, Copy, Debug)]
+pub struct StatsOptions<'c> {
+    /// Refuse instances with more tasks than this.
+    pub max_tasks: u64,
+    /// Tile side in elements, for flops and bytes.
+    pub block: u64,
+    /// Stop with [`StatsError::Cancelled`] once this is set.
+    pub cancel: Option<&'c AtomicBool>,
+    /// Keep predecessors so that [`Analysis::critical_path`] can list the
+    /// tasks of a longest path (costs memory per task).
+    pub keep_paths: bool,
+}
+
+impl Default for StatsOptions<'_> {
+    fn default() -> Self {
+        StatsOptions {
+            max_tasks: 20_000_000,
+            block: DEFAULT_BLOCK,
+            cancel: None,
+            keep_paths: false,
+        }
+    }
+}
+
+/// Statistics plus, when asked for, the tasks of the critical paths.
+#[derive(Clone, Debug, Default)]
+pub struct Analysis {
+    /// The statistics.
+    pub stats: Stats,
+    /// A longest path in tasks, first task first (empty unless
+    /// `keep_paths`).
+    pub critical_path: Vec<Task>,
+    /// A path with the most flops, first task first (empty unless
+    /// `keep_paths`).
+    pub critical_path_flops: Vec<Task>,
+}
+
+/// Per-task bookkeeping of the pass.
+struct Node {
+    level: u64,
+    flops: f64,
+    flop_tasks: u64,
+    pred_level: Option<Task>,
+    pred_flops: Option<Task>,
+}
+
+/// Computes the statistics of an instance with at most `max_tasks` tasks,
+/// at the default block size.
 pub fn stats(inst: &Instance<'_>, max_tasks: u64) -> Result<Stats, StatsError> {
+    let opts = StatsOptions {
+        max_tasks,
+        ..StatsOptions::default()
+    };
+    analyse(inst, &opts).map(|a| a.stats)
+}
+
+/// The flops and bytes of one task of each statement with every tile
+/// `block × block` (`None` where the kernel has no model).
+pub fn statement_costs(inst: &Instance<'_>, block: u64) -> Vec<(Option<f64>, Option<f64>)> {
     let p = inst.program;
+    let b = block as usize;
+    p.statements
+        .iter()
+        .map(|st| {
+            let Some(k) = p.kernels.get(st.kernel as usize) else {
+                return (None, None);
+            };
+            let tiles = st.args.iter().filter(|a| matches!(a, Arg::Tile(_))).count();
+            let shapes = vec![(b, b); tiles];
+            (
+                runtime_interp::flops::flops(&k.name, &shapes),
+                runtime_interp::flops::bytes(&k.name, &shapes),
+            )
+        })
+        .collect()
+}
+
+/// Computes the statistics (and, with `keep_paths`, the critical paths).
+pub fn analyse(inst: &Instance<'_>, opts: &StatsOptions<'_>) -> Result<Analysis, StatsError> {
+    if opts.block == 0 || opts.block > 1 << 20 {
+        return Err(StatsError::BadBlock(opts.block));
+    }
+    let p = inst.program;
+    let costs = statement_costs(inst, opts.block);
+    let kernel_of = |t: &Task| -> Option<String> {
+        let st = p.statements.get(t.stmt as usize)?;
+        p.kernels.get(st.kernel as usize).map(|k| k.name.clone())
+    };
     let mut engine = Engine::new(inst);
-    let mut level: HashMap<Task, u64> = HashMap::new();
-    let mut s = Stats::default();
+    let mut nodes: HashMap<Task, Node> = HashMap::new();
+    let mut s = Stats {
+        block: opts.block,
+        ..Stats::default()
+    };
+    // The last task of a longest path and of a flop-heaviest path.
+    let mut end_level: Option<(u64, Task)> = None;
+    let mut end_flops: Option<(f64, Task)> = None;
     let mut failure: Option<StatsError> = None;
     inst.for_each_task(&mut |t| {
-        if s.tasks >= max_tasks {
-            failure = Some(StatsError::TooLarge(max_tasks));
+        if opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            failure = Some(StatsError::Cancelled);
+            return ControlFlow::Break(());
+        }
+        if s.tasks >= opts.max_tasks {
+            failure = Some(StatsError::TooLarge(opts.max_tasks));
             return ControlFlow::Break(());
         }
         let parents = match engine.parents(t) {
@@ -68,67 +204,271 @@ pub fn stats(inst: &Instance<'_>, max_tasks: u64) -> Result<Stats, StatsError> {
                 return ControlFlow::Break(());
             }
         };
-        let lv = 1 + parents
-            .iter()
-            .map(|(pt, _)| level.get(pt).copied().unwrap_or(0))
-            .max()
-            .unwrap_or(0);
-        level.insert(t.clone(), lv);
+        let (task_flops, task_bytes) = costs.get(t.stmt as usize).copied().unwrap_or_default();
+        let mut node = Node {
+            level: 1,
+            flops: task_flops.unwrap_or(0.0),
+            flop_tasks: 1,
+            pred_level: None,
+            pred_flops: None,
+        };
+        let mut best_level = 0;
+        let mut best_flops: Option<(f64, u64)> = None;
+        for (pt, _) in &parents {
+            let Some(pn) = nodes.get(pt) else { continue };
+            if pn.level > best_level {
+                best_level = pn.level;
+                if opts.keep_paths {
+                    node.pred_level = Some(pt.clone());
+                }
+            }
+            if best_flops.is_none_or(|(f, _)| pn.flops > f) {
+                best_flops = Some((pn.flops, pn.flop_tasks));
+                if opts.keep_paths {
+                    node.pred_flops = Some(pt.clone());
+                }
+            }
+        }
+        node.level += best_level;
+        if let Some((f, n)) = best_flops {
+            node.flops += f;
+            node.flop_tasks += n;
+        }
         s.tasks += 1;
         s.edges += parents.len() as u64;
         for (pt, _) in &parents {
-            if let Some(k) = kernel_name(inst, pt) {
+            if let Some(k) = kernel_of(pt) {
                 s.kernels.entry(k).or_default().edges_out += 1;
             }
         }
-        if let Some(k) = kernel_name(inst, t) {
-            s.kernels.entry(k).or_default().tasks += 1;
+        if let Some(k) = kernel_of(t) {
+            let ks = s.kernels.entry(k.clone()).or_default();
+            ks.tasks += 1;
+            match task_flops {
+                Some(f) => *ks.flops.get_or_insert(0.0) += f,
+                None => {
+                    if !s.unmodelled.contains(&k) {
+                        s.unmodelled.push(k);
+                    }
+                }
+            }
+            if let Some(b) = task_bytes {
+                *ks.bytes.get_or_insert(0.0) += b;
+            }
         }
-        let idx = (lv - 1) as usize;
+        s.flops += task_flops.unwrap_or(0.0);
+        s.bytes += task_bytes.unwrap_or(0.0);
+        let idx = (node.level - 1) as usize;
         if s.levels.len() <= idx {
             s.levels.resize(idx + 1, 0);
         }
-        s.levels[idx] += 1;
+        if let Some(l) = s.levels.get_mut(idx) {
+            *l += 1;
+        }
+        if end_level.as_ref().is_none_or(|(l, _)| node.level > *l) {
+            end_level = Some((node.level, t.clone()));
+        }
+        if end_flops.as_ref().is_none_or(|(f, _)| node.flops > *f) {
+            end_flops = Some((node.flops, t.clone()));
+            s.critical_path_flops_tasks = node.flop_tasks;
+        }
+        nodes.insert(t.clone(), node);
         ControlFlow::Continue(())
     })?;
     if let Some(f) = failure {
         return Err(f);
     }
-    let _ = p;
     s.critical_path = s.levels.len() as u64;
     s.widest_level = s.levels.iter().copied().max().unwrap_or(0);
-    Ok(s)
+    s.critical_path_flops = end_flops.as_ref().map_or(0.0, |(f, _)| *f);
+    s.unmodelled.sort();
+    let mut analysis = Analysis {
+        stats: s,
+        ..Analysis::default()
+    };
+    if opts.keep_paths {
+        let follow = |end: Option<Task>, by_flops: bool| {
+            let mut path = Vec::new();
+            let mut cur = end;
+            while let Some(t) = cur {
+                cur = nodes.get(&t).and_then(|n| {
+                    if by_flops {
+                        n.pred_flops.clone()
+                    } else {
+                        n.pred_level.clone()
+                    }
+                });
+                path.push(t);
+            }
+            path.reverse();
+            path
+        };
+        analysis.critical_path = follow(end_level.map(|(_, t)| t), false);
+        analysis.critical_path_flops = follow(end_flops.map(|(_, t)| t), true);
+    }
+    Ok(analysis)
 }
 
-fn kernel_name(inst: &Instance<'_>, t: &Task) -> Option<String> {
-    let p = inst.program;
-    let st = p.statements.get(t.stmt as usize)?;
-    p.kernels.get(st.kernel as usize).map(|k| k.name.clone())
+/// Formats a count of flops or bytes with an SI prefix (`1.23 G`).
+pub fn si(x: f64) -> String {
+    const PREFIXES: [(f64, &str); 5] =
+        [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+    for (scale, prefix) in PREFIXES {
+        if x.abs() >= scale {
+            return format!("{:.2} {prefix}", x / scale);
+        }
+    }
+    format!("{x:.0} ")
 }
 
-/// The statistics as a table.
+/// At most this many rows in the text parallelism profile; more levels
+/// are bucketed.
+pub const PROFILE_ROWS: usize = 24;
+
+/// One row of the bucketed profile: steps `first..=last` (1-based), the
+/// tasks on them and the most on one step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProfileRow {
+    /// First step (1-based).
+    pub first: usize,
+    /// Last step (inclusive).
+    pub last: usize,
+    /// Tasks on these steps.
+    pub tasks: u64,
+    /// The most tasks on one of these steps.
+    pub max: u64,
+}
+
+/// The parallelism profile in at most `rows` rows: one per step when they
+/// fit, otherwise consecutive steps bucketed evenly.
+pub fn profile_rows(levels: &[u64], rows: usize) -> Vec<ProfileRow> {
+    let per = levels.len().div_ceil(rows.max(1)).max(1);
+    levels
+        .chunks(per)
+        .enumerate()
+        .map(|(i, chunk)| ProfileRow {
+            first: i * per + 1,
+            last: i * per + chunk.len(),
+            tasks: chunk.iter().sum(),
+            max: chunk.iter().copied().max().unwrap_or(0),
+        })
+        .collect()
+}
+
+/// The statistics as text: the kernel table, totals, critical paths and
+/// the parallelism profile.
 pub fn stats_text(s: &Stats) -> String {
     let mut out = String::new();
     let width = s.kernels.keys().map(|k| k.len()).max().unwrap_or(6).max(6);
+    let opt = |x: Option<f64>| x.map_or_else(|| "-".to_string(), si);
     out.push_str(&format!(
-        "{:<width$}  {:>12}  {:>12}\n",
-        "kernel", "tasks", "edges out"
+        "{:<width$}  {:>12}  {:>12}  {:>12}  {:>12}\n",
+        "kernel", "tasks", "edges out", "flops", "bytes"
     ));
     for (k, ks) in &s.kernels {
         out.push_str(&format!(
-            "{k:<width$}  {:>12}  {:>12}\n",
-            ks.tasks, ks.edges_out
+            "{k:<width$}  {:>12}  {:>12}  {:>12}  {:>12}\n",
+            ks.tasks,
+            ks.edges_out,
+            opt(ks.flops),
+            opt(ks.bytes)
         ));
     }
     out.push_str(&format!(
-        "{:<width$}  {:>12}  {:>12}\n",
-        "total", s.tasks, s.edges
+        "{:<width$}  {:>12}  {:>12}  {:>12}  {:>12}\n",
+        "total",
+        s.tasks,
+        s.edges,
+        si(s.flops),
+        si(s.bytes)
     ));
+    out.push_str(&format!(
+        "flops and bytes at block {b}: every tile taken as {b} x {b} (1-D matrices too)\n",
+        b = s.block
+    ));
+    if !s.unmodelled.is_empty() {
+        out.push_str(&format!(
+            "no flop model (counted as 0): {}\n",
+            s.unmodelled.join(", ")
+        ));
+    }
     out.push_str(&format!("critical path: {} tasks\n", s.critical_path));
+    out.push_str(&format!(
+        "critical path in flops: {}flops over {} tasks\n",
+        si(s.critical_path_flops),
+        s.critical_path_flops_tasks
+    ));
     out.push_str(&format!(
         "widest level: {} tasks ({} levels)\n",
         s.widest_level,
         s.levels.len()
     ));
+    if !s.levels.is_empty() {
+        out.push_str("\nparallelism profile (tasks ready per step, unbounded workers):\n");
+        let rows = profile_rows(&s.levels, PROFILE_ROWS);
+        let bucketed = rows.iter().any(|r| r.first != r.last);
+        let bar_scale = s.widest_level.max(1) as f64;
+        if bucketed {
+            out.push_str(&format!(
+                "{:>13}  {:>10}  {:>10}\n",
+                "steps", "tasks", "max/step"
+            ));
+        } else {
+            out.push_str(&format!("{:>13}  {:>10}\n", "step", "tasks"));
+        }
+        for r in rows {
+            let bar = "#".repeat(((r.max as f64 / bar_scale) * 40.0).ceil() as usize);
+            if bucketed {
+                out.push_str(&format!(
+                    "{:>13}  {:>10}  {:>10}  {bar}\n",
+                    format!("{}-{}", r.first, r.last),
+                    r.tasks,
+                    r.max
+                ));
+            } else {
+                out.push_str(&format!("{:>13}  {:>10}  {bar}\n", r.first, r.tasks));
+            }
+        }
+    }
     out
+}
+
+/// The parallelism profile as an SVG bar chart (tasks per step).
+pub fn profile_svg(s: &Stats, title: &str) -> Result<String, StatsError> {
+    use plotters::prelude::*;
+    let chart_err = |e: &dyn std::fmt::Display| StatsError::Chart(e.to_string());
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 420)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| chart_err(&e))?;
+        let steps = s.levels.len().max(1) as u32;
+        let top = s.widest_level.max(1);
+        let top = top + top.div_ceil(10);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0u32..steps, 0u64..top)
+            .map_err(|e| chart_err(&e))?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc("step (level)")
+            .y_desc("tasks ready")
+            .x_label_formatter(&|x| (x + 1).to_string())
+            .draw()
+            .map_err(|e| chart_err(&e))?;
+        let fill = RGBColor(0x4c, 0x78, 0xa8).filled();
+        chart
+            .draw_series(s.levels.iter().enumerate().map(|(i, &n)| {
+                let x = i as u32;
+                let mut bar = Rectangle::new([(x, 0), (x + 1, n)], fill);
+                bar.set_margin(0, 0, 1, 1);
+                bar
+            }))
+            .map_err(|e| chart_err(&e))?;
+        root.present().map_err(|e| chart_err(&e))?;
+    }
+    Ok(svg)
 }

@@ -44,12 +44,6 @@ pub fn run(cli: Cli) -> ExitCode {
             method,
             max_tasks,
         } => dag(&file, &instance, format, method, max_tasks, color),
-        Command::Stats {
-            file,
-            instance,
-            format,
-            max_tasks,
-        } => stats(&file, &instance, format, max_tasks, color),
         Command::Bench {
             workload,
             n,
@@ -67,7 +61,6 @@ pub fn run(cli: Cli) -> ExitCode {
             seed,
             format,
         }),
-        Command::Explain { code, list } => explain(code.as_deref(), list),
         Command::Compile {
             file,
             output,
@@ -105,6 +98,35 @@ pub fn run(cli: Cli) -> ExitCode {
             },
             color,
         ),
+        Command::Stats {
+            file,
+            instance,
+            format,
+            max_tasks,
+            block,
+            svg,
+        } => stats(
+            &file,
+            &instance,
+            format,
+            max_tasks,
+            block,
+            svg.as_deref(),
+            color,
+        ),
+        Command::Explain { code, list } => explain(code.as_deref(), list),
+        Command::Dot {
+            file,
+            instance,
+            cluster,
+            max_tasks,
+        } => crate::explore_cmd::dot(&file, &instance, cluster.as_deref(), max_tasks, color),
+        Command::Repl {
+            file,
+            instance,
+            history,
+            no_history,
+        } => crate::repl_cmd::repl(&file, &instance, history, no_history, color),
         Command::Run {
             file,
             instance,
@@ -402,11 +424,14 @@ fn dag(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn stats(
     path: &Path,
     args: &InstanceArgs,
     format: Format,
     max_tasks: u64,
+    block: u64,
+    svg: Option<&Path>,
     color: bool,
 ) -> ExitCode {
     let (_, program) = match load(path, &args.program, color) {
@@ -417,8 +442,36 @@ fn stats(
         Ok(i) => i,
         Err(code) => return code,
     };
-    match compiler::stats::stats(&inst, max_tasks) {
-        Ok(s) => {
+    if block == 0 || block > 1 << 20 {
+        return usage_error(&format!(
+            "--block must be between 1 and 1048576, found {block}"
+        ));
+    }
+    let opts = compiler::stats::StatsOptions {
+        max_tasks,
+        block,
+        ..Default::default()
+    };
+    match compiler::stats::analyse(&inst, &opts) {
+        Ok(a) => {
+            let s = a.stats;
+            if let Some(out) = svg {
+                let title = format!(
+                    "{} {}: tasks ready per step",
+                    program.name,
+                    crate::explore_cmd::params_text(&inst)
+                );
+                let written = compiler::stats::profile_svg(&s, &title)
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| {
+                        std::fs::write(out, text)
+                            .map_err(|e| format!("cannot write {}: {e}", out.display()))
+                    });
+                if let Err(e) = written {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(EXIT_ERRORS);
+                }
+            }
             match format {
                 Format::Json => output::json(&serde_json::to_value(&s).unwrap_or_default()),
                 Format::Human => output::out(&compiler::stats::stats_text(&s)),

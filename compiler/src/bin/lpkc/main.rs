@@ -8,7 +8,9 @@ mod artifact_cmd;
 mod bench;
 mod commands;
 mod lint_cmd;
+mod explore_cmd;
 mod output;
+mod repl_cmd;
 mod run;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -124,6 +126,47 @@ pub enum Command {
         /// Refuse instances with more tasks than this.
         #[arg(long, default_value_t = 20_000_000)]
         max_tasks: u64,
+        /// Tile side in elements for flops and bytes: every tile is taken as
+        /// B x B (1-D matrices too).
+        #[arg(long, value_name = "B", default_value_t = compiler::stats::DEFAULT_BLOCK)]
+        block: u64,
+        /// Also draw the parallelism profile as an SVG chart to this file.
+        #[arg(long, value_name = "OUT")]
+        svg: Option<PathBuf>,
+    },
+    /// Graphviz DOT: without `-p` the program-level graph (statements and
+    /// the symbolic dependence relations between them), with `-p` the
+    /// expanded DAG of that instance.
+    Dot {
+        /// The `.lpk` source file.
+        file: PathBuf,
+        #[command(flatten)]
+        instance: InstanceArgs,
+        /// Group the expanded DAG's tasks by the value of this loop
+        /// variable (needs `-p`).
+        #[arg(long, value_name = "VAR")]
+        cluster: Option<String>,
+        /// Refuse to draw an expanded DAG with more tasks than this.
+        #[arg(long, value_name = "N", default_value_t = 2000)]
+        max_tasks: usize,
+    },
+    /// Explore a program interactively: the query commands plus `show`,
+    /// `count`, `path`, `critical-path`, `set`, `plans` and `help`.
+    ///
+    /// With a terminal it has history and Tab completion; with stdin not a
+    /// terminal it reads one command a line, like `query`.
+    Repl {
+        /// The `.lpk` source file.
+        file: PathBuf,
+        #[command(flatten)]
+        instance: InstanceArgs,
+        /// The history file [default: $XDG_STATE_HOME/lpkc/history, else
+        /// ~/.lpkc_history].
+        #[arg(long, value_name = "FILE", conflicts_with = "no_history")]
+        history: Option<PathBuf>,
+        /// Keep no history file.
+        #[arg(long)]
+        no_history: bool,
     },
     /// Execute the program on real matrices with the embedded executor.
     ///

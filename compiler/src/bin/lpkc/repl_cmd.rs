@@ -1,0 +1,194 @@
+//! `lpkc repl`: the rustyline glue around `compiler::repl::Session`.
+//! With a terminal: a prompt, history (loaded at start, saved at exit),
+//! Tab completion, Ctrl-C clearing the line at the prompt and cancelling a
+//! running command (a SIGINT handler sets the session's cancel flag), and
+//! Ctrl-D leaving. Without one: commands are read from stdin one a line,
+//! like `lpkc query`, with no prompt.
+
+use crate::commands::{bind, load, read_source, EXIT_ERRORS};
+use crate::output;
+use crate::InstanceArgs;
+use compiler::repl::{Completions, Reply, Session};
+use rustyline::completion::Completer;
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::validate::Validator;
+use rustyline::{CompletionType, Config, Context, Editor, Helper};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+/// The rustyline helper: completion only.
+struct LpkHelper {
+    completions: Completions,
+}
+
+impl Completer for LpkHelper {
+    type Candidate = String;
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        Ok(self.completions.complete(line, pos))
+    }
+}
+impl Hinter for LpkHelper {
+    type Hint = String;
+}
+impl Highlighter for LpkHelper {}
+impl Validator for LpkHelper {}
+impl Helper for LpkHelper {}
+
+/// The history file: `--history`, else `$XDG_STATE_HOME/lpkc/history`,
+/// else `~/.lpkc_history` (none without a home).
+fn history_path(given: Option<PathBuf>) -> Option<PathBuf> {
+    if given.is_some() {
+        return given;
+    }
+    if let Some(state) = std::env::var_os("XDG_STATE_HOME").filter(|s| !s.is_empty()) {
+        return Some(PathBuf::from(state).join("lpkc").join("history"));
+    }
+    std::env::var_os("HOME")
+        .filter(|s| !s.is_empty())
+        .map(|h| PathBuf::from(h).join(".lpkc_history"))
+}
+
+/// Runs `lpkc repl`.
+pub fn repl(
+    path: &Path,
+    args: &InstanceArgs,
+    history: Option<PathBuf>,
+    no_history: bool,
+    color: bool,
+) -> ExitCode {
+    let (_, program) = match load(path, &args.program, color) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let source = match read_source(path) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    // Report a bad binding the way every other command does; a missing
+    // parameter is fine here (`set` binds it later).
+    if !args.params.is_empty() {
+        if let Err(code) = bind(&program, args) {
+            return code;
+        }
+    }
+    let mut session = match Session::new(program, source, &args.params) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_ERRORS);
+        }
+    };
+    if std::io::stdin().is_terminal() {
+        interactive(
+            &mut session,
+            if no_history {
+                None
+            } else {
+                history_path(history)
+            },
+        )
+    } else {
+        batch(&mut session)
+    }
+}
+
+/// Stdin is not a terminal: one command a line, answers on stdout, errors
+/// on stderr, exit code 1 if any command failed.
+fn batch(session: &mut Session) -> ExitCode {
+    use std::io::BufRead;
+    let mut failed = false;
+    for line in std::io::stdin().lock().lines() {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("error: cannot read stdin: {e}");
+                failed = true;
+                break;
+            }
+        };
+        match session.execute(&line) {
+            Ok(Reply::Output(text)) => output::out(&text),
+            Ok(Reply::Quit) => break,
+            Err(e) => {
+                failed = true;
+                eprintln!("error: {}: {e}", line.trim());
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(EXIT_ERRORS)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn interactive(session: &mut Session, history: Option<PathBuf>) -> ExitCode {
+    let config = Config::builder()
+        .completion_type(CompletionType::List)
+        .auto_add_history(false)
+        .build();
+    let mut editor: Editor<LpkHelper, rustyline::history::DefaultHistory> =
+        match Editor::with_config(config) {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("error: cannot start the line editor: {e}");
+                return ExitCode::from(EXIT_ERRORS);
+            }
+        };
+    editor.set_helper(Some(LpkHelper {
+        completions: session.completions(),
+    }));
+    if let Some(h) = &history {
+        // A missing history file is the normal first run.
+        if h.exists() {
+            if let Err(e) = editor.load_history(h) {
+                eprintln!("warning: cannot read the history {}: {e}", h.display());
+            }
+        }
+    }
+    let flag = session.cancel_flag();
+    if let Err(e) = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed)) {
+        eprintln!("warning: Ctrl-C will not cancel commands: {e}");
+    }
+    output::out(&session.banner());
+    let prompt = format!("{}> ", session.program().name);
+    loop {
+        match editor.readline(&prompt) {
+            Ok(line) => {
+                if !line.trim().is_empty() {
+                    let _ = editor.add_history_entry(line.as_str());
+                }
+                match session.execute(&line) {
+                    Ok(Reply::Output(text)) => output::out(&text),
+                    Ok(Reply::Quit) => break,
+                    Err(e) => eprintln!("error: {e}"),
+                }
+            }
+            // Ctrl-C at the prompt: rustyline has dropped the line.
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => break,
+            Err(e) => {
+                eprintln!("error: cannot read a line: {e}");
+                break;
+            }
+        }
+    }
+    if let Some(h) = &history {
+        if let Some(dir) = h.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Err(e) = editor.save_history(h) {
+            eprintln!("warning: cannot write the history {}: {e}", h.display());
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,370 @@
+//! Graphviz DOT of a program (`lpkc dot`): the program-level graph (one
+//! node per statement with its kernel, line, iteration domain and guards;
+//! one edge per dependence relation, i.e. per write access and each partner
+//! read access of the plans, labelled with the matrix and the index
+//! relation) and the expanded DAG of one instance (nodes coloured by
+//! kernel with a legend, optionally clustered by a loop variable).
+//!
+//! Every label and identifier goes through [`quote`], so the output renders
+//! with `dot` without warnings whatever the names.
+
+use runtime_interp::dag::Dag;
+use runtime_interp::model::{Access, DomainItem, Instance, Program, Statement};
+
+/// The fill colours of kernels, by kernel index (a qualitative palette
+/// that stays readable with black text).
+pub const PALETTE: [&str; 10] = [
+    "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
+    "#d9d9d9", "#bc80bd",
+];
+
+/// The fill colour of kernel `k`.
+pub fn kernel_color(k: u32) -> &'static str {
+    PALETTE
+        .get(k as usize % PALETTE.len())
+        .copied()
+        .unwrap_or("#ffffff")
+}
+
+/// A DOT quoted string: backslashes and quotes escaped, line breaks as
+/// `\n` (centred lines), other control characters dropped.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The iteration domain of a statement as text, one constraint per item:
+/// `0 <= k < N`, `k + 1 <= i < N step 2`, guards as written (a skipped
+/// branch as `not (cond)`).
+pub fn domain_text(p: &Program, st: &Statement) -> Vec<String> {
+    let mut out = Vec::new();
+    for item in &st.domain {
+        match item {
+            DomainItem::Loop { slot, lo, hi, step } => {
+                let var = st
+                    .vars
+                    .get(*slot as usize)
+                    .cloned()
+                    .unwrap_or_else(|| format!("v{slot}"));
+                let step = p.expr_text(*step, &st.vars);
+                let mut text = format!(
+                    "{} <= {var} < {}",
+                    p.expr_text(*lo, &st.vars),
+                    p.expr_text(*hi, &st.vars)
+                );
+                if step != "1" {
+                    text.push_str(&format!(" step {step}"));
+                }
+                out.push(text);
+            }
+            DomainItem::Guard { cond, positive } => {
+                let c = p.expr_text(*cond, &st.vars);
+                out.push(if *positive { c } else { format!("not ({c})") });
+            }
+        }
+    }
+    out
+}
+
+/// The name of a statement as in task names: `kernel@LINE` (with `:COL`
+/// when several calls share the line).
+pub fn statement_name(p: &Program, stmt: u32) -> String {
+    let Some(st) = p.statements.get(stmt as usize) else {
+        return "?".to_string();
+    };
+    let kernel = p
+        .kernels
+        .get(st.kernel as usize)
+        .map_or("?", |k| k.name.as_str());
+    let shared = p.statements.iter().filter(|o| o.line == st.line).count() > 1;
+    if shared {
+        format!("{kernel}@{}:{}", st.line, st.column)
+    } else {
+        format!("{kernel}@{}", st.line)
+    }
+}
+
+fn access_text(p: &Program, acc: &Access, vars: &[String]) -> String {
+    let name = p
+        .matrices
+        .get(acc.matrix as usize)
+        .map_or("?", |m| m.name.as_str());
+    let idx: Vec<String> = acc.indices.iter().map(|&i| p.expr_text(i, vars)).collect();
+    format!("{name}[{}]", idx.join(", "))
+}
+
+/// The label of a dependence relation from a write access to a read
+/// access: `L[i, k] → L[j', k'] (j' = i, k' = k)`. The reader's loop
+/// variables that share a name with the writer's are primed; the relation
+/// equates the two accesses' indices coordinate by coordinate (equations
+/// that hold trivially are left out).
+pub fn relation_text(
+    p: &Program,
+    writer: u32,
+    write: &Access,
+    reader: u32,
+    read: &Access,
+) -> String {
+    let empty = Vec::new();
+    let wvars = p
+        .statements
+        .get(writer as usize)
+        .map_or(&empty, |s| &s.vars);
+    let rvars: Vec<String> = p
+        .statements
+        .get(reader as usize)
+        .map_or(&empty, |s| &s.vars)
+        .iter()
+        .map(|v| {
+            if wvars.contains(v) {
+                format!("{v}'")
+            } else {
+                v.clone()
+            }
+        })
+        .collect();
+    let mut eqs: Vec<String> = Vec::new();
+    for (&w, &r) in write.indices.iter().zip(&read.indices) {
+        let (wt, rt) = (p.expr_text(w, wvars), p.expr_text(r, &rvars));
+        let eq = format!("{rt} = {wt}");
+        if wt != rt && !eqs.contains(&eq) {
+            eqs.push(eq);
+        }
+    }
+    let mut text = format!(
+        "{} → {}",
+        access_text(p, write, wvars),
+        access_text(p, read, &rvars)
+    );
+    if !eqs.is_empty() {
+        text.push_str(&format!(" ({})", eqs.join(", ")));
+    }
+    text
+}
+
+/// One dependence relation of the program-level graph.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Relation {
+    /// The writing statement.
+    pub writer: u32,
+    /// Its write access.
+    pub write: u32,
+    /// The reading statement.
+    pub reader: u32,
+    /// Its read access.
+    pub read: u32,
+    /// The label (see [`relation_text`]).
+    pub label: String,
+}
+
+/// Every dependence relation of the plans, in statement and access order.
+pub fn relations(p: &Program) -> Vec<Relation> {
+    let mut out = Vec::new();
+    for (s, (st, plans)) in p.statements.iter().zip(&p.plans).enumerate() {
+        for (a, (acc, ap)) in st.writes.iter().zip(&plans.writes).enumerate() {
+            for partner in &ap.partners {
+                let Some(read) = p
+                    .statements
+                    .get(partner.stmt as usize)
+                    .and_then(|r| r.reads.get(partner.access as usize))
+                else {
+                    continue;
+                };
+                out.push(Relation {
+                    writer: s as u32,
+                    write: a as u32,
+                    reader: partner.stmt,
+                    read: partner.access,
+                    label: relation_text(p, s as u32, acc, partner.stmt, read),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn header(out: &mut String, title: &str) {
+    out.push_str(&format!("digraph {} {{\n", quote(title)));
+    out.push_str("  rankdir=TB;\n");
+    out.push_str("  node [shape=box, style=\"filled,rounded\", fontsize=11];\n");
+    out.push_str("  edge [fontsize=9];\n");
+}
+
+/// The legend: one node per kernel the program calls, in its colour.
+fn legend(out: &mut String, p: &Program) {
+    let mut used: Vec<u32> = p.statements.iter().map(|s| s.kernel).collect();
+    used.sort_unstable();
+    used.dedup();
+    out.push_str("  subgraph cluster_legend {\n    label=\"kernels\";\n    style=dashed;\n");
+    for k in &used {
+        let name = p.kernels.get(*k as usize).map_or("?", |k| k.name.as_str());
+        out.push_str(&format!(
+            "    {} [label={}, fillcolor={}];\n",
+            quote(&format!("legend_{k}")),
+            quote(name),
+            quote(kernel_color(*k))
+        ));
+    }
+    // Invisible edges keep the legend in one column.
+    for w in used.windows(2) {
+        if let [a, b] = w {
+            out.push_str(&format!(
+                "    {} -> {} [style=invis];\n",
+                quote(&format!("legend_{a}")),
+                quote(&format!("legend_{b}"))
+            ));
+        }
+    }
+    out.push_str("  }\n");
+}
+
+/// The program-level graph: statements and the symbolic dependence
+/// relations between them.
+pub fn program_dot(p: &Program) -> String {
+    let mut out = String::new();
+    header(&mut out, &p.name);
+    for (s, st) in p.statements.iter().enumerate() {
+        let mut lines = vec![format!("{}", statement_name(p, s as u32))];
+        lines.extend(domain_text(p, st));
+        out.push_str(&format!(
+            "  {} [label={}, fillcolor={}];\n",
+            quote(&format!("s{s}")),
+            quote(&lines.join("\n")),
+            quote(kernel_color(st.kernel))
+        ));
+    }
+    for r in relations(p) {
+        out.push_str(&format!(
+            "  {} -> {} [label={}];\n",
+            quote(&format!("s{}", r.writer)),
+            quote(&format!("s{}", r.reader)),
+            quote(&r.label)
+        ));
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// Why the expanded DAG could not be drawn.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DotError {
+    /// `--cluster` names no loop variable of the program.
+    #[error(
+        "`--cluster {name}`: no statement has a loop variable `{name}` (loop variables: {known})"
+    )]
+    UnknownVariable {
+        /// The name given.
+        name: String,
+        /// The program's loop variables, comma-separated.
+        known: String,
+    },
+}
+
+/// The loop variables of a program, in first-seen order.
+pub fn loop_variables(p: &Program) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for st in &p.statements {
+        for v in &st.vars {
+            if !out.contains(v) {
+                out.push(v.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The expanded DAG of an instance: one node per task, coloured by kernel,
+/// a legend, and with `cluster` one subgraph per value of that loop
+/// variable (tasks of statements without it stay outside).
+pub fn expanded_dot(
+    inst: &Instance<'_>,
+    dag: &Dag,
+    cluster: Option<&str>,
+) -> Result<String, DotError> {
+    let p = inst.program;
+    if let Some(var) = cluster {
+        if !p.statements.iter().any(|s| s.vars.iter().any(|v| v == var)) {
+            return Err(DotError::UnknownVariable {
+                name: var.to_string(),
+                known: loop_variables(p).join(", "),
+            });
+        }
+    }
+    let params: Vec<String> = p
+        .params
+        .iter()
+        .zip(&inst.params)
+        .map(|(d, v)| format!("{}={v}", d.name))
+        .collect();
+    let mut out = String::new();
+    header(&mut out, &format!("{}({})", p.name, params.join(", ")));
+    legend(&mut out, p);
+    let node = |id: usize| {
+        let t = dag.tasks.get(id);
+        let kernel = t
+            .and_then(|t| p.statements.get(t.stmt as usize))
+            .map_or(0, |s| s.kernel);
+        let label = t.map_or_else(|| "?".to_string(), |t| p.task_name(t).to_string());
+        format!(
+            "{} [label={}, fillcolor={}];\n",
+            quote(&format!("t{id}")),
+            quote(&label),
+            quote(kernel_color(kernel))
+        )
+    };
+    // Cluster values, in first-seen (sequential) order.
+    let mut groups: Vec<(i64, Vec<usize>)> = Vec::new();
+    let mut loose: Vec<usize> = Vec::new();
+    for (id, t) in dag.tasks.iter().enumerate() {
+        let value = cluster.and_then(|var| {
+            let st = p.statements.get(t.stmt as usize)?;
+            let pos = st.vars.iter().position(|v| v == var)?;
+            t.vars.get(pos).copied()
+        });
+        match value {
+            Some(v) => match groups.iter_mut().find(|(g, _)| *g == v) {
+                Some((_, ids)) => ids.push(id),
+                None => groups.push((v, vec![id])),
+            },
+            None => loose.push(id),
+        }
+    }
+    let var = cluster.unwrap_or_default();
+    for (v, ids) in &groups {
+        out.push_str(&format!(
+            "  subgraph {} {{\n    label={};\n    style=rounded;\n",
+            quote(&format!("cluster_{var}_{v}")),
+            quote(&format!("{var} = {v}"))
+        ));
+        for &id in ids {
+            out.push_str("    ");
+            out.push_str(&node(id));
+        }
+        out.push_str("  }\n");
+    }
+    for &id in &loose {
+        out.push_str("  ");
+        out.push_str(&node(id));
+    }
+    for e in &dag.edges {
+        out.push_str(&format!(
+            "  {} -> {} [label={}];\n",
+            quote(&format!("t{}", e.from)),
+            quote(&format!("t{}", e.to)),
+            quote(&p.tile_name(&e.tile))
+        ));
+    }
+    out.push_str("}\n");
+    Ok(out)
+}
