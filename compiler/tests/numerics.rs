@@ -202,3 +202,48 @@ fn bad_inputs_are_clear_errors() {
     let err = fails(&with(&["--input", "A=spd:8", "-p", "N=3"]), "param");
     assert!(err.contains('N'), "{err}");
 }
+
+#[test]
+fn output_tiles_go_to_an_object_store_url() {
+    let store = scratch("store");
+    let out = scratch("store-out");
+    let url = format!("file://{}", store.display());
+    std::fs::create_dir_all(&store).expect("dir");
+    let out_s = out.display().to_string();
+    let (code, _, err) = lpkc(&[
+        "run",
+        "examples/cholesky.lpk",
+        "--block",
+        "8",
+        "--input",
+        "A=spd:20",
+        "--tile-store",
+        &url,
+        "--output-dir",
+        &out_s,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let l = runtime_interp::npy::read_file(&out.join("L.npy")).expect("assembled L");
+    // Tiles of 8 with an edge of 4: every lower tile is in the store and
+    // equals its block of the assembled factor.
+    for i in 0..3usize {
+        for j in 0..=i {
+            let t = runtime_interp::npy::read_file(&store.join(format!("L/{i}_{j}.npy")))
+                .expect("tile in the store");
+            let (r0, c0) = (8 * i, 8 * j);
+            assert_eq!(t.nrows(), 8.min(20 - r0));
+            assert_eq!(t.ncols(), 8.min(20 - c0));
+            for c in 0..t.ncols() {
+                for r in 0..t.nrows() {
+                    assert_eq!(t[(r, c)], l[(r0 + r, c0 + c)]);
+                }
+            }
+        }
+    }
+    assert!(
+        !store.join("L/0_1.npy").exists(),
+        "upper tiles are not written"
+    );
+    let _ = std::fs::remove_dir_all(&store);
+    let _ = std::fs::remove_dir_all(&out);
+}

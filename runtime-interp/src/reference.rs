@@ -29,7 +29,14 @@ pub fn product(a: &Tile, b: &Tile, threads: usize) -> Option<Tile> {
         return None;
     }
     let mut c = Tile::zeros(a.nrows(), b.ncols());
-    matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, par(threads));
+    matmul(
+        c.as_mut(),
+        Accum::Replace,
+        a.as_ref(),
+        b.as_ref(),
+        1.0,
+        par(threads),
+    );
     Some(c)
 }
 

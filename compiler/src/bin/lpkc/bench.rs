@@ -164,13 +164,18 @@ fn run(args: &BenchArgs) -> Result<ExitCode, String> {
     let config = ExecConfig { workers };
     let progress = Progress::default();
     let started = Instant::now();
-    let done = dense::run(&program, &[], &data, args.block, &registry, &config, &progress)?;
+    let done = dense::run(
+        &program,
+        &[],
+        &data,
+        args.block,
+        &registry,
+        &config,
+        &progress,
+    )?;
     let lpk_secs = started.elapsed().as_secs_f64();
     let lpk_rss = peak_rss();
-    eprintln!(
-        "  lpk:  {lpk_secs:.3} s ({} tasks)",
-        done.report.tasks
-    );
+    eprintln!("  lpk:  {lpk_secs:.3} s ({} tasks)", done.report.tasks);
 
     // The result to compare with the reference, before faer runs.
     let by = |m: &str| {

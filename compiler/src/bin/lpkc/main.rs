@@ -7,8 +7,8 @@
 mod artifact_cmd;
 mod bench;
 mod commands;
-mod lint_cmd;
 mod explore_cmd;
+mod lint_cmd;
 mod output;
 mod repl_cmd;
 mod run;
@@ -191,6 +191,12 @@ pub enum Command {
         /// DIR/M.npy; `DIR/_SUCCESS` is written last, only after success.
         #[arg(long, value_name = "DIR")]
         output_dir: Option<PathBuf>,
+        /// Where output tiles go instead of DIR/M/: `mem`, `dir:PATH`, or
+        /// an object_store URL such as `file:///abs/path` (keys
+        /// `M/i_j.npy`). Assembled matrices and the marker stay in
+        /// --output-dir.
+        #[arg(long, value_name = "SPEC")]
+        tile_store: Option<String>,
         /// Worker threads [default: the number of cores].
         #[arg(long, value_name = "W")]
         workers: Option<usize>,

@@ -5,7 +5,7 @@
 //! Ctrl-D leaving. Without one: commands are read from stdin one a line,
 //! like `lpkc query`, with no prompt.
 
-use crate::commands::{bind, load, read_source, EXIT_ERRORS};
+use crate::commands::{bind, load, EXIT_ERRORS};
 use crate::output;
 use crate::InstanceArgs;
 use compiler::repl::{Completions, Reply, Session};
@@ -65,14 +65,13 @@ pub fn repl(
     no_history: bool,
     color: bool,
 ) -> ExitCode {
-    let (_, program) = match load(path, &args.program, color) {
+    let (sources, program) = match load(path, &args.program, color) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let source = match read_source(path) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    // The source text comes from the load, so an artifact (which carries
+    // its source unless compiled with --no-source) works too.
+    let source = sources.source(grammar::ast::FileId(0)).to_string();
     // Report a bad binding the way every other command does; a missing
     // parameter is fine here (`set` binds it later).
     if !args.params.is_empty() {

@@ -8,9 +8,10 @@ use runtime_interp::dense::{self, InputSpec};
 use runtime_interp::exec::{self, ExecConfig, Progress};
 use runtime_interp::kernels::{Registry, Tile};
 use runtime_interp::model::{Instance, Program, Role};
+use runtime_interp::store::{open_store, NpyDirStore, TileStore};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -22,6 +23,7 @@ pub struct RunArgs<'a> {
     pub block: usize,
     pub inputs: &'a [(String, String)],
     pub output_dir: Option<&'a Path>,
+    pub tile_store: Option<&'a str>,
     pub workers: Option<usize>,
     pub seed: u64,
     pub verify: bool,
@@ -106,6 +108,13 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
             }
         }
     }
+    let tile_store: Option<Box<dyn TileStore>> = match args.tile_store {
+        Some(spec) => match open_store(spec) {
+            Ok(s) => Some(s),
+            Err(e) => return usage_error(&format!("--tile-store {spec}: {e}")),
+        },
+        None => None,
+    };
     let mut data: BTreeMap<u32, Tile> = BTreeMap::new();
     for (k, (m, (name, spec))) in specs.iter().enumerate() {
         let tile = match spec {
@@ -209,10 +218,18 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
     } else {
         None
     };
-    if let Some(dir) = args.output_dir {
-        if let Err(e) = write_outputs(dir, program, &by_matrix, &assembled) {
-            return fail(&e);
+    match (args.output_dir, &tile_store) {
+        (Some(dir), store) => {
+            if let Err(e) = write_outputs(dir, store.as_deref(), program, &by_matrix, &assembled) {
+                return fail(&e);
+            }
         }
+        (None, Some(store)) => {
+            if let Err(e) = put_tiles(store.as_ref(), program, &by_matrix) {
+                return fail(&e);
+            }
+        }
+        (None, None) => {}
     }
     let secs = report.wall.as_secs_f64();
     let gflops = report.flops / secs.max(1e-12) / 1e9;
@@ -343,25 +360,37 @@ fn final_qr_r(
     Some(first.clone())
 }
 
-fn write_outputs(
-    dir: &Path,
+/// Puts every output tile into `store` (keys `M/i_j.npy`).
+fn put_tiles(
+    store: &dyn TileStore,
     program: &Program,
     by_matrix: &BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>,
-    assembled: &BTreeMap<u32, Tile>,
 ) -> Result<(), String> {
     for (m, tiles) in by_matrix {
         let Some(decl) = program.matrices.get(*m as usize) else {
             continue;
         };
-        let sub: PathBuf = dir.join(&decl.name);
-        std::fs::create_dir_all(&sub)
-            .map_err(|e| format!("cannot create {}: {e}", sub.display()))?;
         for (idx, t) in tiles {
-            let name: Vec<String> = idx.iter().map(|i| i.to_string()).collect();
-            let path = sub.join(format!("{}.npy", name.join("_")));
-            runtime_interp::npy::write_file(&path, t)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            store
+                .put(&decl.name, idx, t.clone())
+                .map_err(|e| format!("cannot store a tile of `{}`: {e}", decl.name))?;
         }
+    }
+    Ok(())
+}
+
+/// Writes the tiles (to `store`, or to `dir` as `.npy` files), the
+/// assembled matrices and, last, the marker.
+fn write_outputs(
+    dir: &Path,
+    store: Option<&dyn TileStore>,
+    program: &Program,
+    by_matrix: &BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>,
+    assembled: &BTreeMap<u32, Tile>,
+) -> Result<(), String> {
+    match store {
+        Some(store) => put_tiles(store, program, by_matrix)?,
+        None => put_tiles(&NpyDirStore::new(dir), program, by_matrix)?,
     }
     for (m, t) in assembled {
         if let Some(decl) = program.matrices.get(*m as usize) {
