@@ -188,6 +188,24 @@ fn gemm_tree() {
 }
 
 #[test]
+fn gemm() {
+    let program = compile("examples/gemm.lpk");
+    for m in 1..=3 {
+        for n in 1..=3 {
+            for k in 1..=12 {
+                check_instance(&program, &[("M", m), ("N", n), ("K", k)]);
+                let inst = program
+                    .bind(&[("M".into(), m), ("N".into(), n), ("K".into(), k)])
+                    .expect("binds");
+                let s = compiler::stats::stats(&inst, 1_000_000).expect("stats");
+                assert_eq!(s.tasks as i64, m * n * k, "M*N*K tasks");
+                assert_eq!(s.critical_path as i64, k, "a chain of K per tile");
+            }
+        }
+    }
+}
+
+#[test]
 fn caqr() {
     let program = compile("examples/caqr.lpk");
     for m in 1..=9 {
@@ -248,6 +266,7 @@ fn plans_of_the_examples() {
         "cholesky",
         "tsqr",
         "gemm_tree",
+        "gemm",
         "lu",
         "caqr",
         "trsolve",
