@@ -23,6 +23,31 @@ pub fn cholesky(a: &Tile, threads: usize) -> Option<Tile> {
     a.llt(Side::Lower).ok().map(|f| f.L().to_owned())
 }
 
+/// The lower Cholesky factor of `a` by faer's in-place factorisation (no
+/// copy into a decomposition object; the fastest way to call faer), or
+/// `None` if `a` is not positive definite. The strictly upper part of the
+/// result is left as it was in `a`.
+pub fn cholesky_in_place(a: &Tile, threads: usize) -> Option<Tile> {
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::linalg::cholesky::llt::factor;
+    let par = par(threads);
+    let mut l = a.clone();
+    let mut mem = MemBuffer::new(factor::cholesky_in_place_scratch::<f64>(
+        l.nrows(),
+        par,
+        Default::default(),
+    ));
+    factor::cholesky_in_place(
+        l.as_mut(),
+        Default::default(),
+        par,
+        MemStack::new(&mut mem),
+        Default::default(),
+    )
+    .ok()?;
+    Some(l)
+}
+
 /// `a · b` (faer `matmul`).
 pub fn product(a: &Tile, b: &Tile, threads: usize) -> Option<Tile> {
     if a.ncols() != b.nrows() {
