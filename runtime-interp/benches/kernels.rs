@@ -100,36 +100,68 @@ fn pair<S, F>(
 
 fn gemm_acc(c: &mut Criterion, n: usize) {
     let (d, a, b) = (random(n, n, 1), random(n, n, 2), random(n, n, 3));
-    pair(c, "gemm_acc", &format!("{n}"), &[&d, &a, &b], || d.clone(), |d| {
-        matmul(d.as_mut(), Accum::Add, &a, &b, 1.0, Par::Seq)
-    });
+    pair(
+        c,
+        "gemm_acc",
+        &format!("{n}"),
+        &[&d, &a, &b],
+        || d.clone(),
+        |d| matmul(d.as_mut(), Accum::Add, &a, &b, 1.0, Par::Seq),
+    );
 }
 
 fn syrk(c: &mut Criterion, n: usize) {
     let (d, a, b) = (random(n, n, 1), random(n, n, 2), random(n, n, 3));
-    pair(c, "syrk", &format!("{n}"), &[&d, &a, &b], || d.clone(), |d| {
-        matmul(d.as_mut(), Accum::Add, &a, b.transpose(), -1.0, Par::Seq)
-    });
+    pair(
+        c,
+        "syrk",
+        &format!("{n}"),
+        &[&d, &a, &b],
+        || d.clone(),
+        |d| matmul(d.as_mut(), Accum::Add, &a, b.transpose(), -1.0, Par::Seq),
+    );
 }
 
 fn trsm(c: &mut Criterion, n: usize) {
     let (l, b) = (lower(n), random(n, n, 4));
-    pair(c, "trsm", &format!("{n}"), &[&l, &b], || b.clone(), |x| {
-        solve_lower_triangular_in_place(l.as_ref(), x.as_mut().transpose_mut(), Par::Seq)
-    });
+    pair(
+        c,
+        "trsm",
+        &format!("{n}"),
+        &[&l, &b],
+        || b.clone(),
+        |x| solve_lower_triangular_in_place(l.as_ref(), x.as_mut().transpose_mut(), Par::Seq),
+    );
 }
 
 fn chol(c: &mut Criterion, n: usize) {
     let a = spd(n);
-    let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(n, Par::Seq, Default::default()));
-    pair(c, "chol", &format!("{n}"), &[&a], || a.clone(), |l| {
-        let stack = MemStack::new(&mut mem);
-        if cholesky_in_place(l.as_mut(), Default::default(), Par::Seq, stack, Default::default())
+    let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(
+        n,
+        Par::Seq,
+        Default::default(),
+    ));
+    pair(
+        c,
+        "chol",
+        &format!("{n}"),
+        &[&a],
+        || a.clone(),
+        |l| {
+            let stack = MemStack::new(&mut mem);
+            if cholesky_in_place(
+                l.as_mut(),
+                Default::default(),
+                Par::Seq,
+                stack,
+                Default::default(),
+            )
             .is_err()
-        {
-            panic!("the bench matrix is positive definite");
-        }
-    });
+            {
+                panic!("the bench matrix is positive definite");
+            }
+        },
+    );
 }
 
 fn qr_factor(c: &mut Criterion, m: usize, n: usize) {
@@ -144,10 +176,17 @@ fn qr_factor(c: &mut Criterion, m: usize, n: usize) {
         Par::Seq,
         Default::default(),
     ));
-    pair(c, "qr_factor", &format!("{m}x{n}"), &[&a], || a.clone(), |w| {
-        let stack = MemStack::new(&mut mem);
-        qr_in_place(w.as_mut(), h.as_mut(), Par::Seq, stack, Default::default());
-    });
+    pair(
+        c,
+        "qr_factor",
+        &format!("{m}x{n}"),
+        &[&a],
+        || a.clone(),
+        |w| {
+            let stack = MemStack::new(&mut mem);
+            qr_in_place(w.as_mut(), h.as_mut(), Par::Seq, stack, Default::default());
+        },
+    );
 }
 
 fn kernels(c: &mut Criterion) {

@@ -514,10 +514,7 @@ fn lu_matches_doolittle() {
 #[test]
 fn lu_names_a_zero_pivot() {
     let a = Tile::from_fn(2, 2, |i, j| ((i + 1) * (j + 1)) as f64);
-    assert_eq!(
-        fail("lu", &[&a]),
-        "lu: pivot 1 is zero (lu does not pivot)"
-    );
+    assert_eq!(fail("lu", &[&a]), "lu: pivot 1 is zero (lu does not pivot)");
     // A zero pivot deep in the recursive path: a = L·U with small integer
     // entries (so elimination is exact) and U[40, 40] = 0.
     let n = 64;
@@ -535,10 +532,7 @@ fn lu_names_a_zero_pivot() {
     );
     let mut a = eye(3);
     a[(0, 0)] = f64::INFINITY;
-    assert_eq!(
-        fail("lu", &[&a]),
-        "lu: pivot 0 is inf (lu does not pivot)"
-    );
+    assert_eq!(fail("lu", &[&a]), "lu: pivot 0 is inf (lu does not pivot)");
 }
 
 // ---------------------------------------------------------------------------
@@ -712,7 +706,15 @@ fn qr_factor_of_rank_deficient_tiles_is_still_standard() {
 #[test]
 fn qr_pair_factors_the_stacked_tiles() {
     let mut rng = Rng::new(15);
-    for &(m0, m1, n) in &[(1, 1, 1), (4, 4, 4), (3, 5, 4), (9, 2, 7), (64, 64, 64), (70, 60, 70), (2, 3, 9)] {
+    for &(m0, m1, n) in &[
+        (1, 1, 1),
+        (4, 4, 4),
+        (3, 5, 4),
+        (9, 2, 7),
+        (64, 64, 64),
+        (70, 60, 70),
+        (2, 3, 9),
+    ] {
         // r0 upper triangular, as in tiled QR, and a general r0.
         let mut r0 = rng.mat(m0, n);
         let r1 = rng.mat(m1, n);
@@ -758,7 +760,14 @@ fn qr_apply_equals_the_explicit_q_transposed() {
 #[test]
 fn qr_apply_pair_equals_the_explicit_q_transposed() {
     let mut rng = Rng::new(17);
-    for &(m0, m1, n) in &[(1, 1, 1), (3, 5, 4), (9, 2, 7), (64, 64, 64), (70, 60, 70), (2, 3, 9)] {
+    for &(m0, m1, n) in &[
+        (1, 1, 1),
+        (3, 5, 4),
+        (9, 2, 7),
+        (64, 64, 64),
+        (70, 60, 70),
+        (2, 3, 9),
+    ] {
         let (r0, r1) = (rng.mat(m0, n), rng.mat(m1, n));
         let out = run("qr_pair", &[&r0, &r1]);
         let (v, t) = (&out[0], &out[1]);
@@ -771,8 +780,18 @@ fn qr_apply_pair_equals_the_explicit_q_transposed() {
             let want = mul(&qt, &c);
             let d = run("qr_apply_pair", &[v, t, &c0, &c1]);
             let dim = (m0 + m1).max(p);
-            assert_close("qr_apply_pair d0", &d[0], &want.as_ref().subrows(0, m0).to_owned(), dim);
-            assert_close("qr_apply_pair d1", &d[1], &want.as_ref().subrows(m0, m1).to_owned(), dim);
+            assert_close(
+                "qr_apply_pair d0",
+                &d[0],
+                &want.as_ref().subrows(0, m0).to_owned(),
+                dim,
+            );
+            assert_close(
+                "qr_apply_pair d1",
+                &d[1],
+                &want.as_ref().subrows(m0, m1).to_owned(),
+                dim,
+            );
         }
     }
 }

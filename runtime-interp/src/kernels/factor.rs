@@ -9,9 +9,7 @@
 use super::args::{dims, nonzero_diagonal, square, tiles};
 use super::{KernelArg, KernelError, Tile};
 use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::cholesky::llt::factor::{
-    cholesky_in_place, cholesky_in_place_scratch, LltError,
-};
+use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch, LltError};
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_inverse::invert_lower_triangular;
 use faer::linalg::triangular_solve::solve_unit_lower_triangular_in_place;

@@ -210,13 +210,32 @@ fn check_factor(kernel: &str, v: &Tile, t: &Tile) -> Result<(), KernelError> {
 
 /// Overwrites [d0; d1] with Qᵀ·[d0; d1] = [d0; d1] − v·tᵀ·vᵀ·[d0; d1], the
 /// rows of v split at d0's row count (d1 absent for a single block).
-fn apply_qt(v: MatRef<'_, f64>, t: MatRef<'_, f64>, d0: MatMut<'_, f64>, d1: Option<MatMut<'_, f64>>) {
+fn apply_qt(
+    v: MatRef<'_, f64>,
+    t: MatRef<'_, f64>,
+    d0: MatMut<'_, f64>,
+    d1: Option<MatMut<'_, f64>>,
+) {
     let (k, p) = (t.nrows(), d0.ncols());
     let (v0, v1) = v.split_at_row(d0.nrows());
     let mut w = Tile::zeros(k, p);
-    matmul(w.as_mut(), Accum::Replace, v0.transpose(), d0.rb(), 1.0, Par::Seq);
+    matmul(
+        w.as_mut(),
+        Accum::Replace,
+        v0.transpose(),
+        d0.rb(),
+        1.0,
+        Par::Seq,
+    );
     if let Some(d1) = &d1 {
-        matmul(w.as_mut(), Accum::Add, v1.transpose(), d1.rb(), 1.0, Par::Seq);
+        matmul(
+            w.as_mut(),
+            Accum::Add,
+            v1.transpose(),
+            d1.rb(),
+            1.0,
+            Par::Seq,
+        );
     }
     let mut tw = Tile::zeros(k, p);
     triangular::matmul(
