@@ -162,3 +162,27 @@ fn compile_refuses_a_program_with_lint_errors() {
     assert!(out.exists());
     let _ = std::fs::remove_file(&out);
 }
+
+#[test]
+fn a_loop_that_never_runs_a_task_is_refused_not_spun() {
+    let src = "kernel copy(a) -> (b);\n\
+               program idle(N: int) {\n\
+               \x20   input A[1];\n\
+               \x20   output B[N];\n\
+               \x20   for i in range(N) {\n\
+               \x20       if i < 0 {\n\
+               \x20           B[i] = copy(A[0]);\n\
+               \x20       }\n\
+               \x20   }\n\
+               }\n";
+    let path = std::env::temp_dir().join(format!("lpk-idle-{}.lpk", std::process::id()));
+    std::fs::write(&path, src).expect("write");
+    let p = path.display().to_string();
+    let (code, _, err) = lpkc(&["stats", &p, "-p", "N=4000000000000"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("loop iterations in a row ran no task"),
+        "{err}"
+    );
+    let _ = std::fs::remove_file(&path);
+}

@@ -240,6 +240,27 @@ pub enum WalkErrorKind {
     /// A loop step that is not positive.
     #[error("loop step must be positive, found {0}")]
     Step(i64),
+    /// Too many loop iterations in a row without a task: a (possibly
+    /// hostile) program whose loops run for ever without doing anything.
+    #[error("{0} loop iterations in a row ran no task; refusing to go on (a loop whose guards never hold?)")]
+    Idle(u64),
+}
+
+/// Loop iterations in a row without a task after which a sequential run
+/// gives up (a tenth of a second of work). No useful program comes near it: a
+/// loop that runs this long without a task only burns time.
+pub const IDLE_ITERATIONS: u64 = 1 << 26;
+
+fn has_call(nodes: &[TreeNode]) -> bool {
+    nodes.iter().any(|n| match n {
+        TreeNode::Call(_) => true,
+        TreeNode::Loop { body, .. } => has_call(body),
+        TreeNode::If {
+            branches,
+            else_body,
+            ..
+        } => branches.iter().any(|(_, b)| has_call(b)) || has_call(else_body),
+    })
 }
 
 impl Instance<'_> {
@@ -254,7 +275,8 @@ impl Instance<'_> {
             stmt: 0,
             vars: Vars::from(&[][..]),
         };
-        let _ = self.walk(&self.program.tree, &mut slots, &mut task, visit)?;
+        let mut idle = 0;
+        let _ = self.walk(&self.program.tree, &mut slots, &mut task, &mut idle, visit)?;
         Ok(())
     }
 
@@ -263,6 +285,7 @@ impl Instance<'_> {
         nodes: &[TreeNode],
         slots: &mut Vec<i64>,
         task: &mut Task,
+        idle: &mut u64,
         visit: &mut dyn FnMut(&Task) -> ControlFlow<()>,
     ) -> Result<ControlFlow<()>, WalkError> {
         let p = self.program;
@@ -276,6 +299,10 @@ impl Instance<'_> {
                     body,
                     line,
                 } => {
+                    // A loop with no call inside has no task to visit.
+                    if !has_call(body) {
+                        continue;
+                    }
                     let err = |e| WalkError {
                         line: *line,
                         error: WalkErrorKind::Eval(e),
@@ -300,7 +327,14 @@ impl Instance<'_> {
                     while v < hi {
                         slots.truncate(depth + 1);
                         slots[depth] = v;
-                        if self.walk(body, slots, task, visit)?.is_break() {
+                        *idle += 1;
+                        if *idle > IDLE_ITERATIONS {
+                            return Err(WalkError {
+                                line: *line,
+                                error: WalkErrorKind::Idle(*idle),
+                            });
+                        }
+                        if self.walk(body, slots, task, idle, visit)?.is_break() {
                             return Ok(ControlFlow::Break(()));
                         }
                         match v.checked_add(step) {
@@ -331,7 +365,7 @@ impl Instance<'_> {
                         }
                     }
                     let body = taken.unwrap_or(else_body);
-                    if self.walk(body, slots, task, visit)?.is_break() {
+                    if self.walk(body, slots, task, idle, visit)?.is_break() {
                         return Ok(ControlFlow::Break(()));
                     }
                 }
@@ -339,6 +373,7 @@ impl Instance<'_> {
                     let depth = p.statements.get(*s as usize).map_or(0, |st| st.depth());
                     task.stmt = *s;
                     task.vars = Vars::from(&slots[..depth.min(slots.len())]);
+                    *idle = 0;
                     if visit(task).is_break() {
                         return Ok(ControlFlow::Break(()));
                     }
