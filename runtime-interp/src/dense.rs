@@ -376,9 +376,9 @@ pub fn assemble(
 pub type OutputTiles = BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>;
 
 /// A finished run on dense inputs.
-pub struct DenseRun {
-    /// Every parameter's value, in declaration order.
-    pub params: Vec<i64>,
+pub struct DenseRun<'p> {
+    /// The instance that ran (parameters bound, extents evaluated).
+    pub instance: Instance<'p>,
     /// The parameters inferred from the input shapes.
     pub inferred: Vec<(String, i64)>,
     /// What the executor measured.
@@ -390,15 +390,15 @@ pub struct DenseRun {
 /// Binds the program's parameters (`given`, then inferred from the input
 /// shapes), checks the shapes, and executes the instance on tiles cut from
 /// `inputs`, collecting the output tiles in memory.
-pub fn run(
-    program: &Program,
+pub fn run<'p>(
+    program: &'p Program,
     given: &[(String, i64)],
     inputs: &BTreeMap<u32, Tile>,
     block: usize,
     registry: &crate::kernels::Registry,
     config: &crate::exec::ExecConfig,
     progress: &crate::exec::Progress,
-) -> Result<DenseRun, String> {
+) -> Result<DenseRun<'p>, String> {
     let mut params = given.to_vec();
     let inferred = infer_params(program, &params, inputs, block)?;
     params.extend(inferred.iter().cloned());
@@ -426,7 +426,7 @@ pub fn run(
         outputs.entry(m).or_default().insert(idx, t);
     }
     Ok(DenseRun {
-        params: inst.params.clone(),
+        instance: inst,
         inferred,
         report,
         outputs,

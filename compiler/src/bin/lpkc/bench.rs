@@ -186,12 +186,12 @@ fn run(args: &BenchArgs) -> Result<ExitCode, String> {
             .and_then(|i| done.outputs.get(&(i as u32)))
     };
     let ext_of = |m: &str| -> Vec<i64> {
-        let inst = program.bind_values(done.params.clone()).ok();
-        let i = program.matrices.iter().position(|d| d.name == m);
-        match (inst, i) {
-            (Some(inst), Some(i)) => inst.extents.get(i).cloned().unwrap_or_default(),
-            _ => Vec::new(),
-        }
+        program
+            .matrices
+            .iter()
+            .position(|d| d.name == m)
+            .and_then(|i| done.instance.extents.get(i).cloned())
+            .unwrap_or_default()
     };
     let ins: Vec<&Tile> = data.values().collect();
     let (ref_secs, ref_rss, difference) = match args.workload {

@@ -183,10 +183,7 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
     };
     let report = done.report;
     let by_matrix = done.outputs;
-    let inst = match program.bind_values(done.params) {
-        Ok(i) => i,
-        Err(e) => return fail(&e.to_string()),
-    };
+    let inst = done.instance;
 
     // Outputs: per matrix, tiles and (1-D/2-D) the assembled matrix.
     let mut assembled: BTreeMap<u32, Tile> = BTreeMap::new();
