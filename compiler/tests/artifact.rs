@@ -7,6 +7,9 @@
 // The tests print the figures they measure (sizes, answer counts).
 #![allow(clippy::print_stdout)]
 
+mod support;
+use support::{lpkc, root};
+
 use proptest::prelude::*;
 use runtime_interp::artifact::{
     self, Artifact, ArtifactError, Limits, SourceInfo, ValidationError, HEADER_LEN,
@@ -15,11 +18,6 @@ use runtime_interp::expr::{ExprPool, ExprRef, Node};
 use runtime_interp::model::{DomainItem, Program, TreeNode};
 use runtime_interp::plan::PlanStep;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn examples() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
@@ -53,19 +51,6 @@ fn stem(p: &Path) -> String {
         .unwrap_or_default()
         .to_string_lossy()
         .into_owned()
-}
-
-fn lpkc(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_lpkc"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("lpkc runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn tmp_dir(name: &str) -> PathBuf {

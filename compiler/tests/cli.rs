@@ -1,22 +1,10 @@
 //! The command-line contract of spec/cli.md: exit codes and the JSON of
 //! `query` and `dag`, through the real binary.
 
-use std::path::Path;
-use std::process::Command;
+mod support;
+use support::lpkc;
 
-fn lpkc(args: &[&str]) -> (i32, String, String) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let out = Command::new(env!("CARGO_BIN_EXE_lpkc"))
-        .current_dir(root)
-        .args(args)
-        .output()
-        .expect("lpkc runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use std::path::Path;
 
 #[test]
 fn every_example_checks_clean() {

@@ -3,8 +3,10 @@
 //! Graphviz `dot -Tsvg`, failing on any warning. Graphviz must be
 //! installed: a missing `dot` fails these tests rather than skipping them.
 
+mod support;
+use support::lpkc;
+
 use std::io::Write;
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 const EXAMPLES: [&str; 7] = [
@@ -16,20 +18,6 @@ const EXAMPLES: [&str; 7] = [
     "trtri",
     "tsqr",
 ];
-
-fn lpkc(args: &[&str]) -> (i32, String, String) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let out = Command::new(env!("CARGO_BIN_EXE_lpkc"))
-        .current_dir(root)
-        .args(args)
-        .output()
-        .expect("lpkc runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// Renders DOT text with `dot -Tsvg` and returns the SVG; panics on a
 /// non-zero exit or any output on stderr (Graphviz warnings).

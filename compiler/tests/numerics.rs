@@ -7,28 +7,10 @@
 //! malformed `.npy`, a shape that does not fit, a non-SPD matrix — each exit
 //! code 1 with a clear message and no `_SUCCESS` marker.
 
+mod support;
+use support::lpkc;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace")
-        .to_path_buf()
-}
-
-fn lpkc(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_lpkc"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("lpkc runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("lpk-numerics-{}-{name}", std::process::id()));

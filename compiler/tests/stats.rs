@@ -2,13 +2,15 @@
 //! examples), against hand sums of the flop models, and against the
 //! expanded DAG (`runtime_interp::dag::expand`) of every example.
 
+mod support;
+use support::lpkc;
+
 use compiler::diag::SourceMap;
 use compiler::driver::{check_source, compile_program, select_program};
 use compiler::stats::{analyse, profile_rows, Stats, StatsOptions};
 use runtime_interp::flops::flops;
 use runtime_interp::model::Program;
 use std::path::Path;
-use std::process::Command;
 
 fn compile(path: &str) -> Program {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -208,20 +210,6 @@ fn the_profile_table_buckets_long_profiles_evenly() {
     let short = profile_rows(&[3, 1], 24);
     assert_eq!(short.len(), 2);
     assert_eq!((short[1].first, short[1].last), (2, 2));
-}
-
-fn lpkc(args: &[&str]) -> (i32, String, String) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let out = Command::new(env!("CARGO_BIN_EXE_lpkc"))
-        .current_dir(root)
-        .args(args)
-        .output()
-        .expect("lpkc runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]
