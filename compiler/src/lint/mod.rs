@@ -19,6 +19,7 @@ mod bounds;
 pub mod exhaustive;
 mod order;
 mod reach;
+mod scan;
 pub mod system;
 mod unused;
 
