@@ -23,7 +23,7 @@ mod common;
 use compiler::diag::SourceMap;
 use compiler::driver::{check_source, compile_program, select_program};
 use compiler::lint::exhaustive::{combinations, ErrorKind};
-use compiler::lint::{analyze, LintOptions};
+use compiler::lint::{analyze, LintOptions, RuleStatus};
 use runtime_interp::dag::{expand, ExpandError};
 use runtime_interp::model::Program;
 use std::collections::BTreeSet;
@@ -72,6 +72,12 @@ struct Counts {
     false_positives: usize,
     false_negatives: usize,
     not_reproduced: usize,
+    /// Rules lint proved (for all values up to the ceiling).
+    proved_rules: usize,
+    /// Instances beyond the exhaustive bound expanded to test the proofs.
+    beyond: usize,
+    /// Violations of a proved rule seen in those instances.
+    proofs_refuted: usize,
 }
 
 /// Lints one program and compares; returns a description of any mismatch.
@@ -124,8 +130,51 @@ fn compare(p: &Program, counts: &mut Counts) -> Option<String> {
             ));
         }
     }
+    // "Proved" claims every value up to 2^20: test them past the bound of
+    // the exhaustive check too, on instances with some parameter > 32.
+    let proved: Vec<ErrorKind> = a
+        .rules
+        .iter()
+        .filter(|(_, s)| *s == RuleStatus::Proved)
+        .map(|&(k, _)| k)
+        .collect();
+    counts.proved_rules += proved.len();
+    if !proved.is_empty() && !p.params.is_empty() {
+        let mut rng = Rng((counts.programs as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        for _ in 0..3 {
+            let big = rng.below(p.params.len());
+            let tuple: Vec<i64> = (0..p.params.len())
+                .map(|i| {
+                    if i == big || rng.below(2) == 0 {
+                        33 + rng.below(268) as i64
+                    } else {
+                        1 + rng.below(8) as i64
+                    }
+                })
+                .collect();
+            let Ok(inst) = p.bind_values(tuple.clone()) else {
+                continue;
+            };
+            if let Ok((_, violations)) = expand(&inst, BEYOND_TASKS) {
+                counts.beyond += 1;
+                for v in violations {
+                    if proved.contains(&ErrorKind::of(&v)) {
+                        counts.proofs_refuted += 1;
+                        problems.push(format!(
+                            "proved {:?}, but {v:?} at {tuple:?}",
+                            ErrorKind::of(&v)
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+    }
     (!problems.is_empty()).then(|| problems.join("; "))
 }
+
+/// Task limit of the instances that test proofs past the bound.
+const BEYOND_TASKS: usize = 20_000;
 
 /// A small deterministic generator of choice lists.
 struct Rng(u64);
@@ -278,6 +327,7 @@ fn lint_agrees_with_the_expansion_on_the_examples() {
     }
     eprintln!("examples: {counts:?}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(counts.proofs_refuted, 0);
     assert_eq!(counts.violating, 0, "the examples are correct programs");
 }
 
@@ -355,12 +405,16 @@ fn lint_agrees_with_the_expansion_on_generated_and_mutated_programs() {
         counts.false_positives += c.false_positives;
         counts.false_negatives += c.false_negatives;
         counts.not_reproduced += c.not_reproduced;
+        counts.proved_rules += c.proved_rules;
+        counts.beyond += c.beyond;
+        counts.proofs_refuted += c.proofs_refuted;
         mutants += m;
         failures.extend(f);
     }
     eprintln!(
         "lint honesty: {} programs ({} mutants), {} with violations, {} flagged; \
-         false positives {}, false negatives {}, counterexamples not reproduced {}; in {:.1?}",
+         false positives {}, false negatives {}, counterexamples not reproduced {}; \
+         {} rules proved, tested on {} instances past the bound, refuted {}; in {:.1?}",
         counts.programs,
         mutants,
         counts.violating,
@@ -368,12 +422,20 @@ fn lint_agrees_with_the_expansion_on_generated_and_mutated_programs() {
         counts.false_positives,
         counts.false_negatives,
         counts.not_reproduced,
+        counts.proved_rules,
+        counts.beyond,
+        counts.proofs_refuted,
         start.elapsed()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert_eq!(counts.false_positives, 0);
     assert_eq!(counts.false_negatives, 0);
     assert_eq!(counts.not_reproduced, 0);
+    assert_eq!(counts.proofs_refuted, 0);
+    assert!(
+        counts.beyond > counts.programs / 4,
+        "proofs are tested past the bound"
+    );
     assert!(counts.programs >= cases.min(1000) * 2 - cases / 10);
     assert!(
         counts.violating > counts.programs / 10,

@@ -261,6 +261,12 @@ impl ExprPool {
         self.push(node)
     }
 
+    /// Appends a node without looking for an equal one: for callers that
+    /// keep their own index of the pool (sharing is then theirs to do).
+    pub fn add_unshared(&mut self, node: Node) -> ExprRef {
+        self.push(node)
+    }
+
     /// Appends a node without sharing.
     fn push(&mut self, node: Node) -> ExprRef {
         let int = |r: ExprRef, t: &[bool]| t.get(r.0 as usize).copied().unwrap_or(false);

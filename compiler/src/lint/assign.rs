@@ -4,12 +4,26 @@
 //! domains, the `require`s, the index equations and "the tasks differ") is
 //! feasible.
 
+use super::split::Split;
 use super::system::{Form, Key, System};
-use runtime_interp::model::Program;
+use runtime_interp::expr::{ExprPool, Node};
+use runtime_interp::model::{Access, Program, Statement};
+
+/// Whether two accesses name tiles that differ in a constant index (so
+/// they can never name the same tile).
+pub(crate) fn constant_clash(pool: &ExprPool, a: &Access, b: &Access) -> bool {
+    a.matrix != b.matrix
+        || a.indices.iter().zip(&b.indices).any(|(&x, &y)| {
+            matches!(
+                (pool.get(x), pool.get(y)),
+                (Some(Node::Int(u)), Some(Node::Int(v))) if u != v
+            )
+        })
+}
 
 /// Whether no two tasks can ever write one tile (proved when true).
-pub(crate) fn single_assignment_proved(p: &Program) -> bool {
-    let pool = &p.exprs;
+pub(crate) fn single_assignment_proved(p: &Program, sp: &Split) -> bool {
+    let pool = &sp.exprs;
     let writes: Vec<(usize, usize)> = p
         .statements
         .iter()
@@ -31,48 +45,79 @@ pub(crate) fn single_assignment_proved(p: &Program) -> bool {
             if same_access && st1.depth() == 0 {
                 continue;
             }
-            let mut sys = System::new();
-            sys.requires(p);
-            sys.domain(pool, 0, st1);
-            sys.domain(pool, 1, st2);
-            for (&x, &y) in w1.indices.iter().zip(&w2.indices) {
-                if let (Some(fx), Some(fy)) = (sys.form(pool, 0, x), sys.form(pool, 1, y)) {
-                    sys.eq(&fx, &fy);
-                }
-            }
-            if same_access {
-                // Two different iterations: the first differing loop
-                // variable is smaller on side 0 (without loss of generality).
-                let mut alternatives = Vec::new();
-                for k in 0..st1.depth() as u32 {
-                    let mut alt = System::new();
-                    for j in 0..k {
-                        alt.eq(&Form::key(Key::Slot(0, j)), &Form::key(Key::Slot(1, j)));
-                    }
-                    alt.ge_by(&Form::key(Key::Slot(1, k)), &Form::key(Key::Slot(0, k)), 1);
-                    alternatives.push(alt.into_conjunction());
-                }
-                sys.any(alternatives);
-            }
-            if sys.feasible() {
+            let (Some(vs1), Some(vs2)) = (sp.variants.get(s1), sp.variants.get(s2)) else {
                 return false;
+            };
+            // Variants partition each statement's iterations. For one
+            // access, two different variants are different iterations
+            // whatever their order, so unordered pairs do; within one
+            // variant, "side 0 comes first" covers both orders.
+            for (i1, v1) in vs1.iter().enumerate() {
+                for (i2, v2) in vs2.iter().enumerate() {
+                    if same_access && i2 < i1 {
+                        continue;
+                    }
+                    let (Some(w1), Some(w2)) = (v1.st.writes.get(a1), v2.st.writes.get(a2)) else {
+                        return false;
+                    };
+                    if constant_clash(pool, w1, w2) {
+                        continue;
+                    }
+                    let mut sys = sp.with_domain(s1, i1, 0);
+                    sp.add_domain(&mut sys, s2, i2, 1);
+                    let ordered = same_access && i1 == i2;
+                    if may_write_twice(&mut sys, pool, &v1.st, w1, w2, ordered) {
+                        return false;
+                    }
+                }
             }
         }
     }
     true
 }
 
+/// Whether two write accesses may name one tile at two different tasks;
+/// `sys` holds the `require`s and both domains. `ordered`: the same access
+/// of the same iterations on both sides, so the tasks must differ.
+fn may_write_twice(
+    sys: &mut System,
+    pool: &ExprPool,
+    st1: &Statement,
+    w1: &Access,
+    w2: &Access,
+    ordered: bool,
+) -> bool {
+    for (&x, &y) in w1.indices.iter().zip(&w2.indices) {
+        if let (Some(fx), Some(fy)) = (sys.form(pool, 0, x), sys.form(pool, 1, y)) {
+            sys.eq(&fx, &fy);
+        }
+    }
+    if ordered {
+        // Two different iterations: the first differing loop variable is
+        // smaller on side 0 (without loss of generality).
+        let mut alternatives = Vec::new();
+        for k in 0..st1.depth() as u32 {
+            let mut alt = System::new();
+            for j in 0..k {
+                alt.eq(&Form::key(Key::Slot(0, j)), &Form::key(Key::Slot(1, j)));
+            }
+            alt.ge_by(&Form::key(Key::Slot(1, k)), &Form::key(Key::Slot(0, k)), 1);
+            alternatives.push(alt.into_conjunction());
+        }
+        sys.any(alternatives);
+    }
+    sys.feasible()
+}
+
 /// Whether no task can ever write a tile of an input (proved when true).
-pub(crate) fn no_input_write_proved(p: &Program) -> bool {
-    for st in &p.statements {
+pub(crate) fn no_input_write_proved(p: &Program, sp: &Split) -> bool {
+    for (s, i, _) in sp.all() {
+        let Some(st) = p.statements.get(s) else {
+            continue;
+        };
         for w in &st.writes {
-            if super::exhaustive::is_input(p, w.matrix) {
-                let mut sys = System::new();
-                sys.requires(p);
-                sys.domain(&p.exprs, 0, st);
-                if sys.feasible() {
-                    return false;
-                }
+            if super::exhaustive::is_input(p, w.matrix) && sp.with_domain(s, i, 0).feasible() {
+                return false;
             }
         }
     }

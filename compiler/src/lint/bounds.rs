@@ -3,23 +3,24 @@
 //! is at least the extent" are each an integer feasibility question over
 //! the statement's domain and the `require`s.
 
-use super::system::{Form, System};
+use super::split::Split;
+use super::system::Form;
 use runtime_interp::model::Program;
 
 /// Whether every index of every access stays inside the extents (proved
 /// when true).
-pub(crate) fn in_bounds_proved(p: &Program) -> bool {
-    let pool = &p.exprs;
-    for st in &p.statements {
+pub(crate) fn in_bounds_proved(p: &Program, sp: &Split) -> bool {
+    let pool = &sp.exprs;
+    for (s, vi, v) in sp.all() {
+        let st = &v.st;
+        let base = sp.with_domain(s, vi, 0);
         for acc in st.writes.iter().chain(&st.reads) {
             let Some(m) = p.matrices.get(acc.matrix as usize) else {
                 return false;
             };
             for (&idx, &ext) in acc.indices.iter().zip(&m.extents) {
                 for above in [false, true] {
-                    let mut sys = System::new();
-                    sys.requires(p);
-                    sys.domain(pool, 0, st);
+                    let mut sys = base.clone();
                     let Some(i) = sys.form(pool, 0, idx) else {
                         return false;
                     };

@@ -20,6 +20,7 @@ pub mod exhaustive;
 mod order;
 mod reach;
 mod scan;
+mod split;
 pub mod system;
 mod unused;
 
@@ -102,11 +103,18 @@ pub fn analyze(p: &Program, opts: &LintOptions, given: Option<&Instance<'_>>) ->
         a.unsatisfiable = Some((i, true));
         return a;
     }
+    let sp = split::split(p);
     let proved = [
-        (ErrorKind::DoubleWrite, assign::single_assignment_proved(p)),
-        (ErrorKind::WriteToInput, assign::no_input_write_proved(p)),
-        (ErrorKind::ReadUnwritten, order::reads_proved(p)),
-        (ErrorKind::OutOfBounds, bounds::in_bounds_proved(p)),
+        (
+            ErrorKind::DoubleWrite,
+            assign::single_assignment_proved(p, &sp),
+        ),
+        (
+            ErrorKind::WriteToInput,
+            assign::no_input_write_proved(p, &sp),
+        ),
+        (ErrorKind::ReadUnwritten, order::reads_proved(p, &sp)),
+        (ErrorKind::OutOfBounds, bounds::in_bounds_proved(p, &sp)),
     ];
     let is_proved = |k: ErrorKind| {
         let k = if k == ErrorKind::ReadBeforeWrite {
@@ -116,7 +124,7 @@ pub fn analyze(p: &Program, opts: &LintOptions, given: Option<&Instance<'_>>) ->
         };
         proved.iter().any(|&(x, ok)| x == k && ok)
     };
-    let never = reach::never_runs(p);
+    let never = reach::never_runs(p, &sp);
     let all_proved = ErrorKind::ALL.iter().all(|&k| is_proved(k));
     let ran = if !all_proved {
         let (findings, ran, cov) = exhaustive::check(p, budget);
@@ -163,7 +171,7 @@ pub fn analyze(p: &Program, opts: &LintOptions, given: Option<&Instance<'_>>) ->
     let never_all: Vec<bool> = (0..p.statements.len())
         .map(|s| a.never_runs.iter().any(|&(x, _)| x as usize == s))
         .collect();
-    a.dead_writes = unused::dead_writes(p, &never_all);
+    a.dead_writes = unused::dead_writes(p, &sp, &never_all);
     a.unwritten_outputs = unused::unwritten_outputs(p, &never_all);
     a
 }

@@ -14,6 +14,8 @@
 //! injective, a non-constant stride or a non-affine guard) covers nothing,
 //! so the proof falls back to the exhaustive check.
 
+use super::assign::constant_clash;
+use super::split::{Split, Variant};
 use super::system::{Constraint, Dnf, Form, Key, System};
 use crate::sym::Q;
 use runtime_interp::expr::{ExprPool, ExprRef, Node};
@@ -21,13 +23,13 @@ use runtime_interp::model::{Access, DomainItem, Program, Statement};
 
 /// Whether every read of a non-input matrix is proved to read a tile an
 /// earlier task writes.
-pub(crate) fn reads_proved(p: &Program) -> bool {
-    for r_st in &p.statements {
-        for r in &r_st.reads {
+pub(crate) fn reads_proved(p: &Program, sp: &Split) -> bool {
+    for (rs, ri, rv) in sp.all() {
+        for (a, r) in rv.st.reads.iter().enumerate() {
             if super::exhaustive::is_input(p, r.matrix) {
                 continue;
             }
-            if !read_proved(p, r_st, r) {
+            if !read_proved(p, sp, (rs, ri), rv, a) {
                 return false;
             }
         }
@@ -35,17 +37,19 @@ pub(crate) fn reads_proved(p: &Program) -> bool {
     true
 }
 
-fn read_proved(p: &Program, r_st: &Statement, r: &Access) -> bool {
-    let pool = &p.exprs;
-    let mut sys = System::new();
-    sys.requires(p);
-    sys.domain(pool, 1, r_st);
-    for w_st in &p.statements {
-        for w in &w_st.writes {
-            if w.matrix != r.matrix {
+fn read_proved(p: &Program, sp: &Split, at: (usize, usize), rv: &Variant, a: usize) -> bool {
+    let pool = &sp.exprs;
+    let Some(r) = rv.st.reads.get(a) else {
+        return false;
+    };
+    let _ = p;
+    let mut sys = sp.with_domain(at.0, at.1, 1);
+    for (_, _, wv) in sp.all() {
+        for w in &wv.st.writes {
+            if w.matrix != r.matrix || constant_clash(pool, w, r) {
                 continue;
             }
-            if let Some(not_covered) = not_covered(&mut sys, pool, w_st, w, r_st, r) {
+            if let Some(not_covered) = not_covered(&mut sys, pool, wv, w, &rv.st, r) {
                 sys.any(not_covered);
             }
             // A writer that cannot be inverted covers nothing: no
@@ -95,11 +99,11 @@ fn invert(
     sys: &mut System,
     scratch: &mut System,
     pool: &ExprPool,
-    w_st: &Statement,
+    wv: &Variant,
     w: &Access,
     r: &Access,
 ) -> Option<(Vec<Form>, Vec<Form>)> {
-    let depth = w_st.depth();
+    let depth = wv.st.depth();
     let mut rows: Vec<(Vec<Q>, Form)> = Vec::new();
     for (&wi, &ri) in w.indices.iter().zip(&r.indices) {
         let fw = scratch.form(pool, 0, wi)?;
@@ -123,6 +127,9 @@ fn invert(
     let mut pivot_of: Vec<Option<usize>> = vec![None; depth];
     let mut used = vec![false; rows.len()];
     for col in 0..depth {
+        if wv.fixed_value(col as u32).is_some() {
+            continue;
+        }
         let pick = (0..rows.len()).find(|&i| {
             !used.get(i).copied().unwrap_or(true)
                 && rows
@@ -161,8 +168,11 @@ fn invert(
         }
     }
     let mut y = Vec::with_capacity(depth);
-    for p in &pivot_of {
-        y.push(rows.get((*p)?)?.1.clone());
+    for (col, p) in pivot_of.iter().enumerate() {
+        match wv.fixed_value(col as u32) {
+            Some(v) => y.push(Form::constant(v)),
+            None => y.push(rows.get((*p)?)?.1.clone()),
+        }
     }
     let residual = rows
         .iter()
@@ -178,13 +188,14 @@ fn invert(
 fn not_covered(
     sys: &mut System,
     pool: &ExprPool,
-    w_st: &Statement,
+    wv: &Variant,
     w: &Access,
     r_st: &Statement,
     r: &Access,
 ) -> Option<Dnf> {
+    let w_st = &wv.st;
     let mut scratch = System::new();
-    let (y, residual) = invert(sys, &mut scratch, pool, w_st, w, r)?;
+    let (y, residual) = invert(sys, &mut scratch, pool, wv, w, r)?;
     if !y.iter().all(Form::is_integral) {
         return None;
     }
@@ -232,6 +243,7 @@ fn not_covered(
         }
     }
     out.extend(not_earlier(w_st, r_st, &y)?);
+    sys.learn_atoms(&scratch);
     Some(out)
 }
 

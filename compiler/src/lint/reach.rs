@@ -2,6 +2,7 @@
 //! statements (whole branches) that run for no parameter value, both as
 //! integer feasibility of the `require`s and the statement's domain.
 
+use super::split::Split;
 use super::system::System;
 use runtime_interp::model::Program;
 
@@ -20,14 +21,11 @@ pub(crate) fn unsatisfiable_require(p: &Program) -> Option<usize> {
 }
 
 /// Per statement: whether it provably never runs.
-pub(crate) fn never_runs(p: &Program) -> Vec<bool> {
-    p.statements
+pub(crate) fn never_runs(p: &Program, sp: &Split) -> Vec<bool> {
+    let _ = p;
+    sp.variants
         .iter()
-        .map(|st| {
-            let mut sys = System::new();
-            sys.requires(p);
-            sys.domain(&p.exprs, 0, st);
-            !sys.feasible()
-        })
+        .enumerate()
+        .map(|(s, vs)| (0..vs.len()).all(|i| !sp.with_domain(s, i, 0).feasible()))
         .collect()
 }

@@ -5,7 +5,7 @@
 //! statement writes, and kernel calls that share a line (and so a task
 //! name).
 
-use super::system::System;
+use super::split::Split;
 use crate::diag::Diagnostic;
 use crate::hir::{self, ExprKind, StmtKind, VarKind};
 use runtime_interp::model::{Program, Role};
@@ -105,13 +105,16 @@ pub(crate) fn unused_names(module: &hir::Module, program: &hir::Program) -> Vec<
 /// Write accesses (statement, access) of intermediate matrices that no
 /// read access can ever meet, for any parameter value (proved), among
 /// statements that may run.
-pub(crate) fn dead_writes(p: &Program, never: &[bool]) -> Vec<(u32, u32)> {
-    let pool = &p.exprs;
+pub(crate) fn dead_writes(p: &Program, sp: &Split, never: &[bool]) -> Vec<(u32, u32)> {
+    let pool = &sp.exprs;
     let mut out = Vec::new();
     for (s, st) in p.statements.iter().enumerate() {
         if never.get(s).copied().unwrap_or(false) {
             continue;
         }
+        let Some(w_variants) = sp.variants.get(s) else {
+            continue;
+        };
         for (a, w) in st.writes.iter().enumerate() {
             let temporary = p
                 .matrices
@@ -120,21 +123,26 @@ pub(crate) fn dead_writes(p: &Program, never: &[bool]) -> Vec<(u32, u32)> {
             if !temporary {
                 continue;
             }
-            let may_be_read = p.statements.iter().any(|r_st| {
-                r_st.reads.iter().any(|r| {
-                    if r.matrix != w.matrix {
-                        return false;
-                    }
-                    let mut sys = System::new();
-                    sys.requires(p);
-                    sys.domain(pool, 0, st);
-                    sys.domain(pool, 1, r_st);
-                    for (&x, &y) in w.indices.iter().zip(&r.indices) {
-                        if let (Some(fx), Some(fy)) = (sys.form(pool, 0, x), sys.form(pool, 1, y)) {
-                            sys.eq(&fx, &fy);
+            let may_be_read = w_variants.iter().enumerate().any(|(wi, wv)| {
+                sp.all().any(|(rs, ri, rv)| {
+                    rv.st.reads.iter().any(|r| {
+                        let Some(w) = wv.st.writes.get(a) else {
+                            return true;
+                        };
+                        if r.matrix != w.matrix || super::assign::constant_clash(pool, w, r) {
+                            return false;
                         }
-                    }
-                    sys.feasible()
+                        let mut sys = sp.with_domain(s, wi, 0);
+                        sp.add_domain(&mut sys, rs, ri, 1);
+                        for (&x, &y) in w.indices.iter().zip(&r.indices) {
+                            if let (Some(fx), Some(fy)) =
+                                (sys.form(pool, 0, x), sys.form(pool, 1, y))
+                            {
+                                sys.eq(&fx, &fy);
+                            }
+                        }
+                        sys.feasible()
+                    })
                 })
             });
             if !may_be_read {

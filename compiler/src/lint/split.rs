@@ -1,0 +1,745 @@
+//! Case splits on loop variables with few values: the way lint's proofs
+//! handle strides and indices such as `2 ** level`.
+//!
+//! A loop variable that appears inside a non-affine term (`2 ** level`,
+//! `4 ** level`, a non-constant step, ...) makes the index equations
+//! non-affine. When interval analysis shows that the variable takes few
+//! values for every parameter value up to the ceiling (`level` of a
+//! `range(ceil(log2(N)))` loop takes at most 21), the statement is split
+//! into one *variant* per value: the variable is replaced by the constant
+//! everywhere (and constants folded, so `2 ** (level + 1)` becomes `8`),
+//! its loop becomes the guards `lo <= c`, `c < hi` and `(c - lo) % step ==
+//! 0`, and the guard `level == c` pins the variable itself. The variants
+//! partition the statement's iterations exactly, so a property proved for
+//! every variant is proved for the statement.
+//!
+//! The interval analysis bounds parameters by the ceiling of "proved"
+//! ([`super::system::PARAM_CEILING`]) and the loop variables by their
+//! loops; a term whose evaluation would fail (`log2` of a value <= 0, a
+//! negative exponent) is bounded on the values where it succeeds, since a
+//! failing evaluation runs no task.
+
+use super::system::{System, PARAM_CEILING};
+use runtime_interp::expr::{BinOp, Env, ExprPool, ExprRef, Func, Func2, Node, UnOp, Value};
+use runtime_interp::model::{Access, DomainItem, Program, Statement};
+use std::collections::HashMap;
+
+/// Most values one split variable may take.
+const MAX_VALUES: i128 = 64;
+/// Most variants one statement may split into.
+const MAX_VARIANTS: i128 = 64;
+
+/// One part of a statement's iterations: some loop variables fixed.
+#[derive(Clone, Debug)]
+pub(crate) struct Variant {
+    /// The statement with the fixed variables substituted.
+    pub st: Statement,
+    /// The fixed loop variables (slot, value).
+    pub fixed: Vec<(u32, i64)>,
+}
+
+impl Variant {
+    /// The value a slot is fixed to, if it is.
+    pub(crate) fn fixed_value(&self, slot: u32) -> Option<i64> {
+        self.fixed
+            .iter()
+            .find(|&&(s, _)| s == slot)
+            .map(|&(_, v)| v)
+    }
+}
+
+/// The program's statements as variants over one shared expression pool,
+/// with their domains as ready-made constraint systems.
+#[derive(Clone, Debug)]
+pub(crate) struct Split {
+    /// The program's pool, extended with the substituted expressions.
+    pub exprs: ExprPool,
+    /// Per statement, its variants (one, unsplit, when nothing is split;
+    /// none when interval analysis shows the statement never runs).
+    pub variants: Vec<Vec<Variant>>,
+    /// Per statement and variant, its domain on side 0 and on side 1.
+    domains: Vec<Vec<[System; 2]>>,
+    /// The `require`s.
+    requires: System,
+}
+
+impl Split {
+    /// A system holding the `require`s.
+    pub(crate) fn base(&self) -> System {
+        self.requires.clone()
+    }
+
+    /// A system holding the `require`s and the domain of variant `v` of
+    /// statement `s` on `side`.
+    pub(crate) fn with_domain(&self, s: usize, v: usize, side: u8) -> System {
+        let mut sys = self.base();
+        self.add_domain(&mut sys, s, v, side);
+        sys
+    }
+
+    /// Adds the domain of variant `v` of statement `s` on `side`.
+    pub(crate) fn add_domain(&self, sys: &mut System, s: usize, v: usize, side: u8) {
+        if let Some(d) = self
+            .domains
+            .get(s)
+            .and_then(|d| d.get(v))
+            .and_then(|d| d.get(side as usize))
+        {
+            sys.merge(d);
+        }
+    }
+
+    /// Every variant with its statement's index and its own.
+    pub(crate) fn all(&self) -> impl Iterator<Item = (usize, usize, &Variant)> {
+        self.variants
+            .iter()
+            .enumerate()
+            .flat_map(|(s, vs)| vs.iter().enumerate().map(move |(i, v)| (s, i, v)))
+    }
+}
+
+/// Splits every statement of the program.
+pub(crate) fn split(p: &Program) -> Split {
+    let mut b = Builder::new(p.exprs.clone());
+    let mut variants = Vec::with_capacity(p.statements.len());
+    for st in &p.statements {
+        variants.push(b.statement(p, st));
+    }
+    let pool = b.pool;
+    let domains = variants
+        .iter()
+        .map(|vs: &Vec<Variant>| {
+            vs.iter()
+                .map(|v| {
+                    [0u8, 1].map(|side| {
+                        let mut sys = System::new();
+                        sys.domain(&pool, side, &v.st);
+                        sys
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let mut requires = System::new();
+    requires.requires(p);
+    Split {
+        exprs: pool,
+        variants,
+        domains,
+        requires,
+    }
+}
+
+/// A closed interval of integers; `lo > hi` never occurs (empty intervals
+/// are `None` where they matter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Iv {
+    lo: i128,
+    hi: i128,
+}
+
+/// Magnitudes at or beyond this count as unbounded.
+const BIG: i128 = 1 << 62;
+
+impl Iv {
+    const ANY: Iv = Iv { lo: -BIG, hi: BIG };
+
+    fn point(v: i128) -> Iv {
+        Iv { lo: v, hi: v }.clamp()
+    }
+
+    fn clamp(self) -> Iv {
+        Iv {
+            lo: self.lo.clamp(-BIG, BIG),
+            hi: self.hi.clamp(-BIG, BIG),
+        }
+    }
+
+    fn bounded(self) -> bool {
+        self.lo > -BIG && self.hi < BIG
+    }
+
+    fn of(values: [i128; 4]) -> Iv {
+        let lo = values.iter().copied().min().unwrap_or(-BIG);
+        let hi = values.iter().copied().max().unwrap_or(BIG);
+        Iv { lo, hi }.clamp()
+    }
+}
+
+struct Builder {
+    pool: ExprPool,
+    /// Structural index of the pool's nodes, for sharing.
+    index: HashMap<NodeKey, ExprRef>,
+}
+
+/// A hashable image of a node (reals by their bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum NodeKey {
+    Int(i64),
+    Real(u64),
+    Bool(bool),
+    Param(u32),
+    Slot(u32),
+    Unary(UnOp, u32),
+    Binary(BinOp, u32, u32),
+    Call(Func, u32),
+    Call2(Func2, u32, u32),
+}
+
+fn key(n: &Node) -> NodeKey {
+    match *n {
+        Node::Int(v) => NodeKey::Int(v),
+        Node::Real(v) => NodeKey::Real(v.to_bits()),
+        Node::Bool(v) => NodeKey::Bool(v),
+        Node::Param(i) => NodeKey::Param(i),
+        Node::Slot(i) => NodeKey::Slot(i),
+        Node::Unary(op, a) => NodeKey::Unary(op, a.0),
+        Node::Binary(op, a, b) => NodeKey::Binary(op, a.0, b.0),
+        Node::Call(f, a) => NodeKey::Call(f, a.0),
+        Node::Call2(f, a, b) => NodeKey::Call2(f, a.0, b.0),
+    }
+}
+
+fn is_constant(n: Option<&Node>) -> bool {
+    matches!(n, Some(Node::Int(_) | Node::Real(_) | Node::Bool(_)))
+}
+
+impl Builder {
+    fn new(pool: ExprPool) -> Builder {
+        let mut index = HashMap::new();
+        for (i, n) in pool.nodes().iter().enumerate() {
+            index.entry(key(n)).or_insert(ExprRef(i as u32));
+        }
+        Builder { pool, index }
+    }
+
+    fn add(&mut self, n: Node) -> ExprRef {
+        let k = key(&n);
+        if let Some(&r) = self.index.get(&k) {
+            return r;
+        }
+        let r = self.pool.add_unshared(n);
+        self.index.insert(k, r);
+        r
+    }
+
+    /// `e` with the fixed slots replaced by their values, constants folded.
+    fn subst(
+        &mut self,
+        e: ExprRef,
+        fixed: &[(u32, i64)],
+        memo: &mut HashMap<u32, ExprRef>,
+    ) -> ExprRef {
+        if let Some(&r) = memo.get(&e.0) {
+            return r;
+        }
+        let Some(node) = self.pool.get(e).copied() else {
+            return e;
+        };
+        let mut sub = |b: &mut Builder, x: ExprRef| b.subst(x, fixed, memo);
+        let new = match node {
+            Node::Slot(s) => match fixed.iter().find(|&&(k, _)| k == s) {
+                Some(&(_, v)) => Node::Int(v),
+                None => node,
+            },
+            Node::Int(_) | Node::Real(_) | Node::Bool(_) | Node::Param(_) => node,
+            Node::Unary(op, a) => Node::Unary(op, sub(self, a)),
+            Node::Binary(op, a, b) => {
+                let a = sub(self, a);
+                Node::Binary(op, a, sub(self, b))
+            }
+            Node::Call(f, a) => Node::Call(f, sub(self, a)),
+            Node::Call2(f, a, b) => {
+                let a = sub(self, a);
+                Node::Call2(f, a, sub(self, b))
+            }
+        };
+        let r = self.fold(new);
+        memo.insert(e.0, r);
+        r
+    }
+
+    /// Adds a node, evaluating it when all its operands are constants
+    /// (and the evaluation succeeds).
+    fn fold(&mut self, n: Node) -> ExprRef {
+        let operands_constant = match n {
+            Node::Unary(_, a) | Node::Call(_, a) => is_constant(self.pool.get(a)),
+            Node::Binary(_, a, b) | Node::Call2(_, a, b) => {
+                is_constant(self.pool.get(a)) && is_constant(self.pool.get(b))
+            }
+            _ => false,
+        };
+        let r = self.add(n);
+        if !operands_constant {
+            return r;
+        }
+        let env = Env {
+            params: &[],
+            slots: &[],
+        };
+        match self.pool.eval(r, env) {
+            Ok(Value::Int(v)) => self.add(Node::Int(v)),
+            Ok(Value::Real(v)) => self.add(Node::Real(v)),
+            Ok(Value::Bool(v)) => self.add(Node::Bool(v)),
+            Err(_) => r,
+        }
+    }
+
+    /// The interval of an int expression, given the slots' intervals.
+    fn interval(&self, e: ExprRef, slots: &[Option<Iv>]) -> Iv {
+        let Some(node) = self.pool.get(e).copied() else {
+            return Iv::ANY;
+        };
+        let iv = |x: ExprRef| self.interval(x, slots);
+        let ceiling = PARAM_CEILING as i128;
+        match node {
+            Node::Int(v) => Iv::point(v as i128),
+            Node::Param(_) => Iv {
+                lo: -ceiling,
+                hi: ceiling,
+            },
+            Node::Slot(s) => slots.get(s as usize).copied().flatten().unwrap_or(Iv::ANY),
+            Node::Unary(UnOp::Neg, a) => {
+                let a = iv(a);
+                Iv {
+                    lo: -a.hi,
+                    hi: -a.lo,
+                }
+            }
+            Node::Binary(op, a, b) => {
+                let (x, y) = (iv(a), iv(b));
+                match op {
+                    BinOp::Add => Iv {
+                        lo: x.lo + y.lo,
+                        hi: x.hi + y.hi,
+                    }
+                    .clamp(),
+                    BinOp::Sub => Iv {
+                        lo: x.lo - y.hi,
+                        hi: x.hi - y.lo,
+                    }
+                    .clamp(),
+                    BinOp::Mul if x.bounded() && y.bounded() => {
+                        Iv::of([x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi])
+                    }
+                    BinOp::FloorDiv if y.lo > 0 && x.bounded() && y.bounded() => Iv::of([
+                        x.lo.div_euclid(y.lo),
+                        x.lo.div_euclid(y.hi),
+                        x.hi.div_euclid(y.lo),
+                        x.hi.div_euclid(y.hi),
+                    ]),
+                    BinOp::Mod if y.lo > 0 && y.bounded() => Iv {
+                        lo: 0,
+                        hi: y.hi - 1,
+                    },
+                    BinOp::Min => Iv {
+                        lo: x.lo.min(y.lo),
+                        hi: x.hi.min(y.hi),
+                    },
+                    BinOp::Max => Iv {
+                        lo: x.lo.max(y.lo),
+                        hi: x.hi.max(y.hi),
+                    },
+                    BinOp::Pow if x.lo >= 1 && x.bounded() && y.hi >= 0 => {
+                        let e_lo = y.lo.max(0);
+                        Iv {
+                            lo: pow_sat(x.lo, e_lo),
+                            hi: if y.bounded() {
+                                pow_sat(x.hi, y.hi)
+                            } else {
+                                BIG
+                            },
+                        }
+                    }
+                    _ => Iv::ANY,
+                }
+            }
+            Node::Call(Func::CeilLog2, a) => log_iv(iv(a), 2, true),
+            Node::Call(Func::FloorLog2, a) => log_iv(iv(a), 2, false),
+            Node::Call2(f @ (Func2::CeilLogB | Func2::FloorLogB), a, b) => {
+                match self.pool.get(b).copied() {
+                    Some(Node::Int(base)) if base >= 2 => {
+                        log_iv(iv(a), base as i128, f == Func2::CeilLogB)
+                    }
+                    _ => Iv::ANY,
+                }
+            }
+            Node::Call2(Func2::CeilDiv, a, b) => {
+                let (x, y) = (iv(a), iv(b));
+                if y.lo > 0 && x.bounded() && y.bounded() {
+                    let cd = |n: i128, d: i128| -((-n).div_euclid(d));
+                    Iv::of([
+                        cd(x.lo, y.lo),
+                        cd(x.lo, y.hi),
+                        cd(x.hi, y.lo),
+                        cd(x.hi, y.hi),
+                    ])
+                } else {
+                    Iv::ANY
+                }
+            }
+            _ => Iv::ANY,
+        }
+    }
+
+    fn statement(&mut self, p: &Program, st: &Statement) -> Vec<Variant> {
+        let unsplit = || {
+            vec![Variant {
+                st: st.clone(),
+                fixed: Vec::new(),
+            }]
+        };
+        // Slot intervals, outermost first.
+        let mut slots: Vec<Option<Iv>> = vec![None; st.depth()];
+        for item in &st.domain {
+            if let DomainItem::Loop { slot, lo, hi, .. } = *item {
+                let (l, h) = (self.interval(lo, &slots), self.interval(hi, &slots));
+                let iv = Iv {
+                    lo: l.lo,
+                    hi: h.hi - 1,
+                }
+                .clamp();
+                if let Some(s) = slots.get_mut(slot as usize) {
+                    *s = Some(iv);
+                }
+            }
+        }
+        let mut wanted = Vec::new();
+        let mut note = |e: ExprRef, inside: bool| {
+            nonaffine_slots(&self.pool, e, inside, &mut wanted);
+        };
+        for item in &st.domain {
+            match *item {
+                DomainItem::Loop { lo, hi, step, .. } => {
+                    note(lo, false);
+                    note(hi, false);
+                    let constant = matches!(p.exprs.get(step), Some(Node::Int(_)));
+                    note(step, !constant);
+                }
+                DomainItem::Guard { cond, .. } => note(cond, false),
+            }
+        }
+        for acc in st.writes.iter().chain(&st.reads) {
+            for &i in &acc.indices {
+                note(i, false);
+            }
+        }
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut choices: Vec<(u32, Iv)> = Vec::new();
+        let mut count: i128 = 1;
+        // Variables with many values stay symbolic (their terms remain
+        // opaque atoms of the systems).
+        for s in wanted {
+            let Some(Some(iv)) = slots.get(s as usize).copied() else {
+                continue;
+            };
+            let n = (iv.hi - iv.lo + 1).max(0);
+            if !iv.bounded() || n > MAX_VALUES {
+                continue;
+            }
+            count *= n;
+            if count > MAX_VARIANTS {
+                return unsplit();
+            }
+            choices.push((s, iv));
+        }
+        if choices.is_empty() {
+            return unsplit();
+        }
+        let mut out = Vec::new();
+        let mut values: Vec<i64> = choices.iter().map(|&(_, iv)| iv.lo as i64).collect();
+        if count == 0 {
+            return out;
+        }
+        loop {
+            let fixed: Vec<(u32, i64)> = choices
+                .iter()
+                .zip(&values)
+                .map(|(&(s, _), &v)| (s, v))
+                .collect();
+            if let Some(v) = self.variant(st, fixed) {
+                out.push(v);
+            }
+            // Next combination.
+            let mut i = choices.len();
+            loop {
+                if i == 0 {
+                    return out;
+                }
+                i -= 1;
+                let (Some(&(_, iv)), Some(v)) = (choices.get(i), values.get_mut(i)) else {
+                    return out;
+                };
+                if (*v as i128) < iv.hi {
+                    *v += 1;
+                    for (w, &(_, jv)) in values.iter_mut().zip(&choices).skip(i + 1) {
+                        *w = jv.lo as i64;
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    /// The variant of `st` with `fixed` slots; `None` when a guard folds to
+    /// false (the variant has no iteration).
+    fn variant(&mut self, st: &Statement, fixed: Vec<(u32, i64)>) -> Option<Variant> {
+        let mut memo = HashMap::new();
+        let mut domain = Vec::with_capacity(st.domain.len() + 3);
+        for item in &st.domain {
+            match *item {
+                DomainItem::Loop { slot, lo, hi, step } => {
+                    let lo = self.subst(lo, &fixed, &mut memo);
+                    let hi = self.subst(hi, &fixed, &mut memo);
+                    let step = self.subst(step, &fixed, &mut memo);
+                    match fixed.iter().find(|&&(s, _)| s == slot) {
+                        None => domain.push(DomainItem::Loop { slot, lo, hi, step }),
+                        Some(&(_, v)) => {
+                            let c = self.add(Node::Int(v));
+                            let ge = self.fold(Node::Binary(BinOp::Le, lo, c));
+                            guard(&self.pool, ge, true, &mut domain)?;
+                            let lt = self.fold(Node::Binary(BinOp::Lt, c, hi));
+                            guard(&self.pool, lt, true, &mut domain)?;
+                            if !matches!(self.pool.get(step), Some(Node::Int(1))) {
+                                let d = self.fold(Node::Binary(BinOp::Sub, c, lo));
+                                let m = self.fold(Node::Binary(BinOp::Mod, d, step));
+                                let zero = self.add(Node::Int(0));
+                                let on = self.fold(Node::Binary(BinOp::Eq, m, zero));
+                                guard(&self.pool, on, true, &mut domain)?;
+                            }
+                            let x = self.add(Node::Slot(slot));
+                            let pin = self.add(Node::Binary(BinOp::Eq, x, c));
+                            domain.push(DomainItem::Guard {
+                                cond: pin,
+                                positive: true,
+                            });
+                        }
+                    }
+                }
+                DomainItem::Guard { cond, positive } => {
+                    let cond = self.subst(cond, &fixed, &mut memo);
+                    guard(&self.pool, cond, positive, &mut domain)?;
+                }
+            }
+        }
+        let mut access = |b: &mut Builder, a: &Access| Access {
+            matrix: a.matrix,
+            indices: a
+                .indices
+                .iter()
+                .map(|&i| b.subst(i, &fixed, &mut memo))
+                .collect(),
+            span: a.span,
+        };
+        let writes = st.writes.iter().map(|a| access(self, a)).collect();
+        let reads = st.reads.iter().map(|a| access(self, a)).collect();
+        Some(Variant {
+            st: Statement {
+                domain,
+                writes,
+                reads,
+                ..st.clone()
+            },
+            fixed,
+        })
+    }
+}
+
+/// Adds a guard unless it folded to a constant: `None` when it is always
+/// false (the variant has no iteration).
+fn guard(
+    pool: &ExprPool,
+    cond: ExprRef,
+    positive: bool,
+    domain: &mut Vec<DomainItem>,
+) -> Option<()> {
+    match pool.get(cond).copied() {
+        Some(Node::Bool(v)) if v == positive => Some(()),
+        Some(Node::Bool(_)) => None,
+        _ => {
+            domain.push(DomainItem::Guard { cond, positive });
+            Some(())
+        }
+    }
+}
+
+fn pow_sat(b: i128, e: i128) -> i128 {
+    let mut acc: i128 = 1;
+    for _ in 0..e.min(200) {
+        acc = acc.saturating_mul(b);
+        if acc >= BIG {
+            return BIG;
+        }
+    }
+    acc
+}
+
+/// `ceil(log_b(x))` (or floor) of an interval, over the values where it is
+/// defined (`x >= 1`).
+fn log_iv(x: Iv, base: i128, ceil: bool) -> Iv {
+    let lo = x.lo.max(1);
+    if x.hi < 1 {
+        return Iv::point(0);
+    }
+    let f = |v: i128| -> i128 {
+        // The smallest e with base^e >= v (ceil) or the largest with
+        // base^e <= v (floor).
+        let mut e = 0;
+        let mut p: i128 = 1;
+        while p < v && p < BIG {
+            p = p.saturating_mul(base);
+            e += 1;
+        }
+        if ceil || p == v {
+            e
+        } else {
+            e - 1
+        }
+    };
+    Iv {
+        lo: f(lo),
+        hi: f(x.hi.min(BIG)),
+    }
+}
+
+/// Adds the slots `e` mentions inside non-affine terms (or anywhere, when
+/// `inside`).
+fn nonaffine_slots(pool: &ExprPool, e: ExprRef, inside: bool, out: &mut Vec<u32>) {
+    let Some(node) = pool.get(e).copied() else {
+        return;
+    };
+    match node {
+        Node::Slot(s) => {
+            if inside {
+                out.push(s);
+            }
+        }
+        Node::Int(_) | Node::Real(_) | Node::Bool(_) | Node::Param(_) => {}
+        Node::Unary(_, a) => nonaffine_slots(pool, a, inside, out),
+        Node::Binary(op, a, b) => {
+            let affine = match op {
+                BinOp::Add
+                | BinOp::Sub
+                | BinOp::Eq
+                | BinOp::Ne
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+                | BinOp::And
+                | BinOp::Or => true,
+                BinOp::Mul => {
+                    matches!(pool.get(a), Some(Node::Int(_)))
+                        || matches!(pool.get(b), Some(Node::Int(_)))
+                }
+                _ => false,
+            };
+            let inner = inside || !affine;
+            nonaffine_slots(pool, a, inner, out);
+            nonaffine_slots(pool, b, inner, out);
+        }
+        Node::Call(_, a) => nonaffine_slots(pool, a, true, out),
+        Node::Call2(_, a, b) => {
+            nonaffine_slots(pool, a, true, out);
+            nonaffine_slots(pool, b, true, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Interval analysis against evaluation: every value an expression
+    /// takes for parameters and slots inside their intervals lies inside
+    /// the expression's interval.
+    #[test]
+    fn intervals_contain_every_value() {
+        let mut pool = ExprPool::default();
+        let n = pool.add(Node::Param(0));
+        let i = pool.add(Node::Slot(0));
+        let one = pool.add(Node::Int(1));
+        let two = pool.add(Node::Int(2));
+        let four = pool.add(Node::Int(4));
+        let three = pool.add(Node::Int(3));
+        let n_i = pool.add(Node::Binary(BinOp::Sub, n, i));
+        let mut exprs = vec![
+            pool.add(Node::Call(Func::CeilLog2, n_i)),
+            pool.add(Node::Call(Func::FloorLog2, n)),
+            pool.add(Node::Call2(Func2::CeilLogB, n, four)),
+            pool.add(Node::Call2(Func2::FloorLogB, n_i, three)),
+            pool.add(Node::Call2(Func2::CeilDiv, n_i, three)),
+            pool.add(Node::Binary(BinOp::FloorDiv, n_i, three)),
+            pool.add(Node::Binary(BinOp::Mod, n_i, four)),
+            pool.add(Node::Binary(BinOp::Min, n, i)),
+            pool.add(Node::Binary(BinOp::Max, n_i, one)),
+            pool.add(Node::Binary(BinOp::Mul, n, i)),
+        ];
+        let small = pool.add(Node::Call(Func::CeilLog2, n));
+        exprs.push(pool.add(Node::Binary(BinOp::Pow, two, small)));
+        let b = Builder::new(pool);
+        // i in [0, 9]; the parameter sampled across its whole range.
+        let slots = [Some(Iv { lo: 0, hi: 9 })];
+        let samples = [
+            -PARAM_CEILING,
+            -7,
+            -1,
+            0,
+            1,
+            2,
+            3,
+            9,
+            10,
+            1000,
+            PARAM_CEILING,
+        ];
+        for &e in &exprs {
+            let iv = b.interval(e, &slots);
+            for &nv in &samples {
+                for iv_slot in 0..=9 {
+                    let env = Env {
+                        params: &[nv],
+                        slots: &[iv_slot],
+                    };
+                    if let Ok(v) = b.pool.eval_int(e, env) {
+                        let v = v as i128;
+                        assert!(
+                            iv.lo <= v && v <= iv.hi,
+                            "{e:?} = {v} outside {iv:?} at N={nv}, i={iv_slot}"
+                        );
+                    }
+                }
+            }
+        }
+        // Tight where it matters: ceil(log2(N - i)) over the ceiling.
+        let iv = b.interval(exprs.first().copied().unwrap_or(ExprRef(0)), &slots);
+        assert_eq!((iv.lo, iv.hi), (0, 20));
+    }
+
+    #[test]
+    fn variants_partition_a_level_loop() {
+        let text = "kernel f(a) -> (b);\nprogram t(N: int) {\n  require N >= 1;\n  input A[N];\n  output B[N];\n  for level in range(ceil(log2(N))) {\n    for i in range(0, N, 2 ** (level + 1)) {\n      B[i] = f(A[i]);\n    }\n  }\n}\n";
+        let mut sources = crate::diag::SourceMap::new();
+        let checked = crate::driver::check_source(&mut sources, "t.lpk", text);
+        let hir = crate::driver::select_program(&checked.module, None).ok();
+        let Some(hir) = hir else {
+            panic!("program");
+        };
+        let p = crate::driver::compile_program(&checked.module, hir, &sources);
+        let sp = split(&p);
+        let vs = sp.variants.first().cloned().unwrap_or_default();
+        // level takes 0..=19 for N up to 2^20.
+        assert_eq!(vs.len(), 20);
+        for (c, v) in vs.iter().enumerate() {
+            assert_eq!(v.fixed, vec![(0, c as i64)]);
+            // The inner loop's step folded to a constant.
+            let step = v.st.domain.iter().find_map(|d| match *d {
+                DomainItem::Loop { slot: 1, step, .. } => Some(step),
+                _ => None,
+            });
+            let step = step.and_then(|s| sp.exprs.get(s).copied());
+            assert_eq!(step, Some(Node::Int(1 << (c + 1))));
+        }
+    }
+}
