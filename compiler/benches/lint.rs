@@ -32,6 +32,7 @@ fn bench(c: &mut Criterion) {
     for name in [
         "caqr",
         "cholesky",
+        "gemm",
         "gemm_tree",
         "lu",
         "trsolve",

@@ -448,6 +448,7 @@ fn the_examples_lint_clean_with_deny_warnings() {
     for name in [
         "caqr",
         "cholesky",
+        "gemm",
         "gemm_tree",
         "lu",
         "trsolve",

@@ -4,40 +4,85 @@
 //! the statement's domain and the `require`s.
 
 use super::split::Split;
-use super::system::Form;
-use runtime_interp::model::Program;
+use super::system::{Form, System};
+use runtime_interp::expr::{ExprPool, ExprRef};
+use runtime_interp::model::{Access, Program, Statement};
 
 /// Whether every index of every access stays inside the extents (proved
-/// when true).
+/// when true). A split statement is asked as a whole first; only the
+/// questions it does not refute are asked again per variant.
 pub(crate) fn in_bounds_proved(p: &Program, sp: &Split) -> bool {
     let pool = &sp.exprs;
-    for (s, vi, v) in sp.all() {
-        let st = &v.st;
-        let base = sp.with_domain(s, vi, 0);
-        for acc in st.writes.iter().chain(&st.reads) {
+    for (s, st) in p.statements.iter().enumerate() {
+        let Some(vs) = sp.variants.get(s) else {
+            return false;
+        };
+        let whole = sp.whole(s);
+        let bases: Vec<_> = (0..vs.len()).map(|i| sp.with_domain(s, i, 0)).collect();
+        let accesses = st.writes.len() + st.reads.len();
+        for a in 0..accesses {
+            let pick = |st: &Statement| access(st, a).cloned();
+            let Some(acc) = pick(st) else {
+                return false;
+            };
             let Some(m) = p.matrices.get(acc.matrix as usize) else {
                 return false;
             };
-            for (&idx, &ext) in acc.indices.iter().zip(&m.extents) {
+            for (d, &ext) in m.extents.iter().enumerate() {
                 for above in [false, true] {
-                    let mut sys = base.clone();
-                    let Some(i) = sys.form(pool, 0, idx) else {
-                        return false;
-                    };
-                    if above {
-                        let Some(e) = sys.form(pool, 0, ext) else {
+                    if let Some(w) = &whole {
+                        if !may_leave(pool, w, &acc, d, ext, above) {
+                            continue;
+                        }
+                    }
+                    for (v, base) in vs.iter().zip(&bases) {
+                        let Some(acc) = pick(&v.st) else {
                             return false;
                         };
-                        sys.ge_by(&i, &e, 0);
-                    } else {
-                        sys.ge_by(&Form::constant(-1), &i, 0);
-                    }
-                    if sys.feasible() {
-                        return false;
+                        if may_leave(pool, base, &acc, d, ext, above) {
+                            return false;
+                        }
                     }
                 }
             }
         }
     }
     true
+}
+
+/// Write accesses first, then reads.
+fn access(st: &Statement, a: usize) -> Option<&Access> {
+    if a < st.writes.len() {
+        st.writes.get(a)
+    } else {
+        st.reads.get(a - st.writes.len())
+    }
+}
+
+/// Whether index `d` of `acc` may be negative (or, `above`, at least the
+/// extent) under `base`.
+fn may_leave(
+    pool: &ExprPool,
+    base: &System,
+    acc: &Access,
+    d: usize,
+    ext: ExprRef,
+    above: bool,
+) -> bool {
+    let Some(&idx) = acc.indices.get(d) else {
+        return true;
+    };
+    let mut sys = base.clone();
+    let Some(i) = sys.form(pool, 0, idx) else {
+        return true;
+    };
+    if above {
+        let Some(e) = sys.form(pool, 0, ext) else {
+            return true;
+        };
+        sys.ge_by(&i, &e, 0);
+    } else {
+        sys.ge_by(&Form::constant(-1), &i, 0);
+    }
+    sys.feasible()
 }

@@ -61,9 +61,22 @@ pub(crate) struct Split {
     domains: Vec<Vec<[System; 2]>>,
     /// The `require`s.
     requires: System,
+    /// Per split statement, its whole (unsplit) domain on side 0 (`None`
+    /// for a statement that is not split).
+    wholes: Vec<Option<System>>,
 }
 
 impl Split {
+    /// For a split statement, a system holding the `require`s and its
+    /// whole (unsplit) domain on side 0: a question it refutes needs no
+    /// variant.
+    pub(crate) fn whole(&self, s: usize) -> Option<System> {
+        let d = self.wholes.get(s)?.as_ref()?;
+        let mut sys = self.base();
+        sys.merge(d);
+        Some(sys)
+    }
+
     /// A system holding the `require`s.
     pub(crate) fn base(&self) -> System {
         self.requires.clone()
@@ -122,11 +135,25 @@ pub(crate) fn split(p: &Program) -> Split {
         .collect();
     let mut requires = System::new();
     requires.requires(p);
+    let wholes = p
+        .statements
+        .iter()
+        .zip(&variants)
+        .map(|(st, vs)| {
+            let split = vs.len() != 1 || vs.iter().any(|v| !v.fixed.is_empty());
+            split.then(|| {
+                let mut sys = System::new();
+                sys.domain(&pool, 0, st);
+                sys
+            })
+        })
+        .collect();
     Split {
         exprs: pool,
         variants,
         domains,
         requires,
+        wholes,
     }
 }
 
