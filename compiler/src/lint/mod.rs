@@ -124,7 +124,7 @@ pub fn analyze(p: &Program, opts: &LintOptions, given: Option<&Instance<'_>>) ->
         };
         proved.iter().any(|&(x, ok)| x == k && ok)
     };
-    let never = reach::never_runs(p, &sp);
+    let never = reach::never_runs(&sp);
     let all_proved = ErrorKind::ALL.iter().all(|&k| is_proved(k));
     let ran = if !all_proved {
         let (findings, ran, cov) = exhaustive::check(p, budget);

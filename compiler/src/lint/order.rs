@@ -29,7 +29,7 @@ pub(crate) fn reads_proved(p: &Program, sp: &Split) -> bool {
             if super::exhaustive::is_input(p, r.matrix) {
                 continue;
             }
-            if !read_proved(p, sp, (rs, ri), rv, a) {
+            if !read_proved(sp, (rs, ri), rv, a) {
                 return false;
             }
         }
@@ -37,12 +37,11 @@ pub(crate) fn reads_proved(p: &Program, sp: &Split) -> bool {
     true
 }
 
-fn read_proved(p: &Program, sp: &Split, at: (usize, usize), rv: &Variant, a: usize) -> bool {
+fn read_proved(sp: &Split, at: (usize, usize), rv: &Variant, a: usize) -> bool {
     let pool = &sp.exprs;
     let Some(r) = rv.st.reads.get(a) else {
         return false;
     };
-    let _ = p;
     let mut sys = sp.with_domain(at.0, at.1, 1);
     for (_, _, wv) in sp.all() {
         for w in &wv.st.writes {

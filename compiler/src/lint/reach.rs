@@ -21,8 +21,7 @@ pub(crate) fn unsatisfiable_require(p: &Program) -> Option<usize> {
 }
 
 /// Per statement: whether it provably never runs.
-pub(crate) fn never_runs(p: &Program, sp: &Split) -> Vec<bool> {
-    let _ = p;
+pub(crate) fn never_runs(sp: &Split) -> Vec<bool> {
     sp.variants
         .iter()
         .enumerate()
