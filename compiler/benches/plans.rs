@@ -7,9 +7,9 @@
 use compiler::diag::SourceMap;
 use compiler::driver::{check_source, compile_program, select_program};
 use criterion::{criterion_group, criterion_main, Criterion};
-use runtime_interp::model::Program;
-use runtime_interp::query::Engine;
-use runtime_interp::task::Task;
+use model::program::Program;
+use model::query::Engine;
+use model::task::Task;
 use std::path::Path;
 
 fn cholesky() -> Program {
@@ -77,10 +77,10 @@ fn bench(c: &mut Criterion) {
     for n in [64i64, 256] {
         let inst = program.bind(&[("N".to_string(), n)]).expect("binds");
         group.bench_function(format!("n{n}"), |b| {
-            b.iter(|| runtime_interp::dag::walk(&inst).expect("walk"))
+            b.iter(|| model::dag::walk(&inst).expect("walk"))
         });
         group.bench_function(format!("sequential_n{n}"), |b| {
-            b.iter(|| runtime_interp::dag::walk_sequential(&inst).expect("walk"))
+            b.iter(|| model::dag::walk_sequential(&inst).expect("walk"))
         });
     }
     group.finish();

@@ -29,7 +29,7 @@ fn main() -> Result<(), String> {
     let start = Instant::now();
     match rest.first().map(String::as_str).unwrap_or("sequential") {
         "sequential" => {
-            let s = runtime_interp::dag::walk_sequential(&inst).map_err(|e| e.to_string())?;
+            let s = model::dag::walk_sequential(&inst).map_err(|e| e.to_string())?;
             let t = start.elapsed().as_secs_f64();
             println!(
                 "sequential walk: {} tasks, {} edges, {} roots in {t:.3} s ({:.0} ns/task)",
@@ -40,7 +40,7 @@ fn main() -> Result<(), String> {
             );
         }
         "counters" => {
-            let s = runtime_interp::dag::walk(&inst).map_err(|e| e.to_string())?;
+            let s = model::dag::walk(&inst).map_err(|e| e.to_string())?;
             let t = start.elapsed().as_secs_f64();
             println!(
                 "counter walk: {} tasks, {} edges, {} roots, at most {} waiting, in {t:.3} s",

@@ -2,8 +2,8 @@
 //! (nodes coloured by kernel, edges labelled with their tile; see
 //! [`crate::dot`]).
 
-use runtime_interp::dag::Dag;
-use runtime_interp::model::Instance;
+use model::dag::Dag;
+use model::program::Instance;
 
 /// `{"program", "params", "tasks": [{"id", "kernel", "line", "vars"}],
 /// "edges": [{"from", "to", "tile"}]}`.

@@ -8,8 +8,8 @@
 //! Every label and identifier goes through [`quote`], so the output renders
 //! with `dot` without warnings whatever the names.
 
-use runtime_interp::dag::Dag;
-use runtime_interp::model::{Access, DomainItem, Instance, Program, Statement};
+use model::dag::Dag;
+use model::program::{Access, DomainItem, Instance, Program, Statement};
 
 /// The fill colours of kernels, by kernel index (a qualitative palette
 /// that stays readable with black text).

@@ -111,7 +111,7 @@ pub fn compile_program(
     module: &crate::hir::Module,
     program: &crate::hir::Program,
     sources: &SourceMap,
-) -> runtime_interp::model::Program {
+) -> model::program::Program {
     let mut lowered = crate::lower::lower(module, program, sources);
     crate::solve::solve(&mut lowered);
     lowered

@@ -17,8 +17,8 @@ use crate::sym::decompose;
 use good_lp::{
     variable, Expression, ProblemVariables, ResolutionError, Solution, SolverModel, Variable,
 };
-use runtime_interp::expr::{ExprPool, ExprRef};
-use runtime_interp::model::{Access, DomainItem, Statement};
+use model::expr::{ExprPool, ExprRef};
+use model::program::{Access, DomainItem, Statement};
 use std::collections::HashMap;
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -83,7 +83,7 @@ pub fn may_meet(
         for item in &st.domain {
             match *item {
                 DomainItem::Loop { slot, lo, hi, .. } => {
-                    use runtime_interp::expr::{BinOp, Node};
+                    use model::expr::{BinOp, Node};
                     let x = pool.add(Node::Slot(slot));
                     ge.push((side, pool.add(Node::Binary(BinOp::Sub, x, lo))));
                     let d = pool.add(Node::Binary(BinOp::Sub, hi, x));
@@ -115,7 +115,7 @@ pub fn may_meet(
     ne.truncate(MAX_SPLITS);
     let mut alternatives: Vec<[(u8, ExprRef); 2]> = Vec::new();
     for &(side, a, b) in &ne {
-        use runtime_interp::expr::{BinOp, Node};
+        use model::expr::{BinOp, Node};
         let one = pool.add(Node::Int(1));
         let d1 = pool.add(Node::Binary(BinOp::Sub, a, b));
         let d2 = pool.add(Node::Binary(BinOp::Sub, b, a));

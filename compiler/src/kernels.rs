@@ -4,7 +4,7 @@
 
 use crate::hir::{Kernel, ParamKind};
 use grammar::ast::ScalarType;
-pub use runtime_interp::stdlib::{standard as standard_signature, ScalarKind, Signature};
+pub use model::stdlib::{standard as standard_signature, ScalarKind, Signature};
 
 /// Whether a declaration agrees with a standard signature: the same number
 /// of parameters and results, tiles where tiles are, and the same scalar

@@ -1,5 +1,5 @@
 //! Lowering of a resolved, typed program to the index-constraint IR, which
-//! is the runtime's program model ([`runtime_interp::model`]): every
+//! is the runtime's program model ([`model::program`]): every
 //! kernel call becomes a [`Statement`] with its iteration domain (enclosing
 //! loops with bounds and steps, every guard on the path with skipped
 //! branches negated) and its tile accesses as index expressions over the
@@ -14,15 +14,19 @@
 use crate::diag::SourceMap;
 use crate::hir::{self, Builtin, ExprId, Program, StmtKind, Ty, VarId};
 use grammar::ast::{self, Span};
-use runtime_interp::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
-use runtime_interp::model::{
-    self, Access, Arg, DomainItem, KernelDecl, MatrixDecl, ParamDecl, ParamKind, Role, Statement,
+use model::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
+use model::program::{
+    Access, Arg, DomainItem, KernelDecl, MatrixDecl, ParamDecl, ParamKind, Role, Statement,
     TreeNode,
 };
 use std::collections::HashMap;
 
 /// Lowers one program of a module.
-pub fn lower(module: &hir::Module, program: &Program, sources: &SourceMap) -> model::Program {
+pub fn lower(
+    module: &hir::Module,
+    program: &Program,
+    sources: &SourceMap,
+) -> model::program::Program {
     let mut l = Lowerer {
         hir: program,
         sources,
@@ -52,7 +56,7 @@ pub fn lower(module: &hir::Module, program: &Program, sources: &SourceMap) -> mo
         })
         .collect();
     let tree = l.block(&program.body, 0);
-    model::Program {
+    model::program::Program {
         name: program.name.clone(),
         params: program
             .params

@@ -3,9 +3,9 @@
 //! the read accesses it feeds. Each plan says where it enumerates, so a
 //! reviewer sees at once which answers cost a loop.
 
-use runtime_interp::expr::ExprRef;
-use runtime_interp::model::{Access, Program};
-use runtime_interp::plan::{Plan, PlanStep};
+use model::expr::ExprRef;
+use model::plan::{Plan, PlanStep};
+use model::program::{Access, Program};
 use std::fmt::Write;
 
 fn access_text(p: &Program, vars: &[String], a: &Access) -> String {
@@ -77,12 +77,11 @@ pub fn plan_text(p: &Program, vars: &[String], plan: &Plan, indent: &str) -> Str
                 for u in upper {
                     hi_s = format!("min({hi_s}, {})", e(*u));
                 }
-                let step_s =
-                    if matches!(p.exprs.get(*step), Some(runtime_interp::expr::Node::Int(1))) {
-                        String::new()
-                    } else {
-                        format!(" step {} from {}", e(*step), e(*lo))
-                    };
+                let step_s = if matches!(p.exprs.get(*step), Some(model::expr::Node::Int(1))) {
+                    String::new()
+                } else {
+                    format!(" step {} from {}", e(*step), e(*lo))
+                };
                 format!("ENUMERATE {} in [{lo_s}, {hi_s}){step_s}", name(*slot))
             }
         };

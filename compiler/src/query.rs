@@ -3,9 +3,9 @@
 //! `readers TILE` and `tasks [LINE]`, answering them through the plan
 //! engine, and rendering answers as text or one line of JSON.
 
-use runtime_interp::model::Program;
-use runtime_interp::query::{Engine, QueryError};
-use runtime_interp::task::{Task, Tile};
+use model::program::Program;
+use model::query::{Engine, QueryError};
+use model::task::{Task, Tile};
 use std::ops::ControlFlow;
 
 /// A parsed query command.
@@ -45,7 +45,7 @@ pub enum CommandError {
     Query(#[from] QueryError),
     /// An evaluation error while enumerating tasks.
     #[error("{0}")]
-    Walk(#[from] runtime_interp::task::WalkError),
+    Walk(#[from] model::task::WalkError),
 }
 
 fn syntax(msg: impl Into<String>) -> CommandError {

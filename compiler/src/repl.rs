@@ -13,9 +13,9 @@
 
 use crate::query::{self, CommandError, Query};
 use crate::stats::{StatsError, StatsOptions};
-use runtime_interp::model::{BindError, Instance, Program};
-use runtime_interp::query::Engine;
-use runtime_interp::task::Task;
+use model::program::{BindError, Instance, Program};
+use model::query::Engine;
+use model::task::Task;
 use std::collections::{HashMap, VecDeque};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -82,14 +82,14 @@ impl From<StatsError> for ReplError {
     }
 }
 
-impl From<runtime_interp::query::QueryError> for ReplError {
-    fn from(e: runtime_interp::query::QueryError) -> Self {
+impl From<model::query::QueryError> for ReplError {
+    fn from(e: model::query::QueryError) -> Self {
         ReplError::Command(e.into())
     }
 }
 
-impl From<runtime_interp::task::WalkError> for ReplError {
-    fn from(e: runtime_interp::task::WalkError) -> Self {
+impl From<model::task::WalkError> for ReplError {
+    fn from(e: model::task::WalkError) -> Self {
         ReplError::Command(e.into())
     }
 }
@@ -364,7 +364,7 @@ impl Session {
         let reads = engine.reads(&task)?;
         for tile in &reads {
             let role = p.matrices.get(tile.matrix as usize).map(|m| m.role);
-            let from = if role == Some(runtime_interp::model::Role::Input) {
+            let from = if role == Some(model::program::Role::Input) {
                 "an input".to_string()
             } else {
                 match engine.writer(tile)?.first() {

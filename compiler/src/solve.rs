@@ -27,11 +27,11 @@
 //! conditions, so a plan yields exactly the iterations that touch the tile.
 
 use crate::sym::{decompose, emit, integer_form, IntForm, Lin, Q};
-use runtime_interp::expr::{BinOp, ExprPool, ExprRef, Func2, Node, UnOp};
-use runtime_interp::model::{
+use model::expr::{BinOp, ExprPool, ExprRef, Func2, Node, UnOp};
+use model::plan::{Plan, PlanStep};
+use model::program::{
     Access, AccessPlans, AccessRef, DomainItem, Program, Statement, StatementPlans,
 };
-use runtime_interp::plan::{Plan, PlanStep};
 use std::collections::BTreeSet;
 
 /// Fills in the plans of every statement of a lowered program.

@@ -5,16 +5,16 @@
 //! (sequential order is a topological order), with memory proportional to
 //! the tasks.
 //!
-//! Flops and bytes come from `runtime_interp::flops` with every tile taken
+//! Flops and bytes come from `model::flops` with every tile taken
 //! as `block × block`: every matrix dimension is assumed to be (extent ×
 //! block) elements, and a 1-D matrix `A[N]` (N row blocks of full width) is
 //! assumed to have block-wide rows, so its tiles are `block × block` too.
 //! Kernels without a flop model (user kernels outside `spec/kernels.md`)
 //! count no flops and are listed in [`Stats::unmodelled`].
 
-use runtime_interp::model::{Arg, Instance};
-use runtime_interp::query::{Engine, QueryError};
-use runtime_interp::task::{Task, WalkError};
+use model::program::{Arg, Instance};
+use model::query::{Engine, QueryError};
+use model::task::{Task, WalkError};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -160,8 +160,8 @@ pub fn statement_costs(inst: &Instance<'_>, block: u64) -> Vec<(Option<f64>, Opt
             let tiles = st.args.iter().filter(|a| matches!(a, Arg::Tile(_))).count();
             let shapes = vec![(b, b); tiles];
             (
-                runtime_interp::flops::flops(&k.name, &shapes),
-                runtime_interp::flops::bytes(&k.name, &shapes),
+                model::flops::flops(&k.name, &shapes),
+                model::flops::bytes(&k.name, &shapes),
             )
         })
         .collect()

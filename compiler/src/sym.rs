@@ -10,7 +10,7 @@
 //! the plan evaluates at run time. No computer-algebra system is involved;
 //! the algebra needed is this small.
 
-use runtime_interp::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
+use model::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
 use std::collections::BTreeMap;
 
 /// An exact rational with a positive denominator, in lowest terms.

@@ -8,11 +8,11 @@
 
 use compiler::diag::SourceMap;
 use compiler::driver::{check_source, compile_program, select_program};
-use runtime_interp::dense::CollectSink;
-use runtime_interp::exec::{execute, ExecConfig, Progress, TileSource};
-use runtime_interp::kernels::{Kernel, KernelArg, KernelError, Registry, Tile};
-use runtime_interp::model::{Arg, Instance, Program, Role};
-use runtime_interp::query::Engine;
+use model::program::{Arg, Instance, Program, Role};
+use model::query::Engine;
+use runtime::dense::CollectSink;
+use runtime::exec::{execute, ExecConfig, Progress, TileSource};
+use runtime::kernels::{Kernel, KernelArg, KernelError, Registry, Tile};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -114,7 +114,7 @@ fn sequential(inst: &Instance<'_>, reg: &Registry) -> BTreeMap<(u32, Vec<i64>), 
                 }
             })
             .collect();
-        let env = runtime_interp::expr::Env {
+        let env = model::expr::Env {
             params: &inst.params,
             slots: &t.vars,
         };
@@ -124,9 +124,9 @@ fn sequential(inst: &Instance<'_>, reg: &Registry) -> BTreeMap<(u32, Vec<i64>), 
             .map(|a| match a {
                 Arg::Tile(i) => KernelArg::Tile(&loaded[*i as usize]),
                 Arg::Scalar(e) => match p.exprs.eval(*e, env).expect("scalar") {
-                    runtime_interp::expr::Value::Int(v) => KernelArg::Real(v as f64),
-                    runtime_interp::expr::Value::Real(v) => KernelArg::Real(v),
-                    runtime_interp::expr::Value::Bool(_) => panic!("bool arg"),
+                    model::expr::Value::Int(v) => KernelArg::Real(v as f64),
+                    model::expr::Value::Real(v) => KernelArg::Real(v),
+                    model::expr::Value::Bool(_) => panic!("bool arg"),
                 },
             })
             .collect();
@@ -148,7 +148,7 @@ fn check(path: &str, sets: &[&[(&str, i64)]]) {
         let given: Vec<(String, i64)> = params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
         let inst = match program.bind(&given) {
             Ok(i) => i,
-            Err(runtime_interp::model::BindError::Require { .. }) => continue,
+            Err(model::program::BindError::Require { .. }) => continue,
             Err(e) => panic!("{path} {params:?}: {e}"),
         };
         let reference = sequential(&inst, &reg);

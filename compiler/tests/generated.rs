@@ -45,12 +45,12 @@
 
 use compiler::diag::SourceMap;
 use compiler::driver::{check_source, compile_program, select_program};
+use model::dag::{expand, from_plans, ExpandError};
+use model::program::Program;
+use model::query::Engine;
+use model::task::Tile;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use runtime_interp::dag::{expand, from_plans, ExpandError};
-use runtime_interp::model::Program;
-use runtime_interp::query::Engine;
-use runtime_interp::task::Tile;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -78,7 +78,7 @@ fn check_instance(program: &Program, params: &[(&str, i64)]) -> Result<Outcome, 
     let given: Vec<(String, i64)> = params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
     let inst = match program.bind(&given) {
         Ok(i) => i,
-        Err(runtime_interp::model::BindError::Require { .. }) => return Ok(Outcome::Skipped),
+        Err(model::program::BindError::Require { .. }) => return Ok(Outcome::Skipped),
         Err(e) => return Err(format!("bind: {e}")),
     };
     let (oracle, violations) = match expand(&inst, MAX_TASKS) {
@@ -101,7 +101,7 @@ fn check_instance(program: &Program, params: &[(&str, i64)]) -> Result<Outcome, 
             oracle.tasks.len()
         ));
     }
-    let show = |e: &runtime_interp::dag::Edge| {
+    let show = |e: &model::dag::Edge| {
         format!(
             "{} -> {} via {}",
             program.task_name(&oracle.tasks[e.from]),

@@ -5,10 +5,10 @@
 
 use compiler::diag::SourceMap;
 use compiler::driver::{check_source, compile_program, select_program};
-use runtime_interp::dag::{expand, from_plans};
-use runtime_interp::model::Program;
-use runtime_interp::query::Engine;
-use runtime_interp::task::Tile;
+use model::dag::{expand, from_plans};
+use model::program::Program;
+use model::query::Engine;
+use model::task::Tile;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -29,7 +29,7 @@ fn check_instance(program: &Program, params: &[(&str, i64)]) {
     let inst = match program.bind(&given) {
         Ok(i) => i,
         // A `require` excludes these values.
-        Err(runtime_interp::model::BindError::Require { .. }) => return,
+        Err(model::program::BindError::Require { .. }) => return,
         Err(e) => panic!("{} {params:?}: {e}", program.name),
     };
     let (oracle, violations) = expand(&inst, 2_000_000).expect("expands");
@@ -63,7 +63,7 @@ fn check_instance(program: &Program, params: &[(&str, i64)]) {
             .filter(|e| !oracle.edges.contains(e))
             .take(5)
             .collect();
-        let show = |e: &&runtime_interp::dag::Edge| {
+        let show = |e: &&model::dag::Edge| {
             format!(
                 "{} -> {} via {}",
                 program.task_name(&oracle.tasks[e.from]),
@@ -225,11 +225,11 @@ fn walking_the_dag_reaches_every_task_once() {
         let program = compile(path);
         for n in 1..=max {
             let inst = program.bind(&[(param.to_string(), n)]).expect("binds");
-            let stats = runtime_interp::dag::walk(&inst).expect("walks");
+            let stats = model::dag::walk(&inst).expect("walks");
             let (dag, _) = expand(&inst, 1_000_000).expect("expands");
             assert_eq!(stats.reached as usize, dag.tasks.len(), "{path} {n}");
             assert_eq!(stats.edges as usize, dag.edges.len(), "{path} {n}");
-            let seq = runtime_interp::dag::walk_sequential(&inst).expect("walks in order");
+            let seq = model::dag::walk_sequential(&inst).expect("walks in order");
             assert_eq!(seq.tasks as usize, dag.tasks.len(), "{path} {n}");
             assert_eq!(seq.edges as usize, dag.edges.len(), "{path} {n}");
             assert_eq!(seq.roots, stats.roots, "{path} {n}");
@@ -317,6 +317,6 @@ fn the_sequential_walk_catches_a_missing_edge() {
     // miss edges the parents plans still count.
     program.plans[0].writes[0].partners.clear();
     let inst = program.bind(&[("N".to_string(), 4)]).expect("binds");
-    let err = runtime_interp::dag::walk_sequential(&inst).expect_err("must notice");
+    let err = model::dag::walk_sequential(&inst).expect_err("must notice");
     assert!(err.to_string().contains("the children plans gave"), "{err}");
 }

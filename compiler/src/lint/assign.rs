@@ -6,8 +6,8 @@
 
 use super::split::Split;
 use super::system::{Form, Key, System};
-use runtime_interp::expr::{ExprPool, Node};
-use runtime_interp::model::{Access, Program, Statement};
+use model::expr::{ExprPool, Node};
+use model::program::{Access, Program, Statement};
 
 /// Whether two accesses name tiles that differ in a constant index (so
 /// they can never name the same tile).

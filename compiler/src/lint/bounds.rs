@@ -5,8 +5,8 @@
 
 use super::split::Split;
 use super::system::{Form, System};
-use runtime_interp::expr::{ExprPool, ExprRef};
-use runtime_interp::model::{Access, Program, Statement};
+use model::expr::{ExprPool, ExprRef};
+use model::program::{Access, Program, Statement};
 
 /// Whether every index of every access stays inside the extents (proved
 /// when true). A split statement is asked as a whole first; only the

@@ -1,6 +1,6 @@
 //! The bounded exhaustive check: every parameter combination up to the
 //! bound is expanded with the brute-force oracle
-//! ([`runtime_interp::dag::expand`]) and each violation it reports becomes
+//! ([`model::dag::expand`]) and each violation it reports becomes
 //! a finding, grouped by the accesses involved. Counterexamples therefore
 //! always come from a real expansion and reproduce.
 //!
@@ -13,10 +13,10 @@
 //! says up to which cube every combination was checked.
 
 use super::scan::{scan, Scratch, Verdict};
-use runtime_interp::dag::{expand, ExpandError, Violation};
-use runtime_interp::expr::{Env, EvalError};
-use runtime_interp::model::{Access, Instance, Program, Role};
-use runtime_interp::task::{Task, Tile};
+use model::dag::{expand, ExpandError, Violation};
+use model::expr::{Env, EvalError};
+use model::program::{Access, Instance, Program, Role};
+use model::task::{Task, Tile};
 use std::ops::ControlFlow;
 
 /// The lint error a violation is.

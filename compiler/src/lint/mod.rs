@@ -28,7 +28,7 @@ use crate::diag::{Diagnostic, Severity};
 use crate::hir;
 use exhaustive::{params_text, Budget, Coverage, ErrorKind, Finding, Site};
 use grammar::ast::{FileId, Span};
-use runtime_interp::model::{Instance, Program};
+use model::program::{Instance, Program};
 
 /// Options of a lint run.
 #[derive(Clone, Debug)]

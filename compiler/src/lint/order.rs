@@ -18,8 +18,8 @@ use super::assign::constant_clash;
 use super::split::{Split, Variant};
 use super::system::{Constraint, Dnf, Form, Key, System};
 use crate::sym::Q;
-use runtime_interp::expr::{ExprPool, ExprRef, Node};
-use runtime_interp::model::{Access, DomainItem, Program, Statement};
+use model::expr::{ExprPool, ExprRef, Node};
+use model::program::{Access, DomainItem, Program, Statement};
 
 /// Whether every read of a non-input matrix is proved to read a tile an
 /// earlier task writes.

@@ -4,7 +4,7 @@
 
 use super::split::Split;
 use super::system::System;
-use runtime_interp::model::Program;
+use model::program::Program;
 
 /// The first `require` (0-based) that, with the ones before it, no
 /// parameter value within the ceiling satisfies; `None` when the solver

@@ -4,7 +4,7 @@
 //! the DAG.
 //!
 //! The scan only ever answers "clean" or "not sure". Whenever it sees
-//! anything the oracle ([`runtime_interp::dag::expand`]) would report (an
+//! anything the oracle ([`model::dag::expand`]) would report (an
 //! index outside the extents, a write to an input, a second write, a read
 //! of a tile not written yet) or anything unusual (an evaluation error, a
 //! tile space too large for the arrays), it stops and the caller runs the
@@ -13,8 +13,8 @@
 //! oracle's violations are exactly those events (a read of a tile not yet
 //! written is a read before write or a read of an unwritten tile).
 
-use runtime_interp::expr::Env;
-use runtime_interp::model::{Instance, Role};
+use model::expr::Env;
+use model::program::{Instance, Role};
 use std::ops::ControlFlow;
 
 /// Most tiles (over all matrices of one instance) the scan keeps arrays
@@ -86,7 +86,7 @@ pub(crate) fn scan(
     let mut seen = vec![false; p.statements.len()];
     // The tile an access names, as a dense index; `None` when it is out of
     // bounds or fails to evaluate.
-    let tile = |env: Env<'_>, acc: &runtime_interp::model::Access| -> Option<usize> {
+    let tile = |env: Env<'_>, acc: &model::program::Access| -> Option<usize> {
         let extents = inst.extents.get(acc.matrix as usize)?;
         if extents.len() != acc.indices.len() {
             return None;

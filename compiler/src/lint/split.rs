@@ -20,8 +20,8 @@
 //! failing evaluation runs no task.
 
 use super::system::{System, PARAM_CEILING};
-use runtime_interp::expr::{BinOp, Env, ExprPool, ExprRef, Func, Func2, Node, UnOp, Value};
-use runtime_interp::model::{Access, DomainItem, Program, Statement};
+use model::expr::{BinOp, Env, ExprPool, ExprRef, Func, Func2, Node, UnOp, Value};
+use model::program::{Access, DomainItem, Program, Statement};
 use std::collections::HashMap;
 
 /// Most values one split variable may take.

@@ -37,8 +37,8 @@ use good_lp::{
     variable, Expression, ProblemVariables, ResolutionError, Solution, SolverModel, Variable,
     WithTimeLimit,
 };
-use runtime_interp::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
-use runtime_interp::model::{DomainItem, Program, Statement};
+use model::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
+use model::program::{DomainItem, Program, Statement};
 use std::collections::BTreeMap;
 
 /// The ceiling on parameter values under which "proved" holds.
@@ -1394,7 +1394,7 @@ fn solve_lp(d: &Dense) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use runtime_interp::expr::{ceil_log, floor_log, int_pow};
+    use model::expr::{ceil_log, floor_log, int_pow};
 
     /// The threshold is the smallest argument reaching `t`, checked against
     /// the evaluator's own functions.

@@ -8,7 +8,7 @@
 use super::split::Split;
 use crate::diag::Diagnostic;
 use crate::hir::{self, ExprKind, StmtKind, VarKind};
-use runtime_interp::model::{Program, Role};
+use model::program::{Program, Role};
 
 /// Diagnostics for unused names of one program of a module. A name that
 /// starts with `_` is never reported.

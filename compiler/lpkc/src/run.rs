@@ -1,0 +1,402 @@
+//! `lpkc run`: execute a program on real matrices with the embedded
+//! executor (`runtime::exec`).
+
+use crate::commands::{usage_error, EXIT_ERRORS};
+use crate::output;
+use crate::{Format, InstanceArgs, KernelSet};
+use model::program::{Instance, Program, Role};
+use runtime::dense::{self, InputSpec};
+use runtime::exec::{self, ExecConfig, Progress};
+use runtime::kernels::{Registry, Tile};
+use runtime::store::{open_store, NpyDirStore, TileStore};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The options of `lpkc run`.
+pub struct RunArgs<'a> {
+    pub instance: &'a InstanceArgs,
+    pub block: usize,
+    pub inputs: &'a [(String, String)],
+    pub output_dir: Option<&'a Path>,
+    pub tile_store: Option<&'a str>,
+    pub workers: Option<usize>,
+    pub seed: u64,
+    pub verify: bool,
+    pub kernels: KernelSet,
+    pub progress: bool,
+    pub format: Format,
+}
+
+/// The marker written into the output directory after a successful run.
+pub const MARKER: &str = "_SUCCESS";
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(EXIT_ERRORS)
+}
+
+/// Runs the program.
+pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
+    if args.block == 0 {
+        return usage_error("--block must be at least 1");
+    }
+    if args.workers == Some(0) {
+        return usage_error("--workers must be at least 1");
+    }
+    // Inputs: every `input` matrix needs data; every --input must name one.
+    let mut specs: BTreeMap<u32, (String, InputSpec)> = BTreeMap::new();
+    for (name, spec) in args.inputs {
+        let Some(m) = program.matrices.iter().position(|m| m.name == *name) else {
+            let known: Vec<&str> = program
+                .matrices
+                .iter()
+                .filter(|m| m.role == Role::Input)
+                .map(|m| m.name.as_str())
+                .collect();
+            return usage_error(&format!(
+                "`{name}` is not a matrix of program `{}` (its inputs: {})",
+                program.name,
+                known.join(", ")
+            ));
+        };
+        if program.matrices[m].role != Role::Input {
+            return usage_error(&format!(
+                "`{name}` is not an input of program `{}`; only input matrices take data",
+                program.name
+            ));
+        }
+        let spec = match InputSpec::parse(spec) {
+            Ok(s) => s,
+            Err(e) => return usage_error(&e),
+        };
+        if specs.insert(m as u32, (name.clone(), spec)).is_some() {
+            return usage_error(&format!("--input {name} is given twice"));
+        }
+    }
+    let missing: Vec<&str> = program
+        .matrices
+        .iter()
+        .enumerate()
+        .filter(|(i, m)| m.role == Role::Input && !specs.contains_key(&(*i as u32)))
+        .map(|(_, m)| m.name.as_str())
+        .collect();
+    if let Some(first) = missing.first() {
+        return usage_error(&format!(
+            "input matrix `{first}` needs data: --input {first}=FILE.npy (or random:ROWSxCOLS, spd:N, identity:N){}",
+            if missing.len() > 1 {
+                format!("; also missing: {}", missing[1..].join(", "))
+            } else {
+                String::new()
+            }
+        ));
+    }
+    // An output directory is claimed complete only by the marker, written
+    // last; remove a stale one before anything can fail.
+    if let Some(dir) = args.output_dir {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return fail(&format!("cannot create {}: {e}", dir.display()));
+        }
+        let marker = dir.join(MARKER);
+        if marker.exists() {
+            if let Err(e) = std::fs::remove_file(&marker) {
+                return fail(&format!("cannot remove {}: {e}", marker.display()));
+            }
+        }
+    }
+    let tile_store: Option<Box<dyn TileStore>> = match args.tile_store {
+        Some(spec) => match open_store(spec) {
+            Ok(s) => Some(s),
+            Err(e) => return usage_error(&format!("--tile-store {spec}: {e}")),
+        },
+        None => None,
+    };
+    let mut data: BTreeMap<u32, Tile> = BTreeMap::new();
+    for (k, (m, (name, spec))) in specs.iter().enumerate() {
+        let tile = match spec {
+            InputSpec::File(path) => match runtime::npy::read_file(path) {
+                Ok(t) => t,
+                Err(e) => return fail(&format!("input `{name}`: {e}")),
+            },
+            other => match other.generate(args.seed.wrapping_add(k as u64)) {
+                Some(t) => t,
+                None => return fail("internal error: no generator"),
+            },
+        };
+        data.insert(*m, tile);
+    }
+
+    let registry = match args.kernels {
+        KernelSet::Std => Registry::standard(),
+        KernelSet::Noop => exec::noop_registry(program),
+    };
+    let config = ExecConfig {
+        workers: args
+            .workers
+            .unwrap_or_else(|| ExecConfig::default().workers),
+    };
+    let progress = Progress::default();
+    let show = args.progress && std::io::stderr().is_terminal();
+    let bar = show.then(|| {
+        let pb = indicatif::ProgressBar::new(0);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks  {per_sec}  {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb
+    });
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let start = std::time::Instant::now();
+    let result = std::thread::scope(|s| {
+        s.spawn(|| {
+            let Some(pb) = &bar else { return };
+            while !stop.load(Ordering::Relaxed) {
+                pb.set_length(progress.total.load(Ordering::Relaxed));
+                pb.set_position(progress.done.load(Ordering::Relaxed));
+                let secs = start.elapsed().as_secs_f64().max(1e-9);
+                pb.set_message(format!("{:.1} GFLOP/s", progress.flops() / secs / 1e9));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            pb.finish_and_clear();
+        });
+        let r = dense::run(
+            program,
+            &args.instance.params,
+            &data,
+            args.block,
+            &registry,
+            &config,
+            &progress,
+        );
+        stop.store(true, Ordering::Relaxed);
+        r
+    });
+    let done = match result {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    let report = done.report;
+    let by_matrix = done.outputs;
+    let inst = done.instance;
+
+    // Outputs: per matrix, tiles and (1-D/2-D) the assembled matrix.
+    let mut assembled: BTreeMap<u32, Tile> = BTreeMap::new();
+    for (m, decl) in program.matrices.iter().enumerate() {
+        if decl.role != Role::Output || decl.extents.len() > 2 {
+            continue;
+        }
+        let empty = BTreeMap::new();
+        let ts = by_matrix.get(&(m as u32)).unwrap_or(&empty);
+        let ext = inst.extents.get(m).cloned().unwrap_or_default();
+        if decl.extents.len() == 2 && args.kernels == KernelSet::Std {
+            match dense::assemble(&ext, ts, args.block) {
+                Ok(t) => {
+                    assembled.insert(m as u32, t);
+                }
+                Err(e) => eprintln!("warning: output `{}` not assembled: {e}", decl.name),
+            }
+        }
+    }
+    let residual = if args.verify {
+        if args.kernels == KernelSet::Noop {
+            return usage_error("--verify needs real kernels (not --kernels noop)");
+        }
+        let qr_r = final_qr_r(&inst, &by_matrix);
+        match runtime::verify::verify(program, &data, &assembled, qr_r.as_deref()) {
+            Ok(r) => Some(r),
+            Err(e) => return fail(&e),
+        }
+    } else {
+        None
+    };
+    match (args.output_dir, &tile_store) {
+        (Some(dir), store) => {
+            if let Err(e) = write_outputs(dir, store.as_deref(), program, &by_matrix, &assembled) {
+                return fail(&e);
+            }
+        }
+        (None, Some(store)) => {
+            if let Err(e) = put_tiles(store.as_ref(), program, &by_matrix) {
+                return fail(&e);
+            }
+        }
+        (None, None) => {}
+    }
+    let secs = report.wall.as_secs_f64();
+    let gflops = report.flops / secs.max(1e-12) / 1e9;
+    match args.format {
+        Format::Json => {
+            let mut v = serde_json::json!({
+                "program": program.name,
+                "params": program.params.iter().zip(&inst.params)
+                    .map(|(p, v)| (p.name.clone(), serde_json::json!(v)))
+                    .collect::<serde_json::Map<_, _>>(),
+                "block": args.block,
+                "workers": report.workers,
+                "tasks": report.tasks,
+                "edges": report.edges,
+                "wall_seconds": secs,
+                "kernel_seconds": report.kernel_time.as_secs_f64(),
+                "flops": report.flops,
+                "gflops_per_second": gflops,
+                "peak_tile_bytes": report.peak_tile_bytes,
+                "max_waiting": report.max_waiting,
+            });
+            if let Some(r) = &residual {
+                v["residual"] = serde_json::json!({
+                    "relation": r.relation, "formula": r.formula,
+                    "value": r.value, "bound": r.bound, "ok": r.ok(),
+                });
+            }
+            output::json(&v);
+        }
+        Format::Human => {
+            let params: Vec<String> = program
+                .params
+                .iter()
+                .zip(&inst.params)
+                .map(|(p, v)| format!("{}={v}", p.name))
+                .collect();
+            output::line(&format!(
+                "ran {} ({}) with block {}: {} tasks on {} workers in {:.3} s ({:.0} tasks/s)",
+                program.name,
+                params.join(", "),
+                args.block,
+                report.tasks,
+                report.workers,
+                secs,
+                report.tasks as f64 / secs.max(1e-12),
+            ));
+            output::line(&format!(
+                "  {:.3} GFLOP in {:.3} s of kernel time: {:.2} GFLOP/s{}",
+                report.flops / 1e9,
+                report.kernel_time.as_secs_f64(),
+                gflops,
+                if report.flops_complete {
+                    ""
+                } else {
+                    " (some kernels have no flop model)"
+                }
+            ));
+            output::line(&format!(
+                "  peak tile memory {}",
+                human_bytes(report.peak_tile_bytes)
+            ));
+            if let Some(dir) = args.output_dir {
+                output::line(&format!("  outputs in {}", dir.display()));
+            }
+            if let Some(r) = &residual {
+                output::line(&format!(
+                    "  residual {} = {:.3e} (bound {:.1e}): {}",
+                    r.formula,
+                    r.value,
+                    r.bound,
+                    if r.ok() { "ok" } else { "TOO LARGE" }
+                ));
+            }
+        }
+    }
+    match residual {
+        Some(r) if !r.ok() => ExitCode::from(EXIT_ERRORS),
+        _ => ExitCode::SUCCESS,
+    }
+}
+
+fn human_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.2} GiB", b / (1u64 << 30) as f64)
+    } else if b >= (1u64 << 20) as f64 {
+        format!("{:.1} MiB", b / (1u64 << 20) as f64)
+    } else if b >= 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{b} B")
+    }
+}
+
+/// For a QR program whose R matrix is not the 2-D factor (TSQR: R is
+/// indexed by tree level), the final R is the one R tile no task reads.
+fn final_qr_r(
+    inst: &Instance<'_>,
+    by_matrix: &BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>,
+) -> Option<Arc<Tile>> {
+    let program = inst.program;
+    let (m, decl) = program
+        .matrices
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m.role == Role::Output && m.name == "R")?;
+    let a_dims = program
+        .matrices
+        .iter()
+        .find(|m| m.role == Role::Input)?
+        .extents
+        .len();
+    if a_dims == 2 && decl.extents.len() == 2 {
+        return None;
+    }
+    let mut engine = model::query::Engine::new(inst);
+    let mut unread = by_matrix.get(&(m as u32))?.iter().filter(|(idx, _)| {
+        let tile = model::task::Tile {
+            matrix: m as u32,
+            index: (*idx).clone(),
+        };
+        engine.readers(&tile).map(|r| r.is_empty()).unwrap_or(false)
+    });
+    let (_, first) = unread.next()?;
+    if unread.next().is_some() {
+        return None;
+    }
+    Some(first.clone())
+}
+
+/// Puts every output tile into `store` (keys `M/i_j.npy`).
+fn put_tiles(
+    store: &dyn TileStore,
+    program: &Program,
+    by_matrix: &BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>,
+) -> Result<(), String> {
+    for (m, tiles) in by_matrix {
+        let Some(decl) = program.matrices.get(*m as usize) else {
+            continue;
+        };
+        for (idx, t) in tiles {
+            store
+                .put(&decl.name, idx, t.clone())
+                .map_err(|e| format!("cannot store a tile of `{}`: {e}", decl.name))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the tiles (to `store`, or to `dir` as `.npy` files), the
+/// assembled matrices and, last, the marker.
+fn write_outputs(
+    dir: &Path,
+    store: Option<&dyn TileStore>,
+    program: &Program,
+    by_matrix: &BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>,
+    assembled: &BTreeMap<u32, Tile>,
+) -> Result<(), String> {
+    match store {
+        Some(store) => put_tiles(store, program, by_matrix)?,
+        None => put_tiles(&NpyDirStore::new(dir), program, by_matrix)?,
+    }
+    for (m, t) in assembled {
+        if let Some(decl) = program.matrices.get(*m as usize) {
+            let path = dir.join(format!("{}.npy", decl.name));
+            runtime::npy::write_file(&path, t)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    let marker = dir.join(MARKER);
+    std::fs::write(&marker, "complete\n")
+        .map_err(|e| format!("cannot write {}: {e}", marker.display()))
+}

@@ -1,0 +1,201 @@
+//! The command-line contract of spec/cli.md: exit codes and the JSON of
+//! `query` and `dag`, through the real binary.
+
+mod support;
+use support::lpkc;
+
+use std::path::Path;
+
+#[test]
+fn every_example_checks_clean() {
+    for entry in
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")).unwrap()
+    {
+        let path = entry.unwrap().path();
+        let rel = format!("examples/{}", path.file_name().unwrap().to_string_lossy());
+        let (code, _, err) = lpkc(&["check", &rel]);
+        assert_eq!(code, 0, "{rel}: {err}");
+        let (code, out, _) = lpkc(&["check", "--format", "json", &rel]);
+        assert_eq!(code, 0);
+        assert_eq!(out.trim(), r#"{"diagnostics":[]}"#);
+    }
+}
+
+#[test]
+fn exit_codes() {
+    assert_eq!(lpkc(&["check", "no/such/file.lpk"]).0, 2);
+    assert_eq!(lpkc(&["stats", "examples/cholesky.lpk", "-p", "N=x"]).0, 2);
+    assert_eq!(lpkc(&["stats", "examples/cholesky.lpk", "-p", "Q=3"]).0, 2);
+    assert_eq!(
+        lpkc(&["stats", "examples/cholesky.lpk"]).0,
+        2,
+        "missing parameter"
+    );
+    let (code, _, err) = lpkc(&["stats", "examples/cholesky.lpk", "-p", "N=0"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("requirement 1 of the program is not met: `N >= 1`"),
+        "{err}"
+    );
+    assert_eq!(
+        lpkc(&["check", "tests/ui/resolve/E0101_undefined_name.lpk"]).0,
+        1
+    );
+    assert_eq!(lpkc(&["explain", "E0101"]).0, 0);
+    assert_eq!(lpkc(&["explain", "E9999"]).0, 2);
+}
+
+#[test]
+fn query_answers_one_json_line_per_command_and_goes_on_after_errors() {
+    let (code, out, _) = lpkc(&[
+        "query",
+        "examples/cholesky.lpk",
+        "-p",
+        "N=3",
+        "--format",
+        "json",
+        "-e",
+        "writer L[1, 0]",
+        "-e",
+        "children nonsense",
+        "-e",
+        "readers L[9, 9]",
+        "-e",
+        "tasks 37",
+    ]);
+    assert_eq!(code, 1, "a failed command makes the exit code 1");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0]["cmd"], "writer L[1, 0]");
+    assert_eq!(
+        lines[0]["tasks"],
+        serde_json::json!([{"kernel": "trsm", "line": 44, "column": 17, "vars": {"k": 0, "i": 1}}])
+    );
+    assert!(lines[1]["error"].is_string());
+    assert!(lines[2]["error"]
+        .as_str()
+        .unwrap()
+        .contains("outside the extents"));
+    assert_eq!(lines[3]["tasks"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn dag_json_has_the_contract_fields_and_both_methods_agree() {
+    let (code, plans, _) = lpkc(&["dag", "examples/tsqr.lpk", "-p", "N=5", "--format", "json"]);
+    assert_eq!(code, 0);
+    let (_, expand, _) = lpkc(&[
+        "dag",
+        "examples/tsqr.lpk",
+        "-p",
+        "N=5",
+        "--format",
+        "json",
+        "--method",
+        "expand",
+    ]);
+    assert_eq!(plans, expand);
+    let v: serde_json::Value = serde_json::from_str(&plans).unwrap();
+    assert_eq!(v["program"], "tsqr");
+    assert_eq!(v["params"], serde_json::json!({"N": 5}));
+    assert_eq!(v["tasks"][0]["id"], 0);
+    assert_eq!(v["edges"][0]["tile"], "R[0,0]");
+}
+
+#[test]
+fn expand_reports_violations_naming_both_tasks() {
+    let dir = std::env::temp_dir().join(format!("lpk-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("double.lpk");
+    std::fs::write(
+        &file,
+        "kernel copy(a) -> (b);\nprogram p(N: int) {\n    input A[N];\n    output B[N];\n    for i in range(N) {\n        B[0] = copy(A[i]);\n    }\n}\n",
+    )
+    .unwrap();
+    let (code, _, err) = lpkc(&[
+        "dag",
+        file.to_str().unwrap(),
+        "-p",
+        "N=2",
+        "--method",
+        "expand",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("`copy@6(i=0)` and `copy@6(i=1)` both write `B[0]`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn compile_refuses_a_program_with_lint_errors() {
+    let out = std::env::temp_dir().join(format!("lpk-lint-gate-{}.lpka", std::process::id()));
+    let _ = std::fs::remove_file(&out);
+    let out_s = out.display().to_string();
+    let (code, _, err) = lpkc(&[
+        "--color",
+        "never",
+        "compile",
+        "tests/ui/lint/E0501_double_write_trsm.lpk",
+        "-o",
+        &out_s,
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("error[E0501]"), "{err}");
+    assert!(!out.exists(), "no artifact may be written");
+    let (code, _, err) = lpkc(&["compile", "examples/cholesky.lpk", "-o", &out_s]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.exists());
+    let _ = std::fs::remove_file(&out);
+}
+
+#[test]
+fn a_loop_that_never_runs_a_task_is_refused_not_spun() {
+    let src = "kernel copy(a) -> (b);\n\
+               program idle(N: int) {\n\
+               \x20   input A[1];\n\
+               \x20   output B[N];\n\
+               \x20   for i in range(N) {\n\
+               \x20       if i < 0 {\n\
+               \x20           B[i] = copy(A[0]);\n\
+               \x20       }\n\
+               \x20   }\n\
+               }\n";
+    let path = std::env::temp_dir().join(format!("lpk-idle-{}.lpk", std::process::id()));
+    std::fs::write(&path, src).expect("write");
+    let p = path.display().to_string();
+    let (code, _, err) = lpkc(&["stats", &p, "-p", "N=4000000000000"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("loop iterations in a row ran no task"),
+        "{err}"
+    );
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn the_examples_lint_clean_with_deny_warnings() {
+    for name in [
+        "caqr",
+        "cholesky",
+        "gemm",
+        "gemm_tree",
+        "lu",
+        "trsolve",
+        "trtri",
+        "tsqr",
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_lpkc"))
+            .current_dir(support::root())
+            .args(["lint", "--deny", "warnings", "--color", "never"])
+            .arg(format!("examples/{name}.lpk"))
+            .output()
+            .expect("lpkc runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{name}:\n{stderr}");
+        assert!(!stderr.contains("warning["), "{name}:\n{stderr}");
+        assert!(!stderr.contains("error["), "{name}:\n{stderr}");
+    }
+}

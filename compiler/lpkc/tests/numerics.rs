@@ -1,0 +1,231 @@
+//! Numerics of `lpkc run` with the standard kernels, end to end through the
+//! binary: every example on square and non-square shapes, edge tiles and
+//! 1×1 tile grids, against the dense relation its outputs must satisfy
+//! (`--verify`: ‖A − L Lᵀ‖/‖A‖, ‖A − L U‖/‖A‖, ‖AᵀA − RᵀR‖/‖A‖², ‖L X − B‖,
+//! ‖C − A B‖, each bounded by 1e-12 · n), and identical output files for
+//! every worker count. Plus the failures a user meets: missing or
+//! malformed `.npy`, a shape that does not fit, a non-SPD matrix — each exit
+//! code 1 with a clear message and no `_SUCCESS` marker.
+
+mod support;
+use support::lpkc;
+
+use std::path::{Path, PathBuf};
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lpk-numerics-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Every file under `dir` with its bytes, sorted by path.
+fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("readable").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).expect("inside").to_path_buf();
+                out.push((rel, std::fs::read(&p).expect("readable")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs `example` with `inputs` at `block` on 1 and 3 workers, asserts the
+/// residual is within its bound and the output directories are identical.
+fn check(example: &str, block: usize, inputs: &[&str]) {
+    let tag = format!(
+        "{example}-{block}-{}",
+        inputs.join("-").replace([':', '='], "_")
+    );
+    let mut previous: Option<Vec<(PathBuf, Vec<u8>)>> = None;
+    for workers in ["1", "3"] {
+        let dir = scratch(&format!("{tag}-{workers}"));
+        let dir_s = dir.display().to_string();
+        let path = format!("examples/{example}.lpk");
+        let block_s = block.to_string();
+        let mut args = vec![
+            "run",
+            &path,
+            "--block",
+            &block_s,
+            "--workers",
+            workers,
+            "--verify",
+            "--format",
+            "json",
+            "--output-dir",
+            &dir_s,
+        ];
+        for i in inputs {
+            args.push("--input");
+            args.push(i);
+        }
+        let (code, out, err) = lpkc(&args);
+        assert_eq!(code, 0, "{example} {inputs:?} block {block}: {err}{out}");
+        let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+        let r = &v["residual"];
+        let value = r["value"].as_f64().expect("residual value");
+        let bound = r["bound"].as_f64().expect("residual bound");
+        assert!(
+            r["ok"] == true && value <= bound,
+            "{example} {inputs:?} block {block}: residual {value:e} > {bound:e}"
+        );
+        assert!(value.is_finite());
+        assert!(dir.join("_SUCCESS").exists());
+        let now = files(&dir);
+        assert!(now.len() > 1, "outputs were written");
+        if let Some(prev) = &previous {
+            assert!(
+                prev == &now,
+                "{example} {inputs:?}: outputs differ between worker counts"
+            );
+        }
+        previous = Some(now);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn cholesky() {
+    check("cholesky", 4, &["A=spd:1"]); // 1x1 grid of a 1x1 matrix
+    check("cholesky", 16, &["A=spd:10"]); // 1x1 grid, block larger than n
+    check("cholesky", 4, &["A=spd:10"]); // edge tiles of 2
+    check("cholesky", 7, &["A=spd:50"]);
+    check("cholesky", 16, &["A=spd:64"]);
+}
+
+#[test]
+fn lu() {
+    check("lu", 5, &["A=spd:5"]);
+    check("lu", 8, &["A=spd:30"]);
+    check("lu", 6, &["A=spd:31"]);
+}
+
+#[test]
+fn tsqr() {
+    // Row blocks of 16 x 7; the last has 4 rows, fewer than its columns.
+    check("tsqr", 16, &["A=random:100x7"]);
+    check("tsqr", 8, &["A=random:64x8"]);
+    check("tsqr", 40, &["A=random:33x5"]); // one leaf
+}
+
+#[test]
+fn caqr() {
+    check("caqr", 8, &["A=random:40x24"]);
+    check("caqr", 8, &["A=random:37x21"]);
+    check("caqr", 8, &["A=random:8x8"]);
+}
+
+#[test]
+fn gemm_tree() {
+    check("gemm_tree", 4, &["A=random:20x33", "B=random:33x9"]);
+    check("gemm_tree", 8, &["A=random:8x8", "B=random:8x8"]);
+    check("gemm_tree", 5, &["A=random:7x80", "B=random:80x3"]);
+}
+
+#[test]
+fn triangular() {
+    check("trsolve", 8, &["L=spd:30", "B=random:30x11"]);
+    check("trsolve", 8, &["L=spd:8", "B=random:8x3"]);
+    check("trtri", 6, &["L=spd:25"]);
+    check("trtri", 30, &["L=spd:25"]);
+}
+
+/// Runs a failing command with an output directory and returns stderr,
+/// after asserting exit code 1 and no marker.
+fn fails(args: &[&str], name: &str) -> String {
+    let dir = scratch(name);
+    std::fs::create_dir_all(&dir).expect("dir");
+    // A stale marker from an earlier run must not survive a failed run.
+    std::fs::write(dir.join("_SUCCESS"), "stale").expect("marker");
+    let dir_s = dir.display().to_string();
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--output-dir", &dir_s]);
+    let (code, out, err) = lpkc(&all);
+    assert_eq!(code, 1, "{args:?}: {out}{err}");
+    assert!(!dir.join("_SUCCESS").exists(), "{args:?} left a marker");
+    let _ = std::fs::remove_dir_all(&dir);
+    err
+}
+
+#[test]
+fn bad_inputs_are_clear_errors() {
+    let run = ["run", "examples/cholesky.lpk", "--block", "4"];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        run.iter().copied().chain(extra.iter().copied()).collect()
+    };
+    let err = fails(&with(&["--input", "A=/nonexistent/a.npy"]), "missing");
+    assert!(err.contains("/nonexistent/a.npy"), "{err}");
+
+    let garbage = std::env::temp_dir().join(format!("lpk-garbage-{}.npy", std::process::id()));
+    std::fs::write(&garbage, b"this is not a numpy file at all").expect("write");
+    let spec: &'static str = Box::leak(format!("A={}", garbage.display()).into_boxed_str());
+    let err = fails(&with(&["--input", spec]), "garbage");
+    assert!(err.contains("lpk-garbage"), "{err}");
+    let _ = std::fs::remove_file(&garbage);
+
+    // Not square: A[N, N] cannot hold a 10 x 12 matrix.
+    let err = fails(&with(&["--input", "A=random:10x12"]), "shape");
+    assert!(err.contains("A"), "{err}");
+
+    // Not positive definite: the failing task and tile are named.
+    let err = fails(&with(&["--input", "A=random:8x8"]), "spd");
+    assert!(err.contains("chol") || err.contains("trsm"), "{err}");
+    assert!(err.contains("positive definite"), "{err}");
+
+    // A parameter that contradicts the data.
+    let err = fails(&with(&["--input", "A=spd:8", "-p", "N=3"]), "param");
+    assert!(err.contains('N'), "{err}");
+}
+
+#[test]
+fn output_tiles_go_to_an_object_store_url() {
+    let store = scratch("store");
+    let out = scratch("store-out");
+    let url = format!("file://{}", store.display());
+    std::fs::create_dir_all(&store).expect("dir");
+    let out_s = out.display().to_string();
+    let (code, _, err) = lpkc(&[
+        "run",
+        "examples/cholesky.lpk",
+        "--block",
+        "8",
+        "--input",
+        "A=spd:20",
+        "--tile-store",
+        &url,
+        "--output-dir",
+        &out_s,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let l = runtime::npy::read_file(&out.join("L.npy")).expect("assembled L");
+    // Tiles of 8 with an edge of 4: every lower tile is in the store and
+    // equals its block of the assembled factor.
+    for i in 0..3usize {
+        for j in 0..=i {
+            let t = runtime::npy::read_file(&store.join(format!("L/{i}_{j}.npy")))
+                .expect("tile in the store");
+            let (r0, c0) = (8 * i, 8 * j);
+            assert_eq!(t.nrows(), 8.min(20 - r0));
+            assert_eq!(t.ncols(), 8.min(20 - c0));
+            for c in 0..t.ncols() {
+                for r in 0..t.nrows() {
+                    assert_eq!(t[(r, c)], l[(r0 + r, c0 + c)]);
+                }
+            }
+        }
+    }
+    assert!(
+        !store.join("L/0_1.npy").exists(),
+        "upper tiles are not written"
+    );
+    let _ = std::fs::remove_dir_all(&store);
+    let _ = std::fs::remove_dir_all(&out);
+}

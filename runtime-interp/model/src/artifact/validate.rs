@@ -1,0 +1,930 @@
+//! Validation of a decoded artifact before anything evaluates it. After
+//! [`validate`] succeeds, every id and index is in range, the expression
+//! pool is a DAG whose nodes refer only to earlier nodes, no expression is
+//! deeper or (unfolded) larger than the limits, every expression mentions
+//! only slots that are bound where it is evaluated, every plan reads a slot
+//! only after assigning it and enumerates only a loop variable over that
+//! loop's own range, kernel arities match the calls, and the loop tree
+//! agrees with the statements' domains and sequential-order keys.
+//!
+//! What this buys: the evaluators ([`crate::plan::Plan::run`],
+//! [`crate::program::Instance::for_each_task`], [`crate::query::Engine`])
+//! cannot index out of range, recurse without bound or loop over anything
+//! but the program's own loop ranges (and their work budget) on a
+//! validated program. Type errors (a `bool` where an `int` is needed) are
+//! not checked here: they are evaluation errors, which reject a plan
+//! candidate or fail the sequential walk with a message.
+
+use crate::artifact::Artifact;
+use crate::expr::{ExprRef, Node};
+use crate::plan::{Plan, PlanStep};
+use crate::program::{Arg, DomainItem, ParamKind, Program, TreeNode};
+
+/// The limits a loaded artifact must respect. The defaults are documented
+/// in `docs/artifact.md`; they are far above what real programs need and
+/// low enough that a hostile artifact cannot exhaust memory or the stack.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Program parameters.
+    pub params: usize,
+    /// `require` conditions.
+    pub requires: usize,
+    /// Matrices.
+    pub matrices: usize,
+    /// Dimensions of one matrix.
+    pub dims: usize,
+    /// Kernels.
+    pub kernels: usize,
+    /// Parameters (and, separately, results) of one kernel.
+    pub kernel_params: usize,
+    /// Nodes in the expression pool.
+    pub exprs: usize,
+    /// Longest chain of nodes below (and including) any node.
+    pub expr_depth: u32,
+    /// Unfolded size (nodes counted once per use) of any node.
+    pub expr_size: u64,
+    /// Kernel-call statements.
+    pub statements: usize,
+    /// Loop variables of one statement.
+    pub loop_depth: usize,
+    /// Domain items of one statement.
+    pub domain_items: usize,
+    /// Reads (and, separately, writes) of one statement.
+    pub accesses: usize,
+    /// Nodes of the loop tree (loops, `if`s, branches and calls).
+    pub tree_nodes: usize,
+    /// Nesting of the loop tree (loops and `if`s).
+    pub tree_depth: usize,
+    /// Steps of one plan.
+    pub plan_steps: usize,
+    /// Slots of one plan.
+    pub plan_slots: u32,
+    /// Extra bounds of one enumeration step.
+    pub range_bounds: usize,
+    /// Partners of one access.
+    pub partners: usize,
+    /// Bytes of a name (program, parameter, matrix, kernel, variable).
+    pub name_len: usize,
+    /// Bytes of the source file name.
+    pub file_name_len: usize,
+    /// Expression nodes visited while validating, in all.
+    pub work: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            params: 64,
+            requires: 256,
+            matrices: 1024,
+            dims: 16,
+            kernels: 1024,
+            kernel_params: 256,
+            exprs: 1 << 18,
+            expr_depth: 1024,
+            expr_size: 1_000_000,
+            statements: 4096,
+            loop_depth: 32,
+            domain_items: 1024,
+            accesses: 256,
+            tree_nodes: 1 << 16,
+            tree_depth: 128,
+            plan_steps: 4096,
+            plan_slots: 4096,
+            range_bounds: 256,
+            partners: 1 << 16,
+            name_len: 256,
+            file_name_len: 4096,
+            work: 1 << 26,
+        }
+    }
+}
+
+/// Why a decoded artifact is not a usable program.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ValidationError {
+    /// More items of a kind than the limits allow.
+    #[error("too many {what}: {count}, at most {limit}")]
+    TooMany {
+        /// What is counted.
+        what: &'static str,
+        /// How many there are.
+        count: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A name longer than the limit.
+    #[error("{what} is {len} bytes long, at most {limit}")]
+    NameTooLong {
+        /// Which name.
+        what: String,
+        /// Its length.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// An id or index past the end of what it indexes.
+    #[error("{at}: {what} {index} is out of range (there are {len})")]
+    OutOfRange {
+        /// Where the reference is.
+        at: String,
+        /// What it refers to.
+        what: &'static str,
+        /// The index.
+        index: u64,
+        /// How many there are.
+        len: u64,
+    },
+    /// An expression node referring to itself or a later node.
+    #[error("expression node {node} refers to node {child}, which is not before it")]
+    ForwardReference {
+        /// The node.
+        node: u32,
+        /// Its child.
+        child: u32,
+    },
+    /// An expression nested too deeply.
+    #[error("expression node {node} is nested {depth} deep, at most {limit}")]
+    ExprTooDeep {
+        /// The node.
+        node: u32,
+        /// Its depth.
+        depth: u32,
+        /// The limit.
+        limit: u32,
+    },
+    /// An expression too large once shared nodes are unfolded.
+    #[error("expression node {node} has {size} nodes once unfolded, at most {limit}")]
+    ExprTooLarge {
+        /// The node.
+        node: u32,
+        /// Its unfolded size (saturated at the limit + 1).
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// An expression mentioning a slot that is not bound where it is
+    /// evaluated (or, in a plan, not assigned yet).
+    #[error("{at}: slot {slot} is read before it is bound")]
+    UnboundSlot {
+        /// Where the expression is used.
+        at: String,
+        /// The slot.
+        slot: u32,
+    },
+    /// A constant outside its domain (a zero denominator, a log base
+    /// below 2).
+    #[error("{at}: {what} is {value}")]
+    BadConstant {
+        /// Where.
+        at: String,
+        /// What is wrong.
+        what: &'static str,
+        /// The value.
+        value: i64,
+    },
+    /// Parts of the program that disagree with each other.
+    #[error("{at}: {what}")]
+    Inconsistent {
+        /// Where.
+        at: String,
+        /// What disagrees.
+        what: String,
+    },
+}
+
+/// Validates an artifact against the limits.
+pub fn validate(artifact: &Artifact, limits: &Limits) -> Result<(), ValidationError> {
+    let p = &artifact.program;
+    let mut v = Validator::new(p, limits)?;
+    v.declarations()?;
+    v.statements()?;
+    v.tree()?;
+    v.plans()?;
+    let n = p.statements.len();
+    if artifact.source.statements.len() != n {
+        return Err(ValidationError::Inconsistent {
+            at: "source map".into(),
+            what: format!(
+                "{} statement locations for {n} statements",
+                artifact.source.statements.len()
+            ),
+        });
+    }
+    name(
+        || "the source file name".into(),
+        &artifact.source.file,
+        limits.file_name_len,
+    )?;
+    name(
+        || "the compiler name".into(),
+        &artifact.compiler,
+        limits.name_len,
+    )?;
+    Ok(())
+}
+
+fn too_many(what: &'static str, count: usize, limit: usize) -> Result<(), ValidationError> {
+    if count > limit {
+        Err(ValidationError::TooMany {
+            what,
+            count: count as u64,
+            limit: limit as u64,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+fn name(what: impl Fn() -> String, s: &str, limit: usize) -> Result<(), ValidationError> {
+    if s.len() > limit {
+        Err(ValidationError::NameTooLong {
+            what: what(),
+            len: s.len(),
+            limit,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+fn in_range(
+    at: impl Fn() -> String,
+    what: &'static str,
+    index: u32,
+    len: usize,
+) -> Result<(), ValidationError> {
+    if (index as usize) < len {
+        Ok(())
+    } else {
+        Err(ValidationError::OutOfRange {
+            at: at(),
+            what,
+            index: u64::from(index),
+            len: len as u64,
+        })
+    }
+}
+
+fn children(n: &Node) -> (Option<ExprRef>, Option<ExprRef>) {
+    match *n {
+        Node::Int(_) | Node::Real(_) | Node::Bool(_) | Node::Param(_) | Node::Slot(_) => {
+            (None, None)
+        }
+        Node::Unary(_, a) | Node::Call(_, a) => (Some(a), None),
+        Node::Binary(_, a, b) | Node::Call2(_, a, b) => (Some(a), Some(b)),
+    }
+}
+
+struct Validator<'a> {
+    p: &'a Program,
+    limits: &'a Limits,
+    /// Per node: one more than the largest slot it mentions (0: none).
+    need: Vec<u32>,
+    /// Per node: the generation it was last visited in.
+    seen: Vec<u32>,
+    generation: u32,
+    work: u64,
+    stack: Vec<u32>,
+}
+
+impl<'a> Validator<'a> {
+    /// Checks the pool: references backwards only, parameters in range,
+    /// depth and unfolded size within the limits.
+    fn new(p: &'a Program, limits: &'a Limits) -> Result<Validator<'a>, ValidationError> {
+        let nodes = p.exprs.nodes();
+        too_many("expression nodes", nodes.len(), limits.exprs)?;
+        too_many("parameters", p.params.len(), limits.params)?;
+        let mut need = Vec::with_capacity(nodes.len());
+        let mut depth: Vec<u32> = Vec::with_capacity(nodes.len());
+        let mut size: Vec<u64> = Vec::with_capacity(nodes.len());
+        for (i, n) in nodes.iter().enumerate() {
+            let i32_ = i as u32;
+            let (a, b) = children(n);
+            let (mut nd, mut d, mut s) = (0u32, 1u32, 1u64);
+            for c in [a, b].into_iter().flatten() {
+                if c.0 as usize >= i {
+                    return Err(ValidationError::ForwardReference {
+                        node: i32_,
+                        child: c.0,
+                    });
+                }
+                let k = c.0 as usize;
+                nd = nd.max(need.get(k).copied().unwrap_or(0));
+                d = d.max(depth.get(k).copied().unwrap_or(0).saturating_add(1));
+                s = s.saturating_add(size.get(k).copied().unwrap_or(0));
+            }
+            match *n {
+                Node::Param(k) => in_range(
+                    || format!("expression node {i}"),
+                    "parameter",
+                    k,
+                    p.params.len(),
+                )?,
+                Node::Slot(k) => nd = k.saturating_add(1),
+                _ => {}
+            }
+            if d > limits.expr_depth {
+                return Err(ValidationError::ExprTooDeep {
+                    node: i32_,
+                    depth: d,
+                    limit: limits.expr_depth,
+                });
+            }
+            if s > limits.expr_size {
+                return Err(ValidationError::ExprTooLarge {
+                    node: i32_,
+                    size: s,
+                    limit: limits.expr_size,
+                });
+            }
+            need.push(nd);
+            depth.push(d);
+            size.push(s);
+        }
+        Ok(Validator {
+            p,
+            limits,
+            need,
+            seen: vec![0; nodes.len()],
+            generation: 0,
+            work: 0,
+            stack: Vec::new(),
+        })
+    }
+
+    /// An expression that may mention slots `0..bound` only.
+    fn expr(&self, r: ExprRef, bound: u32, at: &dyn Fn() -> String) -> Result<(), ValidationError> {
+        in_range(at, "expression", r.0, self.need.len())?;
+        let need = self.need.get(r.0 as usize).copied().unwrap_or(0);
+        if need > bound {
+            return Err(ValidationError::UnboundSlot {
+                at: at(),
+                slot: need - 1,
+            });
+        }
+        Ok(())
+    }
+
+    /// An expression that may mention only the slots marked in `known`.
+    fn expr_known(
+        &mut self,
+        r: ExprRef,
+        known: &[bool],
+        at: &dyn Fn() -> String,
+    ) -> Result<(), ValidationError> {
+        self.expr(r, known.len() as u32, at)?;
+        if self.need.get(r.0 as usize).copied().unwrap_or(0) == 0 {
+            return Ok(());
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.seen.iter_mut().for_each(|s| *s = 0);
+            self.generation = 1;
+        }
+        let nodes = self.p.exprs.nodes();
+        self.stack.clear();
+        self.stack.push(r.0);
+        while let Some(i) = self.stack.pop() {
+            let Some(seen) = self.seen.get_mut(i as usize) else {
+                continue;
+            };
+            if *seen == self.generation {
+                continue;
+            }
+            *seen = self.generation;
+            self.work += 1;
+            if self.work > self.limits.work {
+                return Err(ValidationError::TooMany {
+                    what: "expression nodes visited during validation",
+                    count: self.work,
+                    limit: self.limits.work,
+                });
+            }
+            let Some(n) = nodes.get(i as usize) else {
+                continue;
+            };
+            if let Node::Slot(s) = *n {
+                if !known.get(s as usize).copied().unwrap_or(false) {
+                    return Err(ValidationError::UnboundSlot { at: at(), slot: s });
+                }
+            }
+            let (a, b) = children(n);
+            for c in [a, b].into_iter().flatten() {
+                if self.need.get(c.0 as usize).copied().unwrap_or(0) > 0 {
+                    self.stack.push(c.0);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn declarations(&mut self) -> Result<(), ValidationError> {
+        let p = self.p;
+        let l = self.limits;
+        name(|| "the program name".into(), &p.name, l.name_len)?;
+        for (i, q) in p.params.iter().enumerate() {
+            name(|| format!("the name of parameter {i}"), &q.name, l.name_len)?;
+        }
+        too_many("requires", p.requires.len(), l.requires)?;
+        for (i, &r) in p.requires.iter().enumerate() {
+            self.expr(r, 0, &|| format!("require {}", i + 1))?;
+        }
+        too_many("matrices", p.matrices.len(), l.matrices)?;
+        for (i, m) in p.matrices.iter().enumerate() {
+            name(|| format!("the name of matrix {i}"), &m.name, l.name_len)?;
+            too_many("matrix dimensions", m.extents.len(), l.dims)?;
+            for (d, &e) in m.extents.iter().enumerate() {
+                self.expr(e, 0, &|| format!("extent {} of matrix `{}`", d + 1, m.name))?;
+            }
+        }
+        too_many("kernels", p.kernels.len(), l.kernels)?;
+        for (i, k) in p.kernels.iter().enumerate() {
+            name(|| format!("the name of kernel {i}"), &k.name, l.name_len)?;
+            too_many("kernel parameters", k.params.len(), l.kernel_params)?;
+            too_many("kernel results", k.results.len(), l.kernel_params)?;
+            for (n, _) in &k.params {
+                name(
+                    || format!("a parameter of kernel `{}`", k.name),
+                    n,
+                    l.name_len,
+                )?;
+            }
+            for n in &k.results {
+                name(|| format!("a result of kernel `{}`", k.name), n, l.name_len)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn statements(&mut self) -> Result<(), ValidationError> {
+        let p = self.p;
+        let l = self.limits;
+        too_many("statements", p.statements.len(), l.statements)?;
+        for (si, st) in p.statements.iter().enumerate() {
+            let here = || format!("statement {si} (line {})", st.line);
+            in_range(here, "kernel", st.kernel, p.kernels.len())?;
+            let kernel = p.kernels.get(st.kernel as usize);
+            let depth = st.vars.len();
+            too_many("loop variables of a statement", depth, l.loop_depth)?;
+            for v in &st.vars {
+                name(|| format!("a loop variable of {}", here()), v, l.name_len)?;
+            }
+            if st.order.len() != depth + 1 {
+                return Err(ValidationError::Inconsistent {
+                    at: here(),
+                    what: format!(
+                        "{} order keys for {depth} loop variables (expected {})",
+                        st.order.len(),
+                        depth + 1
+                    ),
+                });
+            }
+            too_many(
+                "domain items of a statement",
+                st.domain.len(),
+                l.domain_items,
+            )?;
+            let mut loops = 0u32;
+            for (k, item) in st.domain.iter().enumerate() {
+                let at = || format!("{}, domain item {k}", here());
+                match *item {
+                    DomainItem::Loop { slot, lo, hi, step } => {
+                        if slot != loops {
+                            return Err(ValidationError::Inconsistent {
+                                at: at(),
+                                what: format!("loop over slot {slot} where slot {loops} is next"),
+                            });
+                        }
+                        for e in [lo, hi, step] {
+                            self.expr(e, loops, &at)?;
+                        }
+                        loops += 1;
+                    }
+                    DomainItem::Guard { cond, .. } => self.expr(cond, loops, &at)?,
+                }
+            }
+            if loops as usize != depth {
+                return Err(ValidationError::Inconsistent {
+                    at: here(),
+                    what: format!("{loops} loops in the domain for {depth} loop variables"),
+                });
+            }
+            too_many("writes of a statement", st.writes.len(), l.accesses)?;
+            too_many("reads of a statement", st.reads.len(), l.accesses)?;
+            for (kind, list) in [("write", &st.writes), ("read", &st.reads)] {
+                for (a, acc) in list.iter().enumerate() {
+                    let at = || format!("{}, {kind} {a}", here());
+                    in_range(at, "matrix", acc.matrix, p.matrices.len())?;
+                    let dims = p
+                        .matrices
+                        .get(acc.matrix as usize)
+                        .map_or(0, |m| m.extents.len());
+                    if acc.indices.len() != dims {
+                        return Err(ValidationError::Inconsistent {
+                            at: at(),
+                            what: format!(
+                                "{} indices for a matrix of {dims} dimensions",
+                                acc.indices.len()
+                            ),
+                        });
+                    }
+                    for &e in &acc.indices {
+                        self.expr(e, depth as u32, &at)?;
+                    }
+                }
+            }
+            let Some(kernel) = kernel else { continue };
+            if st.writes.len() != kernel.results.len() || st.args.len() != kernel.params.len() {
+                return Err(ValidationError::Inconsistent {
+                    at: here(),
+                    what: format!(
+                        "kernel `{}` takes {} arguments and gives {} results, the call has {} \
+                         and {}",
+                        kernel.name,
+                        kernel.params.len(),
+                        kernel.results.len(),
+                        st.args.len(),
+                        st.writes.len()
+                    ),
+                });
+            }
+            let mut next_read = 0u32;
+            for (j, (arg, (_, kind))) in st.args.iter().zip(&kernel.params).enumerate() {
+                let at = || format!("{}, argument {}", here(), j + 1);
+                match (arg, *kind) {
+                    (Arg::Tile(i), ParamKind::Tile) if *i == next_read => next_read += 1,
+                    (Arg::Scalar(e), ParamKind::Int | ParamKind::Real) => {
+                        self.expr(*e, depth as u32, &at)?
+                    }
+                    _ => {
+                        return Err(ValidationError::Inconsistent {
+                            at: at(),
+                            what: format!(
+                                "argument {arg:?} does not fit parameter kind {kind:?} (tile \
+                                 arguments name the reads in order, next {next_read})"
+                            ),
+                        })
+                    }
+                }
+            }
+            if next_read as usize != st.reads.len() {
+                return Err(ValidationError::Inconsistent {
+                    at: here(),
+                    what: format!("{} reads but {next_read} tile arguments", st.reads.len()),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Recomputes what lowering derives from the loop tree (each call's
+    /// domain and order keys) and compares.
+    fn tree(&mut self) -> Result<(), ValidationError> {
+        let mut walk = TreeWalk {
+            counter: 0,
+            nodes: 0,
+            orders: Vec::new(),
+            domain: Vec::new(),
+            called: vec![false; self.p.statements.len()],
+        };
+        self.tree_nodes(&self.p.tree, 0, &mut walk)?;
+        if let Some(s) = walk.called.iter().position(|c| !c) {
+            return Err(ValidationError::Inconsistent {
+                at: format!("statement {s}"),
+                what: "the loop tree never calls it".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn tree_nodes(
+        &mut self,
+        nodes: &[TreeNode],
+        nesting: usize,
+        w: &mut TreeWalk,
+    ) -> Result<(), ValidationError> {
+        let l = self.limits;
+        too_many("nesting levels of the loop tree", nesting, l.tree_depth)?;
+        let depth = w.orders.len() as u32;
+        for node in nodes {
+            w.nodes += 1;
+            too_many("loop tree nodes", w.nodes, l.tree_nodes)?;
+            w.counter += 1;
+            match node {
+                TreeNode::Loop {
+                    slot,
+                    lo,
+                    hi,
+                    step,
+                    body,
+                    line,
+                } => {
+                    let at = || format!("the loop at line {line}");
+                    if *slot != depth {
+                        return Err(ValidationError::Inconsistent {
+                            at: at(),
+                            what: format!("loop over slot {slot} at nesting depth {depth}"),
+                        });
+                    }
+                    for &e in [lo, hi, step] {
+                        self.expr(e, depth, &at)?;
+                    }
+                    w.domain.push(DomainItem::Loop {
+                        slot: *slot,
+                        lo: *lo,
+                        hi: *hi,
+                        step: *step,
+                    });
+                    w.orders.push(w.counter);
+                    self.tree_nodes(body, nesting + 1, w)?;
+                    w.orders.pop();
+                    w.domain.pop();
+                }
+                TreeNode::If {
+                    branches,
+                    else_body,
+                    line,
+                } => {
+                    let at = || format!("the `if` at line {line}");
+                    let saved = w.domain.len();
+                    for (k, (cond, body)) in branches.iter().enumerate() {
+                        self.expr(*cond, depth, &at)?;
+                        w.nodes += 1;
+                        too_many("loop tree nodes", w.nodes, l.tree_nodes)?;
+                        for (c, _) in branches.iter().take(k) {
+                            w.domain.push(DomainItem::Guard {
+                                cond: *c,
+                                positive: false,
+                            });
+                        }
+                        w.domain.push(DomainItem::Guard {
+                            cond: *cond,
+                            positive: true,
+                        });
+                        too_many(
+                            "domain items of a statement",
+                            w.domain.len(),
+                            l.domain_items,
+                        )?;
+                        self.tree_nodes(body, nesting + 1, w)?;
+                        w.domain.truncate(saved);
+                    }
+                    for (c, _) in branches {
+                        w.domain.push(DomainItem::Guard {
+                            cond: *c,
+                            positive: false,
+                        });
+                    }
+                    too_many(
+                        "domain items of a statement",
+                        w.domain.len(),
+                        l.domain_items,
+                    )?;
+                    self.tree_nodes(else_body, nesting + 1, w)?;
+                    w.domain.truncate(saved);
+                }
+                TreeNode::Call(s) => {
+                    let at = || format!("a call in the loop tree (order {})", w.counter);
+                    in_range(at, "statement", *s, self.p.statements.len())?;
+                    let Some(st) = self.p.statements.get(*s as usize) else {
+                        continue;
+                    };
+                    let here = format!("statement {s} (line {})", st.line);
+                    if w.called.get(*s as usize).copied().unwrap_or(true) {
+                        return Err(ValidationError::Inconsistent {
+                            at: here,
+                            what: "the loop tree calls it twice".into(),
+                        });
+                    }
+                    if let Some(c) = w.called.get_mut(*s as usize) {
+                        *c = true;
+                    }
+                    if st.domain != w.domain {
+                        return Err(ValidationError::Inconsistent {
+                            at: here,
+                            what: "its domain differs from its loops and guards in the loop tree"
+                                .into(),
+                        });
+                    }
+                    let mut order = w.orders.clone();
+                    order.push(w.counter);
+                    if st.order != order {
+                        return Err(ValidationError::Inconsistent {
+                            at: here,
+                            what: format!(
+                                "order keys {:?} differ from its place in the loop tree {order:?}",
+                                st.order
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn plans(&mut self) -> Result<(), ValidationError> {
+        let p = self.p;
+        if p.plans.len() != p.statements.len() {
+            return Err(ValidationError::Inconsistent {
+                at: "plans".into(),
+                what: format!(
+                    "{} plan sets for {} statements",
+                    p.plans.len(),
+                    p.statements.len()
+                ),
+            });
+        }
+        for (si, (st, sp)) in p.statements.iter().zip(&p.plans).enumerate() {
+            for (write, accesses, plans) in [
+                (true, &st.writes, &sp.writes),
+                (false, &st.reads, &sp.reads),
+            ] {
+                let kind = if write { "write" } else { "read" };
+                if accesses.len() != plans.len() {
+                    return Err(ValidationError::Inconsistent {
+                        at: format!("statement {si} (line {})", st.line),
+                        what: format!(
+                            "{} {kind} plans for {} {kind}s",
+                            plans.len(),
+                            accesses.len()
+                        ),
+                    });
+                }
+                for (a, (acc, ap)) in accesses.iter().zip(plans).enumerate() {
+                    let at = || format!("statement {si} (line {}), {kind} {a}", st.line);
+                    too_many(
+                        "partners of an access",
+                        ap.partners.len(),
+                        self.limits.partners,
+                    )?;
+                    for r in &ap.partners {
+                        in_range(at, "partner statement", r.stmt, p.statements.len())?;
+                        let other = p.statements.get(r.stmt as usize);
+                        let list = other.map(|o| if write { &o.reads } else { &o.writes });
+                        let len = list.map_or(0, |l| l.len());
+                        in_range(at, "partner access", r.access, len)?;
+                        let m = list
+                            .and_then(|l| l.get(r.access as usize))
+                            .map(|x| x.matrix);
+                        if m != Some(acc.matrix) {
+                            return Err(ValidationError::Inconsistent {
+                                at: at(),
+                                what: format!(
+                                    "partner (statement {}, access {}) is of another matrix",
+                                    r.stmt, r.access
+                                ),
+                            });
+                        }
+                    }
+                    let dims = acc.indices.len() as u32;
+                    self.plan(&ap.inverse, st, dims, &at)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn plan(
+        &mut self,
+        plan: &Plan,
+        st: &crate::program::Statement,
+        dims: u32,
+        at: &dyn Fn() -> String,
+    ) -> Result<(), ValidationError> {
+        let l = self.limits;
+        let depth = st.vars.len() as u32;
+        let bad = |what: String| ValidationError::Inconsistent { at: at(), what };
+        if plan.depth != depth || plan.inputs != dims {
+            return Err(bad(format!(
+                "plan for {} loop variables and {} tile coordinates, the access has {depth} and \
+                 {dims}",
+                plan.depth, plan.inputs
+            )));
+        }
+        if plan.slots > l.plan_slots || plan.slots < depth + dims {
+            return Err(bad(format!(
+                "plan with {} slots (needs {} to {})",
+                plan.slots,
+                depth + dims,
+                l.plan_slots
+            )));
+        }
+        too_many("plan steps", plan.steps.len(), l.plan_steps)?;
+        let mut known = vec![false; plan.slots as usize];
+        for s in known.iter_mut().skip(depth as usize).take(dims as usize) {
+            *s = true;
+        }
+        for (k, step) in plan.steps.iter().enumerate() {
+            let here = || format!("{}, plan step {k}", at());
+            let target = |slot: u32| in_range(here, "slot", slot, plan.slots as usize);
+            match step {
+                PlanStep::Set { slot, value } => {
+                    self.expr_known(*value, &known, &here)?;
+                    target(*slot)?;
+                }
+                PlanStep::SetDiv { slot, num, den } => {
+                    self.expr_known(*num, &known, &here)?;
+                    if *den == 0 {
+                        return Err(ValidationError::BadConstant {
+                            at: here(),
+                            what: "the denominator",
+                            value: 0,
+                        });
+                    }
+                    target(*slot)?;
+                }
+                PlanStep::SetLog { slot, value, base } => {
+                    self.expr_known(*value, &known, &here)?;
+                    if *base < 2 {
+                        return Err(ValidationError::BadConstant {
+                            at: here(),
+                            what: "the logarithm's base (at least 2)",
+                            value: *base,
+                        });
+                    }
+                    target(*slot)?;
+                }
+                PlanStep::Check { cond } => self.expr_known(*cond, &known, &here)?,
+                PlanStep::CheckRange { slot, lo, hi } => {
+                    target(*slot)?;
+                    if !known.get(*slot as usize).copied().unwrap_or(false) {
+                        return Err(ValidationError::UnboundSlot {
+                            at: here(),
+                            slot: *slot,
+                        });
+                    }
+                    self.expr_known(*lo, &known, &here)?;
+                    self.expr_known(*hi, &known, &here)?;
+                }
+                PlanStep::Range {
+                    slot,
+                    lo,
+                    hi,
+                    step,
+                    lower,
+                    upper,
+                } => {
+                    // An enumeration runs over one of the statement's own
+                    // loops, so it never enumerates more values than the
+                    // program's loop does.
+                    let own = st.domain.iter().any(|d| {
+                        *d == DomainItem::Loop {
+                            slot: *slot,
+                            lo: *lo,
+                            hi: *hi,
+                            step: *step,
+                        }
+                    });
+                    if !own {
+                        return Err(ValidationError::Inconsistent {
+                            at: here(),
+                            what: format!(
+                                "enumeration of slot {slot} is not over one of the statement's \
+                                 loops"
+                            ),
+                        });
+                    }
+                    for e in [lo, hi, step] {
+                        self.expr_known(*e, &known, &here)?;
+                    }
+                    too_many(
+                        "bounds of an enumeration",
+                        lower.len() + upper.len(),
+                        l.range_bounds,
+                    )?;
+                    for e in lower.iter().chain(upper) {
+                        self.expr_known(*e, &known, &here)?;
+                    }
+                    target(*slot)?;
+                }
+            }
+            let assigned = match step {
+                PlanStep::Set { slot, .. }
+                | PlanStep::SetDiv { slot, .. }
+                | PlanStep::SetLog { slot, .. }
+                | PlanStep::Range { slot, .. } => Some(*slot),
+                PlanStep::Check { .. } | PlanStep::CheckRange { .. } => None,
+            };
+            if let Some(s) = assigned.and_then(|s| known.get_mut(s as usize)) {
+                *s = true;
+            }
+        }
+        if let Some(s) = known.iter().take(depth as usize).position(|k| !k) {
+            return Err(ValidationError::UnboundSlot {
+                at: format!("{}, the plan's answer", at()),
+                slot: s as u32,
+            });
+        }
+        Ok(())
+    }
+}
+
+struct TreeWalk {
+    counter: u32,
+    nodes: usize,
+    orders: Vec<u32>,
+    domain: Vec<DomainItem>,
+    called: Vec<bool>,
+}

@@ -1,0 +1,571 @@
+//! The expanded task DAG of one instance, built two independent ways:
+//! from the dependence plans ([`from_plans`]), and by brute force
+//! ([`expand`]): running the program sequentially and recording who writes
+//! and reads each tile. The brute-force expansion is the oracle the plans
+//! are tested against, and it reports every rule violation it sees.
+
+use crate::expr::{Env, EvalError};
+use crate::program::{Instance, Role};
+use crate::query::{Engine, QueryError};
+use crate::task::{Task, Tile, WalkError};
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+
+/// An edge: `from` wrote `tile`, which `to` reads.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Edge {
+    /// Index of the writer in [`Dag::tasks`].
+    pub from: usize,
+    /// Index of the reader.
+    pub to: usize,
+    /// The tile.
+    pub tile: Tile,
+}
+
+/// An expanded DAG.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Dag {
+    /// Every task, in sequential order.
+    pub tasks: Vec<Task>,
+    /// One edge per (writer, reader, tile), sorted.
+    pub edges: Vec<Edge>,
+}
+
+/// A violation of the language's rules seen during expansion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Violation {
+    /// Two tasks (or one task twice) write one tile.
+    DoubleWrite {
+        /// The tile.
+        tile: Tile,
+        /// The first writer.
+        first: Task,
+        /// The second writer.
+        second: Task,
+    },
+    /// A task writes a tile of an `input` matrix.
+    WriteToInput {
+        /// The tile.
+        tile: Tile,
+        /// The writer.
+        task: Task,
+    },
+    /// A tile is read before the task that writes it runs (or by the task
+    /// that writes it).
+    ReadBeforeWrite {
+        /// The tile.
+        tile: Tile,
+        /// The reader.
+        reader: Task,
+        /// The later writer.
+        writer: Task,
+    },
+    /// A tile of a non-input matrix is read but never written.
+    ReadUnwritten {
+        /// The tile.
+        tile: Tile,
+        /// The reader.
+        reader: Task,
+    },
+    /// An index outside the declared extents.
+    OutOfBounds {
+        /// The tile.
+        tile: Tile,
+        /// The task.
+        task: Task,
+        /// Whether the access writes.
+        write: bool,
+    },
+}
+
+impl Violation {
+    /// The task the violation is reported at (the later one).
+    pub fn task(&self) -> &Task {
+        match self {
+            Violation::DoubleWrite { second, .. } => second,
+            Violation::WriteToInput { task, .. } | Violation::OutOfBounds { task, .. } => task,
+            Violation::ReadBeforeWrite { reader, .. } | Violation::ReadUnwritten { reader, .. } => {
+                reader
+            }
+        }
+    }
+
+    /// A sentence naming the tasks and the tile.
+    pub fn describe(&self, inst: &Instance<'_>) -> String {
+        let p = inst.program;
+        let t = |t: &Task| format!("`{}`", p.task_name(t));
+        match self {
+            Violation::DoubleWrite {
+                tile,
+                first,
+                second,
+            } => {
+                if first == second {
+                    format!("{} writes `{}` twice", t(first), p.tile_name(tile))
+                } else {
+                    format!(
+                        "{} and {} both write `{}`",
+                        t(first),
+                        t(second),
+                        p.tile_name(tile)
+                    )
+                }
+            }
+            Violation::WriteToInput { tile, task } => {
+                format!(
+                    "{} writes `{}` of an input matrix",
+                    t(task),
+                    p.tile_name(tile)
+                )
+            }
+            Violation::ReadBeforeWrite {
+                tile,
+                reader,
+                writer,
+            } => {
+                if reader == writer {
+                    format!(
+                        "{} reads `{}`, which it writes itself",
+                        t(reader),
+                        p.tile_name(tile)
+                    )
+                } else {
+                    format!(
+                        "{} reads `{}` before {} writes it",
+                        t(reader),
+                        p.tile_name(tile),
+                        t(writer)
+                    )
+                }
+            }
+            Violation::ReadUnwritten { tile, reader } => {
+                format!(
+                    "{} reads `{}`, which no task writes",
+                    t(reader),
+                    p.tile_name(tile)
+                )
+            }
+            Violation::OutOfBounds { tile, task, write } => format!(
+                "{} {} `{}`, outside the extents of `{}` ({})",
+                t(task),
+                if *write { "writes" } else { "reads" },
+                p.tile_name(tile),
+                p.matrices
+                    .get(tile.matrix as usize)
+                    .map(|m| m.name.as_str())
+                    .unwrap_or("?"),
+                inst.extents
+                    .get(tile.matrix as usize)
+                    .map(|e| e
+                        .iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" x "))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+}
+
+/// Why an instance could not be expanded.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ExpandError {
+    /// The sequential run failed.
+    #[error("{0}")]
+    Walk(#[from] WalkError),
+    /// An index expression failed.
+    #[error("line {line}: {error}")]
+    Eval {
+        /// The statement's line.
+        line: u32,
+        /// Why.
+        error: EvalError,
+    },
+    /// More tasks than allowed.
+    #[error("the instance has more than {0} tasks")]
+    TooLarge(usize),
+    /// A plan query failed.
+    #[error("{0}")]
+    Query(#[from] QueryError),
+}
+
+/// The brute-force expansion: the DAG and every violation, in the order
+/// seen. At most `max_tasks` tasks.
+pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violation>), ExpandError> {
+    let p = inst.program;
+    let mut tasks: Vec<Task> = Vec::new();
+    let mut writer: HashMap<Tile, usize> = HashMap::new();
+    // Reads that happened before any write: (tile, reader id).
+    let mut early_reads: Vec<(Tile, usize)> = Vec::new();
+    let mut edges: Vec<Edge> = Vec::new();
+    let mut violations = Vec::new();
+    let mut failure: Option<ExpandError> = None;
+    let in_bounds = |tile: &Tile| {
+        inst.extents.get(tile.matrix as usize).is_some_and(|e| {
+            e.len() == tile.index.len() && tile.index.iter().zip(e).all(|(&i, &n)| i >= 0 && i < n)
+        })
+    };
+    inst.for_each_task(&mut |task| {
+        if tasks.len() >= max_tasks {
+            failure = Some(ExpandError::TooLarge(max_tasks));
+            return ControlFlow::Break(());
+        }
+        let id = tasks.len();
+        tasks.push(task.clone());
+        let Some(st) = p.statements.get(task.stmt as usize) else {
+            return ControlFlow::Continue(());
+        };
+        let env = Env {
+            params: &inst.params,
+            slots: &task.vars,
+        };
+        let eval = |acc: &crate::program::Access| -> Result<Tile, EvalError> {
+            let mut index = Vec::with_capacity(acc.indices.len());
+            for &i in &acc.indices {
+                index.push(p.exprs.eval_int(i, env)?);
+            }
+            Ok(Tile {
+                matrix: acc.matrix,
+                index,
+            })
+        };
+        // Reads first: a kernel reads its arguments before it writes.
+        let mut seen_reads: Vec<Tile> = Vec::new();
+        for acc in &st.reads {
+            let tile = match eval(acc) {
+                Ok(t) => t,
+                Err(error) => {
+                    failure = Some(ExpandError::Eval {
+                        line: st.line,
+                        error,
+                    });
+                    return ControlFlow::Break(());
+                }
+            };
+            if seen_reads.contains(&tile) {
+                continue;
+            }
+            seen_reads.push(tile.clone());
+            if !in_bounds(&tile) {
+                violations.push(Violation::OutOfBounds {
+                    tile,
+                    task: task.clone(),
+                    write: false,
+                });
+                continue;
+            }
+            let is_input = p
+                .matrices
+                .get(tile.matrix as usize)
+                .is_some_and(|m| m.role == Role::Input);
+            if is_input {
+                continue;
+            }
+            match writer.get(&tile) {
+                Some(&w) => edges.push(Edge {
+                    from: w,
+                    to: id,
+                    tile,
+                }),
+                None => early_reads.push((tile, id)),
+            }
+        }
+        let mut seen_writes: Vec<Tile> = Vec::new();
+        for acc in &st.writes {
+            let tile = match eval(acc) {
+                Ok(t) => t,
+                Err(error) => {
+                    failure = Some(ExpandError::Eval {
+                        line: st.line,
+                        error,
+                    });
+                    return ControlFlow::Break(());
+                }
+            };
+            if !in_bounds(&tile) {
+                violations.push(Violation::OutOfBounds {
+                    tile,
+                    task: task.clone(),
+                    write: true,
+                });
+                continue;
+            }
+            if p.matrices
+                .get(tile.matrix as usize)
+                .is_some_and(|m| m.role == Role::Input)
+            {
+                violations.push(Violation::WriteToInput {
+                    tile: tile.clone(),
+                    task: task.clone(),
+                });
+            }
+            if seen_writes.contains(&tile) {
+                violations.push(Violation::DoubleWrite {
+                    tile,
+                    first: task.clone(),
+                    second: task.clone(),
+                });
+                continue;
+            }
+            seen_writes.push(tile.clone());
+            match writer.get(&tile) {
+                Some(&first) => violations.push(Violation::DoubleWrite {
+                    tile,
+                    first: tasks[first].clone(),
+                    second: task.clone(),
+                }),
+                None => {
+                    writer.insert(tile, id);
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    })?;
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    for (tile, reader) in early_reads {
+        match writer.get(&tile) {
+            Some(&w) => violations.push(Violation::ReadBeforeWrite {
+                tile,
+                reader: tasks[reader].clone(),
+                writer: tasks[w].clone(),
+            }),
+            None => violations.push(Violation::ReadUnwritten {
+                tile,
+                reader: tasks[reader].clone(),
+            }),
+        }
+    }
+    edges.sort();
+    edges.dedup();
+    Ok((Dag { tasks, edges }, violations))
+}
+
+/// The DAG from the plans: tasks from the sequential enumeration, edges
+/// from `children` of every task.
+pub fn from_plans(inst: &Instance<'_>, max_tasks: usize) -> Result<Dag, ExpandError> {
+    let mut tasks = Vec::new();
+    let mut too_large = false;
+    inst.for_each_task(&mut |t| {
+        if tasks.len() >= max_tasks {
+            too_large = true;
+            return ControlFlow::Break(());
+        }
+        tasks.push(t.clone());
+        ControlFlow::Continue(())
+    })?;
+    if too_large {
+        return Err(ExpandError::TooLarge(max_tasks));
+    }
+    let ids: HashMap<&Task, usize> = tasks.iter().enumerate().map(|(i, t)| (t, i)).collect();
+    let mut engine = Engine::new(inst);
+    let mut edges = Vec::new();
+    for (from, t) in tasks.iter().enumerate() {
+        for (child, tile) in engine.children(t)? {
+            let Some(&to) = ids.get(&child) else {
+                return Err(
+                    QueryError::NotATask(inst.program.task_name(&child).to_string()).into(),
+                );
+            };
+            edges.push(Edge { from, to, tile });
+        }
+    }
+    edges.sort();
+    edges.dedup();
+    Ok(Dag { tasks, edges })
+}
+
+/// What a walk of the DAG saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WalkStats {
+    /// Tasks with no parents.
+    pub roots: u64,
+    /// Tasks made ready (each exactly once in a correct walk).
+    pub reached: u64,
+    /// Edges followed.
+    pub edges: u64,
+    /// The most tasks waiting for parents at one time.
+    pub max_waiting: usize,
+}
+
+/// Walks the whole DAG the way a runtime schedules it, without
+/// materialising it: roots are the tasks with no parents; completing a task
+/// decrements each child's counter (initialised from the parents plan on
+/// first sight), and a child whose counter reaches zero becomes ready.
+/// Only waiting tasks are kept in memory. Fails if a task would be reached
+/// twice or a counter would go negative (a plan bug).
+pub fn walk(inst: &Instance<'_>) -> Result<WalkStats, ExpandError> {
+    let mut engine = Engine::new(inst);
+    let mut stats = WalkStats::default();
+    let mut ready: Vec<Task> = Vec::new();
+    let mut failure: Option<ExpandError> = None;
+    inst.for_each_task(&mut |t| match engine.has_parent(t) {
+        Ok(false) => {
+            ready.push(t.clone());
+            stats.roots += 1;
+            ControlFlow::Continue(())
+        }
+        Ok(true) => ControlFlow::Continue(()),
+        Err(e) => {
+            failure = Some(e.into());
+            ControlFlow::Break(())
+        }
+    })?;
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    let mut waiting: rustc_hash::FxHashMap<Task, usize> = rustc_hash::FxHashMap::default();
+    let mut children: Vec<Task> = Vec::new();
+    while let Some(task) = ready.pop() {
+        stats.reached += 1;
+        children.clear();
+        engine.for_each_child(&task, &mut |stmt, vars, _, _| {
+            children.push(Task {
+                stmt,
+                vars: vars.into(),
+            })
+        })?;
+        for child in children.drain(..) {
+            stats.edges += 1;
+            use std::collections::hash_map::Entry;
+            match waiting.entry(child) {
+                Entry::Occupied(mut e) => {
+                    *e.get_mut() -= 1;
+                    if *e.get() == 0 {
+                        let (child, _) = e.remove_entry();
+                        ready.push(child);
+                    }
+                }
+                Entry::Vacant(v) => match engine.in_degree(v.key())? {
+                    0 => {
+                        return Err(QueryError::NotATask(format!(
+                            "{} reached twice",
+                            inst.program.task_name(v.key())
+                        ))
+                        .into())
+                    }
+                    // The only parent just finished: ready at once, never
+                    // stored.
+                    1 => ready.push(v.into_key()),
+                    d => {
+                        v.insert(d - 1);
+                    }
+                },
+            }
+        }
+        stats.max_waiting = stats.max_waiting.max(waiting.len());
+    }
+    if !waiting.is_empty() {
+        return Err(
+            QueryError::NotATask(format!("{} tasks never became ready", waiting.len())).into(),
+        );
+    }
+    Ok(stats)
+}
+
+/// What a sequential-order walk saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SequentialWalkStats {
+    /// Tasks with no parents.
+    pub roots: u64,
+    /// Every task, each scheduled exactly once.
+    pub tasks: u64,
+    /// Edges followed (= the sum of the in-degrees).
+    pub edges: u64,
+}
+
+/// One of two independent 64-bit hashes of a task, for the multiset check
+/// of [`walk_sequential`].
+fn task_hash(seed: u64, stmt: u32, vars: &[i64]) -> u64 {
+    fn mix(mut z: u64) -> u64 {
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    let mut h = mix(seed ^ u64::from(stmt));
+    for &v in vars {
+        h = mix(h ^ v as u64);
+    }
+    h
+}
+
+/// Walks the whole DAG the way the runtime's in-degree counting schedules
+/// it, in memory independent of the instance: O(1) beyond the plan
+/// evaluator's scratch space.
+///
+/// Why it is a faithful schedule without counters: every edge goes
+/// forward in sequential order (checked here for every edge), so running
+/// tasks in sequential order runs each task after all its parents, i.e.
+/// exactly when its in-degree counter would reach zero. Instead of keeping
+/// a counter per waiting task, the walk checks the bookkeeping a counter
+/// would do, as a multiset identity: every child notification `T → C`
+/// (from the children plans) adds `h(C)`, every task adds `in_degree(C) ·
+/// h(C)` (from the parents plans), and the two sums (two independent
+/// 64-bit hashes, wrapping) and the edge counts must agree at the end. A
+/// children plan that missed or duplicated an edge would break the
+/// identity unless the hash collided (probability about 2⁻¹²⁸).
+///
+/// Fails on a backward edge, a self edge, or a mismatch.
+pub fn walk_sequential(inst: &Instance<'_>) -> Result<SequentialWalkStats, ExpandError> {
+    let p = inst.program;
+    let mut engine = Engine::new(inst);
+    let mut stats = SequentialWalkStats::default();
+    let (mut notified, mut expected) = ([0u64; 2], [0u64; 2]);
+    let mut expected_edges = 0u64;
+    let mut failure: Option<ExpandError> = None;
+    let mut children: Vec<Task> = Vec::new();
+    inst.for_each_task(&mut |t| {
+        let step = (|| -> Result<(), ExpandError> {
+            let d = engine.in_degree(t)? as u64;
+            if d == 0 {
+                stats.roots += 1;
+            }
+            stats.tasks += 1;
+            expected_edges += d;
+            for (k, e) in expected.iter_mut().enumerate() {
+                *e = e.wrapping_add(d.wrapping_mul(task_hash(k as u64, t.stmt, &t.vars)));
+            }
+            children.clear();
+            engine.for_each_child(t, &mut |stmt, vars, _, _| {
+                children.push(Task {
+                    stmt,
+                    vars: vars.into(),
+                })
+            })?;
+            for c in &children {
+                if p.sequential_cmp(t, c) != std::cmp::Ordering::Less {
+                    return Err(QueryError::NotATask(format!(
+                        "edge {} -> {} goes backwards in sequential order",
+                        p.task_name(t),
+                        p.task_name(c)
+                    ))
+                    .into());
+                }
+                stats.edges += 1;
+                for (k, n) in notified.iter_mut().enumerate() {
+                    *n = n.wrapping_add(task_hash(k as u64, c.stmt, &c.vars));
+                }
+            }
+            Ok(())
+        })();
+        match step {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                failure = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    })?;
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    if stats.edges != expected_edges || notified != expected {
+        return Err(QueryError::NotATask(format!(
+            "the children plans gave {} edges, the parents plans {} (or the edge multisets differ)",
+            stats.edges, expected_edges
+        ))
+        .into());
+    }
+    Ok(stats)
+}

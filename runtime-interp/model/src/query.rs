@@ -1,0 +1,475 @@
+//! Dependency queries answered from the plans alone: `children`,
+//! `parents`, `writer` and `readers`, with no solver and no expansion of
+//! the DAG. Answers are in sequential order and free of duplicates; every
+//! edge carries the tile it is for.
+
+use crate::expr::{Env, EvalError};
+use crate::plan::{PlanError, Scratch};
+use crate::program::{Access, Instance};
+use crate::task::{Task, Tile};
+
+/// Why a query could not be answered.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum QueryError {
+    /// The task is not an iteration of its statement in this instance.
+    #[error("{0} is not a task of this instance")]
+    NotATask(String),
+    /// A tile index outside the matrix's extents.
+    #[error("tile {tile} is outside the extents of `{matrix}` ({extents})")]
+    OutOfBounds {
+        /// The tile.
+        tile: String,
+        /// The matrix.
+        matrix: String,
+        /// Its extents.
+        extents: String,
+    },
+    /// An expression of the program failed.
+    #[error("evaluation error: {0}")]
+    Eval(#[from] EvalError),
+    /// A plan failed.
+    #[error("{0}")]
+    Plan(#[from] PlanError),
+}
+
+/// Called with (statement, loop variables, matrix, tile index) per edge.
+pub type EdgeVisitor<'a> = dyn FnMut(u32, &[i64], u32, &[i64]) + 'a;
+
+/// Like [`EdgeVisitor`], returning whether to go on.
+pub type EdgeFilter<'a> = dyn FnMut(u32, &[i64], u32, &[i64]) -> bool + 'a;
+
+/// Work allowed per query: a bound on enumerated values, so that no
+/// artifact can make a query run forever.
+pub const DEFAULT_BUDGET: u64 = 1 << 34;
+
+/// A query engine over one instance, with reusable scratch memory.
+pub struct Engine<'i, 'p> {
+    inst: &'i Instance<'p>,
+    scratch: Scratch,
+    tile: Vec<i64>,
+    read_tiles: Vec<i64>,
+    read_starts: Vec<usize>,
+    /// Remaining work budget (see [`DEFAULT_BUDGET`]).
+    pub budget: u64,
+    /// For each matrix: its write accesses `(stmt, access)`.
+    writes_of: Vec<Vec<(u32, u32)>>,
+    /// For each matrix: its read accesses.
+    reads_of: Vec<Vec<(u32, u32)>>,
+}
+
+impl<'i, 'p> Engine<'i, 'p> {
+    /// An engine for an instance.
+    pub fn new(inst: &'i Instance<'p>) -> Self {
+        let p = inst.program;
+        let mut writes_of = vec![Vec::new(); p.matrices.len()];
+        let mut reads_of = vec![Vec::new(); p.matrices.len()];
+        for (s, st) in p.statements.iter().enumerate() {
+            for (a, acc) in st.writes.iter().enumerate() {
+                if let Some(v) = writes_of.get_mut(acc.matrix as usize) {
+                    v.push((s as u32, a as u32));
+                }
+            }
+            for (a, acc) in st.reads.iter().enumerate() {
+                if let Some(v) = reads_of.get_mut(acc.matrix as usize) {
+                    v.push((s as u32, a as u32));
+                }
+            }
+        }
+        Engine {
+            inst,
+            scratch: Scratch::default(),
+            tile: Vec::new(),
+            read_tiles: Vec::new(),
+            read_starts: Vec::new(),
+            budget: DEFAULT_BUDGET,
+            writes_of,
+            reads_of,
+        }
+    }
+
+    /// The instance.
+    pub fn instance(&self) -> &'i Instance<'p> {
+        self.inst
+    }
+
+    /// Checks that a task exists in this instance.
+    pub fn check_task(&self, task: &Task) -> Result<(), QueryError> {
+        let p = self.inst.program;
+        if p.in_domain(&self.inst.params, task.stmt, &task.vars)? {
+            Ok(())
+        } else {
+            Err(QueryError::NotATask(p.task_name(task).to_string()))
+        }
+    }
+
+    /// Checks that a tile lies inside its matrix's extents.
+    pub fn check_tile(&self, tile: &Tile) -> Result<(), QueryError> {
+        let p = self.inst.program;
+        let ext = self.inst.extents.get(tile.matrix as usize);
+        let inside = ext.is_some_and(|e| {
+            e.len() == tile.index.len() && tile.index.iter().zip(e).all(|(&i, &n)| i >= 0 && i < n)
+        });
+        if inside {
+            Ok(())
+        } else {
+            Err(QueryError::OutOfBounds {
+                tile: p.tile_name(tile),
+                matrix: p
+                    .matrices
+                    .get(tile.matrix as usize)
+                    .map(|m| m.name.clone())
+                    .unwrap_or_default(),
+                extents: ext
+                    .map(|e| {
+                        e.iter()
+                            .map(|x| x.to_string())
+                            .collect::<Vec<_>>()
+                            .join(" x ")
+                    })
+                    .unwrap_or_default(),
+            })
+        }
+    }
+
+    fn eval_access(&self, acc: &Access, vars: &[i64], out: &mut Vec<i64>) -> Result<(), EvalError> {
+        out.clear();
+        let env = Env {
+            params: &self.inst.params,
+            slots: vars,
+        };
+        for &i in &acc.indices {
+            out.push(self.inst.program.exprs.eval_int(i, env)?);
+        }
+        Ok(())
+    }
+
+    /// The tiles a task writes, in result order.
+    pub fn writes(&self, task: &Task) -> Result<Vec<Tile>, QueryError> {
+        self.tiles(&self.statement(task)?.writes, task)
+    }
+
+    /// The tiles a task reads, in argument order.
+    pub fn reads(&self, task: &Task) -> Result<Vec<Tile>, QueryError> {
+        self.tiles(&self.statement(task)?.reads, task)
+    }
+
+    fn tiles(&self, accesses: &[Access], task: &Task) -> Result<Vec<Tile>, QueryError> {
+        let mut out = Vec::with_capacity(accesses.len());
+        for acc in accesses {
+            let mut index = Vec::new();
+            self.eval_access(acc, &task.vars, &mut index)?;
+            out.push(Tile {
+                matrix: acc.matrix,
+                index,
+            });
+        }
+        Ok(out)
+    }
+
+    fn statement(&self, task: &Task) -> Result<&'p crate::program::Statement, QueryError> {
+        self.inst
+            .program
+            .statements
+            .get(task.stmt as usize)
+            .ok_or_else(|| QueryError::NotATask(format!("statement {}", task.stmt)))
+    }
+
+    /// Runs the inverse plan of one access for a tile.
+    fn inverse(
+        &mut self,
+        stmt: u32,
+        access: u32,
+        write: bool,
+        tile: &[i64],
+        out: &mut Vec<Task>,
+    ) -> Result<(), QueryError> {
+        let p = self.inst.program;
+        let Some(plans) = p.plans.get(stmt as usize) else {
+            return Err(PlanError::Malformed.into());
+        };
+        let list = if write { &plans.writes } else { &plans.reads };
+        let Some(ap) = list.get(access as usize) else {
+            return Err(PlanError::Malformed.into());
+        };
+        let mut emit = |vars: &[i64]| {
+            out.push(Task {
+                stmt,
+                vars: vars.into(),
+            });
+            true
+        };
+        ap.inverse.run(
+            &p.exprs,
+            &self.inst.params,
+            tile,
+            &mut self.scratch,
+            &mut self.budget,
+            &mut emit,
+        )?;
+        Ok(())
+    }
+
+    /// Calls `f(child statement, child vars, matrix, tile)` for every
+    /// (child, tile) edge out of `task`, once each, in no particular order.
+    /// `task` must be a task of the instance (unchecked).
+    pub fn for_each_child(
+        &mut self,
+        task: &Task,
+        f: &mut EdgeVisitor<'_>,
+    ) -> Result<(), QueryError> {
+        let p = self.inst.program;
+        let st = self.statement(task)?;
+        let plans = p
+            .plans
+            .get(task.stmt as usize)
+            .ok_or(PlanError::Malformed)?;
+        let mut tile = std::mem::take(&mut self.tile);
+        for (w, acc) in st.writes.iter().enumerate() {
+            self.eval_access(acc, &task.vars, &mut tile)?;
+            let partners = &plans.writes.get(w).ok_or(PlanError::Malformed)?.partners;
+            for r in partners {
+                let reader = p
+                    .statements
+                    .get(r.stmt as usize)
+                    .ok_or(PlanError::Malformed)?;
+                let ap = p
+                    .plans
+                    .get(r.stmt as usize)
+                    .and_then(|ps| ps.reads.get(r.access as usize))
+                    .ok_or(PlanError::Malformed)?;
+                let params = &self.inst.params;
+                let mut result = Ok(());
+                let mut emit = |vars: &[i64]| {
+                    if r.stmt == task.stmt && vars == &*task.vars {
+                        // Reading its own output is a violation, not an edge.
+                        return true;
+                    }
+                    // A reader that reads the tile through an earlier access
+                    // too gets the edge from that access only.
+                    for earlier in reader.reads.iter().take(r.access as usize) {
+                        if earlier.matrix != acc.matrix {
+                            continue;
+                        }
+                        let env = Env {
+                            params,
+                            slots: vars,
+                        };
+                        let mut same = true;
+                        for (&i, &t) in earlier.indices.iter().zip(tile.iter()) {
+                            match p.exprs.eval_int(i, env) {
+                                Ok(v) if v == t => {}
+                                Ok(_) => {
+                                    same = false;
+                                    break;
+                                }
+                                Err(e) => {
+                                    result = Err(QueryError::Eval(e));
+                                    return false;
+                                }
+                            }
+                        }
+                        if same {
+                            return true;
+                        }
+                    }
+                    f(r.stmt, vars, acc.matrix, &tile);
+                    true
+                };
+                ap.inverse.run(
+                    &p.exprs,
+                    params,
+                    &tile,
+                    &mut self.scratch,
+                    &mut self.budget,
+                    &mut emit,
+                )?;
+                result?;
+            }
+        }
+        self.tile = tile;
+        Ok(())
+    }
+
+    /// The tasks that read a tile `task` writes, each with the tile; in
+    /// sequential order, one entry per (child, tile).
+    pub fn children(&mut self, task: &Task) -> Result<Vec<(Task, Tile)>, QueryError> {
+        self.check_task(task)?;
+        let mut out: Vec<(Task, Tile)> = Vec::new();
+        self.for_each_child(task, &mut |stmt, vars, matrix, tile| {
+            out.push((
+                Task {
+                    stmt,
+                    vars: vars.into(),
+                },
+                Tile {
+                    matrix,
+                    index: tile.to_vec(),
+                },
+            ))
+        })?;
+        let p = self.inst.program;
+        out.sort_by(|a, b| p.sequential_cmp(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
+        out.dedup();
+        Ok(out)
+    }
+
+    /// Calls `f(parent statement, parent vars, matrix, tile)` for every
+    /// (parent, tile) edge into `task`, once each (a tile read twice counts
+    /// once). `task` must be a task of the instance (unchecked).
+    pub fn for_each_parent(
+        &mut self,
+        task: &Task,
+        f: &mut EdgeFilter<'_>,
+    ) -> Result<(), QueryError> {
+        let p = self.inst.program;
+        let st = self.statement(task)?;
+        let plans = p
+            .plans
+            .get(task.stmt as usize)
+            .ok_or(PlanError::Malformed)?;
+        // The read tiles, flattened into one reused buffer.
+        let mut flat = std::mem::take(&mut self.read_tiles);
+        flat.clear();
+        let mut starts = std::mem::take(&mut self.read_starts);
+        starts.clear();
+        let result = (|| {
+            for (r, acc) in st.reads.iter().enumerate() {
+                let start = flat.len();
+                let env = Env {
+                    params: &self.inst.params,
+                    slots: &task.vars,
+                };
+                for &i in &acc.indices {
+                    flat.push(p.exprs.eval_int(i, env)?);
+                }
+                starts.push(start);
+                let tile = &flat[start..];
+                // A tile read twice gives one edge.
+                let repeated = st.reads.iter().take(r).enumerate().any(|(q, a)| {
+                    a.matrix == acc.matrix
+                        && flat.get(starts[q]..starts[q] + a.indices.len()) == Some(tile)
+                });
+                if repeated {
+                    continue;
+                }
+                let partners = &plans.reads.get(r).ok_or(PlanError::Malformed)?.partners;
+                for w in partners {
+                    let ap = p
+                        .plans
+                        .get(w.stmt as usize)
+                        .and_then(|ps| ps.writes.get(w.access as usize))
+                        .ok_or(PlanError::Malformed)?;
+                    let mut go_on = true;
+                    let mut emit = |vars: &[i64]| {
+                        if !(w.stmt == task.stmt && vars == &*task.vars) {
+                            go_on = f(w.stmt, vars, acc.matrix, tile);
+                        }
+                        go_on
+                    };
+                    ap.inverse.run(
+                        &p.exprs,
+                        &self.inst.params,
+                        tile,
+                        &mut self.scratch,
+                        &mut self.budget,
+                        &mut emit,
+                    )?;
+                    if !go_on {
+                        return Ok(());
+                    }
+                }
+            }
+            Ok(())
+        })();
+        self.read_tiles = flat;
+        self.read_starts = starts;
+        result
+    }
+
+    /// The tasks that wrote a tile `task` reads, each with the tile.
+    pub fn parents(&mut self, task: &Task) -> Result<Vec<(Task, Tile)>, QueryError> {
+        self.check_task(task)?;
+        let mut out: Vec<(Task, Tile)> = Vec::new();
+        self.for_each_parent(task, &mut |stmt, vars, matrix, tile| {
+            out.push((
+                Task {
+                    stmt,
+                    vars: vars.into(),
+                },
+                Tile {
+                    matrix,
+                    index: tile.to_vec(),
+                },
+            ));
+            true
+        })?;
+        let p = self.inst.program;
+        out.sort_by(|a, b| p.sequential_cmp(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
+        out.dedup();
+        Ok(out)
+    }
+
+    /// The number of (parent, tile) edges into a task, without building
+    /// the list (for in-degree counting). `task` must be a task of the
+    /// instance (unchecked).
+    pub fn in_degree(&mut self, task: &Task) -> Result<usize, QueryError> {
+        let mut n = 0;
+        self.for_each_parent(task, &mut |_, _, _, _| {
+            n += 1;
+            true
+        })?;
+        Ok(n)
+    }
+
+    /// Whether a task has any parent (stops at the first one found).
+    /// `task` must be a task of the instance (unchecked).
+    pub fn has_parent(&mut self, task: &Task) -> Result<bool, QueryError> {
+        let mut found = false;
+        self.for_each_parent(task, &mut |_, _, _, _| {
+            found = true;
+            false
+        })?;
+        Ok(found)
+    }
+
+    /// The tasks that write a tile (none for an input or unwritten tile).
+    pub fn writer(&mut self, tile: &Tile) -> Result<Vec<Task>, QueryError> {
+        self.check_tile(tile)?;
+        let accesses = self
+            .writes_of
+            .get(tile.matrix as usize)
+            .cloned()
+            .unwrap_or_default();
+        self.tasks_touching(tile, &accesses, true)
+    }
+
+    /// The tasks that read a tile.
+    pub fn readers(&mut self, tile: &Tile) -> Result<Vec<Task>, QueryError> {
+        self.check_tile(tile)?;
+        let accesses = self
+            .reads_of
+            .get(tile.matrix as usize)
+            .cloned()
+            .unwrap_or_default();
+        self.tasks_touching(tile, &accesses, false)
+    }
+
+    fn tasks_touching(
+        &mut self,
+        tile: &Tile,
+        accesses: &[(u32, u32)],
+        write: bool,
+    ) -> Result<Vec<Task>, QueryError> {
+        let mut out: Vec<Task> = Vec::new();
+        let mut found = Vec::new();
+        for &(s, a) in accesses {
+            found.clear();
+            self.inverse(s, a, write, &tile.index, &mut found)?;
+            out.append(&mut found);
+        }
+        let p = self.inst.program;
+        out.sort_by(|a, b| p.sequential_cmp(a, b));
+        out.dedup();
+        Ok(out)
+    }
+}

@@ -1,0 +1,395 @@
+//! Tasks, their names and their sequential order, and the sequential
+//! enumeration of a program instance's tasks (the loop tree run in order).
+
+use crate::expr::{Env, EvalError};
+use crate::program::{DomainItem, Instance, Program, TreeNode};
+use std::cmp::Ordering;
+use std::fmt;
+use std::ops::ControlFlow;
+
+/// A task: a statement and the values of its loop variables.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Task {
+    /// The statement's index.
+    pub stmt: u32,
+    /// Loop variable values, outermost first.
+    pub vars: Vars,
+}
+
+/// How many loop variables a task keeps inline, without allocating.
+const INLINE: usize = 6;
+
+/// Loop variable values: inline up to six (every realistic loop nest), on
+/// the heap beyond. Behaves as a slice.
+#[derive(Clone)]
+pub enum Vars {
+    /// Up to [`INLINE`] values.
+    Inline(u8, [i64; INLINE]),
+    /// More.
+    Heap(Box<[i64]>),
+}
+
+impl std::ops::Deref for Vars {
+    type Target = [i64];
+    fn deref(&self) -> &[i64] {
+        match self {
+            Vars::Inline(n, a) => &a[..*n as usize],
+            Vars::Heap(b) => b,
+        }
+    }
+}
+
+impl From<&[i64]> for Vars {
+    fn from(s: &[i64]) -> Vars {
+        if s.len() <= INLINE {
+            let mut a = [0; INLINE];
+            a[..s.len()].copy_from_slice(s);
+            Vars::Inline(s.len() as u8, a)
+        } else {
+            Vars::Heap(s.into())
+        }
+    }
+}
+
+impl From<Vec<i64>> for Vars {
+    fn from(v: Vec<i64>) -> Vars {
+        Vars::from(v.as_slice())
+    }
+}
+
+impl PartialEq for Vars {
+    fn eq(&self, o: &Vars) -> bool {
+        **self == **o
+    }
+}
+impl Eq for Vars {}
+impl std::hash::Hash for Vars {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (**self).hash(h)
+    }
+}
+impl PartialOrd for Vars {
+    fn partial_cmp(&self, o: &Vars) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Vars {
+    fn cmp(&self, o: &Vars) -> Ordering {
+        (**self).cmp(&**o)
+    }
+}
+impl fmt::Debug for Vars {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+/// A tile: a matrix and one index per dimension.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Tile {
+    /// The matrix's index.
+    pub matrix: u32,
+    /// The indices.
+    pub index: Vec<i64>,
+}
+
+/// Renders a task as `kernel@LINE(i=0, j=1)`.
+pub struct TaskName<'a> {
+    program: &'a Program,
+    task: &'a Task,
+}
+
+impl Program {
+    /// A displayable name of a task.
+    pub fn task_name<'a>(&'a self, task: &'a Task) -> TaskName<'a> {
+        TaskName {
+            program: self,
+            task,
+        }
+    }
+
+    /// Renders a tile as `M[1, 2]`.
+    pub fn tile_name(&self, tile: &Tile) -> String {
+        let name = self
+            .matrices
+            .get(tile.matrix as usize)
+            .map(|m| m.name.as_str())
+            .unwrap_or("?");
+        let idx: Vec<String> = tile.index.iter().map(|i| i.to_string()).collect();
+        format!("{name}[{}]", idx.join(", "))
+    }
+
+    /// Compares two tasks in sequential (program) order.
+    pub fn sequential_cmp(&self, a: &Task, b: &Task) -> Ordering {
+        let (Some(sa), Some(sb)) = (
+            self.statements.get(a.stmt as usize),
+            self.statements.get(b.stmt as usize),
+        ) else {
+            return a.cmp(b);
+        };
+        // Keys interleave pre-order numbers of the enclosing loops with the
+        // loop values: [loop0, v0, loop1, v1, ..., stmt].
+        let n = sa.order.len().max(sb.order.len()) * 2;
+        for k in 0..n {
+            let ka = key_at(&sa.order, &a.vars, k);
+            let kb = key_at(&sb.order, &b.vars, k);
+            match ka.cmp(&kb) {
+                Ordering::Equal => continue,
+                other => return other,
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// Whether `vars` is an iteration of statement `stmt` in this instance.
+    pub fn in_domain(&self, params: &[i64], stmt: u32, vars: &[i64]) -> Result<bool, EvalError> {
+        let Some(s) = self.statements.get(stmt as usize) else {
+            return Ok(false);
+        };
+        if vars.len() != s.depth() {
+            return Ok(false);
+        }
+        let env = Env {
+            params,
+            slots: vars,
+        };
+        for item in &s.domain {
+            match item {
+                DomainItem::Loop { slot, lo, hi, step } => {
+                    let v = vars.get(*slot as usize).copied().unwrap_or(0);
+                    let (lo, hi, step) = (
+                        self.exprs.eval_int(*lo, env)?,
+                        self.exprs.eval_int(*hi, env)?,
+                        self.exprs.eval_int(*step, env)?,
+                    );
+                    if step <= 0 {
+                        return Ok(false);
+                    }
+                    if v < lo || v >= hi || (v as i128 - lo as i128) % step as i128 != 0 {
+                        return Ok(false);
+                    }
+                }
+                DomainItem::Guard { cond, positive } => {
+                    if self.exprs.eval_bool(*cond, env)? != *positive {
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+        Ok(true)
+    }
+}
+
+fn key_at(order: &[u32], vars: &[i64], k: usize) -> Option<i64> {
+    if k.is_multiple_of(2) {
+        order.get(k / 2).map(|&o| o as i64)
+    } else {
+        vars.get(k / 2).copied()
+    }
+}
+
+impl fmt::Display for TaskName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(s) = self.program.statements.get(self.task.stmt as usize) else {
+            return write!(f, "?@?");
+        };
+        let kernel = self
+            .program
+            .kernels
+            .get(s.kernel as usize)
+            .map(|k| k.name.as_str())
+            .unwrap_or("?");
+        write!(f, "{kernel}@{}", s.line)?;
+        if self
+            .program
+            .statements
+            .iter()
+            .filter(|o| o.line == s.line)
+            .count()
+            > 1
+        {
+            write!(f, ":{}", s.column)?;
+        }
+        f.write_str("(")?;
+        for (i, (n, v)) in s.vars.iter().zip(self.task.vars.iter()).enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{n}={v}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// An evaluation error met while running the program sequentially.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("line {line}: {error}")]
+pub struct WalkError {
+    /// The line of the loop, `if` or statement being evaluated.
+    pub line: u32,
+    /// What went wrong.
+    pub error: WalkErrorKind,
+}
+
+/// What went wrong during a sequential run.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum WalkErrorKind {
+    /// An expression failed.
+    #[error("{0}")]
+    Eval(EvalError),
+    /// A loop step that is not positive.
+    #[error("loop step must be positive, found {0}")]
+    Step(i64),
+    /// Too many loop iterations in a row without a task: a (possibly
+    /// hostile) program whose loops run for ever without doing anything.
+    #[error("{0} loop iterations in a row ran no task; refusing to go on (a loop whose guards never hold?)")]
+    Idle(u64),
+}
+
+/// Loop iterations in a row without a task after which a sequential run
+/// gives up (a tenth of a second of work). No useful program comes near it: a
+/// loop that runs this long without a task only burns time.
+pub const IDLE_ITERATIONS: u64 = 1 << 26;
+
+fn has_call(nodes: &[TreeNode]) -> bool {
+    nodes.iter().any(|n| match n {
+        TreeNode::Call(_) => true,
+        TreeNode::Loop { body, .. } => has_call(body),
+        TreeNode::If {
+            branches,
+            else_body,
+            ..
+        } => branches.iter().any(|(_, b)| has_call(b)) || has_call(else_body),
+    })
+}
+
+impl Instance<'_> {
+    /// Runs the loop tree in sequential order, calling `visit` for every
+    /// task; `visit` may stop the walk early with `ControlFlow::Break`.
+    pub fn for_each_task(
+        &self,
+        visit: &mut dyn FnMut(&Task) -> ControlFlow<()>,
+    ) -> Result<(), WalkError> {
+        let mut slots = Vec::new();
+        let mut task = Task {
+            stmt: 0,
+            vars: Vars::from(&[][..]),
+        };
+        let mut idle = 0;
+        let _ = self.walk(&self.program.tree, &mut slots, &mut task, &mut idle, visit)?;
+        Ok(())
+    }
+
+    fn walk(
+        &self,
+        nodes: &[TreeNode],
+        slots: &mut Vec<i64>,
+        task: &mut Task,
+        idle: &mut u64,
+        visit: &mut dyn FnMut(&Task) -> ControlFlow<()>,
+    ) -> Result<ControlFlow<()>, WalkError> {
+        let p = self.program;
+        for node in nodes {
+            match node {
+                TreeNode::Loop {
+                    slot,
+                    lo,
+                    hi,
+                    step,
+                    body,
+                    line,
+                } => {
+                    // A loop with no call inside has no task to visit.
+                    if !has_call(body) {
+                        continue;
+                    }
+                    let err = |e| WalkError {
+                        line: *line,
+                        error: WalkErrorKind::Eval(e),
+                    };
+                    let env = Env {
+                        params: &self.params,
+                        slots,
+                    };
+                    let lo = p.exprs.eval_int(*lo, env).map_err(err)?;
+                    let hi = p.exprs.eval_int(*hi, env).map_err(err)?;
+                    let step = p.exprs.eval_int(*step, env).map_err(err)?;
+                    if step <= 0 {
+                        return Err(WalkError {
+                            line: *line,
+                            error: WalkErrorKind::Step(step),
+                        });
+                    }
+                    let depth = *slot as usize;
+                    slots.truncate(depth);
+                    slots.push(lo);
+                    let mut v = lo;
+                    while v < hi {
+                        slots.truncate(depth + 1);
+                        slots[depth] = v;
+                        *idle += 1;
+                        if *idle > IDLE_ITERATIONS {
+                            return Err(WalkError {
+                                line: *line,
+                                error: WalkErrorKind::Idle(*idle),
+                            });
+                        }
+                        if self.walk(body, slots, task, idle, visit)?.is_break() {
+                            return Ok(ControlFlow::Break(()));
+                        }
+                        match v.checked_add(step) {
+                            Some(n) => v = n,
+                            None => break,
+                        }
+                    }
+                    slots.truncate(depth);
+                }
+                TreeNode::If {
+                    branches,
+                    else_body,
+                    line,
+                } => {
+                    let mut taken = None;
+                    for (cond, body) in branches {
+                        let env = Env {
+                            params: &self.params,
+                            slots,
+                        };
+                        let c = p.exprs.eval_bool(*cond, env).map_err(|e| WalkError {
+                            line: *line,
+                            error: WalkErrorKind::Eval(e),
+                        })?;
+                        if c {
+                            taken = Some(body);
+                            break;
+                        }
+                    }
+                    let body = taken.unwrap_or(else_body);
+                    if self.walk(body, slots, task, idle, visit)?.is_break() {
+                        return Ok(ControlFlow::Break(()));
+                    }
+                }
+                TreeNode::Call(s) => {
+                    let depth = p.statements.get(*s as usize).map_or(0, |st| st.depth());
+                    task.stmt = *s;
+                    task.vars = Vars::from(&slots[..depth.min(slots.len())]);
+                    *idle = 0;
+                    if visit(task).is_break() {
+                        return Ok(ControlFlow::Break(()));
+                    }
+                }
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// Every task in sequential order (for small instances).
+    pub fn tasks(&self) -> Result<Vec<Task>, WalkError> {
+        let mut out = Vec::new();
+        self.for_each_task(&mut |t| {
+            out.push(t.clone());
+            ControlFlow::Continue(())
+        })?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,204 @@
+//! The standard kernels' speed next to faer's own dense routine called
+//! directly with `Par::Seq`, on square tiles of order 512 and 1024 and on an
+//! 8192×512 panel for `qr_factor`.
+//!
+//! Throughput is set to the kernel's flop count from `flops::flops`, so
+//! criterion's "Gelem/s" reads as GFLOP/s. Both sides of a pair use the same
+//! count, so their ratio is the time ratio; faer's QR alone does not form t,
+//! which the kernel's count includes. The direct faer calls work in place on
+//! a fresh copy made outside the timed region; the kernels copy their input
+//! inside it, as the executor sees them.
+//!
+//! Run: `cargo bench -p lpk-runtime --bench kernels -- --warm-up-time 1
+//! --measurement-time 3`.
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
+use faer::linalg::matmul::matmul;
+use faer::linalg::qr::no_pivoting::factor::{
+    qr_in_place, qr_in_place_scratch, recommended_block_size,
+};
+use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
+use faer::{Accum, Par};
+use model::flops;
+use runtime::kernels::{Kernel, KernelArg, Registry, Tile};
+use std::hint::black_box;
+use std::sync::Arc;
+
+/// A deterministic matrix with entries in [-1, 1).
+fn random(m: usize, n: usize, seed: u64) -> Tile {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    Tile::from_fn(m, n, |_, _| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    })
+}
+
+/// A symmetric positive definite matrix, diagonally dominant.
+fn spd(n: usize) -> Tile {
+    let g = random(n, n, 7);
+    let mut a = Tile::from_fn(n, n, |i, j| 0.5 * (g[(i, j)] + g[(j, i)]));
+    for i in 0..n {
+        a[(i, i)] += n as f64;
+    }
+    a
+}
+
+/// A well-conditioned lower-triangular matrix.
+fn lower(n: usize) -> Tile {
+    let mut l = random(n, n, 5);
+    for j in 0..n {
+        for i in 0..j {
+            l[(i, j)] = 0.0;
+        }
+        l[(j, j)] = 2.0 + n as f64;
+    }
+    l
+}
+
+fn kernel(registry: &Registry, name: &str) -> Arc<dyn Kernel> {
+    match registry.get(name) {
+        Some(k) => Arc::clone(k),
+        None => panic!("{name} is not a standard kernel"),
+    }
+}
+
+/// Benchmarks `name` on these tiles through the registry, and `direct`
+/// (faer on a fresh copy of `fresh()`) next to it.
+fn pair<S, F>(
+    c: &mut Criterion,
+    name: &str,
+    label: &str,
+    tiles: &[&Tile],
+    fresh: impl Fn() -> S,
+    mut direct: F,
+) where
+    F: FnMut(&mut S),
+{
+    let registry = Registry::standard();
+    let k = kernel(&registry, name);
+    let shapes: Vec<(usize, usize)> = tiles.iter().map(|t| t.shape()).collect();
+    let f = flops::flops(name, &shapes).unwrap_or(0.0);
+    let mut group = c.benchmark_group(format!("{name}/{label}"));
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(f as u64));
+    let args: Vec<KernelArg<'_>> = tiles.iter().map(|t| KernelArg::Tile(t)).collect();
+    group.bench_function("lpk", |b| {
+        b.iter(|| match k.call(black_box(&args)) {
+            Ok(out) => out,
+            Err(e) => panic!("{name}: {e}"),
+        })
+    });
+    group.bench_function("faer", |b| {
+        b.iter_batched_ref(&fresh, &mut direct, BatchSize::LargeInput)
+    });
+    group.finish();
+}
+
+fn gemm_acc(c: &mut Criterion, n: usize) {
+    let (d, a, b) = (random(n, n, 1), random(n, n, 2), random(n, n, 3));
+    pair(
+        c,
+        "gemm_acc",
+        &format!("{n}"),
+        &[&d, &a, &b],
+        || d.clone(),
+        |d| matmul(d.as_mut(), Accum::Add, &a, &b, 1.0, Par::Seq),
+    );
+}
+
+fn syrk(c: &mut Criterion, n: usize) {
+    let (d, a, b) = (random(n, n, 1), random(n, n, 2), random(n, n, 3));
+    pair(
+        c,
+        "syrk",
+        &format!("{n}"),
+        &[&d, &a, &b],
+        || d.clone(),
+        |d| matmul(d.as_mut(), Accum::Add, &a, b.transpose(), -1.0, Par::Seq),
+    );
+}
+
+fn trsm(c: &mut Criterion, n: usize) {
+    let (l, b) = (lower(n), random(n, n, 4));
+    pair(
+        c,
+        "trsm",
+        &format!("{n}"),
+        &[&l, &b],
+        || b.clone(),
+        |x| solve_lower_triangular_in_place(l.as_ref(), x.as_mut().transpose_mut(), Par::Seq),
+    );
+}
+
+fn chol(c: &mut Criterion, n: usize) {
+    let a = spd(n);
+    let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(
+        n,
+        Par::Seq,
+        Default::default(),
+    ));
+    pair(
+        c,
+        "chol",
+        &format!("{n}"),
+        &[&a],
+        || a.clone(),
+        |l| {
+            let stack = MemStack::new(&mut mem);
+            if cholesky_in_place(
+                l.as_mut(),
+                Default::default(),
+                Par::Seq,
+                stack,
+                Default::default(),
+            )
+            .is_err()
+            {
+                panic!("the bench matrix is positive definite");
+            }
+        },
+    );
+}
+
+fn qr_factor(c: &mut Criterion, m: usize, n: usize) {
+    let a = random(m, n, 6);
+    let k = m.min(n);
+    let bs = recommended_block_size::<f64>(m, n);
+    let mut h = Tile::zeros(bs, k);
+    let mut mem = MemBuffer::new(qr_in_place_scratch::<f64>(
+        m,
+        n,
+        bs,
+        Par::Seq,
+        Default::default(),
+    ));
+    pair(
+        c,
+        "qr_factor",
+        &format!("{m}x{n}"),
+        &[&a],
+        || a.clone(),
+        |w| {
+            let stack = MemStack::new(&mut mem);
+            qr_in_place(w.as_mut(), h.as_mut(), Par::Seq, stack, Default::default());
+        },
+    );
+}
+
+fn kernels(c: &mut Criterion) {
+    for n in [512, 1024] {
+        gemm_acc(c, n);
+        syrk(c, n);
+        trsm(c, n);
+        chol(c, n);
+        qr_factor(c, n, n);
+    }
+    qr_factor(c, 8192, 512);
+}
+
+criterion_group!(benches, kernels);
+criterion_main!(benches);

@@ -1,0 +1,792 @@
+//! The embedded executor: runs one program instance on real tiles with a
+//! pool of worker threads, without ever materialising the DAG.
+//!
+//! - The roots (tasks with no parents) are found by one sequential pass over
+//!   the iteration domains, asking the parents plans whether a task has a
+//!   parent.
+//! - Each waiting task has a counter, created the first time one of its
+//!   parents completes (initialised from the parents plan) and removed when
+//!   it reaches zero: memory holds only the frontier, not the DAG.
+//! - A completed task stores the tiles it wrote together with their number
+//!   of readers (its outgoing edges per tile, from the children plans); a
+//!   tile that is not an output is freed after its last reader ran, so the
+//!   tiles in memory stay near the live working set.
+//! - Ready tasks run in sequential program order (a priority queue), which
+//!   keeps the working set small and follows the critical path of the usual
+//!   right-looking factorisations.
+//!
+//! Every kernel is deterministic and every tile is computed by exactly one
+//! task from the same inputs, so results do not depend on the number of
+//! workers or the order in which ready tasks run.
+
+use crate::kernels::{Kernel, KernelArg, Registry, Tile};
+use model::expr::{Env, Value};
+use model::program::{Arg, Instance, ParamKind, Role};
+use model::query::{Engine, QueryError};
+use model::task::{Task, Vars, WalkError};
+use rustc_hash::FxHashMap;
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::BinaryHeap;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Supplies the tiles of `input` matrices.
+pub trait TileSource: Sync {
+    /// Tile `index` of input matrix `matrix` (an index into
+    /// `Program::matrices`).
+    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, String>;
+}
+
+/// Receives every tile written to an `output` matrix, once, as soon as it
+/// is computed.
+pub trait TileSink: Sync {
+    /// Stores output tile `index` of matrix `matrix`.
+    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), String>;
+}
+
+/// Executor settings.
+#[derive(Clone, Debug)]
+pub struct ExecConfig {
+    /// Worker threads (at least 1).
+    pub workers: usize,
+}
+
+impl Default for ExecConfig {
+    fn default() -> Self {
+        ExecConfig {
+            workers: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        }
+    }
+}
+
+/// Live counters a caller may poll (e.g. for a progress bar) while a run
+/// goes on, and a flag to cancel it.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Tasks completed.
+    pub done: AtomicU64,
+    /// Tasks in the instance (set once the roots pass has counted them).
+    pub total: AtomicU64,
+    /// Floating-point operations of completed tasks (when a flop model is
+    /// known), as f64 bits.
+    pub flops_bits: AtomicU64,
+    /// Set to stop the run early; it then fails with [`ExecError::Cancelled`].
+    pub cancel: AtomicBool,
+}
+
+impl Progress {
+    /// Floating-point operations of completed tasks so far.
+    pub fn flops(&self) -> f64 {
+        f64::from_bits(self.flops_bits.load(Ordering::Relaxed))
+    }
+
+    fn add_flops(&self, f: f64) {
+        let _ = self
+            .flops_bits
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                Some((f64::from_bits(b) + f).to_bits())
+            });
+    }
+}
+
+/// A flop model: kernel name and argument tile shapes (rows, columns) in
+/// argument order (scalars omitted) to a flop count, `None` when unknown.
+pub type FlopModel = fn(&str, &[(usize, usize)]) -> Option<f64>;
+
+/// What a run did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunReport {
+    /// Tasks executed.
+    pub tasks: u64,
+    /// Root tasks (no parents).
+    pub roots: u64,
+    /// Dependence edges followed.
+    pub edges: u64,
+    /// Wall time of the whole run, including the roots pass.
+    pub wall: Duration,
+    /// Time spent inside kernels, summed over workers.
+    pub kernel_time: Duration,
+    /// Floating-point operations (0 where the flop model is unknown).
+    pub flops: f64,
+    /// Whether every kernel had a flop model.
+    pub flops_complete: bool,
+    /// The most bytes of tiles held by the executor at one time (tiles
+    /// written and not yet freed, plus the input tiles of running tasks).
+    pub peak_tile_bytes: u64,
+    /// The most tasks waiting for parents at one time.
+    pub max_waiting: usize,
+    /// Worker threads used.
+    pub workers: usize,
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// A kernel of the program has no implementation.
+    #[error("kernel `{0}` has no implementation (the runtime knows: {1})")]
+    MissingKernel(String, String),
+    /// A kernel failed on a task.
+    #[error("task {task} failed{tiles}: {reason}")]
+    Kernel {
+        /// The task, e.g. `chol@33(k=2)`.
+        task: String,
+        /// " reading S[2, 2, 2], ..." (empty when the task reads nothing).
+        tiles: String,
+        /// The kernel's reason.
+        reason: String,
+    },
+    /// A kernel returned the wrong number of tiles.
+    #[error("task {task}: kernel `{kernel}` returned {got} tiles, the program expects {want}")]
+    ResultCount {
+        /// The task.
+        task: String,
+        /// The kernel.
+        kernel: String,
+        /// Tiles returned.
+        got: usize,
+        /// Tiles expected.
+        want: usize,
+    },
+    /// A task read a tile no task has written.
+    #[error("task {task} reads {tile}, which no earlier task wrote")]
+    Unwritten {
+        /// The task.
+        task: String,
+        /// The tile.
+        tile: String,
+    },
+    /// Loading an input tile failed.
+    #[error("task {task}: cannot load input tile {tile}: {reason}")]
+    Input {
+        /// The task.
+        task: String,
+        /// The tile.
+        tile: String,
+        /// Why.
+        reason: String,
+    },
+    /// Storing an output tile failed.
+    #[error("task {task}: cannot store output tile {tile}: {reason}")]
+    Output {
+        /// The task.
+        task: String,
+        /// The tile.
+        tile: String,
+        /// Why.
+        reason: String,
+    },
+    /// A dependence query failed (a bad plan or an evaluation error).
+    #[error("dependence query failed: {0}")]
+    Query(#[from] QueryError),
+    /// Enumerating the tasks failed.
+    #[error("{0}")]
+    Walk(#[from] WalkError),
+    /// A scalar argument could not be evaluated.
+    #[error("task {task}: cannot evaluate scalar argument {arg}: {reason}")]
+    Scalar {
+        /// The task.
+        task: String,
+        /// 1-based argument position.
+        arg: usize,
+        /// Why.
+        reason: String,
+    },
+    /// The DAG is inconsistent (a plan bug): a task became ready twice or
+    /// never.
+    #[error("inconsistent dependences: {0}")]
+    Inconsistent(String),
+    /// The run was cancelled.
+    #[error("cancelled after {0} tasks")]
+    Cancelled(u64),
+}
+
+/// A tile key: matrix and index.
+type TileKey = (u32, Vars);
+
+/// A stored tile and how many reader tasks have not run yet.
+struct Stored {
+    tile: Arc<Tile>,
+    readers: u64,
+    bytes: u64,
+}
+
+/// A ready task with its sequential-order key (smaller runs first).
+struct Ready {
+    key: Vec<i64>,
+    task: Task,
+}
+
+impl PartialEq for Ready {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Ready {}
+impl PartialOrd for Ready {
+    fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Ready {
+    fn cmp(&self, other: &Self) -> CmpOrdering {
+        // BinaryHeap is a max-heap: the smallest key must compare greatest.
+        other.key.cmp(&self.key)
+    }
+}
+
+struct Sched {
+    ready: BinaryHeap<Ready>,
+    waiting: FxHashMap<Task, u64>,
+    running: usize,
+    failed: Option<ExecError>,
+    max_waiting: usize,
+}
+
+struct Shared<'a, 'p> {
+    inst: &'a Instance<'p>,
+    kernels: Vec<Arc<dyn Kernel>>,
+    sched: Mutex<Sched>,
+    wake: Condvar,
+    tiles: Vec<Mutex<FxHashMap<TileKey, Stored>>>,
+    bytes: AtomicU64,
+    peak: AtomicU64,
+    edges: AtomicU64,
+    kernel_nanos: AtomicU64,
+    flops_unknown: AtomicBool,
+    source: &'a dyn TileSource,
+    sink: &'a dyn TileSink,
+    flops: Option<FlopModel>,
+    progress: &'a Progress,
+}
+
+const SHARDS: usize = 64;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A worker that panicked cannot leave the data half-updated in a way
+    // that matters more than the panic itself, which is reported anyway.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn tile_bytes(t: &Tile) -> u64 {
+    (t.nrows() * t.ncols() * std::mem::size_of::<f64>()) as u64
+}
+
+fn shard(key: &TileKey) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    key.hash(&mut h);
+    (h.finish() as usize) % SHARDS
+}
+
+/// The sequential-order key of a task: pre-order numbers of its enclosing
+/// loops interleaved with the loop values (see `Program::sequential_cmp`).
+fn order_key(inst: &Instance<'_>, task: &Task) -> Vec<i64> {
+    let mut key = Vec::new();
+    if let Some(st) = inst.program.statements.get(task.stmt as usize) {
+        for (k, &o) in st.order.iter().enumerate() {
+            key.push(o as i64);
+            if let Some(&v) = task.vars.get(k) {
+                key.push(v);
+            }
+        }
+    }
+    key
+}
+
+/// Runs an instance to completion. `source` provides input tiles, `sink`
+/// receives output tiles; `flops` (optional) gives GFLOP/s figures.
+pub fn execute(
+    inst: &Instance<'_>,
+    registry: &Registry,
+    source: &dyn TileSource,
+    sink: &dyn TileSink,
+    flops: Option<FlopModel>,
+    config: &ExecConfig,
+    progress: &Progress,
+) -> Result<RunReport, ExecError> {
+    let start = Instant::now();
+    let program = inst.program;
+    let mut kernels = Vec::with_capacity(program.kernels.len());
+    let mut missing = Vec::new();
+    for k in &program.kernels {
+        match registry.get(&k.name) {
+            Some(imp) => kernels.push(imp.clone()),
+            None => missing.push(k.name.clone()),
+        }
+    }
+    // Only kernels that some statement calls must exist.
+    for st in &program.statements {
+        if let Some(k) = program.kernels.get(st.kernel as usize) {
+            if missing.contains(&k.name) {
+                return Err(ExecError::MissingKernel(
+                    k.name.clone(),
+                    registry.names().collect::<Vec<_>>().join(", "),
+                ));
+            }
+        }
+    }
+    if !missing.is_empty() {
+        // Uncalled kernels without an implementation: keep indices aligned.
+        kernels.clear();
+        for k in &program.kernels {
+            kernels.push(
+                registry
+                    .get(&k.name)
+                    .cloned()
+                    .unwrap_or_else(|| Arc::new(Unimplemented)),
+            );
+        }
+    }
+
+    // Roots and task count, in one sequential pass.
+    let mut engine = Engine::new(inst);
+    let mut roots = BinaryHeap::new();
+    let mut total = 0u64;
+    let mut failure: Option<QueryError> = None;
+    inst.for_each_task(&mut |t| {
+        total += 1;
+        match engine.has_parent(t) {
+            Ok(true) => {}
+            Ok(false) => roots.push(Ready {
+                key: order_key(inst, t),
+                task: t.clone(),
+            }),
+            Err(e) => {
+                failure = Some(e);
+                return ControlFlow::Break(());
+            }
+        }
+        if progress.cancel.load(Ordering::Relaxed) {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    })?;
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+    if progress.cancel.load(Ordering::Relaxed) {
+        return Err(ExecError::Cancelled(0));
+    }
+    progress.total.store(total, Ordering::Relaxed);
+    let root_count = roots.len() as u64;
+
+    let workers = config.workers.max(1);
+    let shared = Shared {
+        inst,
+        kernels,
+        sched: Mutex::new(Sched {
+            ready: roots,
+            waiting: FxHashMap::default(),
+            running: 0,
+            failed: None,
+            max_waiting: 0,
+        }),
+        wake: Condvar::new(),
+        tiles: (0..SHARDS)
+            .map(|_| Mutex::new(FxHashMap::default()))
+            .collect(),
+        bytes: AtomicU64::new(0),
+        peak: AtomicU64::new(0),
+        edges: AtomicU64::new(0),
+        kernel_nanos: AtomicU64::new(0),
+        flops_unknown: AtomicBool::new(flops.is_none()),
+        source,
+        sink,
+        flops,
+        progress,
+    };
+    std::thread::scope(|s| {
+        for w in 0..workers {
+            let shared = &shared;
+            let spawned = std::thread::Builder::new()
+                .name(format!("lpk-worker-{w}"))
+                .spawn_scoped(s, move || worker(shared));
+            if let Err(e) = spawned {
+                let mut sc = lock(&shared.sched);
+                sc.failed.get_or_insert(ExecError::Inconsistent(format!(
+                    "cannot start worker thread: {e}"
+                )));
+                shared.wake.notify_all();
+            }
+        }
+    });
+    let mut sc = lock(&shared.sched);
+    if let Some(e) = sc.failed.take() {
+        return Err(e);
+    }
+    let done = progress.done.load(Ordering::Relaxed);
+    if done != total || !sc.waiting.is_empty() {
+        return Err(ExecError::Inconsistent(format!(
+            "{done} of {total} tasks ran; {} never became ready",
+            sc.waiting.len()
+        )));
+    }
+    Ok(RunReport {
+        tasks: done,
+        roots: root_count,
+        edges: shared.edges.load(Ordering::Relaxed),
+        wall: start.elapsed(),
+        kernel_time: Duration::from_nanos(shared.kernel_nanos.load(Ordering::Relaxed)),
+        flops: progress.flops(),
+        flops_complete: !shared.flops_unknown.load(Ordering::Relaxed),
+        peak_tile_bytes: shared.peak.load(Ordering::Relaxed),
+        max_waiting: sc.max_waiting,
+        workers,
+    })
+}
+
+struct Unimplemented;
+impl Kernel for Unimplemented {
+    fn name(&self) -> &str {
+        "<unimplemented>"
+    }
+    fn call(&self, _: &[KernelArg<'_>]) -> Result<Vec<Tile>, crate::kernels::KernelError> {
+        Err(crate::kernels::KernelError::new("no implementation"))
+    }
+}
+
+fn worker(shared: &Shared<'_, '_>) {
+    let mut engine = Engine::new(shared.inst);
+    let mut children: Vec<(Task, u32, Vars)> = Vec::new();
+    loop {
+        // Take a ready task, or stop when nothing runs and nothing is ready.
+        let task = {
+            let mut sc = lock(&shared.sched);
+            loop {
+                if sc.failed.is_some() {
+                    return;
+                }
+                if shared.progress.cancel.load(Ordering::Relaxed) {
+                    let done = shared.progress.done.load(Ordering::Relaxed);
+                    sc.failed = Some(ExecError::Cancelled(done));
+                    shared.wake.notify_all();
+                    return;
+                }
+                if let Some(r) = sc.ready.pop() {
+                    sc.running += 1;
+                    break r.task;
+                }
+                if sc.running == 0 {
+                    shared.wake.notify_all();
+                    return;
+                }
+                sc = shared
+                    .wake
+                    .wait_timeout(sc, Duration::from_millis(100))
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|e| e.into_inner().0);
+            }
+        };
+        let result = run_task(shared, &mut engine, &task, &mut children);
+        let mut sc = lock(&shared.sched);
+        sc.running -= 1;
+        match result {
+            Ok(newly) => {
+                for (t, d) in newly {
+                    release(shared, &mut sc, t, d);
+                }
+                for (child, _, _) in children.drain(..) {
+                    if let Some(c) = sc.waiting.get_mut(&child) {
+                        *c -= 1;
+                        if *c == 0 {
+                            sc.waiting.remove(&child);
+                            let key = order_key(shared.inst, &child);
+                            sc.ready.push(Ready { key, task: child });
+                        }
+                    } else {
+                        sc.failed.get_or_insert(ExecError::Inconsistent(format!(
+                            "{} lost its counter",
+                            shared.inst.program.task_name(&child)
+                        )));
+                    }
+                }
+                sc.max_waiting = sc.max_waiting.max(sc.waiting.len());
+                shared.progress.done.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => {
+                sc.failed.get_or_insert(e);
+            }
+        }
+        shared.wake.notify_all();
+    }
+}
+
+/// Registers a child's counter on first sight (`d` = its in-degree).
+fn release(shared: &Shared<'_, '_>, sc: &mut Sched, child: Task, d: u64) {
+    if sc.waiting.contains_key(&child) {
+        return;
+    }
+    if d == 0 {
+        sc.failed.get_or_insert(ExecError::Inconsistent(format!(
+            "{} has a parent but an in-degree of 0",
+            shared.inst.program.task_name(&child)
+        )));
+        return;
+    }
+    sc.waiting.insert(child, d);
+}
+
+/// Runs one task: loads its tiles, calls the kernel, stores what it wrote,
+/// frees tiles whose last reader it was, and lists its children (in
+/// `children`). Returns the children that had no counter yet, with their
+/// in-degrees, so the caller registers them before decrementing.
+fn run_task(
+    shared: &Shared<'_, '_>,
+    engine: &mut Engine<'_, '_>,
+    task: &Task,
+    children: &mut Vec<(Task, u32, Vars)>,
+) -> Result<Vec<(Task, u64)>, ExecError> {
+    let inst = shared.inst;
+    let program = inst.program;
+    let name = || program.task_name(task).to_string();
+    let st = program
+        .statements
+        .get(task.stmt as usize)
+        .ok_or_else(|| ExecError::Inconsistent(format!("no statement {}", task.stmt)))?;
+    let reads = engine.reads(task)?;
+    let writes = engine.writes(task)?;
+    let role = |m: u32| program.matrices.get(m as usize).map(|m| m.role);
+
+    // Load the tiles read.
+    let mut loaded: Vec<Arc<Tile>> = Vec::with_capacity(reads.len());
+    let mut input_bytes = 0u64;
+    for t in &reads {
+        let tile = if role(t.matrix) == Some(Role::Input) {
+            let tile =
+                shared
+                    .source
+                    .input(t.matrix, &t.index)
+                    .map_err(|reason| ExecError::Input {
+                        task: name(),
+                        tile: program.tile_name(t),
+                        reason,
+                    })?;
+            input_bytes += tile_bytes(&tile);
+            tile
+        } else {
+            let key: TileKey = (t.matrix, Vars::from(&t.index[..]));
+            let map = lock(&shared.tiles[shard(&key)]);
+            match map.get(&key) {
+                Some(s) => s.tile.clone(),
+                None => {
+                    return Err(ExecError::Unwritten {
+                        task: name(),
+                        tile: program.tile_name(t),
+                    })
+                }
+            }
+        };
+        loaded.push(tile);
+    }
+    let now = shared.bytes.fetch_add(input_bytes, Ordering::Relaxed) + input_bytes;
+    shared.peak.fetch_max(now, Ordering::Relaxed);
+
+    // Arguments in kernel-parameter order.
+    let kernel = shared
+        .kernels
+        .get(st.kernel as usize)
+        .ok_or_else(|| ExecError::Inconsistent(format!("no kernel {}", st.kernel)))?;
+    let decl = program.kernels.get(st.kernel as usize);
+    let mut args = Vec::with_capacity(st.args.len());
+    let mut shapes = Vec::new();
+    let env = Env {
+        params: &inst.params,
+        slots: &task.vars,
+    };
+    for (pos, a) in st.args.iter().enumerate() {
+        match a {
+            Arg::Tile(i) => {
+                let t = loaded.get(*i as usize).ok_or_else(|| {
+                    ExecError::Inconsistent(format!("argument {i} of {}", name()))
+                })?;
+                shapes.push((t.nrows(), t.ncols()));
+                args.push(KernelArg::Tile(t));
+            }
+            Arg::Scalar(e) => {
+                let want = decl
+                    .and_then(|d| d.params.get(pos))
+                    .map(|p| p.1)
+                    .unwrap_or(ParamKind::Real);
+                let v = program
+                    .exprs
+                    .eval(*e, env)
+                    .map_err(|err| ExecError::Scalar {
+                        task: name(),
+                        arg: pos + 1,
+                        reason: err.to_string(),
+                    })?;
+                args.push(match (want, v) {
+                    (ParamKind::Int, Value::Int(v)) => KernelArg::Int(v),
+                    (_, Value::Int(v)) => KernelArg::Real(v as f64),
+                    (_, Value::Real(v)) => KernelArg::Real(v),
+                    (_, Value::Bool(_)) => {
+                        return Err(ExecError::Scalar {
+                            task: name(),
+                            arg: pos + 1,
+                            reason: "a boolean is not a kernel argument".into(),
+                        })
+                    }
+                });
+            }
+        }
+    }
+    let kernel_start = Instant::now();
+    let outputs = kernel.call(&args).map_err(|e| ExecError::Kernel {
+        task: name(),
+        tiles: if reads.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " reading {}",
+                reads
+                    .iter()
+                    .map(|t| program.tile_name(t))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        },
+        reason: e.reason,
+    })?;
+    shared
+        .kernel_nanos
+        .fetch_add(kernel_start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    drop(args);
+    if outputs.len() != writes.len() {
+        return Err(ExecError::ResultCount {
+            task: name(),
+            kernel: decl.map(|d| d.name.clone()).unwrap_or_default(),
+            got: outputs.len(),
+            want: writes.len(),
+        });
+    }
+    if let Some(model) = shared.flops {
+        match decl.and_then(|d| model(&d.name, &shapes)) {
+            Some(f) => shared.progress.add_flops(f),
+            None => shared.flops_unknown.store(true, Ordering::Relaxed),
+        }
+    }
+
+    // The children, and how many readers each written tile has.
+    children.clear();
+    engine.for_each_child(task, &mut |stmt, vars, matrix, tile| {
+        children.push((
+            Task {
+                stmt,
+                vars: vars.into(),
+            },
+            matrix,
+            Vars::from(tile),
+        ));
+    })?;
+    shared
+        .edges
+        .fetch_add(children.len() as u64, Ordering::Relaxed);
+
+    // Store what the task wrote (outputs also go to the sink).
+    for (t, tile) in writes.iter().zip(outputs) {
+        let tile = Arc::new(tile);
+        let key: TileKey = (t.matrix, Vars::from(&t.index[..]));
+        let readers = children
+            .iter()
+            .filter(|(_, m, i)| *m == key.0 && *i == key.1)
+            .count() as u64;
+        if role(t.matrix) == Some(Role::Output) {
+            shared
+                .sink
+                .output(t.matrix, &t.index, tile.clone())
+                .map_err(|reason| ExecError::Output {
+                    task: name(),
+                    tile: program.tile_name(t),
+                    reason,
+                })?;
+        }
+        if readers > 0 {
+            let bytes = tile_bytes(&tile);
+            let now = shared.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+            shared.peak.fetch_max(now, Ordering::Relaxed);
+            lock(&shared.tiles[shard(&key)]).insert(
+                key,
+                Stored {
+                    tile,
+                    readers,
+                    bytes,
+                },
+            );
+        }
+    }
+
+    // Free the tiles this task was the last reader of.
+    shared.bytes.fetch_sub(input_bytes, Ordering::Relaxed);
+    drop(loaded);
+    let mut seen: Vec<&model::task::Tile> = Vec::with_capacity(reads.len());
+    for t in &reads {
+        if role(t.matrix) == Some(Role::Input) || seen.contains(&t) {
+            continue;
+        }
+        seen.push(t);
+        let key: TileKey = (t.matrix, Vars::from(&t.index[..]));
+        let mut map = lock(&shared.tiles[shard(&key)]);
+        if let Some(s) = map.get_mut(&key) {
+            s.readers = s.readers.saturating_sub(1);
+            if s.readers == 0 {
+                if let Some(s) = map.remove(&key) {
+                    shared.bytes.fetch_sub(s.bytes, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    // In-degrees of children seen for the first time (computed outside the
+    // scheduler's lock; a child seen by two workers at once is counted by
+    // whichever registers it first, with the same value).
+    let mut newly = Vec::new();
+    {
+        let sc = lock(&shared.sched);
+        let unknown: Vec<Task> = children
+            .iter()
+            .filter(|(c, _, _)| !sc.waiting.contains_key(c))
+            .map(|(c, _, _)| c.clone())
+            .collect();
+        drop(sc);
+        for c in unknown {
+            if newly.iter().any(|(t, _): &(Task, u64)| *t == c) {
+                continue;
+            }
+            let d = engine.in_degree(&c)? as u64;
+            newly.push((c, d));
+        }
+    }
+    Ok(newly)
+}
+
+/// A kernel that does nothing and returns empty tiles: for measuring the
+/// scheduler alone (`lpkc run --kernels noop`).
+struct Noop {
+    name: String,
+    results: usize,
+}
+
+impl Kernel for Noop {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn call(&self, _: &[KernelArg<'_>]) -> Result<Vec<Tile>, crate::kernels::KernelError> {
+        Ok((0..self.results).map(|_| Tile::zeros(0, 0)).collect())
+    }
+}
+
+/// A registry with a no-op kernel for every kernel the program declares.
+pub fn noop_registry(program: &model::program::Program) -> Registry {
+    let mut r = Registry::new();
+    for k in &program.kernels {
+        r.register(Arc::new(Noop {
+            name: k.name.clone(),
+            results: k.results.len(),
+        }));
+    }
+    r
+}

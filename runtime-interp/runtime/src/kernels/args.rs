@@ -1,0 +1,145 @@
+//! Reading a standard kernel's arguments: the argument count and kinds
+//! against the kernel's signature in [`model::stdlib`], and the wording of
+//! shape errors, so every kernel reports a mismatch the same way
+//! ("gemm: a is 3×4 but b is 5×2 (a's columns must equal b's rows)").
+
+use super::{KernelArg, KernelError, Tile};
+use model::stdlib;
+
+/// The parameter names of `kernel`, for messages (empty for a kernel
+/// without a standard signature, which cannot happen for the kernels here).
+fn param_names(kernel: &str) -> Vec<&'static str> {
+    stdlib::standard(kernel)
+        .map(|s| s.params.iter().map(|(n, _)| *n).collect())
+        .unwrap_or_default()
+}
+
+/// The name of parameter `i` of `kernel`, or "argument i+1" if the
+/// signature has fewer parameters.
+fn param_name(kernel: &str, i: usize) -> String {
+    param_names(kernel)
+        .get(i)
+        .map(|n| (*n).to_string())
+        .unwrap_or_else(|| format!("argument {}", i + 1))
+}
+
+/// What kind of argument this is, for messages.
+fn kind(arg: &KernelArg<'_>) -> &'static str {
+    match arg {
+        KernelArg::Tile(_) => "a tile",
+        KernelArg::Int(_) => "an int",
+        KernelArg::Real(_) => "a real",
+    }
+}
+
+/// Checks that exactly `expected` arguments were passed.
+fn check_count(kernel: &str, args: &[KernelArg<'_>], expected: usize) -> Result<(), KernelError> {
+    if args.len() == expected {
+        return Ok(());
+    }
+    let names = param_names(kernel);
+    let list = if names.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", names.join(", "))
+    };
+    let plural = if expected == 1 { "" } else { "s" };
+    Err(KernelError::new(format!(
+        "{kernel}: expected {expected} argument{plural}{list}, found {}",
+        args.len()
+    )))
+}
+
+/// The tile at position `i`, or an error naming the parameter.
+fn tile_at<'a>(kernel: &str, args: &[KernelArg<'a>], i: usize) -> Result<&'a Tile, KernelError> {
+    match args.get(i) {
+        Some(KernelArg::Tile(t)) => Ok(t),
+        Some(other) => Err(KernelError::new(format!(
+            "{kernel}: {} must be a tile, found {}",
+            param_name(kernel, i),
+            kind(other)
+        ))),
+        None => Err(KernelError::new(format!(
+            "{kernel}: {} is missing",
+            param_name(kernel, i)
+        ))),
+    }
+}
+
+/// The `N` tile arguments of a kernel whose parameters are all tiles.
+pub(super) fn tiles<'a, const N: usize>(
+    kernel: &str,
+    args: &[KernelArg<'a>],
+) -> Result<[&'a Tile; N], KernelError> {
+    check_count(kernel, args, N)?;
+    let mut out: Vec<&'a Tile> = Vec::with_capacity(N);
+    for i in 0..N {
+        out.push(tile_at(kernel, args, i)?);
+    }
+    out.try_into()
+        .map_err(|_| KernelError::new(format!("{kernel}: internal error reading arguments")))
+}
+
+/// The arguments of a kernel with parameters `(tile, real)`.
+pub(super) fn tile_and_real<'a>(
+    kernel: &str,
+    args: &[KernelArg<'a>],
+) -> Result<(&'a Tile, f64), KernelError> {
+    check_count(kernel, args, 2)?;
+    let tile = tile_at(kernel, args, 0)?;
+    match args.get(1) {
+        Some(KernelArg::Real(x)) => Ok((tile, *x)),
+        Some(other) => Err(KernelError::new(format!(
+            "{kernel}: {} must be a real, found {}",
+            param_name(kernel, 1),
+            kind(other)
+        ))),
+        None => Err(KernelError::new(format!(
+            "{kernel}: {} is missing",
+            param_name(kernel, 1)
+        ))),
+    }
+}
+
+/// A tile's shape as the messages write it, e.g. "3×4".
+pub(super) fn dims(t: &Tile) -> String {
+    format!("{}×{}", t.nrows(), t.ncols())
+}
+
+/// A shape mismatch between two named arguments.
+pub(super) fn mismatch(
+    kernel: &str,
+    (x, xt): (&str, &Tile),
+    (y, yt): (&str, &Tile),
+    rule: &str,
+) -> KernelError {
+    KernelError::new(format!(
+        "{kernel}: {x} is {} but {y} is {} ({rule})",
+        dims(xt),
+        dims(yt)
+    ))
+}
+
+/// Checks that the named argument is square.
+pub(super) fn square(kernel: &str, name: &str, t: &Tile) -> Result<usize, KernelError> {
+    if t.nrows() == t.ncols() {
+        Ok(t.nrows())
+    } else {
+        Err(KernelError::new(format!(
+            "{kernel}: {name} is {} but must be square",
+            dims(t)
+        )))
+    }
+}
+
+/// Checks that a triangular matrix has no zero on its diagonal (the
+/// triangular solve or inverse would divide by it).
+pub(super) fn nonzero_diagonal(kernel: &str, name: &str, t: &Tile) -> Result<(), KernelError> {
+    let n = t.nrows().min(t.ncols());
+    match (0..n).find(|&i| t[(i, i)] == 0.0) {
+        Some(i) => Err(KernelError::new(format!(
+            "{kernel}: {name} is singular (diagonal entry {i} is zero)"
+        ))),
+        None => Ok(()),
+    }
+}

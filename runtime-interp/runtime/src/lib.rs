@@ -1,0 +1,20 @@
+//! The lpk runtime: everything a worker needs to execute a compiled `.lpk`
+//! program, on the program model ([`model`]) alone. It never depends on the
+//! parser, the compiler or an LP solver.
+//!
+//! - [`exec`]: the embedded multi-threaded executor;
+//! - [`kernels`]: the tile kernels and their registry;
+//! - [`dense`]: generated inputs, tiles cut from dense matrices, assembly, `dense::run`;
+//! - [`verify`]: residual checks of `--verify`;
+//! - [`reference`]: faer's dense routines, for benchmarks and checks;
+//! - [`npy`]: NumPy `.npy` reading and writing;
+//! - [`store`]: tile stores (memory, `.npy` directories, `object_store` URLs).
+#![warn(missing_docs)]
+
+pub mod dense;
+pub mod exec;
+pub mod kernels;
+pub mod npy;
+pub mod reference;
+pub mod store;
+pub mod verify;

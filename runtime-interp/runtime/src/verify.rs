@@ -1,0 +1,238 @@
+//! Residual checks for programs whose outputs have a known relation to
+//! their inputs (`lpkc run --verify`). The relation is recognised from the
+//! kernels a program calls and the roles of its matrices:
+//!
+//! | kernels called | matrices | residual |
+//! |---|---|---|
+//! | `chol` | input A, output L | ‖A − L Lᵀ‖ / ‖A‖ (A from its lower triangle) |
+//! | `lu` | input A, outputs L, U | ‖A − L U‖ / ‖A‖ |
+//! | `qr_factor` | input A, output R | ‖AᵀA − RᵀR‖ / ‖A‖² |
+//! | `trtri`, two inputs | inputs L, B, output X | ‖L X − B‖ / (‖L‖ ‖X‖) |
+//! | `trtri`, one input | input L, output X | ‖L X − I‖ / (‖L‖ ‖X‖) |
+//! | only `gemm*`, `add*`, `copy`, `scale` | inputs A, B, output C | ‖C − A B‖ / (‖A‖ ‖B‖) |
+//!
+//! Norms are Frobenius norms; L is taken as its lower triangle where the
+//! program reads only that. The bound is `1e-12 · n` (n the largest
+//! dimension), generous for backward-stable algorithms in f64.
+
+use crate::kernels::Tile;
+use model::program::{Program, Role};
+use std::collections::BTreeMap;
+
+/// A computed residual.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Residual {
+    /// The relation checked, e.g. "A = L Lᵀ".
+    pub relation: &'static str,
+    /// The residual formula.
+    pub formula: &'static str,
+    /// Its value.
+    pub value: f64,
+    /// The bound it must stay under.
+    pub bound: f64,
+}
+
+impl Residual {
+    /// Whether the residual is within its bound.
+    pub fn ok(&self) -> bool {
+        self.value.is_finite() && self.value <= self.bound
+    }
+}
+
+fn fro(m: &Tile) -> f64 {
+    m.norm_l2()
+}
+
+fn tril(m: &Tile) -> Tile {
+    Tile::from_fn(
+        m.nrows(),
+        m.ncols(),
+        |i, j| if i >= j { m[(i, j)] } else { 0.0 },
+    )
+}
+
+fn sym_from_lower(m: &Tile) -> Tile {
+    Tile::from_fn(m.nrows(), m.ncols(), |i, j| {
+        if i >= j {
+            m[(i, j)]
+        } else {
+            m[(j, i)]
+        }
+    })
+}
+
+fn same(a: &Tile, b: &Tile, what: &str) -> Result<(), String> {
+    if a.nrows() != b.nrows() || a.ncols() != b.ncols() {
+        return Err(format!(
+            "cannot verify: {what} is {}x{} but should be {}x{}",
+            a.nrows(),
+            a.ncols(),
+            b.nrows(),
+            b.ncols()
+        ));
+    }
+    Ok(())
+}
+
+fn ratio(num: f64, den: f64) -> f64 {
+    if den == 0.0 {
+        num
+    } else {
+        num / den
+    }
+}
+
+/// Computes the residual of a run. `inputs` and `outputs` are the dense
+/// matrices by matrix index (outputs assembled); `qr_r` is the final R
+/// factor for QR programs whose R is not a plain 2-D matrix (TSQR).
+pub fn verify(
+    program: &Program,
+    inputs: &BTreeMap<u32, Tile>,
+    outputs: &BTreeMap<u32, Tile>,
+    qr_r: Option<&Tile>,
+) -> Result<Residual, String> {
+    let called: Vec<&str> = program
+        .statements
+        .iter()
+        .filter_map(|s| program.kernels.get(s.kernel as usize))
+        .map(|k| k.name.as_str())
+        .collect();
+    let calls = |k: &str| called.contains(&k);
+    let ins: Vec<&Tile> = inputs.values().collect();
+    let outs: Vec<(u32, &Tile)> = program
+        .matrices
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == Role::Output)
+        .filter_map(|(i, _)| outputs.get(&(i as u32)).map(|t| (i as u32, t)))
+        .collect();
+    let n = ins
+        .iter()
+        .chain(outs.iter().map(|(_, t)| t))
+        .map(|t| t.nrows().max(t.ncols()))
+        .max()
+        .unwrap_or(1) as f64;
+    let bound = 1e-12 * n.max(1.0);
+    let unknown = || {
+        Err(format!(
+            "--verify knows no relation between the inputs and outputs of program `{}` (it recognises Cholesky, LU, QR, triangular solve and inverse, and matrix products)",
+            program.name
+        ))
+    };
+    if calls("chol") {
+        let ([a], Some((_, l))) = (ins.as_slice(), outs.first()) else {
+            return unknown();
+        };
+        let a = sym_from_lower(a);
+        let l = tril(l);
+        same(&l, &a, "L")?;
+        let r = &a - &l * l.transpose();
+        return Ok(Residual {
+            relation: "A = L Lᵀ",
+            formula: "‖A − L Lᵀ‖ / ‖A‖",
+            value: ratio(fro(&r), fro(&a)),
+            bound,
+        });
+    }
+    if calls("lu") {
+        let ([a], [(_, l), (_, u), ..]) = (ins.as_slice(), outs.as_slice()) else {
+            return unknown();
+        };
+        same(l, a, "L")?;
+        same(u, a, "U")?;
+        let r = *a - *l * *u;
+        return Ok(Residual {
+            relation: "A = L U",
+            formula: "‖A − L U‖ / ‖A‖",
+            value: ratio(fro(&r), fro(a)),
+            bound,
+        });
+    }
+    if calls("qr_factor") {
+        let [a] = ins.as_slice() else {
+            return unknown();
+        };
+        let r = match qr_r {
+            Some(r) => r,
+            None => match outs.first() {
+                Some((_, r)) => r,
+                None => return unknown(),
+            },
+        };
+        let r = Tile::from_fn(
+            r.nrows(),
+            r.ncols(),
+            |i, j| if i <= j { r[(i, j)] } else { 0.0 },
+        );
+        if r.nrows() != a.ncols() || r.ncols() != a.ncols() {
+            return Err(format!(
+                "cannot verify: R is {}x{} but A has {} columns",
+                r.nrows(),
+                r.ncols(),
+                a.ncols()
+            ));
+        }
+        let ata = a.transpose() * *a;
+        let rtr = r.transpose() * &r;
+        let na = fro(a);
+        return Ok(Residual {
+            relation: "AᵀA = RᵀR",
+            formula: "‖AᵀA − RᵀR‖ / ‖A‖²",
+            value: ratio(fro(&(&ata - &rtr)), na * na),
+            bound,
+        });
+    }
+    if calls("trtri") {
+        let Some((_, x)) = outs.first() else {
+            return unknown();
+        };
+        return match ins.as_slice() {
+            [l] => {
+                let l = tril(l);
+                let i = Tile::identity(l.nrows(), l.ncols());
+                same(x, &l, "X")?;
+                let r = &l * *x - &i;
+                Ok(Residual {
+                    relation: "L X = I",
+                    formula: "‖L X − I‖ / (‖L‖ ‖X‖)",
+                    value: ratio(fro(&r), fro(&l) * fro(x)),
+                    bound,
+                })
+            }
+            [l, b] => {
+                let l = tril(l);
+                same(x, b, "X")?;
+                if l.ncols() != x.nrows() {
+                    return Err("cannot verify: L and X do not conform".into());
+                }
+                let r = &l * *x - *b;
+                Ok(Residual {
+                    relation: "L X = B",
+                    formula: "‖L X − B‖ / (‖L‖ ‖X‖)",
+                    value: ratio(fro(&r), fro(&l) * fro(x)),
+                    bound,
+                })
+            }
+            _ => unknown(),
+        };
+    }
+    let product_only = called
+        .iter()
+        .all(|k| matches!(*k, "gemm" | "gemm_acc" | "add" | "add4" | "copy" | "scale"));
+    if product_only && (calls("gemm") || calls("gemm_acc")) {
+        let ([a, b], [(_, c)]) = (ins.as_slice(), outs.as_slice()) else {
+            return unknown();
+        };
+        if a.ncols() != b.nrows() || c.nrows() != a.nrows() || c.ncols() != b.ncols() {
+            return Err("cannot verify: A, B and C do not conform".into());
+        }
+        let r = *c - *a * *b;
+        return Ok(Residual {
+            relation: "C = A B",
+            formula: "‖C − A B‖ / (‖A‖ ‖B‖)",
+            value: ratio(fro(&r), fro(a) * fro(b)),
+            bound,
+        });
+    }
+    unknown()
+}
