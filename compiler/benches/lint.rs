@@ -4,8 +4,8 @@
 //! Run: `cargo bench -p lpk-compiler --bench lint`.
 
 use compiler::diag::SourceMap;
-use compiler::driver::{check_source, compile_program, select_program};
 use compiler::lint::{lint_program, LintOptions};
+use compiler::pipeline::{check_source, compile_program, select_program};
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::path::Path;
 

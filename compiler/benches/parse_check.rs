@@ -3,7 +3,7 @@
 //! Run: `cargo bench -p lpk-compiler --bench parse_check`.
 
 use compiler::diag::SourceMap;
-use compiler::driver::check_source;
+use compiler::pipeline::check_source;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::path::Path;
 

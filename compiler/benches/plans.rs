@@ -5,7 +5,7 @@
 //! Run: `cargo bench -p lpk-compiler --bench plans`.
 
 use compiler::diag::SourceMap;
-use compiler::driver::{check_source, compile_program, select_program};
+use compiler::pipeline::{check_source, compile_program, select_program};
 use criterion::{criterion_group, criterion_main, Criterion};
 use model::program::Program;
 use model::query::Engine;

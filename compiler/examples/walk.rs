@@ -5,7 +5,7 @@
 #![allow(clippy::print_stdout)]
 
 use compiler::diag::SourceMap;
-use compiler::driver::{check_source, compile_program, select_program};
+use compiler::pipeline::{check_source, compile_program, select_program};
 use std::time::Instant;
 
 fn main() -> Result<(), String> {

@@ -1,24 +1,21 @@
-//! The lpk compiler library: resolve and type-check `.lpk` programs, lower
-//! them to index constraints, solve dependence plans, lint, and emit
-//! artifacts. The `lpkc` binary is a thin layer over it.
+//! The lpk compiler library, in folders by phase:
+//!
+//! - [`front`]: resolve and type-check `.lpk` programs (after the
+//!   `grammar` crate parsed them);
+//! - [`plan`]: lower them to index constraints and solve dependence plans;
+//! - [`lint`]: prove the program's rules (`lpkc lint`);
+//! - [`explore`]: queries, the REPL session, statistics, DOT;
+//! - [`diag`]: diagnostics and the registry of their codes;
+//! - [`pipeline`]: the phases chained, as the CLI, the tests and the
+//!   benches call them.
+//!
+//! It depends on no CLI, terminal, kernel or storage crate; the `lpkc`
+//! binary (package `lpkc`) is a thin layer over it.
 #![warn(missing_docs)]
 
-pub mod codes;
-pub mod dagfmt;
 pub mod diag;
-pub mod dot;
-pub mod driver;
-pub mod feasible;
-pub mod hir;
-pub mod kernels;
+pub mod explore;
+pub mod front;
 pub mod lint;
-pub mod lower;
-pub mod plans_text;
-pub mod query;
-pub mod repl;
-pub mod resolve;
-pub mod solve;
-pub mod stats;
-pub mod sym;
-mod syntax;
-pub mod typeck;
+pub mod pipeline;
+pub mod plan;

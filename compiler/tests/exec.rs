@@ -7,7 +7,7 @@
 //! order changes the values, so both are caught.
 
 use compiler::diag::SourceMap;
-use compiler::driver::{check_source, compile_program, select_program};
+use compiler::pipeline::{check_source, compile_program, select_program};
 use model::program::{Arg, Instance, Program, Role};
 use model::query::Engine;
 use runtime::dense::CollectSink;

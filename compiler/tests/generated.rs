@@ -44,7 +44,7 @@
 //! violation, is a generator bug and fails the test with the program text.
 
 use compiler::diag::SourceMap;
-use compiler::driver::{check_source, compile_program, select_program};
+use compiler::pipeline::{check_source, compile_program, select_program};
 use model::dag::{expand, from_plans, ExpandError};
 use model::program::Program;
 use model::query::Engine;

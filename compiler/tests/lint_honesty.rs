@@ -21,9 +21,9 @@
 mod common;
 
 use compiler::diag::SourceMap;
-use compiler::driver::{check_source, compile_program, select_program};
 use compiler::lint::exhaustive::{combinations, ErrorKind};
 use compiler::lint::{analyze, LintOptions, RuleStatus};
+use compiler::pipeline::{check_source, compile_program, select_program};
 use model::dag::{expand, ExpandError};
 use model::program::Program;
 use std::collections::BTreeSet;

@@ -4,7 +4,7 @@
 //! expansion sees no violation, and `writer`/`readers` agree with it.
 
 use compiler::diag::SourceMap;
-use compiler::driver::{check_source, compile_program, select_program};
+use compiler::pipeline::{check_source, compile_program, select_program};
 use model::dag::{expand, from_plans};
 use model::program::Program;
 use model::query::Engine;
@@ -197,7 +197,7 @@ fn gemm() {
                 let inst = program
                     .bind(&[("M".into(), m), ("N".into(), n), ("K".into(), k)])
                     .expect("binds");
-                let s = compiler::stats::stats(&inst, 1_000_000).expect("stats");
+                let s = compiler::explore::stats::stats(&inst, 1_000_000).expect("stats");
                 assert_eq!(s.tasks as i64, m * n * k, "M*N*K tasks");
                 assert_eq!(s.critical_path as i64, k, "a chain of K per tile");
             }
@@ -242,7 +242,7 @@ fn cholesky_counts_match_closed_forms() {
     let program = compile("examples/cholesky.lpk");
     for n in 1..=24i64 {
         let inst = program.bind(&[("N".to_string(), n)]).expect("binds");
-        let s = compiler::stats::stats(&inst, 1_000_000).expect("stats");
+        let s = compiler::explore::stats::stats(&inst, 1_000_000).expect("stats");
         assert_eq!(s.tasks as i64, n * (n + 1) * (n + 2) / 6, "N={n}");
         assert_eq!(s.critical_path as i64, 3 * n - 2, "N={n}");
         let count = |k: &str| s.kernels.get(k).map_or(0, |k| k.tasks as i64);
@@ -273,7 +273,7 @@ fn plans_of_the_examples() {
         "trtri",
     ] {
         let program = compile(&format!("examples/{name}.lpk"));
-        insta::assert_snapshot!(name, compiler::plans_text::plans_text(&program));
+        insta::assert_snapshot!(name, compiler::explore::plans_text::plans_text(&program));
     }
 }
 
@@ -281,7 +281,7 @@ fn plans_of_the_examples() {
 /// reads of Cholesky's and LU's panel tiles, and nothing in TSQR.
 #[test]
 fn examples_enumerate_only_genuinely_free_variables() {
-    use compiler::plans_text::enumerates;
+    use compiler::explore::plans_text::enumerates;
     let tsqr = compile("examples/tsqr.lpk");
     for plans in &tsqr.plans {
         for ap in plans.writes.iter().chain(&plans.reads) {

@@ -7,7 +7,7 @@ use crate::commands::{read_source, usage_error, EXIT_ERRORS};
 use crate::output;
 use crate::{ArtifactEncoding, Format, ProgramArg};
 use compiler::diag::{Diagnostic, Severity, SourceMap};
-use compiler::driver::{check_source, Checked};
+use compiler::pipeline::{check_source, Checked};
 use model::artifact::{self, Artifact, ArtifactError, Encoding, Loaded, SourceInfo};
 use model::plan::PlanStep;
 use model::program::{Arg, DomainItem, Program, Role};
@@ -85,11 +85,12 @@ pub fn compile(
         emit(&checked.diagnostics);
         return ExitCode::from(EXIT_ERRORS);
     }
-    let hir = match compiler::driver::select_program(&checked.module, program.program.as_deref()) {
+    let hir = match compiler::pipeline::select_program(&checked.module, program.program.as_deref())
+    {
         Ok(h) => h,
         Err(e) => return usage_error(&e.to_string()),
     };
-    let compiled = compiler::driver::compile_program(&checked.module, hir, &sources);
+    let compiled = compiler::pipeline::compile_program(&checked.module, hir, &sources);
     // Lint errors block compiling too: an artifact must never describe a
     // program that breaks the language's rules. Warnings are `lint`'s job.
     let lint = compiler::lint::lint_errors(&checked.module, hir, &compiled, checked.file);

@@ -45,12 +45,13 @@ const TSQR: &str = include_str!("../../../examples/tsqr.lpk");
 
 fn compile(name: &str, text: &str) -> Result<model::program::Program, String> {
     let mut sources = compiler::diag::SourceMap::new();
-    let checked = compiler::driver::check_source(&mut sources, name, text);
+    let checked = compiler::pipeline::check_source(&mut sources, name, text);
     if checked.has_errors() {
         return Err(format!("internal error: {name} does not check"));
     }
-    let hir = compiler::driver::select_program(&checked.module, None).map_err(|e| e.to_string())?;
-    Ok(compiler::driver::compile_program(
+    let hir =
+        compiler::pipeline::select_program(&checked.module, None).map_err(|e| e.to_string())?;
+    Ok(compiler::pipeline::compile_program(
         &checked.module,
         hir,
         &sources,

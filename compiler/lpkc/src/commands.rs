@@ -4,9 +4,9 @@
 
 use crate::output;
 use crate::{Cli, Color, Command, DagFormat, Format, InstanceArgs, Method, ProgramArg};
-use compiler::codes;
+use compiler::diag::codes;
 use compiler::diag::SourceMap;
-use compiler::driver::{check_source, Checked};
+use compiler::pipeline::{check_source, Checked};
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
@@ -246,9 +246,9 @@ pub fn load(
         sources.emit_stderr(&checked.diagnostics, color);
         return Err(ExitCode::from(EXIT_ERRORS));
     }
-    let hir = compiler::driver::select_program(&checked.module, program.program.as_deref())
+    let hir = compiler::pipeline::select_program(&checked.module, program.program.as_deref())
         .map_err(|e| usage_error(&e.to_string()))?;
-    let compiled = compiler::driver::compile_program(&checked.module, hir, &sources);
+    let compiled = compiler::pipeline::compile_program(&checked.module, hir, &sources);
     Ok((sources, compiled))
 }
 
@@ -311,7 +311,7 @@ fn fmt(path: &Path, check_only: bool, to_stdout: bool, color: bool) -> ExitCode 
 fn plans(path: &Path, program: &ProgramArg, color: bool) -> ExitCode {
     match load(path, program, color) {
         Ok((_, p)) => {
-            output::out(&compiler::plans_text::plans_text(&p));
+            output::out(&compiler::explore::plans_text::plans_text(&p));
             ExitCode::SUCCESS
         }
         Err(code) => code,
@@ -325,7 +325,7 @@ fn query(
     format: Format,
     color: bool,
 ) -> ExitCode {
-    use compiler::query::{answer, answer_json, answer_text, parse_command};
+    use compiler::explore::query::{answer, answer_json, answer_text, parse_command};
     let (_, program) = match load(path, &args.program, color) {
         Ok(x) => x,
         Err(code) => return code,
@@ -416,8 +416,8 @@ fn dag(
         eprintln!("error: {}", v.describe(&inst));
     }
     match format {
-        DagFormat::Json => output::json(&compiler::dagfmt::dag_json(&inst, &dag)),
-        DagFormat::Dot => output::out(&compiler::dagfmt::dag_dot(&inst, &dag)),
+        DagFormat::Json => output::json(&compiler::explore::dagfmt::dag_json(&inst, &dag)),
+        DagFormat::Dot => output::out(&compiler::explore::dagfmt::dag_dot(&inst, &dag)),
     }
     if violations.is_empty() {
         ExitCode::SUCCESS
@@ -449,12 +449,12 @@ fn stats(
             "--block must be between 1 and 1048576, found {block}"
         ));
     }
-    let opts = compiler::stats::StatsOptions {
+    let opts = compiler::explore::stats::StatsOptions {
         max_tasks,
         block,
         ..Default::default()
     };
-    match compiler::stats::analyse(&inst, &opts) {
+    match compiler::explore::stats::analyse(&inst, &opts) {
         Ok(a) => {
             let s = a.stats;
             if let Some(out) = svg {
@@ -463,7 +463,7 @@ fn stats(
                     program.name,
                     crate::explore_cmd::params_text(&inst)
                 );
-                let written = compiler::stats::profile_svg(&s, &title)
+                let written = compiler::explore::stats::profile_svg(&s, &title)
                     .map_err(|e| e.to_string())
                     .and_then(|text| {
                         std::fs::write(out, text)
@@ -476,7 +476,7 @@ fn stats(
             }
             match format {
                 Format::Json => output::json(&serde_json::to_value(&s).unwrap_or_default()),
-                Format::Human => output::out(&compiler::stats::stats_text(&s)),
+                Format::Human => output::out(&compiler::explore::stats::stats_text(&s)),
             }
             ExitCode::SUCCESS
         }

@@ -36,7 +36,7 @@ pub fn dot(
         if cluster.is_some() {
             return usage_error("`--cluster` needs an instance: give its parameters with -p");
         }
-        output::out(&compiler::dot::program_dot(&program));
+        output::out(&compiler::explore::dot::program_dot(&program));
         return ExitCode::SUCCESS;
     }
     let inst = match bind(&program, args) {
@@ -81,7 +81,7 @@ pub fn dot(
             return ExitCode::from(EXIT_ERRORS);
         }
     };
-    match compiler::dot::expanded_dot(&inst, &dag, cluster) {
+    match compiler::explore::dot::expanded_dot(&inst, &dag, cluster) {
         Ok(text) => {
             output::out(&text);
             ExitCode::SUCCESS

@@ -6,8 +6,8 @@
 use crate::commands::{read_source, usage_error, EXIT_ERRORS};
 use crate::{output, Format, InstanceArgs};
 use compiler::diag::{Severity, SourceMap};
-use compiler::driver::check_source;
 use compiler::lint::{lint_program, LintOptions};
+use compiler::pipeline::check_source;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -39,7 +39,7 @@ pub fn lint(path: &Path, args: &LintArgs<'_>, color: bool) -> ExitCode {
     }
     let mut allowed: Vec<&'static str> = Vec::new();
     for a in args.allow {
-        match compiler::codes::lookup(a) {
+        match compiler::diag::codes::lookup(a) {
             Some(info) => allowed.push(info.code),
             None => {
                 return usage_error(&format!(
@@ -61,7 +61,7 @@ pub fn lint(path: &Path, args: &LintArgs<'_>, color: bool) -> ExitCode {
     let mut summary = Vec::new();
     let mut program_name = String::new();
     if !checked.has_errors() {
-        let hir = match compiler::driver::select_program(
+        let hir = match compiler::pipeline::select_program(
             &checked.module,
             args.instance.program.program.as_deref(),
         ) {
@@ -69,7 +69,7 @@ pub fn lint(path: &Path, args: &LintArgs<'_>, color: bool) -> ExitCode {
             Err(e) => return usage_error(&e.to_string()),
         };
         program_name = hir.name.clone();
-        let program = compiler::driver::compile_program(&checked.module, hir, &sources);
+        let program = compiler::pipeline::compile_program(&checked.module, hir, &sources);
         let given = if args.instance.params.is_empty() {
             None
         } else {

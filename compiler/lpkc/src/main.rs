@@ -128,7 +128,7 @@ pub enum Command {
         max_tasks: u64,
         /// Tile side in elements for flops and bytes: every tile is taken as
         /// B x B (1-D matrices too).
-        #[arg(long, value_name = "B", default_value_t = compiler::stats::DEFAULT_BLOCK)]
+        #[arg(long, value_name = "B", default_value_t = compiler::explore::stats::DEFAULT_BLOCK)]
         block: u64,
         /// Also draw the parallelism profile as an SVG chart to this file.
         #[arg(long, value_name = "OUT")]

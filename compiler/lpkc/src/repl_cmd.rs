@@ -1,4 +1,4 @@
-//! `lpkc repl`: the rustyline glue around `compiler::repl::Session`.
+//! `lpkc repl`: the rustyline glue around `compiler::explore::repl::Session`.
 //! With a terminal: a prompt, history (loaded at start, saved at exit),
 //! Tab completion, Ctrl-C clearing the line at the prompt and cancelling a
 //! running command (a SIGINT handler sets the session's cancel flag), and
@@ -8,7 +8,7 @@
 use crate::commands::{bind, load, EXIT_ERRORS};
 use crate::output;
 use crate::InstanceArgs;
-use compiler::repl::{Completions, Reply, Session};
+use compiler::explore::repl::{Completions, Reply, Session};
 use rustyline::completion::Completer;
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;

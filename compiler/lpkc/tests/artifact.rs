@@ -35,10 +35,10 @@ fn compile(path: &Path) -> Artifact {
     let text = std::fs::read_to_string(path).expect("readable");
     let mut sources = compiler::diag::SourceMap::new();
     let name = path.display().to_string();
-    let checked = compiler::driver::check_source(&mut sources, &name, &text);
+    let checked = compiler::pipeline::check_source(&mut sources, &name, &text);
     assert!(!checked.has_errors(), "{name} has errors");
-    let hir = compiler::driver::select_program(&checked.module, None).expect("one program");
-    let program = compiler::driver::compile_program(&checked.module, hir, &sources);
+    let hir = compiler::pipeline::select_program(&checked.module, None).expect("one program");
+    let program = compiler::pipeline::compile_program(&checked.module, hir, &sources);
     Artifact {
         compiler: "test".into(),
         source: SourceInfo::of_program(&program, &name, Some(text)),

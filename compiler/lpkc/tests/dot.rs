@@ -163,7 +163,7 @@ fn an_unknown_cluster_variable_is_a_usage_error() {
 #[test]
 fn labels_are_escaped() {
     assert_eq!(
-        compiler::dot::quote("a\"b\\c\nd\te"),
+        compiler::explore::dot::quote("a\"b\\c\nd\te"),
         "\"a\\\"b\\\\c\\nde\""
     );
 }

@@ -6,8 +6,8 @@ mod support;
 use support::lpkc;
 
 use compiler::diag::SourceMap;
-use compiler::driver::{check_source, compile_program, select_program};
-use compiler::stats::{analyse, profile_rows, Stats, StatsOptions};
+use compiler::explore::stats::{analyse, profile_rows, Stats, StatsOptions};
+use compiler::pipeline::{check_source, compile_program, select_program};
 use model::flops::flops;
 use model::program::Program;
 use std::path::Path;

@@ -124,7 +124,7 @@ fn every_code_has_documentation_and_a_ui_test() {
         .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
         .collect();
     let index = std::fs::read_to_string(root.join("docs/errors.md")).unwrap_or_default();
-    for info in compiler::codes::CODES {
+    for info in compiler::diag::codes::CODES {
         assert!(
             info.doc.contains("Wrong") && info.doc.contains("Right"),
             "docs/errors/{}.md needs a wrong and a right example",

@@ -25,7 +25,7 @@ pub mod system;
 mod unused;
 
 use crate::diag::{Diagnostic, Severity};
-use crate::hir;
+use crate::front::hir;
 use exhaustive::{params_text, Budget, Coverage, ErrorKind, Finding, Site};
 use grammar::ast::{FileId, Span};
 use model::program::{Instance, Program};
@@ -214,7 +214,7 @@ pub fn lint_program(
         r.diagnostics
             .extend(unused::unused_names(module, hir_program));
     }
-    crate::driver::sort_by_position(&mut r.diagnostics);
+    crate::pipeline::sort_by_position(&mut r.diagnostics);
     r
 }
 

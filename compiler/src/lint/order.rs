@@ -17,7 +17,7 @@
 use super::assign::constant_clash;
 use super::split::{Split, Variant};
 use super::system::{Constraint, Dnf, Form, Key, System};
-use crate::sym::Q;
+use crate::plan::sym::Q;
 use model::expr::{ExprPool, ExprRef, Node};
 use model::program::{Access, DomainItem, Program, Statement};
 

@@ -748,12 +748,12 @@ mod tests {
     fn variants_partition_a_level_loop() {
         let text = "kernel f(a) -> (b);\nprogram t(N: int) {\n  require N >= 1;\n  input A[N];\n  output B[N];\n  for level in range(ceil(log2(N))) {\n    for i in range(0, N, 2 ** (level + 1)) {\n      B[i] = f(A[i]);\n    }\n  }\n}\n";
         let mut sources = crate::diag::SourceMap::new();
-        let checked = crate::driver::check_source(&mut sources, "t.lpk", text);
-        let hir = crate::driver::select_program(&checked.module, None).ok();
+        let checked = crate::pipeline::check_source(&mut sources, "t.lpk", text);
+        let hir = crate::pipeline::select_program(&checked.module, None).ok();
         let Some(hir) = hir else {
             panic!("program");
         };
-        let p = crate::driver::compile_program(&checked.module, hir, &sources);
+        let p = crate::pipeline::compile_program(&checked.module, hir, &sources);
         let sp = split(&p);
         let vs = sp.variants.first().cloned().unwrap_or_default();
         // level takes 0..=19 for N up to 2^20.

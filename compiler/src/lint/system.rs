@@ -32,7 +32,7 @@
 //!    satisfies every row), then the integer program under a time limit,
 //!    whose timeout counts as "may be feasible".
 
-use crate::sym::{decompose, Q};
+use crate::plan::sym::{decompose, Q};
 use good_lp::{
     variable, Expression, ProblemVariables, ResolutionError, Solution, SolverModel, Variable,
     WithTimeLimit,

@@ -7,7 +7,7 @@
 
 use super::split::Split;
 use crate::diag::Diagnostic;
-use crate::hir::{self, ExprKind, StmtKind, VarKind};
+use crate::front::hir::{self, ExprKind, StmtKind, VarKind};
 use model::program::{Program, Role};
 
 /// Diagnostics for unused names of one program of a module. A name that

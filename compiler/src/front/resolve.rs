@@ -1,4 +1,4 @@
-//! Name resolution: turns the AST into the [`hir`](crate::hir), resolving
+//! Name resolution: turns the AST into the [`hir`](crate::front::hir), resolving
 //! every name to an id, checking the program's structure (where `require`s
 //! and declarations may stand, kernel call arity, tile versus scalar
 //! arguments, matrix rank) and the one-namespace, no-shadowing rule.
@@ -8,8 +8,8 @@
 //! are left out of the HIR so later phases only see well-formed ones.
 
 use crate::diag::{Diagnostic, IntoDiagnostic, SourceMap};
-use crate::hir::*;
-use crate::kernels::standard_signature;
+use crate::front::hir::*;
+use crate::front::kernels::standard_signature;
 use grammar::ast::{self, Role, ScalarType, Span};
 use std::collections::HashMap;
 use thiserror::Error;

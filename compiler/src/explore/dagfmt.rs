@@ -1,6 +1,6 @@
 //! Renderings of an expanded DAG: the JSON of spec/cli.md and Graphviz DOT
 //! (nodes coloured by kernel, edges labelled with their tile; see
-//! [`crate::dot`]).
+//! [`crate::explore::dot`]).
 
 use model::dag::Dag;
 use model::program::Instance;
@@ -18,7 +18,7 @@ pub fn dag_json(inst: &Instance<'_>, dag: &Dag) -> serde_json::Value {
         .iter()
         .enumerate()
         .map(|(id, t)| {
-            let mut v = crate::query::task_json(p, t);
+            let mut v = crate::explore::query::task_json(p, t);
             v["id"] = serde_json::Value::from(id);
             v
         })
@@ -56,5 +56,5 @@ pub fn dag_json(inst: &Instance<'_>, dag: &Dag) -> serde_json::Value {
 /// with their tile).
 pub fn dag_dot(inst: &Instance<'_>, dag: &Dag) -> String {
     // Without a cluster variable the drawing cannot fail.
-    crate::dot::expanded_dot(inst, dag, None).unwrap_or_default()
+    crate::explore::dot::expanded_dot(inst, dag, None).unwrap_or_default()
 }

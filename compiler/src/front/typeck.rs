@@ -10,8 +10,8 @@
 //! errors gets [`Ty::Error`] and causes no further errors.
 
 use crate::diag::{Diagnostic, IntoDiagnostic};
-use crate::hir::*;
-use crate::kernels::{matches_standard, standard_signature};
+use crate::front::hir::*;
+use crate::front::kernels::{matches_standard, standard_signature};
 use grammar::ast::{BinOp, ScalarType, Span, UnOp};
 use thiserror::Error;
 

@@ -3,6 +3,8 @@
 //! `spec/cli.md`. Phases never format diagnostics themselves; they implement
 //! `to_diagnostic()` and this module does the rest.
 
+pub mod codes;
+
 use codespan_reporting::diagnostic as cs;
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term;
@@ -38,7 +40,7 @@ pub struct Label {
 pub struct Diagnostic {
     /// Error, warning or note.
     pub severity: Severity,
-    /// Stable code such as `E0101` (see [`crate::codes`]).
+    /// Stable code such as `E0101` (see [`crate::diag::codes`]).
     pub code: &'static str,
     /// One-line message.
     pub message: String,

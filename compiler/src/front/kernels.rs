@@ -2,7 +2,7 @@
 //! the check that a program's declaration of a standard kernel matches its
 //! standard signature (arity and scalar types; names are free).
 
-use crate::hir::{Kernel, ParamKind};
+use crate::front::hir::{Kernel, ParamKind};
 use grammar::ast::ScalarType;
 pub use model::stdlib::{standard as standard_signature, ScalarKind, Signature};
 

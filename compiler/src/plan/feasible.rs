@@ -12,8 +12,8 @@
 //! infeasible, the pair provably never meets. The constraints have integer
 //! data and integer margins, far from the solver's tolerances.
 
-use crate::solve::{guard_disequalities, guard_equalities, guard_inequalities};
-use crate::sym::decompose;
+use crate::plan::solve::{guard_disequalities, guard_equalities, guard_inequalities};
+use crate::plan::sym::decompose;
 use good_lp::{
     variable, Expression, ProblemVariables, ResolutionError, Solution, SolverModel, Variable,
 };
@@ -47,7 +47,7 @@ impl Lp<'_> {
     /// The affine relaxation of an int expression of one side.
     fn affine(&mut self, side: u8, e: ExprRef) -> Option<Expression> {
         let lin = decompose(self.pool, e, &|_| true)?;
-        let f = |q: crate::sym::Q| q.n as f64 / q.d as f64;
+        let f = |q: crate::plan::sym::Q| q.n as f64 / q.d as f64;
         let mut out = Expression::from(f(lin.constant));
         for (&s, &q) in &lin.vars {
             out += f(q) * self.var(Key::Slot(side, s));

@@ -3,7 +3,7 @@
 //! plans, lint) start from a [`Checked`] module that has no errors.
 
 use crate::diag::{Diagnostic, IntoDiagnostic, Severity, SourceMap};
-use crate::hir::Module;
+use crate::front::hir::Module;
 use grammar::ast::FileId;
 
 /// The result of checking one source file.
@@ -42,8 +42,8 @@ pub fn check_source(sources: &mut SourceMap, name: &str, text: &str) -> Checked 
             diagnostics: parsed.errors.iter().map(|e| e.to_diagnostic()).collect(),
         };
     }
-    let (mut module, resolve_errors) = crate::resolve::resolve(&parsed.file, sources);
-    let type_errors = crate::typeck::typeck(&mut module);
+    let (mut module, resolve_errors) = crate::front::resolve::resolve(&parsed.file, sources);
+    let type_errors = crate::front::typeck::typeck(&mut module);
     let mut diagnostics: Vec<Diagnostic> =
         resolve_errors.iter().map(|e| e.to_diagnostic()).collect();
     diagnostics.extend(type_errors.iter().map(|e| e.to_diagnostic()));
@@ -82,9 +82,9 @@ pub enum SelectError {
 
 /// Picks the program named `name`, or the only one.
 pub fn select_program<'m>(
-    module: &'m crate::hir::Module,
+    module: &'m crate::front::hir::Module,
     name: Option<&str>,
-) -> Result<&'m crate::hir::Program, SelectError> {
+) -> Result<&'m crate::front::hir::Program, SelectError> {
     let known = || {
         module
             .programs
@@ -108,11 +108,89 @@ pub fn select_program<'m>(
 
 /// Lowers a checked program and solves its dependence plans.
 pub fn compile_program(
-    module: &crate::hir::Module,
-    program: &crate::hir::Program,
+    module: &crate::front::hir::Module,
+    program: &crate::front::hir::Program,
     sources: &SourceMap,
 ) -> model::program::Program {
-    let mut lowered = crate::lower::lower(module, program, sources);
-    crate::solve::solve(&mut lowered);
+    let mut lowered = crate::plan::lower::lower(module, program, sources);
+    crate::plan::solve::solve(&mut lowered);
     lowered
+}
+
+/// Why [`compile_source`] produced no program.
+#[derive(Clone, Debug)]
+pub enum CompileError {
+    /// The source (or, with the lint gate, the program) has errors: every
+    /// diagnostic, warnings included, in source order.
+    Diagnostics(Vec<Diagnostic>),
+    /// The file has no program, several and none chosen, or not the one
+    /// asked for (a usage error).
+    Select(SelectError),
+}
+
+/// A program compiled from source, with what the caller may still want:
+/// the checked module (for lint and unused-name reports) and the warnings.
+pub struct Compiled {
+    /// The checked source (file id, resolved module, warnings).
+    pub checked: Checked,
+    /// The index of the chosen program in `checked.module.programs`.
+    pub program_index: usize,
+    /// The lowered program with its dependence plans.
+    pub program: model::program::Program,
+}
+
+impl Compiled {
+    /// The chosen program in the HIR.
+    pub fn hir(&self) -> &crate::front::hir::Program {
+        &self.checked.module.programs[self.program_index]
+    }
+}
+
+/// Whether [`compile_source`] also refuses programs with lint errors (as
+/// `lpkc compile` does: an artifact never describes a program that breaks
+/// the language's rules).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LintGate {
+    /// Stop after the plans.
+    Off,
+    /// Run the default lint and refuse on any lint error; the lint errors
+    /// join the returned diagnostics.
+    DenyErrors,
+}
+
+/// The whole pipeline on one source text: parse, resolve, type-check,
+/// select the program named `program` (or the only one), lower, solve
+/// plans and, with [`LintGate::DenyErrors`], refuse lint errors.
+pub fn compile_source(
+    sources: &mut SourceMap,
+    name: &str,
+    text: &str,
+    program: Option<&str>,
+    gate: LintGate,
+) -> Result<Compiled, CompileError> {
+    let mut checked = check_source(sources, name, text);
+    if checked.has_errors() {
+        return Err(CompileError::Diagnostics(checked.diagnostics));
+    }
+    let hir = select_program(&checked.module, program).map_err(CompileError::Select)?;
+    let program_index = checked
+        .module
+        .programs
+        .iter()
+        .position(|p| std::ptr::eq(p, hir))
+        .expect("select_program returns one of the module's programs");
+    let lowered = compile_program(&checked.module, hir, sources);
+    if gate == LintGate::DenyErrors {
+        let lint = crate::lint::lint_errors(&checked.module, hir, &lowered, checked.file);
+        if !lint.is_empty() {
+            checked.diagnostics.extend(lint);
+            sort_by_position(&mut checked.diagnostics);
+            return Err(CompileError::Diagnostics(checked.diagnostics));
+        }
+    }
+    Ok(Compiled {
+        checked,
+        program_index,
+        program: lowered,
+    })
 }

@@ -2,8 +2,8 @@
 //! item a diagnostic could point at keeps its span. Items live in vectors
 //! indexed by typed ids (arena style); nothing here owns a tree of boxes.
 //!
-//! Invariant: a [`Module`] built by [`crate::resolve`] without errors and
-//! accepted by [`crate::typeck`] only holds ids that index its own vectors,
+//! Invariant: a [`Module`] built by [`crate::front::resolve`] without errors and
+//! accepted by [`crate::front::typeck`] only holds ids that index its own vectors,
 //! every index, bound and step expression is `int`, and every condition is
 //! `bool`. Later phases may rely on that and report broken invariants as
 //! internal errors.

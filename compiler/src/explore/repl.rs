@@ -11,8 +11,8 @@
 //! An answer longer than [`PAGE`] lines is cut, with a count of the rest;
 //! a trailing `--all` shows everything.
 
-use crate::query::{self, CommandError, Query};
-use crate::stats::{StatsError, StatsOptions};
+use crate::explore::query::{self, CommandError, Query};
+use crate::explore::stats::{StatsError, StatsOptions};
 use model::program::{BindError, Instance, Program};
 use model::query::Engine;
 use model::task::Task;
@@ -236,7 +236,7 @@ impl Session {
         let text = match cmd {
             "quit" | "exit" => return Ok(Reply::Quit),
             "help" => help(rest)?,
-            "plans" => crate::plans_text::plans_text(&self.program),
+            "plans" => crate::explore::plans_text::plans_text(&self.program),
             "set" => self.set(rest)?,
             "children" | "parents" | "writer" | "readers" => {
                 let inst = self.instance()?;
@@ -357,7 +357,7 @@ impl Session {
             st.line
         );
         out.push_str(&source_excerpt(&self.source, st.line, st.span));
-        let domain = crate::dot::domain_text(p, st);
+        let domain = crate::explore::dot::domain_text(p, st);
         if !domain.is_empty() {
             out.push_str(&format!("domain: {}\n", domain.join(", ")));
         }
@@ -426,7 +426,7 @@ impl Session {
                 total += n;
                 out.push_str(&format!(
                     "{:<20} {n}\n",
-                    crate::dot::statement_name(&self.program, s as u32)
+                    crate::explore::dot::statement_name(&self.program, s as u32)
                 ));
             }
         }
@@ -510,13 +510,13 @@ impl Session {
             keep_paths: true,
             ..StatsOptions::default()
         };
-        let a = crate::stats::analyse(&inst, &opts)?;
+        let a = crate::explore::stats::analyse(&inst, &opts)?;
         let p = &self.program;
         let mut out = format!(
             "critical path: {} tasks (of {}); heaviest path: {}flops over {} tasks at block {}\n",
             a.stats.critical_path,
             a.stats.tasks,
-            crate::stats::si(a.stats.critical_path_flops),
+            crate::explore::stats::si(a.stats.critical_path_flops),
             a.stats.critical_path_flops_tasks,
             a.stats.block
         );
@@ -652,7 +652,7 @@ impl Completions {
         Completions {
             kernels,
             matrices: p.matrices.iter().map(|m| m.name.clone()).collect(),
-            vars: crate::dot::loop_variables(p),
+            vars: crate::explore::dot::loop_variables(p),
             params: p.params.iter().map(|d| d.name.clone()).collect(),
             lines: p
                 .statements
@@ -748,10 +748,10 @@ mod tests {
         let path = format!("{}/../examples/{example}.lpk", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).expect("example exists");
         let mut sources = SourceMap::new();
-        let checked = crate::driver::check_source(&mut sources, &path, &text);
+        let checked = crate::pipeline::check_source(&mut sources, &path, &text);
         assert!(!checked.has_errors());
-        let hir = crate::driver::select_program(&checked.module, None).expect("one program");
-        let program = crate::driver::compile_program(&checked.module, hir, &sources);
+        let hir = crate::pipeline::select_program(&checked.module, None).expect("one program");
+        let program = crate::pipeline::compile_program(&checked.module, hir, &sources);
         let given: Vec<(String, i64)> = params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
         Session::new(program, text, &given).expect("binds")
     }

@@ -9,7 +9,7 @@
 //! (inputs):
 //! 1. The equations are `e_k(x) = t_k`, plus every `a == b` guard on the
 //!    statement's path. They are decomposed into affine forms over the
-//!    still-unknown variables ([`crate::sym`]).
+//!    still-unknown variables ([`crate::plan::sym`]).
 //! 2. Linear equations are solved by exact rational elimination; a pivot
 //!    row with no free variable assigns its variable with a divisibility
 //!    check (`SetDiv`).
@@ -26,7 +26,7 @@
 //! cover whole loop ranges, and the final checks test the exact original
 //! conditions, so a plan yields exactly the iterations that touch the tile.
 
-use crate::sym::{decompose, emit, integer_form, IntForm, Lin, Q};
+use crate::plan::sym::{decompose, emit, integer_form, IntForm, Lin, Q};
 use model::expr::{BinOp, ExprPool, ExprRef, Func2, Node, UnOp};
 use model::plan::{Plan, PlanStep};
 use model::program::{
@@ -66,7 +66,7 @@ pub fn solve(program: &mut Program) {
                     if w.matrix != r.matrix || never_meet(&program.exprs, w, r) {
                         continue;
                     }
-                    if !crate::feasible::may_meet(
+                    if !crate::plan::feasible::may_meet(
                         &mut program.exprs,
                         &program.requires,
                         &statements[ws],

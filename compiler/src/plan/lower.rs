@@ -12,7 +12,7 @@
 //! Precondition: the module has no resolve or type errors.
 
 use crate::diag::SourceMap;
-use crate::hir::{self, Builtin, ExprId, Program, StmtKind, Ty, VarId};
+use crate::front::hir::{self, Builtin, ExprId, Program, StmtKind, Ty, VarId};
 use grammar::ast::{self, Span};
 use model::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
 use model::program::{
