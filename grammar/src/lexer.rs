@@ -11,8 +11,9 @@ use std::fmt;
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
 #[logos(skip r"[ \t\r\n\f]+")]
 pub enum Tok<'input> {
-    /// A `#` line comment (filtered out before parsing).
-    #[regex(r"#[^\n]*", allow_greedy = true)]
+    /// A `#` line comment (filtered out before parsing). It ends at a line
+    /// feed or a carriage return, so files with CR-only line endings work.
+    #[regex(r"#[^\r\n]*", allow_greedy = true)]
     Comment(&'input str),
     /// `kernel`
     #[token("kernel")]
@@ -247,13 +248,20 @@ pub struct Comment {
 /// A lexed token with its byte range.
 pub type Spanned<'input> = (usize, Tok<'input>, usize);
 
-/// Lexes the whole source: tokens (without comments) and comments.
+/// The UTF-8 byte order mark some editors put at the start of a file.
+const BOM: &str = "\u{FEFF}";
+
+/// Lexes the whole source: tokens (without comments) and comments. A byte
+/// order mark at the very start is skipped, as compilers do; spans stay
+/// byte offsets into `src`.
 pub fn lex(src: &str) -> (Vec<Spanned<'_>>, Vec<Comment>) {
     let mut tokens = Vec::new();
     let mut comments = Vec::new();
-    let mut lexer = Tok::lexer(src);
+    let skip = if src.starts_with(BOM) { BOM.len() } else { 0 };
+    let mut lexer = Tok::lexer(&src[skip..]);
     while let Some(result) = lexer.next() {
         let span = lexer.span();
+        let span = span.start + skip..span.end + skip;
         match result {
             Ok(Tok::Comment(text)) => comments.push(Comment {
                 start: span.start,
@@ -273,6 +281,27 @@ mod tests {
 
     fn kinds(src: &str) -> Vec<Tok<'_>> {
         lex(src).0.into_iter().map(|(_, t, _)| t).collect()
+    }
+
+    #[test]
+    fn a_byte_order_mark_at_the_start_is_skipped_and_spans_stay_in_the_file() {
+        let (tokens, _) = lex("\u{FEFF}kernel k");
+        assert_eq!(tokens, vec![(3, Tok::Kernel, 9), (10, Tok::Ident("k"), 11)]);
+        // Anywhere else it is an unknown character.
+        assert_eq!(kinds("k \u{FEFF}"), vec![Tok::Ident("k"), Tok::Error]);
+    }
+
+    #[test]
+    fn comments_end_at_a_carriage_return_too() {
+        let (tokens, comments) = lex("# one\rkernel\r# two\r\nk");
+        assert_eq!(
+            tokens.iter().map(|t| t.1).collect::<Vec<_>>(),
+            vec![Tok::Kernel, Tok::Ident("k")]
+        );
+        assert_eq!(
+            comments.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(),
+            vec!["# one", "# two"]
+        );
     }
 
     #[test]

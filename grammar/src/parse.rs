@@ -2,7 +2,7 @@
 //! with error recovery, and the conversion of lalrpop's errors into
 //! [`ParseError`]s that carry spans and data (never formatted strings).
 
-use crate::ast::{BinOp, Expr, ExprKind, FileId, SourceFile, Span};
+use crate::ast::{BinOp, Expr, ExprKind, FileId, SourceFile, Span, UnOp};
 use crate::lexer::{lex, Comment, Tok};
 use lalrpop_util::{lalrpop_mod, ErrorRecovery};
 use thiserror::Error;
@@ -48,6 +48,17 @@ pub enum ParseError {
         span: Span,
         /// Its text.
         text: String,
+    },
+    /// A statement not ended by `;` before the next line's token: reported
+    /// at the end of the statement, where the `;` belongs, as rustc does.
+    #[error("expected `;`, found {found}")]
+    MissingSemicolon {
+        /// Where the `;` belongs: just after the statement's last token.
+        span: Span,
+        /// How the next token reads.
+        found: String,
+        /// The next token.
+        found_span: Span,
     },
     /// A token the grammar does not allow here.
     #[error("expected {}, found {found}", expected_list(expected))]
@@ -108,7 +119,7 @@ impl ParseError {
     pub fn code(&self) -> &'static str {
         match self {
             ParseError::UnknownChar { .. } => "E0001",
-            ParseError::UnexpectedToken { .. } => "E0002",
+            ParseError::UnexpectedToken { .. } | ParseError::MissingSemicolon { .. } => "E0002",
             ParseError::UnexpectedEof { .. } => "E0003",
             ParseError::IntTooLarge { .. } => "E0004",
             ParseError::TooDeep { .. } => "E0005",
@@ -123,6 +134,7 @@ impl ParseError {
         match self {
             ParseError::UnknownChar { span, .. }
             | ParseError::UnexpectedToken { span, .. }
+            | ParseError::MissingSemicolon { span, .. }
             | ParseError::ChainedComparison { span }
             | ParseError::UnexpectedEof { span, .. }
             | ParseError::IntTooLarge { span }
@@ -174,6 +186,7 @@ pub fn parse(src: &str, file: FileId) -> Parsed {
             comments,
         };
     }
+    let token_ends: Vec<usize> = tokens.iter().map(|&(_, _, end)| end).collect();
     let mut recovered = Vec::new();
     let sync_points: Vec<usize> = tokens
         .iter()
@@ -191,7 +204,10 @@ pub fn parse(src: &str, file: FileId) -> Parsed {
             SourceFile::default()
         }
     };
-    let mut errors: Vec<ParseError> = raw.into_iter().map(|e| convert(e, file, src)).collect();
+    let mut errors: Vec<ParseError> = raw
+        .into_iter()
+        .map(|e| convert(e, file, src, &token_ends))
+        .collect();
     errors.sort_by_key(|e| e.span().start);
     let errors = one_per_statement(errors, &sync_points);
     Parsed {
@@ -280,10 +296,13 @@ fn guard_nesting(tokens: &[(usize, Tok<'_>, usize)], file: FileId) -> Option<Par
     None
 }
 
+/// Turns lalrpop's error into ours. `token_ends` holds the end offset of
+/// every token in order, to find the token before an unexpected one.
 fn convert(
     e: lalrpop_util::ParseError<usize, Tok<'_>, UserError>,
     file: FileId,
     src: &str,
+    token_ends: &[usize],
 ) -> ParseError {
     use lalrpop_util::ParseError as P;
     let len = src.len();
@@ -319,6 +338,22 @@ fn convert(
             let after_expression = expected.iter().any(|e| e == "\"and\"");
             if tok.is_comparison() && after_expression && !expected_cmp {
                 return ParseError::ChainedComparison { span };
+            }
+            // A `;` could end the statement and the unexpected token stands
+            // on a later line: the statement lacks its `;`. Point where it
+            // belongs, not at the next line.
+            let prev_end = token_ends[..token_ends.partition_point(|&e| e <= l)].last();
+            if let Some(&prev_end) = prev_end {
+                let newline_between = src
+                    .get(prev_end..l)
+                    .is_some_and(|gap| gap.contains(['\n', '\r']));
+                if expected.iter().any(|e| e == "\";\"") && newline_between {
+                    return ParseError::MissingSemicolon {
+                        span: Span::new(file, prev_end, prev_end),
+                        found: tok.to_string(),
+                        found_span: span,
+                    };
+                }
             }
             ParseError::UnexpectedToken {
                 span,
@@ -394,24 +429,115 @@ pub(crate) fn sp(file: FileId, l: usize, r: usize) -> Span {
     Span::new(file, l, r)
 }
 
-/// Parses an integer literal, recording an error (and yielding 0) when it
-/// does not fit in an `i64`.
+/// Parses an integer literal, recording an error when it does not fit in
+/// an `i64`. The error yields 0, except for 2^63, which yields `i64::MIN`
+/// so that [`negate`] can take back the error for `-9223372036854775808`,
+/// the smallest integer.
 pub(crate) fn int_literal<'input>(s: &str, span: Span, errors: &mut Vec<Recovered<'input>>) -> i64 {
     match s.parse::<i64>() {
         Ok(v) => v,
         Err(_) => {
+            let two_to_63 = s.trim_start_matches('0') == "9223372036854775808";
             errors.push(ErrorRecovery {
                 error: lalrpop_util::ParseError::User {
                     error: UserError::IntTooLarge(span),
                 },
                 dropped_tokens: Vec::new(),
             });
-            0
+            if two_to_63 {
+                i64::MIN
+            } else {
+                0
+            }
         }
+    }
+}
+
+/// `-e` over `span`. The negation of the literal 2^63 (which alone does not
+/// fit) is the literal `i64::MIN`, and its "too large" error is taken back.
+pub(crate) fn negate<'input>(span: Span, e: Expr, errors: &mut Vec<Recovered<'input>>) -> Expr {
+    if let ExprKind::Int(i64::MIN) = e.kind {
+        let literal_error = matches!(
+            errors.last(),
+            Some(ErrorRecovery { error: lalrpop_util::ParseError::User { error: UserError::IntTooLarge(s) }, .. })
+                if *s == e.span
+        );
+        if literal_error {
+            errors.pop();
+            return Expr {
+                kind: ExprKind::Int(i64::MIN),
+                span,
+            };
+        }
+    }
+    Expr {
+        kind: ExprKind::Unary(UnOp::Neg, Box::new(e)),
+        span,
     }
 }
 
 /// Parses a real literal (the lexer guarantees the form).
 pub(crate) fn real_literal(s: &str) -> f64 {
     s.parse::<f64>().unwrap_or(f64::INFINITY)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "kernel k(a) -> (b);\nprogram p(N: int) {\n  input A[N];\n  output B[N];\n";
+
+    fn errors(body: &str) -> Vec<ParseError> {
+        parse(&format!("{HEAD}{body}}}\n"), FileId(0)).errors
+    }
+
+    #[test]
+    fn a_missing_semicolon_is_reported_where_it_belongs_and_only_once() {
+        let src = format!("{HEAD}  B[0] = k(A[0])\n  B[1] = k(A[1]);\n}}\n");
+        let errs = parse(&src, FileId(0)).errors;
+        let end_of_statement = src.find("k(A[0])").map(|i| i + "k(A[0])".len());
+        let next_line = src.find("  B[1]").map(|i| i + 2);
+        match errs.as_slice() {
+            [ParseError::MissingSemicolon {
+                span,
+                found,
+                found_span,
+            }] => {
+                assert_eq!(Some(span.start as usize), end_of_statement);
+                assert_eq!(span.start, span.end);
+                assert_eq!(found, "identifier `B`");
+                assert_eq!(Some(found_span.start as usize), next_line);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(errs[0].to_string(), "expected `;`, found identifier `B`");
+    }
+
+    #[test]
+    fn an_unexpected_token_on_the_same_line_is_reported_at_the_token() {
+        let errs = errors("  B[0] = k(A[0]) B[1] = k(A[1]);\n");
+        assert!(
+            matches!(errs.as_slice(), [ParseError::UnexpectedToken { .. }]),
+            "{errs:?}"
+        );
+    }
+
+    #[test]
+    fn the_smallest_integer_is_a_literal_but_two_to_the_63_alone_is_too_large() {
+        let parsed = parse(
+            &format!("{HEAD}  B[0] = k(A[-9223372036854775808]);\n}}\n"),
+            FileId(0),
+        );
+        assert_eq!(parsed.errors, vec![]);
+        let errs = errors("  B[0] = k(A[9223372036854775808]);\n");
+        assert!(
+            matches!(errs.as_slice(), [ParseError::IntTooLarge { .. }]),
+            "{errs:?}"
+        );
+        let errs = errors("  B[0] = k(A[-9223372036854775809]);\n");
+        assert!(
+            matches!(errs.as_slice(), [ParseError::IntTooLarge { .. }]),
+            "{errs:?}"
+        );
+    }
 }

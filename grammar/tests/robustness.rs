@@ -543,16 +543,16 @@ fn the_mutation_bases_are_clean_and_an_edit_breaks_them() {
     for base in mutation_bases() {
         assert_eq!(parse(base, FileId(0)).errors, Vec::new());
     }
-    // Deleting the `;` after `require N >= 1` is a syntax error at `input`.
+    // Deleting the `;` after `require N >= 1` is a missing `;`, reported
+    // where it belongs, at the end of the `require`.
     let at = TSQR.find(">= 1;").unwrap() + 4;
     let edited = apply_edit(TSQR, 0, at, 'x');
     assert!(edited.contains("require N >= 1\n    input"));
     let errors = parse(&edited, FileId(0)).errors;
     let codes: Vec<_> = errors.iter().map(|e| e.code()).collect();
     assert_eq!(codes, vec!["E0002"]);
-    assert!(errors[0]
-        .to_string()
-        .ends_with("or an operator, found `input`"));
+    assert_eq!(errors[0].to_string(), "expected `;`, found `input`");
+    assert_eq!(errors[0].span().start as usize, at);
     // Replacing it with `$` is an unknown character.
     let edited = apply_edit(TSQR, 2, at, '$');
     let codes: Vec<_> = parse(&edited, FileId(0))

@@ -11,6 +11,11 @@ impl IntoDiagnostic for ParseError {
             ParseError::UnknownChar { .. } => d
                 .with_primary_message("not part of the language")
                 .with_note("comments start with `#`"),
+            ParseError::MissingSemicolon {
+                found, found_span, ..
+            } => d
+                .with_primary_message("add `;` here")
+                .with_label(*found_span, format!("unexpected {found}")),
             ParseError::UnexpectedToken { found, .. } => {
                 d.with_primary_message(format!("unexpected {found}"))
             }
