@@ -307,10 +307,24 @@ fn convert(
     use lalrpop_util::ParseError as P;
     let len = src.len();
     let text = |l: usize, r: usize| src.get(l..r).unwrap_or("").to_string();
+    // An invisible or control character is named by its code point, never
+    // echoed raw (a NUL or an escape sequence would reach the terminal).
+    let shown = |l: usize, r: usize| {
+        let t = text(l, r);
+        let invisible = |c: char| {
+            c.is_control()
+                || c.is_whitespace()
+                || matches!(c, '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}')
+        };
+        match t.chars().next() {
+            Some(c) if invisible(c) => format!("U+{:04X}", c as u32),
+            _ => t,
+        }
+    };
     match e {
         P::InvalidToken { location } => ParseError::UnknownChar {
             span: Span::new(file, location, location + 1),
-            text: text(location, location + 1),
+            text: shown(location, location + 1),
         },
         P::UnrecognizedEof { location, expected } => ParseError::UnexpectedEof {
             span: Span::new(file, location.min(len), len),
@@ -329,7 +343,7 @@ fn convert(
             if tok == Tok::Error {
                 return ParseError::UnknownChar {
                     span,
-                    text: text(l, r),
+                    text: shown(l, r),
                 };
             }
             // A comparison where a complete comparison could only be
@@ -520,6 +534,23 @@ mod tests {
             matches!(errs.as_slice(), [ParseError::UnexpectedToken { .. }]),
             "{errs:?}"
         );
+    }
+
+    #[test]
+    fn invisible_and_control_characters_are_named_by_code_point() {
+        for (ch, name) in [
+            ('\0', "U+0000"),
+            ('\u{1b}', "U+001B"),
+            ('\u{200B}', "U+200B"),
+        ] {
+            let errs = errors(&format!("  B[0] = k(A[0]);{ch}\n"));
+            assert_eq!(
+                errs.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+                vec![format!("unknown character `{name}`")]
+            );
+        }
+        let errs = errors("  B[0] = k(A[0]);$\n");
+        assert_eq!(errs[0].to_string(), "unknown character `$`");
     }
 
     #[test]
