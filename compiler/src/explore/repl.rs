@@ -15,7 +15,7 @@ use crate::explore::query::{self, CommandError, Query};
 use crate::explore::stats::{StatsError, StatsOptions};
 use model::program::{BindError, Instance, Program};
 use model::query::Engine;
-use model::task::Task;
+use model::task::{CountError, Task, COUNT_BUDGET};
 use std::collections::{HashMap, VecDeque};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -65,6 +65,10 @@ pub enum ReplError {
     /// Statistics failed.
     #[error("{0}")]
     Stats(StatsError),
+    /// The tasks could not be counted (too many loop iterations, or an
+    /// evaluation error).
+    #[error("{0}")]
+    Count(#[from] CountError),
     /// Ctrl-C.
     #[error("cancelled")]
     Cancelled,
@@ -398,21 +402,12 @@ impl Session {
             Some(l)
         };
         let inst = self.instance()?;
-        let mut per_stmt = vec![0u64; self.program.statements.len()];
-        let mut cancelled = false;
-        inst.for_each_task(&mut |t| {
-            if self.cancelled() {
-                cancelled = true;
-                return ControlFlow::Break(());
-            }
-            if let Some(c) = per_stmt.get_mut(t.stmt as usize) {
-                *c += 1;
-            }
-            ControlFlow::Continue(())
-        })?;
-        if cancelled {
+        if self.cancelled() {
             return Err(ReplError::Cancelled);
         }
+        // Counting runs only the loops around the innermost ones, within a
+        // budget: instant at any size, or refused at once.
+        let per_stmt = inst.count_tasks(COUNT_BUDGET)?.per_statement;
         let mut out = String::new();
         let mut total = 0;
         for (s, &n) in per_stmt.iter().enumerate() {
@@ -834,6 +829,52 @@ mod tests {
         assert_eq!(
             err(&mut s, "count x"),
             "`count` takes a line number, found `x`"
+        );
+    }
+
+    #[test]
+    fn counting_agrees_with_the_enumeration_on_every_example() {
+        for (example, names) in [
+            ("caqr", &["M", "N"][..]),
+            ("cholesky", &["N"][..]),
+            ("gemm", &["M", "N", "K"][..]),
+            ("gemm_tree", &["M", "N", "K"][..]),
+            ("lu", &["N"][..]),
+            ("trsolve", &["N", "R"][..]),
+            ("trtri", &["N"][..]),
+            ("tsqr", &["N"][..]),
+        ] {
+            for n in [1, 2, 3, 5, 8, 13] {
+                // caqr needs M >= N: the first parameter is the largest.
+                let given: Vec<(&str, i64)> = names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &name)| (name, if i == 0 { n + 2 } else { n }))
+                    .collect();
+                let s = session(example, &given);
+                let inst = s.instance().expect("binds");
+                let mut walked = vec![0u64; s.program.statements.len()];
+                inst.for_each_task(&mut |t| {
+                    walked[t.stmt as usize] += 1;
+                    std::ops::ControlFlow::Continue(())
+                })
+                .expect("walks");
+                let counted = inst.count_tasks(COUNT_BUDGET).expect("counts");
+                assert_eq!(counted.per_statement, walked, "{example} {given:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn counting_is_instant_at_any_size_or_refused() {
+        // N = 1000: 167,167,000 tasks, counted by running the outer loops.
+        let mut s = session("cholesky", &[("N", 1000)]);
+        assert!(out(&mut s, "count").ends_with("total                167167000\n"));
+        let mut s = session("cholesky", &[("N", 99_999_999)]);
+        let e = err(&mut s, "count");
+        assert!(
+            e.starts_with("the instance is too large to count: more than "),
+            "{e}"
         );
     }
 
