@@ -14,7 +14,7 @@
 
 use model::program::{Arg, Instance};
 use model::query::{Engine, QueryError};
-use model::task::{Task, WalkError};
+use model::task::{CountError, Task, WalkError, COUNT_BUDGET};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,6 +72,9 @@ pub enum StatsError {
     /// The sequential enumeration failed.
     #[error("{0}")]
     Walk(#[from] WalkError),
+    /// The tasks could not be counted.
+    #[error("{0}")]
+    Count(#[from] CountError),
     /// A plan query failed.
     #[error("{0}")]
     Query(#[from] QueryError),
@@ -309,6 +312,114 @@ pub fn analyse(inst: &Instance<'_>, opts: &StatsOptions<'_>) -> Result<Analysis,
     Ok(analysis)
 }
 
+/// What can be known of an instance without its DAG: tasks, flops and
+/// bytes per kernel, from [`Instance::count_tasks`] at flat memory. `lpkc
+/// stats` prints this when the instance has more tasks than it may expand.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Counts {
+    /// Every task.
+    pub tasks: u64,
+    /// Per kernel, by name (`edges_out` is not known without the DAG: 0).
+    pub kernels: BTreeMap<String, KernelStats>,
+    /// The block size of the flop and byte counts.
+    pub block: u64,
+    /// Flops of every task with a flop model.
+    pub flops: f64,
+    /// Bytes read and written by every task with a byte model.
+    pub bytes: f64,
+    /// Kernels called without a flop model.
+    pub unmodelled: Vec<String>,
+}
+
+/// Counts the tasks of `inst` per kernel, with their flops and bytes at
+/// `block`, without enumerating them ([`Instance::count_tasks`]).
+pub fn counts(inst: &Instance<'_>, block: u64) -> Result<Counts, StatsError> {
+    if block == 0 || block > 1 << 20 {
+        return Err(StatsError::BadBlock(block));
+    }
+    let p = inst.program;
+    let per_statement = inst.count_tasks(COUNT_BUDGET)?.per_statement;
+    let costs = statement_costs(inst, block);
+    let mut c = Counts {
+        block,
+        ..Counts::default()
+    };
+    for (stmt, &n) in per_statement.iter().enumerate() {
+        let Some(kernel) = p
+            .statements
+            .get(stmt)
+            .and_then(|st| p.kernels.get(st.kernel as usize))
+        else {
+            continue;
+        };
+        if n == 0 {
+            continue;
+        }
+        let (flops, bytes) = costs.get(stmt).copied().unwrap_or_default();
+        let ks = c.kernels.entry(kernel.name.clone()).or_default();
+        ks.tasks += n;
+        c.tasks = c.tasks.saturating_add(n);
+        match flops {
+            Some(f) => {
+                *ks.flops.get_or_insert(0.0) += f * n as f64;
+                c.flops += f * n as f64;
+            }
+            None => {
+                if !c.unmodelled.contains(&kernel.name) {
+                    c.unmodelled.push(kernel.name.clone());
+                }
+            }
+        }
+        if let Some(b) = bytes {
+            *ks.bytes.get_or_insert(0.0) += b * n as f64;
+            c.bytes += b * n as f64;
+        }
+    }
+    c.unmodelled.sort();
+    Ok(c)
+}
+
+/// The text of [`Counts`] for an instance whose DAG was not expanded, with
+/// the reason (`why`, e.g. the task limit and the flag that raises it).
+pub fn counts_text(c: &Counts, why: &str) -> String {
+    let mut out = String::new();
+    let width = c.kernels.keys().map(|k| k.len()).max().unwrap_or(6).max(6);
+    let opt = |x: Option<f64>| x.map_or_else(|| "-".to_string(), si);
+    out.push_str(&format!(
+        "{:<width$}  {:>14}  {:>12}  {:>12}\n",
+        "kernel", "tasks", "flops", "bytes"
+    ));
+    for (k, ks) in &c.kernels {
+        out.push_str(&format!(
+            "{k:<width$}  {:>14}  {:>12}  {:>12}\n",
+            ks.tasks,
+            opt(ks.flops),
+            opt(ks.bytes)
+        ));
+    }
+    out.push_str(&format!(
+        "{:<width$}  {:>14}  {:>12}  {:>12}\n",
+        "total",
+        c.tasks,
+        si(c.flops),
+        si(c.bytes)
+    ));
+    out.push_str(&format!(
+        "flops and bytes at block {b}: every tile taken as {b} x {b} (1-D matrices too)\n",
+        b = c.block
+    ));
+    if !c.unmodelled.is_empty() {
+        out.push_str(&format!(
+            "no flop model (counted as 0): {}\n",
+            c.unmodelled.join(", ")
+        ));
+    }
+    out.push_str(&format!(
+        "edges, critical path and parallelism profile not computed: {why}\n"
+    ));
+    out
+}
+
 /// Formats a count of flops or bytes with an SI prefix (`1.23 G`).
 pub fn si(x: f64) -> String {
     const PREFIXES: [(f64, &str); 5] =
@@ -471,4 +582,73 @@ pub fn profile_svg(s: &Stats, title: &str) -> Result<String, StatsError> {
         root.present().map_err(|e| chart_err(&e))?;
     }
     Ok(svg)
+}
+
+#[cfg(test)]
+mod count_tests {
+    use super::*;
+    use crate::diag::SourceMap;
+    use crate::pipeline::{compile_source, LintGate};
+
+    fn program(example: &str) -> model::program::Program {
+        let path = format!("{}/../examples/{example}.lpk", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect("example exists");
+        let mut sources = SourceMap::new();
+        match compile_source(&mut sources, &path, &text, None, LintGate::Off) {
+            Ok(c) => c.program,
+            Err(_) => panic!("{example} compiles"),
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+    }
+
+    #[test]
+    fn counts_agree_with_the_expanded_statistics() {
+        for (example, params) in [
+            ("cholesky", vec![("N", 7)]),
+            ("caqr", vec![("M", 6), ("N", 4)]),
+            ("gemm_tree", vec![("M", 2), ("N", 3), ("K", 5)]),
+            ("tsqr", vec![("N", 9)]),
+        ] {
+            let p = program(example);
+            let given: Vec<(String, i64)> =
+                params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+            let inst = p.bind(&given).expect("binds");
+            let full = stats(&inst, 1_000_000).expect("expands");
+            let c = counts(&inst, DEFAULT_BLOCK).expect("counts");
+            assert_eq!(c.tasks, full.tasks, "{example}");
+            assert!(close(c.flops, full.flops), "{example}");
+            assert!(close(c.bytes, full.bytes), "{example}");
+            assert_eq!(c.unmodelled, full.unmodelled);
+            assert_eq!(
+                c.kernels.keys().collect::<Vec<_>>(),
+                full.kernels.keys().collect::<Vec<_>>()
+            );
+            for (k, ks) in &c.kernels {
+                let f = &full.kernels[k];
+                assert_eq!(ks.tasks, f.tasks, "{example} {k}");
+                assert!(close(ks.flops.unwrap_or(0.0), f.flops.unwrap_or(0.0)));
+                assert!(close(ks.bytes.unwrap_or(0.0), f.bytes.unwrap_or(0.0)));
+            }
+        }
+    }
+
+    #[test]
+    fn counts_of_a_huge_instance_are_instant_and_exact() {
+        let p = program("cholesky");
+        let inst = p.bind(&[("N".to_string(), 1000)]).expect("binds");
+        let c = counts(&inst, 256).expect("counts");
+        // N(N+1)(N+2)/6 tasks: N chol, N(N-1)/2 trsm, (N-1)N(N+1)/6 syrk.
+        assert_eq!(c.tasks, 1000 * 1001 * 1002 / 6);
+        assert_eq!(c.kernels["chol"].tasks, 1000);
+        assert_eq!(c.kernels["trsm"].tasks, 1000 * 999 / 2);
+        assert_eq!(c.kernels["syrk"].tasks, 999 * 1000 * 1001 / 6);
+        let text = counts_text(&c, "167167000 tasks > --max-tasks 20000000");
+        assert!(text.contains("total"), "{text}");
+        assert!(text.ends_with(
+            "edges, critical path and parallelism profile not computed: 167167000 tasks > --max-tasks 20000000\n"
+        ));
+    }
 }
