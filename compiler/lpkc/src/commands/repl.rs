@@ -5,9 +5,9 @@
 //! Ctrl-D leaving. Without one: commands are read from stdin one a line,
 //! like `lpkc query`, with no prompt.
 
-use crate::commands::{bind, load, EXIT_ERRORS};
-use crate::output;
-use crate::InstanceArgs;
+use crate::args::{GlobalOpts, InstanceArgs};
+use crate::error::CliError;
+use crate::{instance, load, output};
 use compiler::explore::repl::{Completions, Reply, Session};
 use rustyline::completion::Completer;
 use rustyline::error::ReadlineError;
@@ -16,9 +16,24 @@ use rustyline::hint::Hinter;
 use rustyline::validate::Validator;
 use rustyline::{CompletionType, Config, Context, Editor, Helper};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
+
+/// Arguments of `lpkc repl`.
+#[derive(clap::Args, Debug)]
+pub struct ReplArgs {
+    /// The `.lpk` source file.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub instance: InstanceArgs,
+    /// The history file [default: $XDG_STATE_HOME/lpkc/history, else
+    /// ~/.lpkc_history].
+    #[arg(long, value_name = "FILE", conflicts_with = "no_history")]
+    pub history: Option<PathBuf>,
+    /// Keep no history file.
+    #[arg(long)]
+    pub no_history: bool,
+}
 
 /// The rustyline helper: completion only.
 struct LpkHelper {
@@ -45,9 +60,9 @@ impl Helper for LpkHelper {}
 
 /// The history file: `--history`, else `$XDG_STATE_HOME/lpkc/history`,
 /// else `~/.lpkc_history` (none without a home).
-fn history_path(given: Option<PathBuf>) -> Option<PathBuf> {
-    if given.is_some() {
-        return given;
+fn history_path(given: Option<&PathBuf>) -> Option<PathBuf> {
+    if let Some(given) = given {
+        return Some(given.clone());
     }
     if let Some(state) = std::env::var_os("XDG_STATE_HOME").filter(|s| !s.is_empty()) {
         return Some(PathBuf::from(state).join("lpkc").join("history"));
@@ -58,41 +73,25 @@ fn history_path(given: Option<PathBuf>) -> Option<PathBuf> {
 }
 
 /// Runs `lpkc repl`.
-pub fn repl(
-    path: &Path,
-    args: &InstanceArgs,
-    history: Option<PathBuf>,
-    no_history: bool,
-    color: bool,
-) -> ExitCode {
-    let (sources, program) = match load(path, &args.program, color) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+pub fn run(args: &ReplArgs, global: &GlobalOpts) -> Result<(), CliError> {
+    let (sources, program) = load::program(&args.file, &args.instance.program, global)?;
     // The source text comes from the load, so an artifact (which carries
     // its source unless compiled with --no-source) works too.
     let source = sources.source(grammar::ast::FileId(0)).to_string();
     // Report a bad binding the way every other command does; a missing
     // parameter is fine here (`set` binds it later).
-    if !args.params.is_empty() {
-        if let Err(code) = bind(&program, args) {
-            return code;
-        }
+    if !args.instance.params.is_empty() {
+        instance::bind(&program, &args.instance)?;
     }
-    let mut session = match Session::new(program, source, &args.params) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_ERRORS);
-        }
-    };
+    let mut session = Session::new(program, source, &args.instance.params)
+        .map_err(|e| CliError::Input(e.to_string()))?;
     if std::io::stdin().is_terminal() {
         interactive(
             &mut session,
-            if no_history {
+            if args.no_history {
                 None
             } else {
-                history_path(history)
+                history_path(args.history.as_ref())
             },
         )
     } else {
@@ -102,7 +101,7 @@ pub fn repl(
 
 /// Stdin is not a terminal: one command a line, answers on stdout, errors
 /// on stderr, exit code 1 if any command failed.
-fn batch(session: &mut Session) -> ExitCode {
+fn batch(session: &mut Session) -> Result<(), CliError> {
     use std::io::BufRead;
     let mut failed = false;
     for line in std::io::stdin().lock().lines() {
@@ -124,25 +123,20 @@ fn batch(session: &mut Session) -> ExitCode {
         }
     }
     if failed {
-        ExitCode::from(EXIT_ERRORS)
+        Err(CliError::Reported)
     } else {
-        ExitCode::SUCCESS
+        Ok(())
     }
 }
 
-fn interactive(session: &mut Session, history: Option<PathBuf>) -> ExitCode {
+fn interactive(session: &mut Session, history: Option<PathBuf>) -> Result<(), CliError> {
     let config = Config::builder()
         .completion_type(CompletionType::List)
         .auto_add_history(false)
         .build();
     let mut editor: Editor<LpkHelper, rustyline::history::DefaultHistory> =
-        match Editor::with_config(config) {
-            Ok(e) => e,
-            Err(e) => {
-                eprintln!("error: cannot start the line editor: {e}");
-                return ExitCode::from(EXIT_ERRORS);
-            }
-        };
+        Editor::with_config(config)
+            .map_err(|e| CliError::Input(format!("cannot start the line editor: {e}")))?;
     editor.set_helper(Some(LpkHelper {
         completions: session.completions(),
     }));
@@ -189,5 +183,5 @@ fn interactive(session: &mut Session, history: Option<PathBuf>) -> ExitCode {
             eprintln!("warning: cannot write the history {}: {e}", h.display());
         }
     }
-    ExitCode::SUCCESS
+    Ok(())
 }

@@ -4,15 +4,15 @@
 //! memory of each phase against the input size. The figures of
 //! `docs/performance.md` come from here.
 
-use crate::commands::{usage_error, EXIT_ERRORS};
+use crate::args::{Format, GlobalOpts};
+use crate::error::CliError;
 use crate::output;
-use crate::Format;
+use compiler::pipeline::{compile_source, CompileError, LintGate};
 use runtime::dense::{self, InputSpec};
 use runtime::exec::{ExecConfig, Progress};
 use runtime::kernels::{Registry, Tile};
 use runtime::reference;
 use std::collections::BTreeMap;
-use std::process::ExitCode;
 use std::time::Instant;
 
 /// What `lpkc bench` measures.
@@ -28,34 +28,45 @@ pub enum Workload {
     Tsqr,
 }
 
-/// Options of `lpkc bench`.
+/// Arguments of `lpkc bench`.
+#[derive(clap::Args, Debug)]
 pub struct BenchArgs {
+    /// What to run.
+    #[arg(value_enum)]
     pub workload: Workload,
+    /// Rows (and columns for cholesky and gemm) of the matrix.
+    #[arg(long, default_value_t = 8192)]
     pub n: usize,
+    /// Columns of the tall-skinny matrix (tsqr).
+    #[arg(long, default_value_t = 512)]
     pub cols: usize,
+    /// Tile size (tsqr: rows per row block).
+    #[arg(long, default_value_t = 1024)]
     pub block: usize,
+    /// Worker threads for both lpk and faer [default: the number of
+    /// cores].
+    #[arg(long)]
     pub workers: Option<usize>,
+    /// Seed of the generated matrices.
+    #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// A table, or one JSON object.
+    #[arg(long, value_enum, default_value_t)]
     pub format: Format,
 }
 
-const CHOLESKY: &str = include_str!("../../../examples/cholesky.lpk");
-const GEMM: &str = include_str!("../../../examples/gemm.lpk");
-const TSQR: &str = include_str!("../../../examples/tsqr.lpk");
+const CHOLESKY: &str = include_str!("../../../../examples/cholesky.lpk");
+const GEMM: &str = include_str!("../../../../examples/gemm.lpk");
+const TSQR: &str = include_str!("../../../../examples/tsqr.lpk");
 
+/// Compiles an embedded example (its errors would be bugs of lpkc).
 fn compile(name: &str, text: &str) -> Result<model::program::Program, String> {
     let mut sources = compiler::diag::SourceMap::new();
-    let checked = compiler::pipeline::check_source(&mut sources, name, text);
-    if checked.has_errors() {
-        return Err(format!("internal error: {name} does not check"));
+    match compile_source(&mut sources, name, text, None, LintGate::Off) {
+        Ok(compiled) => Ok(compiled.program),
+        Err(CompileError::Diagnostics(_)) => Err(format!("internal error: {name} does not check")),
+        Err(CompileError::Select(e)) => Err(e.to_string()),
     }
-    let hir =
-        compiler::pipeline::select_program(&checked.module, None).map_err(|e| e.to_string())?;
-    Ok(compiler::pipeline::compile_program(
-        &checked.module,
-        hir,
-        &sources,
-    ))
 }
 
 /// Peak resident memory of this process since the last reset, in bytes
@@ -76,24 +87,21 @@ fn fro(m: &Tile) -> f64 {
     m.norm_l2()
 }
 
-/// Runs the benchmark.
-pub fn bench(args: &BenchArgs) -> ExitCode {
+/// Runs `lpkc bench`.
+pub fn run(args: &BenchArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     if args.block == 0 || args.n == 0 || args.cols == 0 {
-        return usage_error("--n, --cols and --block must be at least 1");
+        return Err(CliError::Usage(
+            "--n, --cols and --block must be at least 1".into(),
+        ));
     }
     if args.workers == Some(0) {
-        return usage_error("--workers must be at least 1");
+        return Err(CliError::Usage("--workers must be at least 1".into()));
     }
-    match run(args) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(EXIT_ERRORS)
-        }
-    }
+    measure(args).map_err(CliError::Input)
 }
 
-fn run(args: &BenchArgs) -> Result<ExitCode, String> {
+/// Runs lpk, then faer, and prints the comparison.
+fn measure(args: &BenchArgs) -> Result<(), String> {
     let workers = args
         .workers
         .unwrap_or_else(|| ExecConfig::default().workers);
@@ -294,7 +302,7 @@ fn run(args: &BenchArgs) -> Result<ExitCode, String> {
             ));
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn fmt_mib(mib: Option<f64>, ratio: Option<f64>) -> String {

@@ -1,9 +1,11 @@
 //! `lpkc run`: execute a program on real matrices with the embedded
-//! executor (`runtime::exec`).
+//! executor (`runtime::exec`): inputs read or generated, a progress bar,
+//! outputs written with a completion marker, an optional residual check.
 
-use crate::commands::{usage_error, EXIT_ERRORS};
-use crate::output;
-use crate::{Format, InstanceArgs, KernelSet};
+use crate::args::{Format, GlobalOpts, InstanceArgs};
+use crate::error::CliError;
+use crate::{load, output};
+use clap::ValueEnum;
 use model::program::{Instance, Program, Role};
 use runtime::dense::{self, InputSpec};
 use runtime::exec::{self, ExecConfig, Progress};
@@ -11,46 +13,110 @@ use runtime::kernels::{Registry, Tile};
 use runtime::store::{open_store, NpyDirStore, TileStore};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::Path;
-use std::process::ExitCode;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The options of `lpkc run`.
-pub struct RunArgs<'a> {
-    pub instance: &'a InstanceArgs,
+/// Arguments of `lpkc run`.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The `.lpk` source file.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub instance: InstanceArgs,
+    /// Tile size: every tile is BLOCK x BLOCK except at the edges.
+    #[arg(long, value_name = "B")]
     pub block: usize,
-    pub inputs: &'a [(String, String)],
-    pub output_dir: Option<&'a Path>,
-    pub tile_store: Option<&'a str>,
+    /// Data of an input matrix (repeatable): NAME=FILE.npy,
+    /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
+    #[arg(long = "input", value_name = "NAME=SPEC", value_parser = parse_input)]
+    pub inputs: Vec<(String, String)>,
+    /// Write output tiles to DIR/M/i_j.npy and assembled 2-D outputs to
+    /// DIR/M.npy; `DIR/_SUCCESS` is written last, only after success.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Where output tiles go instead of DIR/M/: `mem`, `dir:PATH`, or
+    /// an object_store URL such as `file:///abs/path` (keys
+    /// `M/i_j.npy`). Assembled matrices and the marker stay in
+    /// --output-dir.
+    #[arg(long, value_name = "SPEC")]
+    pub tile_store: Option<String>,
+    /// Worker threads [default: the number of cores].
+    #[arg(long, value_name = "W")]
     pub workers: Option<usize>,
+    /// Seed of generated inputs.
+    #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Check the residual of the outputs against the inputs (Cholesky,
+    /// LU, QR, triangular solve/inverse, matrix product); exit code 1 if
+    /// it is too large.
+    #[arg(long)]
     pub verify: bool,
+    /// `std`: the standard kernels; `noop`: kernels that do nothing
+    /// (to measure the scheduler alone).
+    #[arg(long, value_enum, default_value_t = KernelSet::Std)]
     pub kernels: KernelSet,
-    pub progress: bool,
+    /// Do not show a progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// The summary as text, or one JSON object.
+    #[arg(long, value_enum, default_value_t)]
     pub format: Format,
+}
+
+/// Which kernels `run` uses.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum KernelSet {
+    /// The standard kernels on faer.
+    Std,
+    /// Kernels that do nothing and return empty tiles.
+    Noop,
+}
+
+/// Parses one `--input NAME=SPEC` (the spec itself is checked later,
+/// against the program's matrices).
+fn parse_input(s: &str) -> Result<(String, String), String> {
+    let (name, spec) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=SPEC (e.g. A=a.npy or A=spd:1024), found `{s}`"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("expected NAME=SPEC, found `{s}`"));
+    }
+    Ok((name.to_string(), spec.trim().to_string()))
 }
 
 /// The marker written into the output directory after a successful run.
 pub const MARKER: &str = "_SUCCESS";
 
-fn fail(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
-    ExitCode::from(EXIT_ERRORS)
+/// An error of the run itself (the input has errors, exit code 1).
+fn fail(message: &str) -> CliError {
+    CliError::Input(message.to_string())
+}
+
+/// A usage error (exit code 2).
+fn usage_error(message: &str) -> CliError {
+    CliError::Usage(message.to_string())
+}
+
+/// Runs `lpkc run`.
+pub fn run(args: &RunArgs, global: &GlobalOpts) -> Result<(), CliError> {
+    let (_, program) = load::program(&args.file, &args.instance.program, global)?;
+    execute(&program, args)
 }
 
 /// Runs the program.
-pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
+fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
     if args.block == 0 {
-        return usage_error("--block must be at least 1");
+        return Err(usage_error("--block must be at least 1"));
     }
     if args.workers == Some(0) {
-        return usage_error("--workers must be at least 1");
+        return Err(usage_error("--workers must be at least 1"));
     }
     // Inputs: every `input` matrix needs data; every --input must name one.
     let mut specs: BTreeMap<u32, (String, InputSpec)> = BTreeMap::new();
-    for (name, spec) in args.inputs {
+    for (name, spec) in &args.inputs {
         let Some(m) = program.matrices.iter().position(|m| m.name == *name) else {
             let known: Vec<&str> = program
                 .matrices
@@ -58,24 +124,24 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
                 .filter(|m| m.role == Role::Input)
                 .map(|m| m.name.as_str())
                 .collect();
-            return usage_error(&format!(
+            return Err(usage_error(&format!(
                 "`{name}` is not a matrix of program `{}` (its inputs: {})",
                 program.name,
                 known.join(", ")
-            ));
+            )));
         };
         if program.matrices[m].role != Role::Input {
-            return usage_error(&format!(
+            return Err(usage_error(&format!(
                 "`{name}` is not an input of program `{}`; only input matrices take data",
                 program.name
-            ));
+            )));
         }
         let spec = match InputSpec::parse(spec) {
             Ok(s) => s,
-            Err(e) => return usage_error(&e),
+            Err(e) => return Err(usage_error(&e)),
         };
         if specs.insert(m as u32, (name.clone(), spec)).is_some() {
-            return usage_error(&format!("--input {name} is given twice"));
+            return Err(usage_error(&format!("--input {name} is given twice")));
         }
     }
     let missing: Vec<&str> = program
@@ -86,32 +152,32 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
         .map(|(_, m)| m.name.as_str())
         .collect();
     if let Some(first) = missing.first() {
-        return usage_error(&format!(
+        return Err(usage_error(&format!(
             "input matrix `{first}` needs data: --input {first}=FILE.npy (or random:ROWSxCOLS, spd:N, identity:N){}",
             if missing.len() > 1 {
                 format!("; also missing: {}", missing[1..].join(", "))
             } else {
                 String::new()
             }
-        ));
+        )));
     }
     // An output directory is claimed complete only by the marker, written
     // last; remove a stale one before anything can fail.
-    if let Some(dir) = args.output_dir {
+    if let Some(dir) = &args.output_dir {
         if let Err(e) = std::fs::create_dir_all(dir) {
-            return fail(&format!("cannot create {}: {e}", dir.display()));
+            return Err(fail(&format!("cannot create {}: {e}", dir.display())));
         }
         let marker = dir.join(MARKER);
         if marker.exists() {
             if let Err(e) = std::fs::remove_file(&marker) {
-                return fail(&format!("cannot remove {}: {e}", marker.display()));
+                return Err(fail(&format!("cannot remove {}: {e}", marker.display())));
             }
         }
     }
-    let tile_store: Option<Box<dyn TileStore>> = match args.tile_store {
+    let tile_store: Option<Box<dyn TileStore>> = match &args.tile_store {
         Some(spec) => match open_store(spec) {
             Ok(s) => Some(s),
-            Err(e) => return usage_error(&format!("--tile-store {spec}: {e}")),
+            Err(e) => return Err(usage_error(&format!("--tile-store {spec}: {e}"))),
         },
         None => None,
     };
@@ -120,11 +186,11 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
         let tile = match spec {
             InputSpec::File(path) => match runtime::npy::read_file(path) {
                 Ok(t) => t,
-                Err(e) => return fail(&format!("input `{name}`: {e}")),
+                Err(e) => return Err(fail(&format!("input `{name}`: {e}"))),
             },
             other => match other.generate(args.seed.wrapping_add(k as u64)) {
                 Some(t) => t,
-                None => return fail("internal error: no generator"),
+                None => return Err(fail("internal error: no generator")),
             },
         };
         data.insert(*m, tile);
@@ -140,7 +206,7 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
             .unwrap_or_else(|| ExecConfig::default().workers),
     };
     let progress = Progress::default();
-    let show = args.progress && std::io::stderr().is_terminal();
+    let show = !args.no_progress && std::io::stderr().is_terminal();
     let bar = show.then(|| {
         let pb = indicatif::ProgressBar::new(0);
         pb.set_style(
@@ -179,7 +245,7 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
     });
     let done = match result {
         Ok(r) => r,
-        Err(e) => return fail(&e),
+        Err(e) => return Err(fail(&e)),
     };
     let report = done.report;
     let by_matrix = done.outputs;
@@ -205,25 +271,27 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
     }
     let residual = if args.verify {
         if args.kernels == KernelSet::Noop {
-            return usage_error("--verify needs real kernels (not --kernels noop)");
+            return Err(usage_error(
+                "--verify needs real kernels (not --kernels noop)",
+            ));
         }
         let qr_r = final_qr_r(&inst, &by_matrix);
         match runtime::verify::verify(program, &data, &assembled, qr_r.as_deref()) {
             Ok(r) => Some(r),
-            Err(e) => return fail(&e),
+            Err(e) => return Err(fail(&e)),
         }
     } else {
         None
     };
-    match (args.output_dir, &tile_store) {
+    match (&args.output_dir, &tile_store) {
         (Some(dir), store) => {
             if let Err(e) = write_outputs(dir, store.as_deref(), program, &by_matrix, &assembled) {
-                return fail(&e);
+                return Err(fail(&e));
             }
         }
         (None, Some(store)) => {
             if let Err(e) = put_tiles(store.as_ref(), program, &by_matrix) {
-                return fail(&e);
+                return Err(fail(&e));
             }
         }
         (None, None) => {}
@@ -288,7 +356,7 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
                 "  peak tile memory {}",
                 human_bytes(report.peak_tile_bytes)
             ));
-            if let Some(dir) = args.output_dir {
+            if let Some(dir) = &args.output_dir {
                 output::line(&format!("  outputs in {}", dir.display()));
             }
             if let Some(r) = &residual {
@@ -303,8 +371,8 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
         }
     }
     match residual {
-        Some(r) if !r.ok() => ExitCode::from(EXIT_ERRORS),
-        _ => ExitCode::SUCCESS,
+        Some(r) if !r.ok() => Err(CliError::Reported),
+        _ => Ok(()),
     }
 }
 

@@ -1,0 +1,80 @@
+//! The argument groups several commands share (`--program`, `-p`,
+//! `--format`, `--color`) and the global options every command receives.
+//! Each command's own arguments live in its module under `commands/`.
+
+use clap::ValueEnum;
+use std::io::IsTerminal;
+
+/// Colour choice.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum Color {
+    /// Colour when stderr is a terminal.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// Output format of diagnostics and answers.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Human-readable text (diagnostics on stderr).
+    #[default]
+    Human,
+    /// One JSON object on stdout (see spec/cli.md).
+    Json,
+}
+
+/// Picks a program of the file.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ProgramArg {
+    /// The program to use when the file declares several.
+    #[arg(long, value_name = "NAME")]
+    pub program: Option<String>,
+}
+
+/// Picks a program and binds its parameters.
+#[derive(clap::Args, Debug, Clone)]
+pub struct InstanceArgs {
+    #[command(flatten)]
+    pub program: ProgramArg,
+    /// Binds a program parameter (repeatable): `-p N=64`.
+    #[arg(short = 'p', long = "param", value_name = "NAME=INT", value_parser = parse_param)]
+    pub params: Vec<(String, i64)>,
+}
+
+/// Parses one `-p NAME=INT`.
+fn parse_param(s: &str) -> Result<(String, i64), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=INT, found `{s}`"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("expected NAME=INT, found `{s}`"));
+    }
+    let value: i64 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{name}` needs an integer value, found `{}`", value.trim()))?;
+    Ok((name.to_string(), value))
+}
+
+/// The options every command receives, resolved from the global flags.
+#[derive(Clone, Copy, Debug)]
+pub struct GlobalOpts {
+    /// Whether diagnostics on stderr are coloured.
+    pub color: bool,
+}
+
+impl GlobalOpts {
+    /// Resolves `--color` (`auto`: whether stderr is a terminal).
+    pub fn new(color: Color) -> Self {
+        let color = match color {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto => std::io::stderr().is_terminal(),
+        };
+        GlobalOpts { color }
+    }
+}

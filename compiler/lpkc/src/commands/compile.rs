@@ -1,0 +1,111 @@
+//! `lpkc compile`: check and lint a source file, then write its program
+//! artifact (`docs/artifact.md`) as CBOR or as the JSON twin.
+
+use crate::args::{Format, GlobalOpts, ProgramArg};
+use crate::error::CliError;
+use crate::{load, report};
+use clap::ValueEnum;
+use compiler::diag::SourceMap;
+use compiler::pipeline::{compile_source, LintGate};
+use model::artifact::{self, Artifact, SourceInfo};
+use std::path::{Path, PathBuf};
+
+/// Arguments of `lpkc compile`.
+#[derive(clap::Args, Debug)]
+pub struct CompileArgs {
+    /// The `.lpk` source file.
+    pub file: PathBuf,
+    /// Where to write [default: FILE.lpka, or FILE.lpka.json with
+    /// `--encoding json`].
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: Option<PathBuf>,
+    /// The artifact encoding [default: cbor, or json when OUT ends in
+    /// `.json`].
+    #[arg(long, value_enum)]
+    pub encoding: Option<ArtifactEncoding>,
+    /// Do not include the source text in the artifact.
+    #[arg(long)]
+    pub no_source: bool,
+    #[command(flatten)]
+    pub program: ProgramArg,
+    /// Diagnostics as text on stderr or as JSON on stdout.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// How `compile` encodes the artifact.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum ArtifactEncoding {
+    /// The binary container with a CBOR payload.
+    Cbor,
+    /// The JSON twin.
+    Json,
+}
+
+/// What `lpkc` writes as the artifact's `compiler` field.
+const COMPILER: &str = concat!("lpkc ", env!("CARGO_PKG_VERSION"));
+
+/// The default output path: `FILE.lpka`, or `FILE.lpka.json` for the JSON
+/// twin (the source's extension replaced).
+fn default_output(file: &Path, encoding: ArtifactEncoding) -> PathBuf {
+    let ext = match encoding {
+        ArtifactEncoding::Cbor => "lpka",
+        ArtifactEncoding::Json => "lpka.json",
+    };
+    file.with_extension(ext)
+}
+
+/// Runs `lpkc compile`.
+pub fn run(args: &CompileArgs, global: &GlobalOpts) -> Result<(), CliError> {
+    let file = &args.file;
+    let text = load::read_source(file)?;
+    let mut sources = SourceMap::new();
+    let name = file.display().to_string();
+    // Lint errors block compiling too: an artifact must never describe a
+    // program that breaks the language's rules. Warnings are `lint`'s job.
+    let compiled = match compile_source(
+        &mut sources,
+        &name,
+        &text,
+        args.program.program.as_deref(),
+        LintGate::DenyErrors,
+    ) {
+        Ok(c) => c,
+        Err(e) => {
+            return Err(report::compile_failure(
+                &sources,
+                e,
+                args.format,
+                global.color,
+            ))
+        }
+    };
+    report::diagnostics(
+        &sources,
+        &compiled.checked.diagnostics,
+        args.format,
+        global.color,
+    );
+    let out = args.output.as_deref();
+    let encoding = args.encoding.unwrap_or_else(|| match out {
+        Some(o) if o.extension().is_some_and(|e| e == "json") => ArtifactEncoding::Json,
+        _ => ArtifactEncoding::Cbor,
+    });
+    let program = compiled.program;
+    let source = SourceInfo::of_program(&program, &name, (!args.no_source).then_some(text));
+    let art = Artifact {
+        compiler: COMPILER.to_string(),
+        source,
+        program,
+    };
+    let bytes = match encoding {
+        ArtifactEncoding::Cbor => artifact::encode(&art),
+        ArtifactEncoding::Json => artifact::encode_json(&art).map(String::into_bytes),
+    }
+    .map_err(|e| report::artifact_error(file, &e, args.format, global.color))?;
+    let out = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| default_output(file, encoding));
+    std::fs::write(&out, &bytes)
+        .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", out.display())))
+}

@@ -1,0 +1,71 @@
+//! `lpkc dag`: the expanded task DAG of one instance as JSON or DOT, from
+//! the dependence plans or by brute force (which also reports rule
+//! violations).
+
+use crate::args::{GlobalOpts, InstanceArgs};
+use crate::error::CliError;
+use crate::{instance, load, output};
+use clap::ValueEnum;
+use model::dag::{expand, from_plans};
+use std::path::PathBuf;
+
+/// Arguments of `lpkc dag`.
+#[derive(clap::Args, Debug)]
+pub struct DagArgs {
+    /// The `.lpk` source file.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub instance: InstanceArgs,
+    /// JSON (spec/cli.md) or Graphviz DOT.
+    #[arg(long, value_enum, default_value_t = DagFormat::Json)]
+    pub format: DagFormat,
+    /// `plans`: edges from the dependence plans; `expand`: brute force,
+    /// running the program sequentially (the oracle), which also reports
+    /// rule violations.
+    #[arg(long, value_enum, default_value_t = Method::Plans)]
+    pub method: Method,
+    /// Refuse instances with more tasks than this.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub max_tasks: usize,
+}
+
+/// Output format of `dag`.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum DagFormat {
+    /// `{"program", "params", "tasks", "edges"}`.
+    Json,
+    /// Graphviz DOT.
+    Dot,
+}
+
+/// How `dag` finds the edges.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum Method {
+    /// From the dependence plans.
+    Plans,
+    /// By running the program sequentially (brute force).
+    Expand,
+}
+
+/// Runs `lpkc dag`.
+pub fn run(args: &DagArgs, global: &GlobalOpts) -> Result<(), CliError> {
+    let (_, program) = load::program(&args.file, &args.instance.program, global)?;
+    let inst = instance::bind(&program, &args.instance)?;
+    let (dag, violations) = match args.method {
+        Method::Plans => from_plans(&inst, args.max_tasks).map(|d| (d, Vec::new())),
+        Method::Expand => expand(&inst, args.max_tasks),
+    }
+    .map_err(|e| CliError::Input(e.to_string()))?;
+    for v in &violations {
+        eprintln!("error: {}", v.describe(&inst));
+    }
+    match args.format {
+        DagFormat::Json => output::json(&compiler::explore::dagfmt::dag_json(&inst, &dag)),
+        DagFormat::Dot => output::out(&compiler::explore::dagfmt::dag_dot(&inst, &dag)),
+    }
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Reported)
+    }
+}

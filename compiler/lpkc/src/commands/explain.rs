@@ -1,0 +1,37 @@
+//! `lpkc explain`: print the documentation page of a diagnostic code, or
+//! list every code with its summary.
+
+use crate::args::GlobalOpts;
+use crate::error::CliError;
+use crate::output;
+use compiler::diag::codes;
+
+/// Arguments of `lpkc explain`.
+#[derive(clap::Args, Debug)]
+pub struct ExplainArgs {
+    /// The code; omit it with `--list` to list every code.
+    pub code: Option<String>,
+    /// List every code with its summary.
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// Runs `lpkc explain`.
+pub fn run(args: &ExplainArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+    let code = match (&args.code, args.list) {
+        (Some(code), false) => code,
+        _ => {
+            for c in codes::CODES {
+                output::line(&format!("{}  {}", c.code, c.summary));
+            }
+            return Ok(());
+        }
+    };
+    let info = codes::lookup(code).ok_or_else(|| {
+        CliError::Usage(format!(
+            "unknown diagnostic code `{code}`; `lpkc explain --list` lists every code"
+        ))
+    })?;
+    output::out(info.doc);
+    Ok(())
+}

@@ -1,0 +1,210 @@
+//! `lpkc inspect`: print an artifact's contents, as a readable summary
+//! or as the JSON twin. A broken artifact is an `error[E04xx]`
+//! diagnostic.
+
+use crate::args::{Format, GlobalOpts};
+use crate::error::CliError;
+use crate::{load, output, report};
+use model::artifact::{self, Encoding, Loaded};
+use model::plan::PlanStep;
+use model::program::{Arg, DomainItem, Role};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// Arguments of `lpkc inspect`.
+#[derive(clap::Args, Debug)]
+pub struct InspectArgs {
+    /// The artifact (CBOR or its JSON twin).
+    pub file: PathBuf,
+    /// A readable summary, or the JSON twin on stdout.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// Runs `lpkc inspect`.
+pub fn run(args: &InspectArgs, global: &GlobalOpts) -> Result<(), CliError> {
+    let path = &args.file;
+    let loaded = load::read_artifact(path)?
+        .map_err(|e| report::artifact_error(path, &e, args.format, global.color))?;
+    match args.format {
+        Format::Json => {
+            let text = artifact::encode_json(&loaded.artifact)
+                .map_err(|e| report::artifact_error(path, &e, args.format, global.color))?;
+            output::line(&text);
+        }
+        Format::Human => {
+            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            output::out(&summary(path, size, &loaded));
+        }
+    }
+    Ok(())
+}
+
+fn role(r: Role) -> &'static str {
+    match r {
+        Role::Input => "input",
+        Role::Output => "output",
+        Role::Temporary => "matrix",
+    }
+}
+
+/// The human summary of `lpkc inspect`.
+fn summary(path: &Path, size: u64, loaded: &Loaded) -> String {
+    let a = &loaded.artifact;
+    let p = &a.program;
+    let mut o = String::new();
+    let _ = writeln!(o, "artifact {}", path.display());
+    let enc = match loaded.encoding {
+        Encoding::Cbor => "CBOR",
+        Encoding::Json => "JSON twin",
+    };
+    let _ = writeln!(
+        o,
+        "  format   lpka {}.{} ({enc}){}",
+        loaded.major,
+        loaded.minor,
+        if loaded.minor > artifact::FORMAT_MINOR {
+            " (newer minor version: unknown fields ignored)"
+        } else {
+            ""
+        }
+    );
+    match loaded.header {
+        Some(h) => {
+            let _ = writeln!(
+                o,
+                "  size     {size} bytes ({} header + {} payload), CRC-32 {:#010x}",
+                artifact::HEADER_LEN,
+                h.payload_len,
+                h.crc32
+            );
+        }
+        None => {
+            let _ = writeln!(o, "  size     {size} bytes");
+        }
+    }
+    let _ = writeln!(o, "  compiler {}", a.compiler);
+    let _ = writeln!(
+        o,
+        "  source   {}{}",
+        a.source.file,
+        match &a.source.text {
+            Some(t) => format!(" ({} bytes of source text included)", t.len()),
+            None => " (source text not included)".to_string(),
+        }
+    );
+    let _ = writeln!(o, "\nprogram {}", p.name);
+    let params: Vec<String> = p
+        .params
+        .iter()
+        .map(|q| match q.default {
+            Some(d) => format!("{} = {d}", q.name),
+            None => q.name.clone(),
+        })
+        .collect();
+    let _ = writeln!(o, "  parameters  {}", params.join(", "));
+    for &r in &p.requires {
+        let _ = writeln!(o, "  require     {}", p.expr_text(r, &[]));
+    }
+    let _ = writeln!(o, "\nmatrices");
+    for m in &p.matrices {
+        let ext: Vec<String> = m.extents.iter().map(|&e| p.expr_text(e, &[])).collect();
+        let _ = writeln!(o, "  {:<6} {}[{}]", role(m.role), m.name, ext.join(", "));
+    }
+    let _ = writeln!(o, "\nkernels");
+    for k in &p.kernels {
+        let params: Vec<String> = k
+            .params
+            .iter()
+            .map(|(n, kind)| format!("{n}: {}", format!("{kind:?}").to_lowercase()))
+            .collect();
+        let _ = writeln!(
+            o,
+            "  {}({}) -> ({})",
+            k.name,
+            params.join(", "),
+            k.results.join(", ")
+        );
+    }
+    let _ = writeln!(o, "\nstatements");
+    for (s, st) in p.statements.iter().enumerate() {
+        let kernel = p.kernels.get(st.kernel as usize).map_or("?", |k| &k.name);
+        let acc = |a: &model::program::Access| {
+            let name = p.matrices.get(a.matrix as usize).map_or("?", |m| &m.name);
+            let idx: Vec<String> = a
+                .indices
+                .iter()
+                .map(|&i| p.expr_text(i, &st.vars))
+                .collect();
+            format!("{name}[{}]", idx.join(", "))
+        };
+        let writes: Vec<String> = st.writes.iter().map(acc).collect();
+        let args: Vec<String> = st
+            .args
+            .iter()
+            .map(|a| match a {
+                Arg::Tile(i) => st.reads.get(*i as usize).map_or("?".into(), acc),
+                Arg::Scalar(e) => p.expr_text(*e, &st.vars),
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "  {s}: {kernel}@{}:{}  {} = {kernel}({})",
+            st.line,
+            st.column,
+            writes.join(", "),
+            args.join(", ")
+        );
+        for d in &st.domain {
+            match d {
+                DomainItem::Loop { slot, lo, hi, step } => {
+                    let var = st.vars.get(*slot as usize).map_or("?", String::as_str);
+                    let _ = writeln!(
+                        o,
+                        "       for {var} in range({}, {}, {})",
+                        p.expr_text(*lo, &st.vars),
+                        p.expr_text(*hi, &st.vars),
+                        p.expr_text(*step, &st.vars)
+                    );
+                }
+                DomainItem::Guard { cond, positive } => {
+                    let c = p.expr_text(*cond, &st.vars);
+                    let _ = if *positive {
+                        writeln!(o, "       if {c}")
+                    } else {
+                        writeln!(o, "       if not ({c})")
+                    };
+                }
+            }
+        }
+        if let Some(sp) = p.plans.get(s) {
+            let all: Vec<_> = sp.writes.iter().chain(&sp.reads).collect();
+            let steps: usize = all.iter().map(|ap| ap.inverse.steps.len()).sum();
+            let ranges: usize = all
+                .iter()
+                .map(|ap| {
+                    ap.inverse
+                        .steps
+                        .iter()
+                        .filter(|s| matches!(s, PlanStep::Range { .. }))
+                        .count()
+                })
+                .sum();
+            let partners: usize = all.iter().map(|ap| ap.partners.len()).sum();
+            let _ = writeln!(
+                o,
+                "       plans: {} write + {} read, {steps} steps, {ranges} enumerations, \
+                 {partners} partners",
+                sp.writes.len(),
+                sp.reads.len()
+            );
+        }
+    }
+    let _ = writeln!(
+        o,
+        "\n{} expression nodes, {} loop tree roots",
+        p.exprs.nodes().len(),
+        p.tree.len()
+    );
+    o
+}

@@ -1,0 +1,23 @@
+//! `lpkc plans`: print the dependence plans of a program, saying where
+//! each enumerates.
+
+use crate::args::{GlobalOpts, ProgramArg};
+use crate::error::CliError;
+use crate::{load, output};
+use std::path::PathBuf;
+
+/// Arguments of `lpkc plans`.
+#[derive(clap::Args, Debug)]
+pub struct PlansArgs {
+    /// The `.lpk` source file.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub program: ProgramArg,
+}
+
+/// Runs `lpkc plans`.
+pub fn run(args: &PlansArgs, global: &GlobalOpts) -> Result<(), CliError> {
+    let (_, program) = load::program(&args.file, &args.program, global)?;
+    output::out(&compiler::explore::plans_text::plans_text(&program));
+    Ok(())
+}
