@@ -244,9 +244,7 @@ fn cholesky_counts_match_closed_forms() {
 /// plan is reviewed.
 #[test]
 fn plans_of_the_examples() {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(test_support::snapshot_root().join("plans"));
-    settings.set_prepend_module_to_snapshot(false);
+    let mut settings = test_support::snapshot_settings("plans");
     settings.set_omit_expression(true);
     let _guard = settings.bind_to_scope();
     for name in [

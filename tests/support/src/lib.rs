@@ -1,6 +1,6 @@
 //! What the test binaries of several lpk packages share: where the
-//! workspace and its examples are, and [`gen`], the generator of random
-//! valid `.lpk` programs.
+//! workspace, its examples and the snapshot root are, and [`gen`], the
+//! generator of random valid `.lpk` programs.
 //!
 //! This crate depends on no lpk crate, so every package can take it as a
 //! dev-dependency without a cycle (a helper that compiles goes through
@@ -20,10 +20,25 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The root of every insta snapshot: `tests/snapshots/` (one folder per
-/// suite below it: `ui`, `plans`, `dot`, `stats`).
+/// The root of every insta snapshot file: `tests/snapshots/`, one folder
+/// per suite below it (`ui`, `plans`, `dot`, `stats`).
 pub fn snapshot_root() -> PathBuf {
     workspace_root().join("tests/snapshots")
+}
+
+/// insta settings that keep the snapshots of `suite` in
+/// `tests/snapshots/SUITE/`, each file named by the snapshot alone (not by
+/// the test binary's module path, which moves when tests are regrouped).
+/// Bind them with `let _guard = snapshot_settings("ui").bind_to_scope();`.
+///
+/// A mismatch fails the test; outside CI insta also writes a `.snap.new`
+/// beside the file for `cargo insta review`, and with `CI=true` it writes
+/// nothing.
+pub fn snapshot_settings(suite: &str) -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(snapshot_root().join(suite));
+    settings.set_prepend_module_to_snapshot(false);
+    settings
 }
 
 /// Every `examples/*.lpk`, sorted by path.
