@@ -5,20 +5,18 @@
 
 use compiler::diag::SourceMap;
 use compiler::lint::{lint_program, LintOptions};
-use compiler::pipeline::{check_source, compile_program, select_program};
+use compiler::pipeline::{compile_source, LintGate};
 use criterion::{criterion_group, criterion_main, Criterion};
-use std::path::Path;
 
 fn lint_example(text: &str) -> usize {
     let mut sources = SourceMap::new();
-    let checked = check_source(&mut sources, "example.lpk", text);
-    let hir = select_program(&checked.module, None).expect("program");
-    let program = compile_program(&checked.module, hir, &sources);
+    let compiled =
+        compile_source(&mut sources, "example.lpk", text, None, LintGate::Off).expect("program");
     let report = lint_program(
-        &checked.module,
-        hir,
-        &program,
-        checked.file,
+        &compiled.checked.module,
+        compiled.hir(),
+        &compiled.program,
+        compiled.checked.file,
         &LintOptions::default(),
         None,
     );
@@ -26,7 +24,6 @@ fn lint_example(text: &str) -> usize {
 }
 
 fn bench(c: &mut Criterion) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     let mut group = c.benchmark_group("lint");
     group.sample_size(10);
     for name in [
@@ -39,7 +36,7 @@ fn bench(c: &mut Criterion) {
         "trtri",
         "tsqr",
     ] {
-        let text = std::fs::read_to_string(dir.join(format!("{name}.lpk"))).expect("example");
+        let text = test_support::read(&format!("examples/{name}.lpk"));
         group.bench_function(name, |b| b.iter(|| lint_example(&text)));
     }
     group.finish();

@@ -5,7 +5,6 @@
 use compiler::diag::SourceMap;
 use compiler::pipeline::check_source;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use std::path::Path;
 
 fn generated(statements: usize) -> String {
     let mut s = String::from(
@@ -29,14 +28,7 @@ fn generated(statements: usize) -> String {
 }
 
 fn bench(c: &mut Criterion) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    let mut examples: Vec<_> = std::fs::read_dir(&root)
-        .expect("examples exist")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "lpk"))
-        .collect();
-    examples.sort();
+    let examples = test_support::examples();
     let mut group = c.benchmark_group("parse_check/examples");
     for path in &examples {
         let text = std::fs::read_to_string(path).expect("readable");

@@ -5,20 +5,18 @@
 //! Run: `cargo bench -p lpk-compiler --bench plans`.
 
 use compiler::diag::SourceMap;
-use compiler::pipeline::{check_source, compile_program, select_program};
+use compiler::pipeline::{compile_source, LintGate};
 use criterion::{criterion_group, criterion_main, Criterion};
 use model::program::Program;
 use model::query::Engine;
 use model::task::Task;
-use std::path::Path;
 
 fn cholesky() -> Program {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cholesky.lpk");
-    let text = std::fs::read_to_string(path).expect("example");
+    let text = test_support::read("examples/cholesky.lpk");
     let mut sources = SourceMap::new();
-    let checked = check_source(&mut sources, "cholesky.lpk", &text);
-    let program = select_program(&checked.module, None).expect("program");
-    compile_program(&checked.module, program, &sources)
+    compile_source(&mut sources, "cholesky.lpk", &text, None, LintGate::Off)
+        .expect("program")
+        .program
 }
 
 /// A small deterministic generator (no dependency needed for a bench).

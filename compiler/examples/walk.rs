@@ -5,7 +5,7 @@
 #![allow(clippy::print_stdout)]
 
 use compiler::diag::SourceMap;
-use compiler::pipeline::{check_source, compile_program, select_program};
+use compiler::pipeline::{compile_source, CompileError, LintGate};
 use std::time::Instant;
 
 fn main() -> Result<(), String> {
@@ -15,12 +15,13 @@ fn main() -> Result<(), String> {
     };
     let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
     let mut sources = SourceMap::new();
-    let checked = check_source(&mut sources, file, &text);
-    if checked.has_errors() {
-        return Err(format!("{file} has errors; run lpkc check"));
-    }
-    let hir = select_program(&checked.module, None).map_err(|e| e.to_string())?;
-    let program = compile_program(&checked.module, hir, &sources);
+    let program = match compile_source(&mut sources, file, &text, None, LintGate::Off) {
+        Ok(compiled) => compiled.program,
+        Err(CompileError::Diagnostics(_)) => {
+            return Err(format!("{file} has errors; run lpkc check"))
+        }
+        Err(CompileError::Select(e)) => return Err(e.to_string()),
+    };
     let (name, value) = binding.split_once('=').ok_or("expected NAME=INT")?;
     let value: i64 = value.parse().map_err(|_| "expected NAME=INT")?;
     let inst = program

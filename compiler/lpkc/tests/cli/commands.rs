@@ -1,17 +1,11 @@
 //! The command-line contract of spec/cli.md: exit codes and the JSON of
 //! `query` and `dag`, through the real binary.
 
-mod support;
-use support::lpkc;
-
-use std::path::Path;
+use crate::binary::lpkc;
 
 #[test]
 fn every_example_checks_clean() {
-    for entry in
-        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")).unwrap()
-    {
-        let path = entry.unwrap().path();
+    for path in test_support::examples() {
         let rel = format!("examples/{}", path.file_name().unwrap().to_string_lossy());
         let (code, _, err) = lpkc(&["check", &rel]);
         assert_eq!(code, 0, "{rel}: {err}");
@@ -188,7 +182,7 @@ fn the_examples_lint_clean_with_deny_warnings() {
         "tsqr",
     ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_lpkc"))
-            .current_dir(support::root())
+            .current_dir(test_support::workspace_root())
             .args(["lint", "--deny", "warnings", "--color", "never"])
             .arg(format!("examples/{name}.lpk"))
             .output()

@@ -4,14 +4,10 @@
 //! up to spans, formatting it again changes nothing, and the comments are
 //! the same, in the same order.
 
+use crate::erase::erase_file;
 use grammar::ast::FileId;
-mod common;
-
 use grammar::fmt::format_source;
 use grammar::parse;
-use std::path::{Path, PathBuf};
-
-use common::erase_file;
 
 // ---- the promises ----
 
@@ -323,21 +319,6 @@ fn the_contract_example_is_canonical_but_for_alignment() {
 }
 
 /// Every `.lpk` file under `dir`, recursively (none if it does not exist).
-fn lpk_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for path in paths {
-        if path.is_dir() {
-            lpk_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "lpk") {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn every_input_round_trips() {
     let inline = [
@@ -351,15 +332,13 @@ fn every_input_round_trips() {
         assert_round_trip(src, "inline input");
         formatted += 1;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut files = Vec::new();
-    lpk_files(&root.join("examples"), &mut files);
-    lpk_files(&root.join("tests").join("ui"), &mut files);
+    let mut files = test_support::lpk_files_under("examples");
+    files.extend(test_support::lpk_files_under("tests/ui"));
     for path in &files {
-        let src = std::fs::read_to_string(path).unwrap();
+        let src = test_support::read(path);
         // UI tests for syntax errors have nothing to format.
         if parse(&src, FileId(0)).errors.is_empty() {
-            assert_round_trip(&src, &path.display().to_string());
+            assert_round_trip(&src, path);
             formatted += 1;
         }
     }

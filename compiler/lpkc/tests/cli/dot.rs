@@ -3,8 +3,7 @@
 //! Graphviz `dot -Tsvg`, failing on any warning. Graphviz must be
 //! installed: a missing `dot` fails these tests rather than skipping them.
 
-mod support;
-use support::lpkc;
+use crate::binary::lpkc;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -53,6 +52,7 @@ fn dot_of(args: &[&str]) -> String {
 
 #[test]
 fn program_level_graphs_of_every_example() {
+    let _guard = test_support::snapshot_settings("dot").bind_to_scope();
     for name in EXAMPLES {
         let path = format!("examples/{name}.lpk");
         let text = dot_of(&["dot", &path]);
@@ -64,6 +64,7 @@ fn program_level_graphs_of_every_example() {
 
 #[test]
 fn expanded_dags_of_small_instances() {
+    let _guard = test_support::snapshot_settings("dot").bind_to_scope();
     let cases: [(&str, &str, &[&str]); 6] = [
         ("cholesky_n3", "cholesky", &["-p", "N=3"]),
         (

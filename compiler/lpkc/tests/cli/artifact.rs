@@ -7,9 +7,7 @@
 // The tests print the figures they measure (sizes, answer counts).
 #![allow(clippy::print_stdout)]
 
-mod support;
-use support::{lpkc, root};
-
+use crate::binary::lpkc;
 use model::artifact::{
     self, Artifact, ArtifactError, Limits, SourceInfo, ValidationError, HEADER_LEN,
 };
@@ -20,25 +18,19 @@ use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
 fn examples() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
-        .expect("examples/")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "lpk"))
-        .collect();
-    v.sort();
+    let v = test_support::examples();
     assert!(v.len() >= 7, "expected the examples, found {v:?}");
     v
 }
 
+fn root() -> PathBuf {
+    test_support::workspace_root()
+}
+
 fn compile(path: &Path) -> Artifact {
     let text = std::fs::read_to_string(path).expect("readable");
-    let mut sources = compiler::diag::SourceMap::new();
     let name = path.display().to_string();
-    let checked = compiler::pipeline::check_source(&mut sources, &name, &text);
-    assert!(!checked.has_errors(), "{name} has errors");
-    let hir = compiler::pipeline::select_program(&checked.module, None).expect("one program");
-    let program = compiler::pipeline::compile_program(&checked.module, hir, &sources);
+    let program = crate::compile(path);
     Artifact {
         compiler: "test".into(),
         source: SourceInfo::of_program(&program, &name, Some(text)),

@@ -1,7 +1,7 @@
 //! Lint against the brute-force expansion (the oracle).
 //!
 //! For every example and for generated programs (the shared generator of
-//! `common/gen.rs`, plus a mutator that plants off-by-one bounds, swapped
+//! `test_support::gen`, plus a mutator that plants off-by-one bounds, swapped
 //! indices, wrong strides and missing guards in the program text), lint
 //! (exhaustive part bounded at 32) must report exactly the violation kinds
 //! that the expansion shows for some parameter combination in the same
@@ -18,16 +18,13 @@
 //! `LPK_LINT_HONESTY_CASES=N` sets the number of generated base programs
 //! (each is linted as generated and with one planted mutation).
 
-mod common;
-
 use compiler::diag::SourceMap;
 use compiler::lint::exhaustive::{combinations, ErrorKind};
 use compiler::lint::{analyze, LintOptions, RuleStatus};
-use compiler::pipeline::{check_source, compile_program, select_program};
+use compiler::pipeline::{compile_source, LintGate};
 use model::dag::{expand, ExpandError};
 use model::program::Program;
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Instant;
 
 const BOUND: i64 = 32;
@@ -35,12 +32,9 @@ const BUDGET: usize = 5_000;
 
 fn compile(text: &str) -> Option<Program> {
     let mut sources = SourceMap::new();
-    let checked = check_source(&mut sources, "t.lpk", text);
-    if checked.has_errors() {
-        return None;
-    }
-    let hir = select_program(&checked.module, None).ok()?;
-    Some(compile_program(&checked.module, hir, &sources))
+    compile_source(&mut sources, "t.lpk", text, None, LintGate::Off)
+        .ok()
+        .map(|compiled| compiled.program)
 }
 
 /// The violation kinds the expansion shows, visiting combinations as lint
@@ -299,24 +293,11 @@ fn mutate(text: &str, rng: &mut Rng) -> Option<String> {
     }
 }
 
-fn workspace_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the compiler crate lives in the workspace")
-}
-
 #[test]
 fn lint_agrees_with_the_expansion_on_the_examples() {
     let mut counts = Counts::default();
     let mut failures = Vec::new();
-    let dir = workspace_root().join("examples");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("examples/")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "lpk"))
-        .collect();
-    files.sort();
+    let files = test_support::examples();
     assert!(files.len() >= 7);
     for f in &files {
         let text = std::fs::read_to_string(f).expect("readable");
@@ -339,7 +320,7 @@ fn run_cases(jobs: &[(usize, Vec<u32>, u64)]) -> (Counts, usize, Vec<String>) {
     for (case, data, seed) in jobs {
         let mut rng = Rng(*seed);
         let two = case % 4 == 3;
-        let text = common::gen::generate(data.clone(), two);
+        let text = test_support::gen::generate(data.clone(), two);
         let Some(p) = compile(&text) else {
             failures.push(format!("generated program does not compile:\n{text}"));
             continue;

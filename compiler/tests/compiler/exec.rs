@@ -6,26 +6,14 @@
 //! task read a tile that is not yet written (an error), and a wrong edge
 //! order changes the values, so both are caught.
 
-use compiler::diag::SourceMap;
-use compiler::pipeline::{check_source, compile_program, select_program};
+use crate::compile_example as compile;
 use model::program::{Arg, Instance, Program, Role};
 use model::query::Engine;
 use runtime::dense::CollectSink;
 use runtime::exec::{execute, ExecConfig, Progress, TileSource};
 use runtime::kernels::{Kernel, KernelArg, KernelError, Registry, Tile};
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Arc;
-
-fn compile(path: &str) -> Program {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let text = std::fs::read_to_string(root.join(path)).expect("example exists");
-    let mut sources = SourceMap::new();
-    let checked = check_source(&mut sources, path, &text);
-    assert!(!checked.has_errors(), "{path}: {:?}", checked.diagnostics);
-    let program = select_program(&checked.module, None).expect("one program");
-    compile_program(&checked.module, program, &sources)
-}
 
 /// Result `r` = 1x2 tile [sum_k (k + 1) * a_k[0] * 1.0001^r + r, count].
 struct Mix {

@@ -3,24 +3,12 @@
 //! sequential expansion (same tasks in the same order, same edges), the
 //! expansion sees no violation, and `writer`/`readers` agree with it.
 
-use compiler::diag::SourceMap;
-use compiler::pipeline::{check_source, compile_program, select_program};
+use crate::compile_example as compile;
 use model::dag::{expand, from_plans};
 use model::program::Program;
 use model::query::Engine;
 use model::task::Tile;
 use std::collections::BTreeMap;
-use std::path::Path;
-
-fn compile(path: &str) -> Program {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let text = std::fs::read_to_string(root.join(path)).expect("example exists");
-    let mut sources = SourceMap::new();
-    let checked = check_source(&mut sources, path, &text);
-    assert!(!checked.has_errors(), "{path}: {:?}", checked.diagnostics);
-    let program = select_program(&checked.module, None).expect("one program");
-    compile_program(&checked.module, program, &sources)
-}
 
 /// Checks one instance: the plan DAG equals the expansion, and the tile
 /// queries agree with it.
@@ -256,10 +244,7 @@ fn cholesky_counts_match_closed_forms() {
 /// plan is reviewed.
 #[test]
 fn plans_of_the_examples() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(root.join("tests/plans"));
-    settings.set_prepend_module_to_snapshot(false);
+    let mut settings = test_support::snapshot_settings("plans");
     settings.set_omit_expression(true);
     let _guard = settings.bind_to_scope();
     for name in [

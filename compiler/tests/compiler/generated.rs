@@ -7,44 +7,10 @@
 //! the sequential expansion exactly as `oracle.rs` does: same tasks, same
 //! edges, no violation, and the same `writer`/`readers`/`parents` answers.
 //!
-//! What the generator covers: several top-level loop nests 1–3 deep, with
-//! rectangular, triangular, windowed, strided (`range(1, N, 2)`,
-//! `range(0, N, 3)`), logarithmic (`range(ceil(log2(N)))`,
-//! `range(ceil(log(N) / log(4)))`, `let t = ceil(log2(N - i))`) and
-//! power-stepped (`range(0, N, 2 ** (level + 1))`) loops; lets at program
-//! level and inside loops; affine indices with coefficients, offsets and
-//! parameters (`X[2 * i + 1, j - i + N]`), coupled indices (`[i + j, j]`),
-//! `2 ** level` terms, non-affine reads (`i // 2`, `min(..)`, `max(..)`,
-//! `% 3`); guards with `%`, `==`, `!=`, comparisons, `and`, `or`, `not`,
-//! `else` and `else if`; several kernels results; scalar arguments; several
-//! statements writing one matrix (if/else branches writing the same tile,
-//! and writers of disjoint slices of a shared matrix); reads of earlier
-//! nests, of earlier statements of the same nest, and of earlier iterations
-//! of the same statement; and hand-made motifs (binary and 4-ary reduction
-//! trees, a tree per panel as in CAQR, a butterfly, a wavefront, a
-//! triangular sweep, a scan).
-//!
-//! Validity by construction:
-//! - every call writes tiles through an index map that is injective in its
-//!   loop variables (a triangular integer map with a non-zero diagonal, the
-//!   off-diagonal terms being any function of the earlier variables), into
-//!   a fresh matrix or into a disjoint slice of a shared one (an offset on
-//!   the first dimension), or into the same tile from exclusive branches;
-//! - offsets and extents come from lower and upper bounds computed by
-//!   substituting loop bounds innermost first (sound for all `N >= 1`);
-//! - a read of a written tile picks the writer's iteration `p` (as
-//!   expressions of the reader's variables) so that it comes earlier in
-//!   sequential order (equal on the common loops and the writer earlier in
-//!   the text, or smaller at the first differing common loop), and guards
-//!   the call with "`p` is an iteration of the writer" (loop bounds, steps,
-//!   guards), leaving out each conjunct it can prove;
-//! - reads of `input` matrices extend the inputs' extents.
-//!
-//! A generated program that does not compile, or whose expansion reports a
-//! violation, is a generator bug and fails the test with the program text.
-
+//! The generator, what it covers and why its programs are valid: see
+//! `test_support::gen`.
 use compiler::diag::SourceMap;
-use compiler::pipeline::{check_source, compile_program, select_program};
+use compiler::pipeline::{compile_source, CompileError, LintGate};
 use model::dag::{expand, from_plans, ExpandError};
 use model::program::Program;
 use model::query::Engine;
@@ -54,9 +20,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
-
-mod common;
-use common::gen::generate;
+use test_support::gen::generate;
 
 // ---------------------------------------------------------------------------
 // The oracle comparison (as in oracle.rs, returning errors instead of
@@ -219,15 +183,13 @@ fn check_instance(program: &Program, params: &[(&str, i64)]) -> Result<Outcome, 
 /// Compiles a program text; errors are reported with the text.
 fn compile_text(text: &str) -> Result<Program, String> {
     let mut sources = SourceMap::new();
-    let checked = check_source(&mut sources, "generated.lpk", text);
-    if checked.has_errors() {
-        return Err(format!(
-            "generated program does not compile (a generator bug):\n{text}\n{:#?}",
-            checked.diagnostics
-        ));
+    match compile_source(&mut sources, "generated.lpk", text, None, LintGate::Off) {
+        Ok(compiled) => Ok(compiled.program),
+        Err(CompileError::Diagnostics(diagnostics)) => Err(format!(
+            "generated program does not compile (a generator bug):\n{text}\n{diagnostics:#?}"
+        )),
+        Err(CompileError::Select(e)) => Err(format!("{e}\n{text}")),
     }
-    let program = select_program(&checked.module, None).map_err(|e| format!("{e}\n{text}"))?;
-    Ok(compile_program(&checked.module, program, &sources))
 }
 
 // ---------------------------------------------------------------------------

@@ -9,17 +9,12 @@
 #![allow(clippy::print_stdout)]
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// Runs a program with `stdin` and returns (exit code, stdout, stderr).
 fn run(program: &str, args: &[String], stdin: &str) -> (i32, String, String) {
     let mut child = Command::new(program)
-        .current_dir(root())
+        .current_dir(test_support::workspace_root())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -63,13 +58,7 @@ fn cbor2_is_installed() {
 fn python_loader_answers_as_lpkc_does() {
     let dir = std::env::temp_dir().join(format!("lpk-interop-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut examples: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
-        .expect("examples/")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "lpk"))
-        .collect();
-    examples.sort();
+    let examples = test_support::examples();
     assert!(examples.len() >= 7);
     let mut compared = 0usize;
     for path in &examples {

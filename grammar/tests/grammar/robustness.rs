@@ -6,20 +6,13 @@
 //! output parses to the same tree up to spans with the same comments, and
 //! formatting again changes nothing.
 
+use crate::erase::erase_file;
 use grammar::ast::FileId;
-mod common;
-
 use grammar::fmt::format_source;
 use grammar::parse;
 use proptest::prelude::*;
 use proptest::sample::Index;
-use std::path::Path;
 use std::sync::OnceLock;
-
-// ---- span erasure (as in tests/fmt.rs; destructuring without `..`, so a
-// new field cannot be forgotten) ----
-
-use common::erase_file;
 
 /// Whether `src` parsed cleanly.
 fn check(src: &str) -> Result<bool, TestCaseError> {
@@ -113,15 +106,9 @@ const SEPARATORS: &[&str] = &[" ", " ", " ", "\n", "", "\t", "\r\n"];
 
 /// The example programs, if the directory exists yet.
 fn examples() -> Vec<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    paths.retain(|p| p.extension().is_some_and(|e| e == "lpk"));
-    paths.sort();
-    paths
+    test_support::lpk_files_under("examples")
         .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .map(|p| test_support::read(p))
         .collect()
 }
 

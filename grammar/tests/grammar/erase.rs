@@ -1,6 +1,5 @@
-//! Helpers shared by the grammar's integration tests: erasing spans, so
-//! trees can be compared "up to spans".
-#![allow(dead_code)]
+//! Erasing spans, so trees can be compared "up to spans" (used by `fmt`
+//! and `robustness`).
 
 use grammar::ast::{
     Block, Call, Expr, ExprKind, Ident, Item, KernelDecl, KernelParam, LetStmt, MatrixDecl,

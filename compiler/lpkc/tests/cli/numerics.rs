@@ -7,8 +7,7 @@
 //! malformed `.npy`, a shape that does not fit, a non-SPD matrix — each exit
 //! code 1 with a clear message and no `_SUCCESS` marker.
 
-mod support;
-use support::lpkc;
+use crate::binary::lpkc;
 
 use std::path::{Path, PathBuf};
 

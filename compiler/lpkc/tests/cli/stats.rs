@@ -2,24 +2,15 @@
 //! examples), against hand sums of the flop models, and against the
 //! expanded DAG (`model::dag::expand`) of every example.
 
-mod support;
-use support::lpkc;
+use crate::binary::lpkc;
 
-use compiler::diag::SourceMap;
 use compiler::explore::stats::{analyse, profile_rows, Stats, StatsOptions};
-use compiler::pipeline::{check_source, compile_program, select_program};
 use model::flops::flops;
 use model::program::Program;
 use std::path::Path;
 
 fn compile(path: &str) -> Program {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let text = std::fs::read_to_string(root.join(path)).expect("example exists");
-    let mut sources = SourceMap::new();
-    let checked = check_source(&mut sources, path, &text);
-    assert!(!checked.has_errors(), "{path}: {:?}", checked.diagnostics);
-    let program = select_program(&checked.module, None).expect("one program");
-    compile_program(&checked.module, program, &sources)
+    crate::compile(Path::new(path))
 }
 
 fn stats_of(program: &Program, params: &[(&str, i64)], block: u64) -> Stats {
@@ -223,6 +214,7 @@ fn the_text_table_of_cholesky() {
         "128",
     ]);
     assert_eq!(code, 0, "{err}");
+    let _guard = test_support::snapshot_settings("stats").bind_to_scope();
     insta::assert_snapshot!(out);
 }
 

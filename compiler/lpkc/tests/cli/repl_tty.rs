@@ -6,7 +6,7 @@
 //! Ctrl-D leaving. tmux must be installed: without it these tests fail
 //! rather than skip.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -25,7 +25,7 @@ impl Tty {
         // The pane stays after lpkc exits, so that its exit status can be
         // read.
         std::fs::write(&conf, "set -g remain-on-exit on\nset -g status off\n").expect("conf");
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let root = test_support::workspace_root();
         let tty = Tty { socket, dir };
         let mut cmd = Command::new("tmux");
         cmd.args(["-L", &tty.socket, "-f"])
@@ -315,7 +315,7 @@ fn ctrl_c_cancels_a_long_command() {
 fn without_a_terminal_it_reads_stdin_like_query() {
     use std::io::Write;
     use std::process::Stdio;
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = test_support::workspace_root();
     let mut child = Command::new(env!("CARGO_BIN_EXE_lpkc"))
         .current_dir(root)
         .args(["repl", "examples/tsqr.lpk", "-p", "N=4", "--no-history"])

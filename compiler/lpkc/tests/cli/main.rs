@@ -1,0 +1,44 @@
+//! The end-to-end tests of `lpkc`, in one binary (one link instead of one
+//! per file; `cargo test -p lpkc --test cli NAME` runs a subset, and
+//! `cargo test -p lpkc --test cli ui::resolve::E0101_did_you_mean` one UI
+//! file).
+//!
+//! - `ui`: one test per file of `tests/ui/`, snapshotted;
+//! - `commands`: the command-line contract of `spec/cli.md`;
+//! - `artifact`, `interop`: the program artifact, and the independent
+//!   Python loader against `lpkc query`;
+//! - `numerics`: `lpkc run --verify` with the standard kernels;
+//! - `stats`, `dot`, `repl_tty`: the explore commands;
+//! - `binary`: running the real binary.
+//!
+//! Every snapshot file lives under `tests/snapshots/` of the workspace
+//! (see `test_support::snapshot_settings`).
+
+mod artifact;
+mod binary;
+mod commands;
+mod dot;
+mod interop;
+mod numerics;
+mod repl_tty;
+mod stats;
+mod ui;
+
+use compiler::diag::SourceMap;
+use compiler::pipeline::{compile_source, LintGate};
+use model::program::Program;
+use std::path::Path;
+
+/// Compiles a file (absolute, or relative to the workspace root), with the
+/// source named `path` as given; panics with the diagnostics when it does
+/// not compile.
+fn compile(path: &Path) -> Program {
+    let text = std::fs::read_to_string(test_support::workspace_root().join(path))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let name = path.display().to_string();
+    let mut sources = SourceMap::new();
+    match compile_source(&mut sources, &name, &text, None, LintGate::Off) {
+        Ok(compiled) => compiled.program,
+        Err(e) => panic!("{name} has errors: {e:?}"),
+    }
+}

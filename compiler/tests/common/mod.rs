@@ -1,3 +1,0 @@
-//! Code shared by the integration tests.
-
-pub mod gen;

@@ -1,0 +1,46 @@
+//! The compiler's integration tests, in one binary (one link instead of
+//! one per file; `cargo test -p lpk-compiler --test compiler NAME` runs a
+//! subset).
+//!
+//! - `resolve`, `types`, `plans`, `lint`: one `check(src, expect)` helper
+//!   per phase boundary, with inline expectations;
+//! - `oracle`: plans against the brute-force expansion for the examples;
+//!   `generated`: the same for random valid programs;
+//! - `exec`: the executor against a sequential run;
+//! - `lint_honesty`: lint against the expansion (slow in debug builds; run
+//!   it with `cargo test --release -p lpk-compiler --test compiler
+//!   lint_honesty`).
+
+mod exec;
+mod generated;
+mod lint;
+mod lint_honesty;
+mod oracle;
+mod plans;
+mod resolve;
+mod types;
+
+use compiler::diag::SourceMap;
+use compiler::pipeline::{compile_source, Compiled, LintGate};
+use model::program::Program;
+
+/// Compiles a source text (the only program in it) as file `test.lpk`,
+/// panicking with the diagnostics when it does not compile.
+fn compile_text(text: &str) -> (SourceMap, Compiled) {
+    let mut sources = SourceMap::new();
+    match compile_source(&mut sources, "test.lpk", text, None, LintGate::Off) {
+        Ok(compiled) => (sources, compiled),
+        Err(e) => panic!("does not compile: {e:?}\n{text}"),
+    }
+}
+
+/// Compiles a file given relative to the workspace root, such as
+/// `examples/cholesky.lpk`.
+fn compile_example(path: &str) -> Program {
+    let text = test_support::read(path);
+    let mut sources = SourceMap::new();
+    match compile_source(&mut sources, path, &text, None, LintGate::Off) {
+        Ok(compiled) => compiled.program,
+        Err(e) => panic!("{path}: {e:?}"),
+    }
+}
