@@ -694,3 +694,49 @@ fn small_limits_are_enforced() {
     );
     assert_eq!(e.code(), "E0408");
 }
+
+/// The model crate tests its loader and plan evaluator on artifacts checked
+/// in under `runtime-interp/model/tests/fixtures/`; they must be what
+/// `lpkc compile` writes today, or those tests check stale plans.
+#[test]
+fn model_fixtures_are_what_lpkc_compiles_today() {
+    let dir = root().join("runtime-interp/model/tests/fixtures");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir)
+        .expect("the model's fixtures")
+        .flatten()
+    {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(stem) = file
+            .strip_suffix(".lpka")
+            .or_else(|| file.strip_suffix(".lpka.json"))
+        else {
+            continue;
+        };
+        let stale = format!(
+            "runtime-interp/model/tests/fixtures/{file} is stale; regenerate it as the README there says"
+        );
+        let bytes = std::fs::read(entry.path()).expect("readable");
+        let loaded = artifact::decode(&bytes).unwrap_or_else(|e| panic!("{stale}: {e}"));
+        let source = format!("examples/{stem}.lpk");
+        let fresh = crate::compile(Path::new(&source));
+        assert_eq!(loaded.artifact.source.file, source, "{stale}");
+        assert!(loaded.artifact.program == fresh, "{stale}");
+        assert_eq!(
+            loaded.artifact.source,
+            SourceInfo::of_program(
+                &fresh,
+                &source,
+                loaded
+                    .artifact
+                    .source
+                    .text
+                    .as_ref()
+                    .map(|_| test_support::read(&source))
+            ),
+            "{stale}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "{checked} fixtures in {}", dir.display());
+}
