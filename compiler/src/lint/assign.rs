@@ -5,7 +5,8 @@
 //! feasible.
 
 use super::split::Split;
-use super::system::{Form, Key, System};
+use crate::constraint::affine::{Affine, Term};
+use crate::constraint::system::System;
 use model::expr::{ExprPool, Node};
 use model::program::{Access, Program, Statement};
 
@@ -99,9 +100,16 @@ fn may_write_twice(
         for k in 0..st1.depth() as u32 {
             let mut alt = System::new();
             for j in 0..k {
-                alt.eq(&Form::key(Key::Slot(0, j)), &Form::key(Key::Slot(1, j)));
+                alt.eq(
+                    &Affine::term(Term::Slot(0, j)),
+                    &Affine::term(Term::Slot(1, j)),
+                );
             }
-            alt.ge_by(&Form::key(Key::Slot(1, k)), &Form::key(Key::Slot(0, k)), 1);
+            alt.ge_by(
+                &Affine::term(Term::Slot(1, k)),
+                &Affine::term(Term::Slot(0, k)),
+                1,
+            );
             alternatives.push(alt.into_conjunction());
         }
         sys.any(alternatives);

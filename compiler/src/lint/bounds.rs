@@ -4,7 +4,8 @@
 //! the statement's domain and the `require`s.
 
 use super::split::Split;
-use super::system::{Form, System};
+use crate::constraint::affine::Affine;
+use crate::constraint::system::System;
 use model::expr::{ExprPool, ExprRef};
 use model::program::{Access, Program, Statement};
 
@@ -82,7 +83,7 @@ fn may_leave(
         };
         sys.ge_by(&i, &e, 0);
     } else {
-        sys.ge_by(&Form::constant(-1), &i, 0);
+        sys.ge_by(&Affine::constant(-1), &i, 0);
     }
     sys.feasible()
 }

@@ -4,8 +4,9 @@
 //! Each rule of the language (single assignment, no write to an input,
 //! every read tile written earlier, indices inside the extents) is first
 //! posed as integer feasibility problems over the index-constraint IR
-//! ([`system`]); when every problem is infeasible the rule is *proved* for
-//! all parameter values up to [`system::PARAM_CEILING`]. Otherwise the
+//! (built and decided by [`crate::constraint`]); when every problem is
+//! infeasible the rule is *proved* for all parameter values up to
+//! [`crate::constraint::PARAM_CEILING`]. Otherwise the
 //! bounded exhaustive check ([`exhaustive`]) expands every parameter
 //! combination up to the bound and reports what the oracle sees, with the
 //! smallest failing values as counterexample; a clean result is then only
@@ -21,7 +22,6 @@ mod order;
 mod reach;
 mod scan;
 mod split;
-pub mod system;
 mod unused;
 
 use crate::diag::{Diagnostic, Severity};

@@ -3,7 +3,7 @@
 //! integer feasibility of the `require`s and the statement's domain.
 
 use super::split::Split;
-use super::system::System;
+use crate::constraint::system::System;
 use model::program::Program;
 
 /// The first `require` (0-based) that, with the ones before it, no
