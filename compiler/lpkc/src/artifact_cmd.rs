@@ -33,7 +33,7 @@ pub fn compile_gate(checked: &Checked) -> Vec<Diagnostic> {
 pub fn artifact_diagnostic(path: &Path, e: &ArtifactError) -> Diagnostic {
     Diagnostic {
         severity: Severity::Error,
-        code: e.code(),
+        code: e.into(),
         message: e.to_string(),
         labels: Vec::new(),
         notes: vec![format!("in {}", path.display())],

@@ -94,7 +94,7 @@ pub fn lint(path: &Path, args: &LintArgs<'_>, color: bool) -> ExitCode {
         diagnostics.extend(report.diagnostics);
         summary = report.summary;
     }
-    diagnostics.retain(|d| !allowed.contains(&d.code));
+    diagnostics.retain(|d| !allowed.contains(&d.code.as_str()));
     let errors = diagnostics.iter().any(|d| d.severity == Severity::Error);
     let warnings = diagnostics.iter().any(|d| d.severity == Severity::Warning);
     match args.format {

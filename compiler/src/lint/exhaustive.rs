@@ -13,6 +13,7 @@
 //! says up to which cube every combination was checked.
 
 use super::scan::{scan, Scratch, Verdict};
+use crate::diag::Code;
 use model::dag::{expand, ExpandError, Violation};
 use model::expr::{Env, EvalError};
 use model::program::{Access, Instance, Program, Role};
@@ -56,13 +57,13 @@ impl ErrorKind {
     }
 
     /// Its diagnostic code.
-    pub fn code(self) -> &'static str {
+    pub fn code(self) -> Code {
         match self {
-            ErrorKind::DoubleWrite => "E0501",
-            ErrorKind::WriteToInput => "E0502",
-            ErrorKind::ReadUnwritten => "E0503",
-            ErrorKind::ReadBeforeWrite => "E0504",
-            ErrorKind::OutOfBounds => "E0505",
+            ErrorKind::DoubleWrite => Code::E0501,
+            ErrorKind::WriteToInput => Code::E0502,
+            ErrorKind::ReadUnwritten => Code::E0503,
+            ErrorKind::ReadBeforeWrite => Code::E0504,
+            ErrorKind::OutOfBounds => Code::E0505,
         }
     }
 

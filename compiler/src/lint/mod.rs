@@ -24,7 +24,7 @@ mod scan;
 mod split;
 mod unused;
 
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::{Code, Diagnostic, Severity};
 use crate::front::hir;
 use exhaustive::{params_text, Budget, Coverage, ErrorKind, Finding, Site};
 use grammar::ast::{FileId, Span};
@@ -326,14 +326,18 @@ fn render(
             checked_text(p, a.coverage.as_ref().unwrap_or(&Coverage::default()))
         };
         out.diagnostics.push(
-            Diagnostic::error("E0506", "no parameter value satisfies the `require`s", sp)
-                .with_primary_message(if i == 0 {
-                    "this requirement can never hold".to_string()
-                } else {
-                    "this requirement contradicts the ones before it".to_string()
-                })
-                .with_note(format!("{basis}: the program can never run"))
-                .with_help("fix the condition; every instance would be rejected when it is bound"),
+            Diagnostic::error(
+                Code::E0506,
+                "no parameter value satisfies the `require`s",
+                sp,
+            )
+            .with_primary_message(if i == 0 {
+                "this requirement can never hold".to_string()
+            } else {
+                "this requirement contradicts the ones before it".to_string()
+            })
+            .with_note(format!("{basis}: the program can never run"))
+            .with_help("fix the condition; every instance would be rejected when it is bound"),
         );
         return out;
     }
@@ -355,7 +359,7 @@ fn render(
         };
         out.diagnostics.push(
             Diagnostic::warning(
-                "W0502",
+                Code::W0502,
                 "this statement runs for no parameter value",
                 span(file, st.span),
             )
@@ -380,7 +384,7 @@ fn render(
             .unwrap_or("?");
         out.diagnostics.push(
             Diagnostic::warning(
-                "W0501",
+                Code::W0501,
                 format!("tiles written here are never read, and `{name}` is not an output"),
                 span(file, w.span),
             )
@@ -400,7 +404,7 @@ fn render(
         };
         out.diagnostics.push(
             Diagnostic::warning(
-                "W0508",
+                Code::W0508,
                 format!("output `{}` is never written", decl.name),
                 decl.name_span,
             )
@@ -414,7 +418,7 @@ fn render(
         if let Some(first) = p.statements.iter().take(s).find(|o| o.line == st.line) {
             out.diagnostics.push(
                 Diagnostic::warning(
-                    "W0509",
+                    Code::W0509,
                     format!("two kernel calls start on line {}", st.line),
                     span(file, st.span),
                 )
@@ -435,7 +439,7 @@ fn render(
             RuleStatus::Violated => ("violated", "violated (see the errors)".to_string()),
         };
         out.summary.push(RuleLine {
-            code: k.code(),
+            code: k.code().as_str(),
             rule: k.rule(),
             status: status_word,
             detail,

@@ -6,7 +6,7 @@
 //! name).
 
 use super::split::Split;
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::front::hir::{self, ExprKind, StmtKind, VarKind};
 use model::program::{Program, Role};
 
@@ -52,7 +52,7 @@ pub(crate) fn unused_names(module: &hir::Module, program: &hir::Program) -> Vec<
             if !used && !k.name.starts_with('_') {
                 out.push(
                     Diagnostic::warning(
-                        "W0503",
+                        Code::W0503,
                         format!("kernel `{}` is never called", k.name),
                         k.name_span,
                     )
@@ -67,7 +67,7 @@ pub(crate) fn unused_names(module: &hir::Module, program: &hir::Program) -> Vec<
         if !used && !m.name.starts_with('_') && m.role != grammar::ast::Role::Output {
             out.push(
                 Diagnostic::warning(
-                    "W0504",
+                    Code::W0504,
                     format!("matrix `{}` is never read or written", m.name),
                     m.name_span,
                 )
@@ -82,16 +82,16 @@ pub(crate) fn unused_names(module: &hir::Module, program: &hir::Program) -> Vec<
         }
         let (code, what, help) = match v.kind {
             VarKind::Param(_) => (
-                "W0505",
+                Code::W0505,
                 "parameter",
                 "remove the parameter, or name it `_name` if callers must still pass it",
             ),
             VarKind::Loop(_) => (
-                "W0506",
+                Code::W0506,
                 "loop variable",
                 "name it `_` or `_name` if the loop only repeats its body",
             ),
-            VarKind::Let(_) => ("W0507", "`let`", "remove the `let`"),
+            VarKind::Let(_) => (Code::W0507, "`let`", "remove the `let`"),
         };
         out.push(
             Diagnostic::warning(code, format!("{what} `{}` is never used", v.name), v.span)
