@@ -1,5 +1,10 @@
-//! Reads of unwritten tiles and reads before writes, proved over all
-//! parameter values when the writers' index maps can be inverted.
+//! E0503: a tile read from a non-input matrix is written by some task.
+//! Oracle: `Violation::ReadUnwritten`.
+//!
+//! The proof below settles E0503 and E0504 together (see
+//! [`super::read_before_write`]): reads of unwritten tiles and reads before
+//! writes, proved over all parameter values when the writers' index maps
+//! can be inverted.
 //!
 //! For a read access of statement `R` at iteration `x` and a write access
 //! of statement `W` of the same matrix, solving the index equations for
@@ -14,19 +19,31 @@
 //! injective, a non-constant stride or a non-affine guard) covers nothing,
 //! so the proof falls back to the exhaustive check.
 
-use super::assign::constant_clash;
-use super::split::{Split, Variant};
+use super::{constant_clash, FindingText};
 use crate::constraint::affine::{Affine, Term, Q};
 use crate::constraint::system::{Constraint, Dnf, System};
+use crate::diag::Code;
+use crate::lint::split::{Split, Variant};
 use model::expr::{ExprPool, ExprRef, Node};
 use model::program::{Access, DomainItem, Program, Statement};
 
+/// The rule's code.
+pub(crate) const CODE: Code = Code::E0503;
+/// The rule, as a noun phrase.
+pub(crate) const RULE: &str = "every read tile is written";
+/// What a finding says.
+pub(crate) const TEXT: FindingText = FindingText {
+    here: "reads a tile no task writes",
+    there: "",
+    help: "check the indices and the guards of this read against its writers",
+};
+
 /// Whether every read of a non-input matrix is proved to read a tile an
 /// earlier task writes.
-pub(crate) fn reads_proved(p: &Program, sp: &Split) -> bool {
+pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
     for (rs, ri, rv) in sp.all() {
         for (a, r) in rv.st.reads.iter().enumerate() {
-            if super::exhaustive::is_input(p, r.matrix) {
+            if crate::lint::exhaustive::is_input(p, r.matrix) {
                 continue;
             }
             if !read_proved(sp, (rs, ri), rv, a) {
