@@ -290,6 +290,12 @@ impl SourceMap {
     }
 }
 
+/// Orders diagnostics by their primary position (stable, so diagnostics at
+/// one position keep their phase order).
+pub fn sort_by_position(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by_key(|d| d.primary_span().map(|s| (s.file, s.start)));
+}
+
 /// Conversion of a phase's error into a diagnostic.
 pub trait IntoDiagnostic {
     /// The diagnostic for this error.

@@ -207,7 +207,7 @@ pub fn lint_program(
         r.diagnostics
             .extend(rules::unused_names::unused_names(module, hir_program));
     }
-    crate::pipeline::sort_by_position(&mut r.diagnostics);
+    crate::diag::sort_by_position(&mut r.diagnostics);
     r
 }
 
@@ -406,17 +406,15 @@ fn finding_diagnostic(
     } else {
         format!("for {}: {describe}", params_text(p, &values))
     };
+    // The oracle expanded `p`, so its tasks name statements of `p`; an
+    // access it could not attribute is shown at its statement.
     let primary = site_span(p, file, f.primary)
         .or_else(|| {
             p.statements
                 .get(f.primary.stmt as usize)
                 .map(|s| span(file, s.span))
         })
-        .unwrap_or(Span {
-            file,
-            start: 0,
-            end: 0,
-        });
+        .expect("the oracle's tasks name statements of the program it expanded");
     let rules::FindingText { here, there, help } = f.kind.text();
     let mut d = Diagnostic::error(f.kind.code(), head, primary).with_primary_message(here);
     if let Some(sec) = f.secondary {

@@ -39,8 +39,10 @@ use std::collections::BTreeSet;
 /// The side of every affine form of a plan: one statement.
 const SIDE: Side = 0;
 
-/// Fills in the plans of every statement of a lowered program.
-pub fn solve(program: &mut Program) {
+/// The lowered program with the plans of every statement: `solve` takes it
+/// by value and returns it with `plans` filled in and the plans'
+/// expressions appended to its pool (earlier nodes keep their ids).
+pub fn solve(mut program: Program) -> Program {
     let mut plans = Vec::with_capacity(program.statements.len());
     for s in 0..program.statements.len() {
         let st = program.statements[s].clone();
@@ -94,6 +96,7 @@ pub fn solve(program: &mut Program) {
         }
     }
     program.plans = plans;
+    program
 }
 
 /// Whether two accesses provably never touch the same tile: some
