@@ -3,6 +3,8 @@
 //! - [`front`]: resolve and type-check `.lpk` programs (after the
 //!   `grammar` crate parsed them);
 //! - [`plan`]: lower them to index constraints and solve dependence plans;
+//! - [`constraint`]: the constraint engine (affine forms, integer
+//!   reasoning, the LP back end) that pair pruning and lint share;
 //! - [`lint`]: prove the program's rules (`lpkc lint`);
 //! - [`explore`]: queries, the REPL session, statistics, DOT;
 //! - [`diag`]: diagnostics and the registry of their codes;
@@ -13,6 +15,7 @@
 //! binary (package `lpkc`) is a thin layer over it.
 #![warn(missing_docs)]
 
+pub mod constraint;
 pub mod diag;
 pub mod explore;
 pub mod front;

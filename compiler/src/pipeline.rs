@@ -4,6 +4,7 @@
 
 use crate::diag::{Diagnostic, IntoDiagnostic, Severity, SourceMap};
 use crate::front::hir::Module;
+use crate::plan::lower::LowerError;
 use grammar::ast::FileId;
 
 /// The result of checking one source file.
@@ -55,11 +56,7 @@ pub fn check_source(sources: &mut SourceMap, name: &str, text: &str) -> Checked 
     }
 }
 
-/// Orders diagnostics by their primary position (stable, so diagnostics at
-/// one position keep their phase order).
-pub fn sort_by_position(diagnostics: &mut [Diagnostic]) {
-    diagnostics.sort_by_key(|d| d.primary_span().map(|s| (s.file, s.start)));
-}
+pub use crate::diag::sort_by_position;
 
 /// Why a program could not be selected from a module.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -106,15 +103,33 @@ pub fn select_program<'m>(
     }
 }
 
+/// Lowers a checked program and solves its dependence plans; a broken
+/// invariant of the checked HIR is an internal error.
+pub fn try_compile_program(
+    module: &crate::front::hir::Module,
+    program: &crate::front::hir::Program,
+    sources: &SourceMap,
+) -> Result<model::program::Program, LowerError> {
+    let lowered = crate::plan::lower::lower(module, program, sources)?;
+    Ok(crate::plan::solve::solve(lowered))
+}
+
 /// Lowers a checked program and solves its dependence plans.
+///
+/// # Panics
+///
+/// On an internal error (a broken invariant of the checked HIR, i.e. a
+/// compiler bug), with its message. [`try_compile_program`] and
+/// [`compile_source`] return it as a value instead.
 pub fn compile_program(
     module: &crate::front::hir::Module,
     program: &crate::front::hir::Program,
     sources: &SourceMap,
 ) -> model::program::Program {
-    let mut lowered = crate::plan::lower::lower(module, program, sources);
-    crate::plan::solve::solve(&mut lowered);
-    lowered
+    match try_compile_program(module, program, sources) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
 }
 
 /// Why [`compile_source`] produced no program.
@@ -126,6 +141,9 @@ pub enum CompileError {
     /// The file has no program, several and none chosen, or not the one
     /// asked for (a usage error).
     Select(SelectError),
+    /// Lowering met a broken invariant of the checked program: a compiler
+    /// bug, not the user's fault.
+    Internal(LowerError),
 }
 
 /// A program compiled from source, with what the caller may still want:
@@ -179,7 +197,8 @@ pub fn compile_source(
         .iter()
         .position(|p| std::ptr::eq(p, hir))
         .expect("select_program returns one of the module's programs");
-    let lowered = compile_program(&checked.module, hir, sources);
+    let lowered =
+        try_compile_program(&checked.module, hir, sources).map_err(CompileError::Internal)?;
     if gate == LintGate::DenyErrors {
         let lint = crate::lint::lint_errors(&checked.module, hir, &lowered, checked.file);
         if !lint.is_empty() {
@@ -193,4 +212,51 @@ pub fn compile_source(
         program_index,
         program: lowered,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::front::hir::{Builtin, ExprKind};
+    use crate::plan::lower::InternalError;
+
+    /// A checked program whose HIR is then broken (a built-in loses its
+    /// arguments, which resolve never allows) lowers to an internal error
+    /// pointing at the call, not to a program with a made-up operand.
+    #[test]
+    fn a_broken_invariant_is_an_internal_error() {
+        let text = "kernel k(a) -> (b);\n\
+                    program p(N: int) {\n\
+                    \x20   input A[N];\n\
+                    \x20   output B[N];\n\
+                    \x20   for i in range(min(N, 3)) {\n\
+                    \x20       B[i] = k(A[i]);\n\
+                    \x20   }\n\
+                    }\n";
+        let mut sources = SourceMap::new();
+        let mut checked = check_source(&mut sources, "broken.lpk", text);
+        assert!(!checked.has_errors(), "{:?}", checked.diagnostics);
+        let program = &mut checked.module.programs[0];
+        let call = program
+            .exprs
+            .iter_mut()
+            .find(|e| matches!(e.kind, ExprKind::Call(Builtin::Min, _)))
+            .expect("the source calls min");
+        let span = call.span;
+        call.kind = ExprKind::Call(Builtin::Min, Vec::new());
+        let err = try_compile_program(&checked.module, &checked.module.programs[0], &sources)
+            .expect_err("lowering must refuse the broken call");
+        assert_eq!(
+            err,
+            LowerError::Internal(InternalError::BuiltinArity {
+                builtin: Builtin::Min,
+                found: 0,
+                span,
+            })
+        );
+        assert_eq!(
+            err.to_string(),
+            "internal compiler error while lowering: built-in `Min` called with 0 arguments"
+        );
+    }
 }

@@ -34,6 +34,7 @@ pub fn compile_failure(
             CliError::Reported
         }
         CompileError::Select(e) => CliError::Usage(e.to_string()),
+        CompileError::Internal(e) => CliError::Input(e.to_string()),
     }
 }
 
@@ -42,7 +43,7 @@ pub fn compile_failure(
 fn artifact_diagnostic(path: &Path, e: &ArtifactError) -> Diagnostic {
     Diagnostic {
         severity: Severity::Error,
-        code: e.code(),
+        code: e.into(),
         message: e.to_string(),
         labels: Vec::new(),
         notes: vec![format!("in {}", path.display())],

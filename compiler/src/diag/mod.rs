@@ -5,6 +5,8 @@
 
 pub mod codes;
 
+pub use codes::Code;
+
 use codespan_reporting::diagnostic as cs;
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term;
@@ -41,7 +43,7 @@ pub struct Diagnostic {
     /// Error, warning or note.
     pub severity: Severity,
     /// Stable code such as `E0101` (see [`crate::diag::codes`]).
-    pub code: &'static str,
+    pub code: Code,
     /// One-line message.
     pub message: String,
     /// Labels; the first primary one gives the line and column.
@@ -52,21 +54,16 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// An error with a primary label.
-    pub fn error(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
+    pub fn error(code: Code, message: impl Into<String>, span: Span) -> Diagnostic {
         Diagnostic::new(Severity::Error, code, message, span)
     }
 
     /// A warning with a primary label.
-    pub fn warning(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
+    pub fn warning(code: Code, message: impl Into<String>, span: Span) -> Diagnostic {
         Diagnostic::new(Severity::Warning, code, message, span)
     }
 
-    fn new(
-        severity: Severity,
-        code: &'static str,
-        message: impl Into<String>,
-        span: Span,
-    ) -> Diagnostic {
+    fn new(severity: Severity, code: Code, message: impl Into<String>, span: Span) -> Diagnostic {
         Diagnostic {
             severity,
             code,
@@ -207,7 +204,7 @@ impl SourceMap {
             })
             .collect();
         cs::Diagnostic::new(severity)
-            .with_code(d.code)
+            .with_code(d.code.as_str())
             .with_message(d.message.clone())
             .with_labels(labels)
             .with_notes(d.notes.clone())
@@ -279,7 +276,7 @@ impl SourceMap {
                     .collect();
                 serde_json::json!({
                     "severity": d.severity,
-                    "code": d.code,
+                    "code": d.code.as_str(),
                     "message": d.message,
                     "file": file,
                     "line": line,
@@ -291,6 +288,12 @@ impl SourceMap {
             .collect();
         serde_json::json!({ "diagnostics": items })
     }
+}
+
+/// Orders diagnostics by their primary position (stable, so diagnostics at
+/// one position keep their phase order).
+pub fn sort_by_position(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by_key(|d| d.primary_span().map(|s| (s.file, s.start)));
 }
 
 /// Conversion of a phase's error into a diagnostic.

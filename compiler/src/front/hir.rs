@@ -24,8 +24,16 @@ macro_rules! id_type {
             }
 
             /// The id of the `i`th item.
+            ///
+            /// # Panics
+            ///
+            /// When `i` does not fit 32 bits, which no source reaches:
+            /// E0008 caps a file below 2^32 bytes, and resolve makes fewer
+            /// items of one kind than the source has bytes (the most
+            /// per byte are the two synthesized bounds of
+            /// `for i in range(n)`, 20 bytes).
             pub fn from_index(i: usize) -> Self {
-                $name(u32::try_from(i).unwrap_or(u32::MAX))
+                $name(u32::try_from(i).expect("a source under 4 GiB has fewer than 2^32 items"))
             }
         }
     };

@@ -7,7 +7,7 @@
 //! returns every error it finds, not only the first; statements with errors
 //! are left out of the HIR so later phases only see well-formed ones.
 
-use crate::diag::{Diagnostic, IntoDiagnostic, SourceMap};
+use crate::diag::{Code, Diagnostic, IntoDiagnostic, SourceMap};
 use crate::front::hir::*;
 use crate::front::kernels::standard_signature;
 use grammar::ast::{self, Role, ScalarType, Span};
@@ -247,29 +247,29 @@ fn plural(n: usize) -> &'static str {
 
 impl ResolveError {
     /// The stable diagnostic code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            ResolveError::UndefinedName { .. } => "E0101",
-            ResolveError::UndefinedKernel { .. } => "E0102",
-            ResolveError::UndefinedMatrix { .. } => "E0103",
-            ResolveError::DuplicateKernel { .. } => "E0104",
-            ResolveError::DuplicateProgram { .. } => "E0105",
-            ResolveError::DuplicateName { .. } => "E0106",
-            ResolveError::DuplicateKernelParam { .. } => "E0107",
-            ResolveError::MisplacedRequire { .. } => "E0108",
-            ResolveError::MisplacedDecl { .. } => "E0109",
-            ResolveError::UnknownFunction { .. } => "E0110",
-            ResolveError::RangeArity { .. } => "E0111",
-            ResolveError::BuiltinArity { .. } => "E0112",
-            ResolveError::MatrixAsValue { .. } => "E0113",
-            ResolveError::IndexNotMatrix { .. } => "E0114",
-            ResolveError::BadDefault { .. } => "E0115",
-            ResolveError::ParamNotInt { .. } => "E0116",
-            ResolveError::CallArity { .. } => "E0117",
-            ResolveError::ResultCount { .. } => "E0118",
-            ResolveError::ExpectedTile { .. } => "E0119",
-            ResolveError::TileAsValue { .. } => "E0120",
-            ResolveError::RankMismatch { .. } => "E0121",
+            ResolveError::UndefinedName { .. } => Code::E0101,
+            ResolveError::UndefinedKernel { .. } => Code::E0102,
+            ResolveError::UndefinedMatrix { .. } => Code::E0103,
+            ResolveError::DuplicateKernel { .. } => Code::E0104,
+            ResolveError::DuplicateProgram { .. } => Code::E0105,
+            ResolveError::DuplicateName { .. } => Code::E0106,
+            ResolveError::DuplicateKernelParam { .. } => Code::E0107,
+            ResolveError::MisplacedRequire { .. } => Code::E0108,
+            ResolveError::MisplacedDecl { .. } => Code::E0109,
+            ResolveError::UnknownFunction { .. } => Code::E0110,
+            ResolveError::RangeArity { .. } => Code::E0111,
+            ResolveError::BuiltinArity { .. } => Code::E0112,
+            ResolveError::MatrixAsValue { .. } => Code::E0113,
+            ResolveError::IndexNotMatrix { .. } => Code::E0114,
+            ResolveError::BadDefault { .. } => Code::E0115,
+            ResolveError::ParamNotInt { .. } => Code::E0116,
+            ResolveError::CallArity { .. } => Code::E0117,
+            ResolveError::ResultCount { .. } => Code::E0118,
+            ResolveError::ExpectedTile { .. } => Code::E0119,
+            ResolveError::TileAsValue { .. } => Code::E0120,
+            ResolveError::RankMismatch { .. } => Code::E0121,
         }
     }
 }

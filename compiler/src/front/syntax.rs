@@ -1,12 +1,12 @@
 //! Diagnostics for the grammar crate's syntax errors (the grammar knows
 //! nothing of rendering).
 
-use crate::diag::{Diagnostic, IntoDiagnostic};
+use crate::diag::{Code, Diagnostic, IntoDiagnostic};
 use grammar::ParseError;
 
 impl IntoDiagnostic for ParseError {
     fn to_diagnostic(&self) -> Diagnostic {
-        let d = Diagnostic::error(self.code(), self.to_string(), self.span());
+        let d = Diagnostic::error(code(self), self.to_string(), self.span());
         match self {
             ParseError::UnknownChar { .. } => d
                 .with_primary_message("not part of the language")
@@ -37,5 +37,20 @@ impl IntoDiagnostic for ParseError {
                 .with_help("split the expression with `let`"),
             ParseError::FileTooLarge { .. } => d,
         }
+    }
+}
+
+/// The code of a syntax error (the grammar crate names its codes as text,
+/// since it knows nothing of the registry; the match keeps them in step).
+pub fn code(e: &ParseError) -> Code {
+    match e {
+        ParseError::UnknownChar { .. } => Code::E0001,
+        ParseError::UnexpectedToken { .. } | ParseError::MissingSemicolon { .. } => Code::E0002,
+        ParseError::UnexpectedEof { .. } => Code::E0003,
+        ParseError::IntTooLarge { .. } => Code::E0004,
+        ParseError::TooDeep { .. } => Code::E0005,
+        ParseError::TooComplex { .. } => Code::E0006,
+        ParseError::ChainedComparison { .. } => Code::E0007,
+        ParseError::FileTooLarge { .. } => Code::E0008,
     }
 }

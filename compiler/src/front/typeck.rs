@@ -9,7 +9,7 @@
 //! resolution) and reports every error; an expression whose operands have
 //! errors gets [`Ty::Error`] and causes no further errors.
 
-use crate::diag::{Diagnostic, IntoDiagnostic};
+use crate::diag::{Code, Diagnostic, IntoDiagnostic};
 use crate::front::hir::*;
 use crate::front::kernels::{matches_standard, standard_signature};
 use grammar::ast::{BinOp, ScalarType, Span, UnOp};
@@ -96,16 +96,16 @@ pub enum TypeError {
 
 impl TypeError {
     /// The stable diagnostic code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            TypeError::RealForInt { .. } => "E0201",
-            TypeError::NotBool { .. } => "E0202",
-            TypeError::BoolForNumber { .. } => "E0203",
-            TypeError::BadComparison { .. } => "E0204",
-            TypeError::NonPositiveStep { .. } => "E0205",
-            TypeError::NegativeExtent { .. } => "E0206",
-            TypeError::StandardMismatch { .. } => "E0207",
-            TypeError::TooLarge { .. } => "E0208",
+            TypeError::RealForInt { .. } => Code::E0201,
+            TypeError::NotBool { .. } => Code::E0202,
+            TypeError::BoolForNumber { .. } => Code::E0203,
+            TypeError::BadComparison { .. } => Code::E0204,
+            TypeError::NonPositiveStep { .. } => Code::E0205,
+            TypeError::NegativeExtent { .. } => Code::E0206,
+            TypeError::StandardMismatch { .. } => Code::E0207,
+            TypeError::TooLarge { .. } => Code::E0208,
         }
     }
 }

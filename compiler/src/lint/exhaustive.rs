@@ -12,7 +12,9 @@
 //! budget shared by all instances keeps the check bounded; the coverage
 //! says up to which cube every combination was checked.
 
+use super::rules;
 use super::scan::{scan, Scratch, Verdict};
+use crate::diag::Code;
 use model::dag::{expand, ExpandError, Violation};
 use model::expr::{Env, EvalError};
 use model::program::{Access, Instance, Program, Role};
@@ -56,24 +58,35 @@ impl ErrorKind {
     }
 
     /// Its diagnostic code.
-    pub fn code(self) -> &'static str {
+    pub fn code(self) -> Code {
         match self {
-            ErrorKind::DoubleWrite => "E0501",
-            ErrorKind::WriteToInput => "E0502",
-            ErrorKind::ReadUnwritten => "E0503",
-            ErrorKind::ReadBeforeWrite => "E0504",
-            ErrorKind::OutOfBounds => "E0505",
+            ErrorKind::DoubleWrite => rules::single_assignment::CODE,
+            ErrorKind::WriteToInput => rules::write_to_input::CODE,
+            ErrorKind::ReadUnwritten => rules::read_unwritten::CODE,
+            ErrorKind::ReadBeforeWrite => rules::read_before_write::CODE,
+            ErrorKind::OutOfBounds => rules::out_of_bounds::CODE,
         }
     }
 
     /// The rule, as a noun phrase.
     pub fn rule(self) -> &'static str {
         match self {
-            ErrorKind::DoubleWrite => "single assignment",
-            ErrorKind::WriteToInput => "no write to an input",
-            ErrorKind::ReadUnwritten => "every read tile is written",
-            ErrorKind::ReadBeforeWrite => "every read comes after its write",
-            ErrorKind::OutOfBounds => "indices inside the extents",
+            ErrorKind::DoubleWrite => rules::single_assignment::RULE,
+            ErrorKind::WriteToInput => rules::write_to_input::RULE,
+            ErrorKind::ReadUnwritten => rules::read_unwritten::RULE,
+            ErrorKind::ReadBeforeWrite => rules::read_before_write::RULE,
+            ErrorKind::OutOfBounds => rules::out_of_bounds::RULE,
+        }
+    }
+
+    /// What a finding of this kind says at its accesses.
+    pub(crate) fn text(self) -> rules::FindingText {
+        match self {
+            ErrorKind::DoubleWrite => rules::single_assignment::TEXT,
+            ErrorKind::WriteToInput => rules::write_to_input::TEXT,
+            ErrorKind::ReadUnwritten => rules::read_unwritten::TEXT,
+            ErrorKind::ReadBeforeWrite => rules::read_before_write::TEXT,
+            ErrorKind::OutOfBounds => rules::out_of_bounds::TEXT,
         }
     }
 }

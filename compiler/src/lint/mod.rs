@@ -4,8 +4,9 @@
 //! Each rule of the language (single assignment, no write to an input,
 //! every read tile written earlier, indices inside the extents) is first
 //! posed as integer feasibility problems over the index-constraint IR
-//! ([`system`]); when every problem is infeasible the rule is *proved* for
-//! all parameter values up to [`system::PARAM_CEILING`]. Otherwise the
+//! (built and decided by [`crate::constraint`]); when every problem is
+//! infeasible the rule is *proved* for all parameter values up to
+//! [`crate::constraint::PARAM_CEILING`]. Otherwise the
 //! bounded exhaustive check ([`exhaustive`]) expands every parameter
 //! combination up to the bound and reports what the oracle sees, with the
 //! smallest failing values as counterexample; a clean result is then only
@@ -14,15 +15,10 @@
 //!
 //! Precondition: the program has no resolve or type errors.
 
-mod assign;
-mod bounds;
 pub mod exhaustive;
-mod order;
-mod reach;
+mod rules;
 mod scan;
 mod split;
-pub mod system;
-mod unused;
 
 use crate::diag::{Diagnostic, Severity};
 use crate::front::hir;
@@ -99,32 +95,29 @@ pub fn analyze(p: &Program, opts: &LintOptions, given: Option<&Instance<'_>>) ->
         bound: opts.bound,
         tasks: opts.task_budget,
     };
-    if let Some(i) = reach::unsatisfiable_require(p) {
+    if let Some(i) = rules::unsatisfiable_requires::unsatisfiable_require(p) {
         a.unsatisfiable = Some((i, true));
         return a;
     }
     let sp = split::split(p);
+    // E0503 and E0504 share one proof (see `rules::read_before_write`), so
+    // it runs once.
+    let reads = rules::read_unwritten::proved(p, &sp);
     let proved = [
         (
             ErrorKind::DoubleWrite,
-            assign::single_assignment_proved(p, &sp),
+            rules::single_assignment::proved(p, &sp),
         ),
         (
             ErrorKind::WriteToInput,
-            assign::no_input_write_proved(p, &sp),
+            rules::write_to_input::proved(p, &sp),
         ),
-        (ErrorKind::ReadUnwritten, order::reads_proved(p, &sp)),
-        (ErrorKind::OutOfBounds, bounds::in_bounds_proved(p, &sp)),
+        (ErrorKind::ReadUnwritten, reads),
+        (ErrorKind::ReadBeforeWrite, reads),
+        (ErrorKind::OutOfBounds, rules::out_of_bounds::proved(p, &sp)),
     ];
-    let is_proved = |k: ErrorKind| {
-        let k = if k == ErrorKind::ReadBeforeWrite {
-            ErrorKind::ReadUnwritten
-        } else {
-            k
-        };
-        proved.iter().any(|&(x, ok)| x == k && ok)
-    };
-    let never = reach::never_runs(&sp);
+    let is_proved = |k: ErrorKind| proved.iter().any(|&(x, ok)| x == k && ok);
+    let never = rules::never_runs::never_runs(&sp);
     let all_proved = ErrorKind::ALL.iter().all(|&k| is_proved(k));
     let ran = if !all_proved {
         let (findings, ran, cov) = exhaustive::check(p, budget);
@@ -171,8 +164,8 @@ pub fn analyze(p: &Program, opts: &LintOptions, given: Option<&Instance<'_>>) ->
     let never_all: Vec<bool> = (0..p.statements.len())
         .map(|s| a.never_runs.iter().any(|&(x, _)| x as usize == s))
         .collect();
-    a.dead_writes = unused::dead_writes(p, &sp, &never_all);
-    a.unwritten_outputs = unused::unwritten_outputs(p, &never_all);
+    a.dead_writes = rules::dead_write::dead_writes(p, &sp, &never_all);
+    a.unwritten_outputs = rules::unwritten_output::unwritten_outputs(p, &never_all);
     a
 }
 
@@ -212,9 +205,9 @@ pub fn lint_program(
     let mut r = render(hir_program, program, file, &a, given);
     if a.unsatisfiable.is_none() {
         r.diagnostics
-            .extend(unused::unused_names(module, hir_program));
+            .extend(rules::unused_names::unused_names(module, hir_program));
     }
-    crate::pipeline::sort_by_position(&mut r.diagnostics);
+    crate::diag::sort_by_position(&mut r.diagnostics);
     r
 }
 
@@ -292,7 +285,7 @@ fn value_ranges(values: &[i64]) -> String {
     parts.join(", ")
 }
 
-fn span(file: FileId, s: (u32, u32)) -> Span {
+pub(crate) fn span(file: FileId, s: (u32, u32)) -> Span {
     Span {
         file,
         start: s.0,
@@ -315,26 +308,14 @@ fn render(
 ) -> LintReport {
     let mut out = LintReport::default();
     if let Some((i, proved)) = a.unsatisfiable {
-        let sp = hir_program
-            .requires
-            .get(i)
-            .map(|&e| hir_program.expr(e).span)
-            .unwrap_or(hir_program.name_span);
-        let basis = if proved {
-            proved_text(p).replacen("proved for all", "proved over all", 1)
-        } else {
-            checked_text(p, a.coverage.as_ref().unwrap_or(&Coverage::default()))
-        };
-        out.diagnostics.push(
-            Diagnostic::error("E0506", "no parameter value satisfies the `require`s", sp)
-                .with_primary_message(if i == 0 {
-                    "this requirement can never hold".to_string()
-                } else {
-                    "this requirement contradicts the ones before it".to_string()
-                })
-                .with_note(format!("{basis}: the program can never run"))
-                .with_help("fix the condition; every instance would be rejected when it is bound"),
-        );
+        out.diagnostics
+            .push(rules::unsatisfiable_requires::diagnostic(
+                hir_program,
+                p,
+                i,
+                proved,
+                a.coverage.as_ref(),
+            ));
         return out;
     }
     for f in &a.findings {
@@ -345,26 +326,13 @@ fn render(
         let Some(st) = p.statements.get(s as usize) else {
             continue;
         };
-        let basis = if proved {
-            proved_text(p)
-        } else {
-            a.coverage
-                .as_ref()
-                .map(|c| format!("{}; not proved", checked_text(p, c)))
-                .unwrap_or_default()
-        };
-        out.diagnostics.push(
-            Diagnostic::warning(
-                "W0502",
-                "this statement runs for no parameter value",
-                span(file, st.span),
-            )
-            .with_primary_message("never runs")
-            .with_note(format!(
-                "{basis}: its loops and guards, with the `require`s, admit no iteration"
-            ))
-            .with_help("check the guards and loop bounds around it, or remove the dead code"),
-        );
+        out.diagnostics.push(rules::never_runs::diagnostic(
+            p,
+            file,
+            st,
+            proved,
+            a.coverage.as_ref(),
+        ));
     }
     for &(s, acc) in &a.dead_writes {
         let Some(st) = p.statements.get(s as usize) else {
@@ -373,61 +341,18 @@ fn render(
         let Some(w) = st.writes.get(acc as usize) else {
             continue;
         };
-        let name = p
-            .matrices
-            .get(w.matrix as usize)
-            .map(|m| m.name.as_str())
-            .unwrap_or("?");
-        out.diagnostics.push(
-            Diagnostic::warning(
-                "W0501",
-                format!("tiles written here are never read, and `{name}` is not an output"),
-                span(file, w.span),
-            )
-            .with_primary_message("dead write")
-            .with_note(format!(
-                "{}: no read access of `{name}` can name a tile this access writes",
-                proved_text(p)
-            ))
-            .with_help(format!(
-                "read the result, declare `{name}` as an `output`, or remove the call"
-            )),
-        );
+        out.diagnostics
+            .push(rules::dead_write::diagnostic(p, file, w));
     }
     for &m in &a.unwritten_outputs {
         let Some(decl) = hir_program.matrices.get(m as usize) else {
             continue;
         };
-        out.diagnostics.push(
-            Diagnostic::warning(
-                "W0508",
-                format!("output `{}` is never written", decl.name),
-                decl.name_span,
-            )
-            .with_primary_message("declared as an output here")
-            .with_note("no statement that can run writes any of its tiles")
-            .with_help("write its tiles, or declare it as `input` or `matrix`"),
-        );
+        out.diagnostics
+            .push(rules::unwritten_output::diagnostic(decl));
     }
-    // Two calls on one line share task names.
-    for (s, st) in p.statements.iter().enumerate() {
-        if let Some(first) = p.statements.iter().take(s).find(|o| o.line == st.line) {
-            out.diagnostics.push(
-                Diagnostic::warning(
-                    "W0509",
-                    format!("two kernel calls start on line {}", st.line),
-                    span(file, st.span),
-                )
-                .with_primary_message("this call")
-                .with_label(span(file, first.span), "and this one")
-                .with_note(format!(
-                    "their tasks are told apart as `kernel@{}:COLUMN(...)` only",
-                    st.line
-                ))
-                .with_help("put each kernel call on its own line"),
-            );
-        }
-    }
+    out.diagnostics
+        .extend(rules::shared_line::diagnostics(p, file));
     for (k, status) in &a.rules {
         let (status_word, detail) = match status {
             RuleStatus::Proved => ("proved", proved_text(p)),
@@ -435,7 +360,7 @@ fn render(
             RuleStatus::Violated => ("violated", "violated (see the errors)".to_string()),
         };
         out.summary.push(RuleLine {
-            code: k.code(),
+            code: k.code().as_str(),
             rule: k.rule(),
             status: status_word,
             detail,
@@ -481,44 +406,16 @@ fn finding_diagnostic(
     } else {
         format!("for {}: {describe}", params_text(p, &values))
     };
+    // The oracle expanded `p`, so its tasks name statements of `p`; an
+    // access it could not attribute is shown at its statement.
     let primary = site_span(p, file, f.primary)
         .or_else(|| {
             p.statements
                 .get(f.primary.stmt as usize)
                 .map(|s| span(file, s.span))
         })
-        .unwrap_or(Span {
-            file,
-            start: 0,
-            end: 0,
-        });
-    let (here, there, help) = match f.kind {
-        ErrorKind::DoubleWrite => (
-            "written again here",
-            "first written here",
-            "every tile may be written by one task only; make the index maps disjoint (check the loop bounds, strides and guards)",
-        ),
-        ErrorKind::WriteToInput => (
-            "writes an input",
-            "",
-            "write into an `output` or `matrix` instead; inputs are read-only",
-        ),
-        ErrorKind::ReadUnwritten => (
-            "reads a tile no task writes",
-            "",
-            "check the indices and the guards of this read against its writers",
-        ),
-        ErrorKind::ReadBeforeWrite => (
-            "read here",
-            "written later here",
-            "a tile must be written by an earlier task; reorder the statements or fix the indices",
-        ),
-        ErrorKind::OutOfBounds => (
-            "index outside the extents",
-            "",
-            "check the loop bounds against the matrix's declared extents",
-        ),
-    };
+        .expect("the oracle's tasks name statements of the program it expanded");
+    let rules::FindingText { here, there, help } = f.kind.text();
     let mut d = Diagnostic::error(f.kind.code(), head, primary).with_primary_message(here);
     if let Some(sec) = f.secondary {
         if sec != f.primary {

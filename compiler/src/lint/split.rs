@@ -14,12 +14,13 @@
 //! every variant is proved for the statement.
 //!
 //! The interval analysis bounds parameters by the ceiling of "proved"
-//! ([`super::system::PARAM_CEILING`]) and the loop variables by their
+//! ([`crate::constraint::PARAM_CEILING`]) and the loop variables by their
 //! loops; a term whose evaluation would fail (`log2` of a value <= 0, a
 //! negative exponent) is bounded on the values where it succeeds, since a
 //! failing evaluation runs no task.
 
-use super::system::{System, PARAM_CEILING};
+use crate::constraint::system::System;
+use crate::constraint::PARAM_CEILING;
 use model::expr::{BinOp, Env, ExprPool, ExprRef, Func, Func2, Node, UnOp, Value};
 use model::program::{Access, DomainItem, Program, Statement};
 use std::collections::HashMap;

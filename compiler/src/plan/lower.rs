@@ -9,7 +9,10 @@
 //! `log(int) / log(int)` become exact integer operations here, so no
 //! evaluator ever rounds a float for them.
 //!
-//! Precondition: the module has no resolve or type errors.
+//! Precondition: the module has no resolve or type errors. A broken
+//! invariant of the checked HIR (a variable bound by nothing, a built-in
+//! without its arguments, more items than 32-bit ids name) is a
+//! [`LowerError::Internal`], never a silent default.
 
 use crate::diag::SourceMap;
 use crate::front::hir::{self, Builtin, ExprId, Program, StmtKind, Ty, VarId};
@@ -21,12 +24,79 @@ use model::program::{
 };
 use std::collections::HashMap;
 
+/// Why lowering failed. Lowering runs on checked programs only, so every
+/// failure is a compiler bug, reported as such and never blamed on the
+/// user.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LowerError {
+    /// A broken invariant of the checked HIR.
+    #[error("internal compiler error while lowering: {0}")]
+    Internal(#[from] InternalError),
+}
+
+impl LowerError {
+    /// Where lowering was when it failed.
+    pub fn span(&self) -> Span {
+        match self {
+            LowerError::Internal(e) => e.span(),
+        }
+    }
+}
+
+/// A broken invariant of the checked HIR, met while lowering.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InternalError {
+    /// A variable used with no binding in scope (resolve binds every use).
+    #[error("variable `{name}` is used but bound by nothing in scope")]
+    UnboundVariable {
+        /// The variable's name.
+        name: String,
+        /// The use.
+        span: Span,
+    },
+    /// A built-in called without the arguments resolve checked (E0112).
+    #[error("built-in `{builtin:?}` called with {found} arguments")]
+    BuiltinArity {
+        /// The built-in.
+        builtin: Builtin,
+        /// How many arguments it has.
+        found: usize,
+        /// The call.
+        span: Span,
+    },
+    /// More items of a kind than a 32-bit id names.
+    #[error("more {what} than a 32-bit id can name")]
+    TooMany {
+        /// What there are too many of.
+        what: &'static str,
+        /// Where the first one that does not fit is.
+        span: Span,
+    },
+}
+
+impl InternalError {
+    /// Where it was met.
+    pub fn span(&self) -> Span {
+        match self {
+            InternalError::UnboundVariable { span, .. }
+            | InternalError::BuiltinArity { span, .. }
+            | InternalError::TooMany { span, .. } => *span,
+        }
+    }
+}
+
+/// An index as a 32-bit id, or the internal error saying there are too
+/// many `what`.
+fn id(i: usize, what: &'static str, span: Span) -> Result<u32, InternalError> {
+    u32::try_from(i).map_err(|_| InternalError::TooMany { what, span })
+}
+
 /// Lowers one program of a module.
 pub fn lower(
     module: &hir::Module,
     program: &Program,
     sources: &SourceMap,
-) -> model::program::Program {
+) -> Result<model::program::Program, LowerError> {
     let mut l = Lowerer {
         hir: program,
         sources,
@@ -39,24 +109,32 @@ pub fn lower(
         counter: 0,
     };
     for (i, &v) in program.param_vars.iter().enumerate() {
-        l.bindings.insert(v, Binding::Node(Node::Param(i as u32)));
+        let index = id(i, "parameters", program.name_span)?;
+        l.bindings.insert(v, Binding::Node(Node::Param(index)));
     }
-    let requires = program.requires.iter().map(|&e| l.expr(e)).collect();
-    let matrices = program
-        .matrices
+    let requires = program
+        .requires
         .iter()
-        .map(|m| MatrixDecl {
+        .map(|&e| l.expr(e))
+        .collect::<Result<_, _>>()?;
+    let mut matrices = Vec::with_capacity(program.matrices.len());
+    for m in &program.matrices {
+        matrices.push(MatrixDecl {
             name: m.name.clone(),
             role: match m.role {
                 ast::Role::Input => Role::Input,
                 ast::Role::Output => Role::Output,
                 ast::Role::Temporary => Role::Temporary,
             },
-            extents: m.extents.iter().map(|&e| l.expr(e)).collect(),
-        })
-        .collect();
-    let tree = l.block(&program.body, 0);
-    model::program::Program {
+            extents: m
+                .extents
+                .iter()
+                .map(|&e| l.expr(e))
+                .collect::<Result<_, _>>()?,
+        });
+    }
+    let tree = l.block(&program.body, 0)?;
+    Ok(model::program::Program {
         name: program.name.clone(),
         params: program
             .params
@@ -92,7 +170,7 @@ pub fn lower(
         statements: l.statements,
         tree,
         plans: Vec::new(),
-    }
+    })
 }
 
 #[derive(Clone, Copy)]
@@ -126,18 +204,18 @@ impl Lowerer<'_> {
         self.counter
     }
 
-    fn block(&mut self, stmts: &[hir::StmtId], depth: u32) -> Vec<TreeNode> {
+    fn block(&mut self, stmts: &[hir::StmtId], depth: u32) -> Result<Vec<TreeNode>, InternalError> {
         let mut out = Vec::new();
         for &s in stmts {
             let stmt = self.hir.stmt(s);
             match &stmt.kind {
                 StmtKind::Let(l) => {
-                    let value = self.expr(l.value);
+                    let value = self.expr(l.value)?;
                     self.bindings.insert(l.var, Binding::Expr(value));
                 }
                 StmtKind::For(f) => {
                     let order = self.next_order();
-                    let (lo, hi, step) = (self.expr(f.lo), self.expr(f.hi), self.expr(f.step));
+                    let (lo, hi, step) = (self.expr(f.lo)?, self.expr(f.hi)?, self.expr(f.step)?);
                     self.bindings
                         .insert(f.var, Binding::Node(Node::Slot(depth)));
                     self.domain.push(DomainItem::Loop {
@@ -148,7 +226,7 @@ impl Lowerer<'_> {
                     });
                     self.order.push(order);
                     self.loop_names.push(self.hir.var(f.var).name.clone());
-                    let body = self.block(&f.body, depth + 1);
+                    let body = self.block(&f.body, depth + 1)?;
                     self.loop_names.pop();
                     self.order.pop();
                     self.domain.pop();
@@ -163,24 +241,27 @@ impl Lowerer<'_> {
                 }
                 StmtKind::If(i) => {
                     self.next_order();
-                    let conds: Vec<ExprRef> =
-                        i.branches.iter().map(|(c, _)| self.expr(*c)).collect();
+                    let conds: Vec<ExprRef> = i
+                        .branches
+                        .iter()
+                        .map(|(c, _)| self.expr(*c))
+                        .collect::<Result<_, _>>()?;
                     let mut branches = Vec::new();
-                    for (k, (_, body)) in i.branches.iter().enumerate() {
+                    for (k, ((_, body), &cond)) in i.branches.iter().zip(&conds).enumerate() {
                         let saved = self.domain.len();
-                        for &c in &conds[..k] {
+                        for &c in conds.iter().take(k) {
                             self.domain.push(DomainItem::Guard {
                                 cond: c,
                                 positive: false,
                             });
                         }
                         self.domain.push(DomainItem::Guard {
-                            cond: conds[k],
+                            cond,
                             positive: true,
                         });
-                        let nodes = self.block(body, depth);
+                        let nodes = self.block(body, depth)?;
                         self.domain.truncate(saved);
-                        branches.push((conds[k], nodes));
+                        branches.push((cond, nodes));
                     }
                     let saved = self.domain.len();
                     for &c in &conds {
@@ -190,7 +271,7 @@ impl Lowerer<'_> {
                         });
                     }
                     let else_body = match &i.else_body {
-                        Some(b) => self.block(b, depth),
+                        Some(b) => self.block(b, depth)?,
                         None => Vec::new(),
                     };
                     self.domain.truncate(saved);
@@ -202,37 +283,51 @@ impl Lowerer<'_> {
                 }
                 StmtKind::Call(call) => {
                     let order = self.next_order();
-                    let index = self.statements.len() as u32;
-                    let stmt_out = self.call(call, stmt.span, depth, order);
+                    let index = id(self.statements.len(), "kernel calls", stmt.span)?;
+                    let stmt_out = self.call(call, stmt.span, depth, order)?;
                     self.statements.push(stmt_out);
                     out.push(TreeNode::Call(index));
                 }
             }
         }
-        out
+        Ok(out)
     }
 
-    fn access(&mut self, a: &hir::Access) -> Access {
-        Access {
+    fn access(&mut self, a: &hir::Access) -> Result<Access, InternalError> {
+        Ok(Access {
             matrix: a.matrix.0,
-            indices: a.indices.iter().map(|&i| self.expr(i)).collect(),
+            indices: a
+                .indices
+                .iter()
+                .map(|&i| self.expr(i))
+                .collect::<Result<_, _>>()?,
             span: (a.span.start, a.span.end),
-        }
+        })
     }
 
-    fn call(&mut self, call: &hir::Call, span: Span, depth: u32, order: u32) -> Statement {
-        let writes = call.outputs.iter().map(|a| self.access(a)).collect();
+    fn call(
+        &mut self,
+        call: &hir::Call,
+        span: Span,
+        depth: u32,
+        order: u32,
+    ) -> Result<Statement, InternalError> {
+        let writes = call
+            .outputs
+            .iter()
+            .map(|a| self.access(a))
+            .collect::<Result<_, _>>()?;
         let mut reads = Vec::new();
         let mut args = Vec::new();
         for arg in &call.args {
             match arg {
                 hir::Arg::Tile(a) => {
-                    args.push(Arg::Tile(reads.len() as u32));
-                    let acc = self.access(a);
+                    args.push(Arg::Tile(id(reads.len(), "tile arguments", a.span)?));
+                    let acc = self.access(a)?;
                     reads.push(acc);
                 }
                 hir::Arg::Scalar(e) => {
-                    let r = self.expr(*e);
+                    let r = self.expr(*e)?;
                     args.push(Arg::Scalar(r));
                 }
             }
@@ -241,7 +336,7 @@ impl Lowerer<'_> {
         let mut order_list = self.order.clone();
         order_list.push(order);
         debug_assert_eq!(vars.len(), depth as usize);
-        Statement {
+        Ok(Statement {
             kernel: call.kernel.0,
             line: call.line,
             column: call.column,
@@ -252,7 +347,7 @@ impl Lowerer<'_> {
             reads,
             args,
             order: order_list,
-        }
+        })
     }
 
     fn node(&mut self, n: Node) -> ExprRef {
@@ -263,20 +358,24 @@ impl Lowerer<'_> {
         self.hir.expr(e).ty
     }
 
-    fn expr(&mut self, e: ExprId) -> ExprRef {
+    fn expr(&mut self, e: ExprId) -> Result<ExprRef, InternalError> {
         let kind = self.hir.expr(e).kind.clone();
-        match kind {
+        Ok(match kind {
             hir::ExprKind::Int(v) => self.node(Node::Int(v)),
             hir::ExprKind::Real(v) => self.node(Node::Real(v)),
             hir::ExprKind::Bool(v) => self.node(Node::Bool(v)),
             hir::ExprKind::Var(v) => match self.bindings.get(&v).copied() {
                 Some(Binding::Node(n)) => self.node(n),
                 Some(Binding::Expr(r)) => r,
-                // Unreachable for a checked program; a zero keeps lowering total.
-                None => self.node(Node::Int(0)),
+                None => {
+                    return Err(InternalError::UnboundVariable {
+                        name: self.hir.var(v).name.clone(),
+                        span: self.hir.expr(e).span,
+                    })
+                }
             },
             hir::ExprKind::Unary(op, a) => {
-                let a = self.expr(a);
+                let a = self.expr(a)?;
                 let op = match op {
                     ast::UnOp::Neg => UnOp::Neg,
                     ast::UnOp::Not => UnOp::Not,
@@ -284,20 +383,35 @@ impl Lowerer<'_> {
                 self.node(Node::Unary(op, a))
             }
             hir::ExprKind::Binary(op, a, b) => {
-                let (a, b) = (self.expr(a), self.expr(b));
+                let (a, b) = (self.expr(a)?, self.expr(b)?);
                 self.node(Node::Binary(bin_op(op), a, b))
             }
-            hir::ExprKind::Call(f, args) => self.call_builtin(f, &args),
-        }
+            hir::ExprKind::Call(f, args) => self.call_builtin(f, &args, self.hir.expr(e).span)?,
+        })
     }
 
-    fn call_builtin(&mut self, f: Builtin, args: &[ExprId]) -> ExprRef {
+    fn call_builtin(
+        &mut self,
+        f: Builtin,
+        args: &[ExprId],
+        span: Span,
+    ) -> Result<ExprRef, InternalError> {
         if let (Builtin::Ceil | Builtin::Floor, [x]) = (f, args) {
-            if let Some(r) = self.exact_rounding(f == Builtin::Ceil, *x) {
-                return r;
+            if let Some(r) = self.exact_rounding(f == Builtin::Ceil, *x)? {
+                return Ok(r);
             }
         }
-        let lowered: Vec<ExprRef> = args.iter().map(|&a| self.expr(a)).collect();
+        let lowered: Vec<ExprRef> = args
+            .iter()
+            .map(|&a| self.expr(a))
+            .collect::<Result<_, _>>()?;
+        let Some((&first, rest)) = lowered.split_first() else {
+            return Err(InternalError::BuiltinArity {
+                builtin: f,
+                found: 0,
+                span,
+            });
+        };
         let func = match f {
             Builtin::Ceil => Func::Ceil,
             Builtin::Floor => Func::Floor,
@@ -310,31 +424,24 @@ impl Lowerer<'_> {
                 } else {
                     BinOp::Max
                 };
-                let mut acc = lowered
-                    .first()
-                    .copied()
-                    .unwrap_or_else(|| self.node(Node::Int(0)));
-                for &b in &lowered[1..] {
+                let mut acc = first;
+                for &b in rest {
                     acc = self.node(Node::Binary(op, acc, b));
                 }
-                return acc;
+                return Ok(acc);
             }
         };
-        let a = lowered
-            .first()
-            .copied()
-            .unwrap_or_else(|| self.node(Node::Int(0)));
-        self.node(Node::Call(func, a))
+        Ok(self.node(Node::Call(func, first)))
     }
 
     /// `ceil`/`floor` of `log2(int)`, `int / int` or `log(int) / log(int)`
     /// as exact integer operations.
-    fn exact_rounding(&mut self, ceil: bool, x: ExprId) -> Option<ExprRef> {
-        match self.hir.expr(x).kind.clone() {
+    fn exact_rounding(&mut self, ceil: bool, x: ExprId) -> Result<Option<ExprRef>, InternalError> {
+        Ok(match self.hir.expr(x).kind.clone() {
             hir::ExprKind::Call(Builtin::Log2, args)
                 if args.len() == 1 && self.ty(args[0]) == Ty::Int =>
             {
-                let a = self.expr(args[0]);
+                let a = self.expr(args[0])?;
                 let f = if ceil {
                     Func::CeilLog2
                 } else {
@@ -354,27 +461,27 @@ impl Lowerer<'_> {
                         && self.ty(la[0]) == Ty::Int
                         && self.ty(lb[0]) == Ty::Int
                     {
-                        let (x, y) = (self.expr(la[0]), self.expr(lb[0]));
+                        let (x, y) = (self.expr(la[0])?, self.expr(lb[0])?);
                         let f = if ceil {
                             Func2::CeilLogB
                         } else {
                             Func2::FloorLogB
                         };
-                        return Some(self.node(Node::Call2(f, x, y)));
+                        return Ok(Some(self.node(Node::Call2(f, x, y))));
                     }
                 }
                 if self.ty(a) == Ty::Int && self.ty(b) == Ty::Int {
-                    let (x, y) = (self.expr(a), self.expr(b));
-                    return Some(if ceil {
+                    let (x, y) = (self.expr(a)?, self.expr(b)?);
+                    return Ok(Some(if ceil {
                         self.node(Node::Call2(Func2::CeilDiv, x, y))
                     } else {
                         self.node(Node::Binary(BinOp::FloorDiv, x, y))
-                    });
+                    }));
                 }
                 None
             }
             _ => None,
-        }
+        })
     }
 }
 

@@ -1,9 +1,10 @@
 //! The plan phase: lowering a checked program to the index-constraint IR
-//! (the runtime's [`model::program::Program`]), the exact symbolic layer,
-//! and the dependence solver that attaches an inverse plan to every access
-//! and prunes write/read pairs that can never meet.
+//! (the runtime's [`model::program::Program`]) and the dependence solver
+//! that builds an inverse plan for every access and pairs the write/read
+//! accesses that may meet (dropping the others with [`pairs`], through the
+//! constraint engine [`crate::constraint`]).
 
-pub mod feasible;
+pub(crate) mod emit;
 pub mod lower;
+pub(crate) mod pairs;
 pub mod solve;
-pub mod sym;

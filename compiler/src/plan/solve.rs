@@ -9,7 +9,7 @@
 //! (inputs):
 //! 1. The equations are `e_k(x) = t_k`, plus every `a == b` guard on the
 //!    statement's path. They are decomposed into affine forms over the
-//!    still-unknown variables ([`crate::plan::sym`]).
+//!    still-unknown variables ([`crate::constraint::affine`]).
 //! 2. Linear equations are solved by exact rational elimination; a pivot
 //!    row with no free variable assigns its variable with a divisibility
 //!    check (`SetDiv`).
@@ -26,7 +26,9 @@
 //! cover whole loop ranges, and the final checks test the exact original
 //! conditions, so a plan yields exactly the iterations that touch the tile.
 
-use crate::plan::sym::{decompose, emit, integer_form, IntForm, Lin, Q};
+use crate::constraint::affine::{decompose, Affine, Side, Term, Q};
+use crate::constraint::guard::{guard_equalities, guard_inequalities};
+use crate::plan::emit::emit;
 use model::expr::{BinOp, ExprPool, ExprRef, Func2, Node, UnOp};
 use model::plan::{Plan, PlanStep};
 use model::program::{
@@ -34,8 +36,13 @@ use model::program::{
 };
 use std::collections::BTreeSet;
 
-/// Fills in the plans of every statement of a lowered program.
-pub fn solve(program: &mut Program) {
+/// The side of every affine form of a plan: one statement.
+const SIDE: Side = 0;
+
+/// The lowered program with the plans of every statement: `solve` takes it
+/// by value and returns it with `plans` filled in and the plans'
+/// expressions appended to its pool (earlier nodes keep their ids).
+pub fn solve(mut program: Program) -> Program {
     let mut plans = Vec::with_capacity(program.statements.len());
     for s in 0..program.statements.len() {
         let st = program.statements[s].clone();
@@ -66,7 +73,7 @@ pub fn solve(program: &mut Program) {
                     if w.matrix != r.matrix || never_meet(&program.exprs, w, r) {
                         continue;
                     }
-                    if !crate::plan::feasible::may_meet(
+                    if !crate::plan::pairs::may_meet(
                         &mut program.exprs,
                         &program.requires,
                         &statements[ws],
@@ -89,6 +96,7 @@ pub fn solve(program: &mut Program) {
         }
     }
     program.plans = plans;
+    program
 }
 
 /// Whether two accesses provably never touch the same tile: some
@@ -256,114 +264,6 @@ fn place_checks(
     out
 }
 
-/// The literals a condition (`positive`) or its negation (`!positive`)
-/// is a conjunction of: `not` pushed inwards, `and` (or a negated `or`)
-/// split, each literal with the polarity it must have.
-fn conjuncts(pool: &ExprPool, cond: ExprRef, positive: bool) -> Vec<(Node, bool)> {
-    let mut out = Vec::new();
-    let mut stack = vec![(cond, positive)];
-    while let Some((c, pos)) = stack.pop() {
-        let Some(node) = pool.get(c).copied() else {
-            continue;
-        };
-        match node {
-            Node::Unary(UnOp::Not, a) => stack.push((a, !pos)),
-            Node::Binary(BinOp::And, a, b) if pos => {
-                stack.push((a, true));
-                stack.push((b, true));
-            }
-            Node::Binary(BinOp::Or, a, b) if !pos => {
-                stack.push((a, false));
-                stack.push((b, false));
-            }
-            literal => out.push((literal, pos)),
-        }
-    }
-    out
-}
-
-/// The `a == b` conjuncts a guard imposes (`a != b` when the guard is
-/// negated), for use as equations.
-pub(crate) fn guard_equalities(
-    pool: &ExprPool,
-    cond: ExprRef,
-    positive: bool,
-) -> Vec<(ExprRef, ExprRef)> {
-    conjuncts(pool, cond, positive)
-        .into_iter()
-        .filter_map(|lit| match lit {
-            (Node::Binary(BinOp::Eq, a, b), true) | (Node::Binary(BinOp::Ne, a, b), false) => {
-                Some((a, b))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-/// The `a != b` conjuncts a guard imposes (`a == b` when negated).
-pub(crate) fn guard_disequalities(
-    pool: &ExprPool,
-    cond: ExprRef,
-    positive: bool,
-) -> Vec<(ExprRef, ExprRef)> {
-    conjuncts(pool, cond, positive)
-        .into_iter()
-        .filter_map(|lit| match lit {
-            (Node::Binary(BinOp::Ne, a, b), true) | (Node::Binary(BinOp::Eq, a, b), false) => {
-                Some((a, b))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-/// The `g >= 0` forms of a guard's (or its negation's) comparison conjuncts.
-pub(crate) fn guard_inequalities(
-    pool: &mut ExprPool,
-    cond: ExprRef,
-    positive: bool,
-) -> Vec<ExprRef> {
-    let mut out = Vec::new();
-    for lit in conjuncts(pool, cond, positive) {
-        let (op, a, b, pos) = match lit {
-            (Node::Binary(op, a, b), pos) => (op, a, b, pos),
-            _ => continue,
-        };
-        // Normalise to `x - y - k >= 0`.
-        let op = if pos {
-            Some(op)
-        } else {
-            match op {
-                BinOp::Lt => Some(BinOp::Ge),
-                BinOp::Le => Some(BinOp::Gt),
-                BinOp::Gt => Some(BinOp::Le),
-                BinOp::Ge => Some(BinOp::Lt),
-                BinOp::Ne => Some(BinOp::Eq),
-                _ => None,
-            }
-        };
-        let forms: Vec<(ExprRef, ExprRef, i64)> = match op {
-            Some(BinOp::Ge) => vec![(a, b, 0)],
-            Some(BinOp::Gt) => vec![(a, b, 1)],
-            Some(BinOp::Le) => vec![(b, a, 0)],
-            Some(BinOp::Lt) => vec![(b, a, 1)],
-            Some(BinOp::Eq) => vec![(a, b, 0), (b, a, 0)],
-            _ => vec![],
-        };
-        for (x, y, k) in forms {
-            let d = pool.add(Node::Binary(BinOp::Sub, x, y));
-            let g = if k == 0 {
-                d
-            } else {
-                let kk = pool.add(Node::Int(k));
-                pool.add(Node::Binary(BinOp::Sub, d, kk))
-            };
-            out.push(g);
-        }
-    }
-    out
-}
-
 impl Builder<'_> {
     fn pending(&self, cond: ExprRef) -> Pending {
         let mut needs = Vec::new();
@@ -410,15 +310,15 @@ impl Builder<'_> {
 
     /// The equations as affine forms `lhs - rhs` over the unknowns, with
     /// their indices in `equations`.
-    fn forms(&self) -> Vec<(usize, Lin)> {
+    fn forms(&self) -> Vec<(usize, Affine)> {
         let unknown = self.is_unknown();
         self.equations
             .iter()
             .enumerate()
             .filter_map(|(k, &(a, b))| {
-                let la = decompose(self.pool, a, &unknown)?;
-                let lb = decompose(self.pool, b, &unknown)?;
-                Some((k, la.add_scaled(&lb, Q::int(-1))?))
+                let la = decompose(self.pool, a, SIDE, &unknown)?;
+                let lb = decompose(self.pool, b, SIDE, &unknown)?;
+                Some((k, la.plus(&lb, -1)?))
             })
             .collect()
     }
@@ -427,24 +327,24 @@ impl Builder<'_> {
     /// variable that a row fixes. Returns whether it assigned any.
     fn solve_linear(&mut self) -> bool {
         // Each row remembers which equations it combines.
-        let (mut rows, mut origins): (Vec<Lin>, Vec<Vec<usize>>) = self
+        let (mut rows, mut origins): (Vec<Affine>, Vec<Vec<usize>>) = self
             .forms()
             .into_iter()
-            .filter(|(_, l)| l.atoms.is_empty() && !l.vars.is_empty())
+            .filter(|(_, l)| l.atoms().next().is_none() && l.slots(SIDE).next().is_some())
             .map(|(k, l)| (l, vec![k]))
             .unzip();
         let vars = self.unknown_vars();
         // Gauss-Jordan over the rationals.
         let mut pivot_row = 0;
         for &v in &vars {
-            let Some(p) = (pivot_row..rows.len()).find(|&r| rows[r].vars.contains_key(&v)) else {
+            let x = Term::Slot(SIDE, v);
+            let Some(p) = (pivot_row..rows.len()).find(|&r| !rows[r].coefficient(x).is_zero())
+            else {
                 continue;
             };
             rows.swap(pivot_row, p);
             origins.swap(pivot_row, p);
-            let Some(&c) = rows[pivot_row].vars.get(&v) else {
-                continue;
-            };
+            let c = rows[pivot_row].coefficient(x);
             let Some(inv) = Q::ONE.checked_div(c) else {
                 continue;
             };
@@ -456,8 +356,9 @@ impl Builder<'_> {
                 if r == pivot_row {
                     continue;
                 }
-                if let Some(&k) = rows[r].vars.get(&v) {
-                    match rows[r].add_scaled(&rows[pivot_row].clone(), k.negated()) {
+                let k = rows[r].coefficient(x);
+                if !k.is_zero() {
+                    match rows[r].plus_q(&rows[pivot_row].clone(), k.negated()) {
                         Some(n) => rows[r] = n,
                         None => return false,
                     }
@@ -473,10 +374,8 @@ impl Builder<'_> {
         }
         let mut progress = false;
         for (row, origin) in rows.iter().zip(&origins) {
-            if row.vars.len() != 1 {
-                continue;
-            }
-            let Some((&v, &c)) = row.vars.iter().next() else {
+            let mut slots = row.slots(SIDE);
+            let (Some((v, c)), None) = (slots.next(), slots.next()) else {
                 continue;
             };
             if self.known.contains(&v) {
@@ -486,12 +385,7 @@ impl Builder<'_> {
             let Some(neg_c) = Q::ONE.checked_div(c.negated()) else {
                 continue;
             };
-            let Some(rhs) = Lin {
-                known: row.known.clone(),
-                constant: row.constant,
-                ..Lin::default()
-            }
-            .scale(neg_c) else {
+            let Some(rhs) = row.known_part().scale(neg_c) else {
                 continue;
             };
             if self.assign_from(v, &rhs) {
@@ -508,11 +402,13 @@ impl Builder<'_> {
 
     /// Emits `slot := rhs` for a known affine form, with a divisibility
     /// check when the form has fractions.
-    fn assign_from(&mut self, slot: u32, rhs: &Lin) -> bool {
-        let Some((form, den)) = integer_form(&rhs.known, rhs.constant) else {
+    fn assign_from(&mut self, slot: u32, rhs: &Affine) -> bool {
+        let Some((form, den)) = rhs.integer_multiple() else {
             return false;
         };
-        let num = emit(self.pool, &form);
+        let Some(num) = emit(self.pool, &form) else {
+            return false;
+        };
         if den == 1 {
             self.steps.push(PlanStep::Set { slot, value: num });
         } else {
@@ -526,10 +422,11 @@ impl Builder<'_> {
     /// `b ** e` with a constant base `b >= 2`.
     fn solve_atoms(&mut self) -> bool {
         for (_, row) in self.forms() {
-            if !row.vars.is_empty() || row.atoms.len() != 1 {
+            if row.slots(SIDE).next().is_some() {
                 continue;
             }
-            let Some((&atom, &c)) = row.atoms.iter().next() else {
+            let mut atoms = row.atoms();
+            let (Some((atom, c)), None) = (atoms.next(), atoms.next()) else {
                 continue;
             };
             let Some(Node::Binary(BinOp::Pow, base, exponent)) = self.pool.get(atom).copied()
@@ -550,12 +447,7 @@ impl Builder<'_> {
             let Some(neg_c) = Q::ONE.checked_div(c.negated()) else {
                 continue;
             };
-            let Some(rhs) = Lin {
-                known: row.known.clone(),
-                constant: row.constant,
-                ..Lin::default()
-            }
-            .scale(neg_c) else {
+            let Some(rhs) = row.known_part().scale(neg_c) else {
                 continue;
             };
             // value := rhs (exact), k := log_b(value) (exact), e == k.
@@ -613,52 +505,41 @@ impl Builder<'_> {
         for g in constraints {
             // Affine in v alone, everything else known.
             let only_v = |s: u32| s == v;
-            let Some(l) = decompose(self.pool, g, &only_v) else {
+            let Some(l) = decompose(self.pool, g, SIDE, &only_v) else {
                 continue;
             };
-            if !l.atoms.is_empty() || l.vars.len() != 1 {
+            if l.atoms().next().is_some() || l.slots(SIDE).count() != 1 {
                 continue;
             }
-            if l.known.keys().any(|&k| {
+            if l.known().any(|(k, _)| {
                 self.pool
                     .mentions_slot(k, &|s| !self.known.contains(&s) && s != v)
             }) {
                 continue;
             }
-            let Some(&c) = l.vars.get(&v) else { continue };
-            // Integer form of c·v + rest >= 0.
-            let mut all = l.known.clone();
-            let vref = self.pool.add(Node::Slot(v));
-            all.insert(vref, c);
-            let Some((form, _)) = integer_form(&all, l.constant) else {
+            let x = Term::Slot(SIDE, v);
+            if l.coefficient(x).is_zero() {
+                continue;
+            }
+            // Integer form of a·v + rest >= 0.
+            let Some((form, _)) = l.integer_multiple() else {
                 continue;
             };
-            let Some(a) = form.terms.iter().find(|(_, t)| *t == vref).map(|(k, _)| *k) else {
+            let Ok(a) = i64::try_from(form.coefficient(x).n) else {
                 continue;
             };
-            let rest = IntForm {
-                terms: form
-                    .terms
-                    .iter()
-                    .filter(|(_, t)| *t != vref)
-                    .copied()
-                    .collect(),
-                constant: form.constant,
-            };
+            let mut rest = form;
+            rest.set(x, Q::ZERO);
             if a == 1 || a == -1 {
                 // v >= -rest  or  v <= rest: no division needed.
                 let bound = if a == 1 {
-                    IntForm {
-                        terms: rest.terms.iter().map(|&(k, t)| (-k, t)).collect(),
-                        constant: -rest.constant,
-                    }
+                    rest.scale(Q::int(-1))
                 } else {
-                    IntForm {
-                        terms: rest.terms.clone(),
-                        constant: rest.constant + 1,
-                    }
+                    rest.plus(&Affine::constant(1), 1)
                 };
-                let e = emit(self.pool, &bound);
+                let Some(e) = bound.and_then(|b| emit(self.pool, &b)) else {
+                    continue;
+                };
                 if a == 1 {
                     lower.push(e);
                 } else {
@@ -666,7 +547,9 @@ impl Builder<'_> {
                 }
                 continue;
             }
-            let rest_e = emit(self.pool, &rest);
+            let Some(rest_e) = emit(self.pool, &rest) else {
+                continue;
+            };
             if a > 0 {
                 // v >= ceil(-rest / a)
                 let neg = self.pool.add(Node::Unary(UnOp::Neg, rest_e));

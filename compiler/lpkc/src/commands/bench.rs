@@ -66,6 +66,7 @@ fn compile(name: &str, text: &str) -> Result<model::program::Program, String> {
         Ok(compiled) => Ok(compiled.program),
         Err(CompileError::Diagnostics(_)) => Err(format!("internal error: {name} does not check")),
         Err(CompileError::Select(e)) => Err(e.to_string()),
+        Err(CompileError::Internal(e)) => Err(e.to_string()),
     }
 }
 

@@ -76,6 +76,7 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
     ) {
         Err(CompileError::Diagnostics(d)) => d,
         Err(CompileError::Select(e)) => return Err(CliError::Usage(e.to_string())),
+        Err(CompileError::Internal(e)) => return Err(CliError::Input(e.to_string())),
         Ok(compiled) => {
             let hir = compiled.hir();
             program_name = hir.name.clone();
@@ -103,7 +104,7 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
             diagnostics
         }
     };
-    diagnostics.retain(|d| !allowed.contains(&d.code));
+    diagnostics.retain(|d| !allowed.contains(&d.code.as_str()));
     let errors = diagnostics.iter().any(|d| d.severity == Severity::Error);
     let warnings = diagnostics.iter().any(|d| d.severity == Severity::Warning);
     match args.format {

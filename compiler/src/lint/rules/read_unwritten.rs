@@ -1,5 +1,10 @@
-//! Reads of unwritten tiles and reads before writes, proved over all
-//! parameter values when the writers' index maps can be inverted.
+//! E0503: a tile read from a non-input matrix is written by some task.
+//! Oracle: `Violation::ReadUnwritten`.
+//!
+//! The proof below settles E0503 and E0504 together (see
+//! [`super::read_before_write`]): reads of unwritten tiles and reads before
+//! writes, proved over all parameter values when the writers' index maps
+//! can be inverted.
 //!
 //! For a read access of statement `R` at iteration `x` and a write access
 //! of statement `W` of the same matrix, solving the index equations for
@@ -14,19 +19,31 @@
 //! injective, a non-constant stride or a non-affine guard) covers nothing,
 //! so the proof falls back to the exhaustive check.
 
-use super::assign::constant_clash;
-use super::split::{Split, Variant};
-use super::system::{Constraint, Dnf, Form, Key, System};
-use crate::plan::sym::Q;
+use super::{constant_clash, FindingText};
+use crate::constraint::affine::{Affine, Term, Q};
+use crate::constraint::system::{Constraint, Dnf, System};
+use crate::diag::Code;
+use crate::lint::split::{Split, Variant};
 use model::expr::{ExprPool, ExprRef, Node};
 use model::program::{Access, DomainItem, Program, Statement};
 
+/// The rule's code.
+pub(crate) const CODE: Code = Code::E0503;
+/// The rule, as a noun phrase.
+pub(crate) const RULE: &str = "every read tile is written";
+/// What a finding says.
+pub(crate) const TEXT: FindingText = FindingText {
+    here: "reads a tile no task writes",
+    there: "",
+    help: "check the indices and the guards of this read against its writers",
+};
+
 /// Whether every read of a non-input matrix is proved to read a tile an
 /// earlier task writes.
-pub(crate) fn reads_proved(p: &Program, sp: &Split) -> bool {
+pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
     for (rs, ri, rv) in sp.all() {
         for (a, r) in rv.st.reads.iter().enumerate() {
-            if super::exhaustive::is_input(p, r.matrix) {
+            if crate::lint::exhaustive::is_input(p, r.matrix) {
                 continue;
             }
             if !read_proved(sp, (rs, ri), rv, a) {
@@ -60,21 +77,21 @@ fn read_proved(sp: &Split, at: (usize, usize), rv: &Variant, a: usize) -> bool {
 
 /// Replaces the writer's loop variables (side 0) by `y`; `None` if a
 /// non-affine term of the writer's variables remains.
-fn substitute(f: &Form, y: &[Form]) -> Option<Form> {
+fn substitute(f: &Affine, y: &[Affine]) -> Option<Affine> {
     let mut out = f.clone();
     for (j, yj) in y.iter().enumerate() {
-        out = out.substitute(Key::Slot(0, j as u32), yj)?;
+        out = out.substitute(Term::Slot(0, j as u32), yj)?;
     }
     if out
-        .keys()
-        .any(|k| matches!(k, Key::Slot(0, _) | Key::Atom(0, _)))
+        .terms()
+        .any(|k| matches!(k, Term::Slot(0, _) | Term::Atom(0, _)))
     {
         return None;
     }
     Some(out)
 }
 
-fn substitute_constraint(c: &Constraint, y: &[Form]) -> Option<Constraint> {
+fn substitute_constraint(c: &Constraint, y: &[Affine]) -> Option<Constraint> {
     Some(match c {
         Constraint::Ge(f) => Constraint::Ge(substitute(f, y)?),
         Constraint::Eq(f) => Constraint::Eq(substitute(f, y)?),
@@ -82,9 +99,11 @@ fn substitute_constraint(c: &Constraint, y: &[Form]) -> Option<Constraint> {
 }
 
 /// `f != 0` as two alternatives.
-fn nonzero(f: &Form) -> Option<Dnf> {
-    let minus_one = f.plus(&Form::constant(1), -1)?;
-    let neg = Form::default().plus(f, -1)?.plus(&Form::constant(1), -1)?;
+fn nonzero(f: &Affine) -> Option<Dnf> {
+    let minus_one = f.plus(&Affine::constant(1), -1)?;
+    let neg = Affine::default()
+        .plus(f, -1)?
+        .plus(&Affine::constant(1), -1)?;
     Some(vec![
         vec![Constraint::Ge(minus_one)],
         vec![Constraint::Ge(neg)],
@@ -101,22 +120,22 @@ fn invert(
     wv: &Variant,
     w: &Access,
     r: &Access,
-) -> Option<(Vec<Form>, Vec<Form>)> {
+) -> Option<(Vec<Affine>, Vec<Affine>)> {
     let depth = wv.st.depth();
-    let mut rows: Vec<(Vec<Q>, Form)> = Vec::new();
+    let mut rows: Vec<(Vec<Q>, Affine)> = Vec::new();
     for (&wi, &ri) in w.indices.iter().zip(&r.indices) {
         let fw = scratch.form(pool, 0, wi)?;
         let fr = sys.form(pool, 1, ri)?;
         let mut coeffs = Vec::with_capacity(depth);
         let mut rest = fw.clone();
         for k in 0..depth as u32 {
-            let c = fw.coefficient(Key::Slot(0, k));
+            let c = fw.coefficient(Term::Slot(0, k));
             coeffs.push(c);
-            rest = rest.substitute(Key::Slot(0, k), &Form::default())?;
+            rest = rest.substitute(Term::Slot(0, k), &Affine::default())?;
         }
         if rest
-            .keys()
-            .any(|k| matches!(k, Key::Slot(0, _) | Key::Atom(0, _)))
+            .terms()
+            .any(|k| matches!(k, Term::Slot(0, _) | Term::Atom(0, _)))
         {
             return None;
         }
@@ -142,7 +161,7 @@ fn invert(
             .iter()
             .map(|q| q.checked_mul(inv))
             .collect::<Option<_>>()?;
-        let pr = Form::default().plus_q(&pr, inv)?;
+        let pr = Affine::default().plus_q(&pr, inv)?;
         for (i, (c, rhs)) in rows.iter_mut().enumerate() {
             if i == pick {
                 continue;
@@ -169,7 +188,7 @@ fn invert(
     let mut y = Vec::with_capacity(depth);
     for (col, p) in pivot_of.iter().enumerate() {
         match wv.fixed_value(col as u32) {
-            Some(v) => y.push(Form::constant(v)),
+            Some(v) => y.push(Affine::constant(v)),
             None => y.push(rows.get((*p)?)?.1.clone()),
         }
     }
@@ -195,7 +214,7 @@ fn not_covered(
     let w_st = &wv.st;
     let mut scratch = System::new();
     let (y, residual) = invert(sys, &mut scratch, pool, wv, w, r)?;
-    if !y.iter().all(Form::is_integral) {
+    if !y.iter().all(Affine::is_integral) {
         return None;
     }
     let mut out: Dnf = Vec::new();
@@ -210,7 +229,7 @@ fn not_covered(
                 let hi = substitute(&scratch.form(pool, 0, hi)?, &y)?;
                 // yk < lo, or yk >= hi.
                 out.push(vec![Constraint::Ge(
-                    lo.plus(yk, -1)?.plus(&Form::constant(1), -1)?,
+                    lo.plus(yk, -1)?.plus(&Affine::constant(1), -1)?,
                 )]);
                 out.push(vec![Constraint::Ge(yk.plus(&hi, -1)?)]);
                 match pool.get(step).copied() {
@@ -219,11 +238,11 @@ fn not_covered(
                         // yk - lo = s·q + rem with 1 <= rem <= s - 1.
                         let (q, rem) = (sys.fresh(), sys.fresh());
                         let lhs = yk.plus(&lo, -1)?;
-                        let rhs = Form::default().plus(&q, s)?.plus(&rem, 1)?;
+                        let rhs = Affine::default().plus(&q, s)?.plus(&rem, 1)?;
                         out.push(vec![
                             Constraint::Eq(lhs.plus(&rhs, -1)?),
-                            Constraint::Ge(rem.plus(&Form::constant(1), -1)?),
-                            Constraint::Ge(Form::constant(s - 1).plus(&rem, -1)?),
+                            Constraint::Ge(rem.plus(&Affine::constant(1), -1)?),
+                            Constraint::Ge(Affine::constant(s - 1).plus(&rem, -1)?),
                         ]);
                     }
                     _ => return None,
@@ -252,7 +271,7 @@ fn guard_dnf(scratch: &mut System, pool: &ExprPool, cond: ExprRef, positive: boo
 
 /// "Writer iteration `y` of `w_st` is not earlier than reader iteration
 /// `x` of `r_st`" as alternatives.
-fn not_earlier(w_st: &Statement, r_st: &Statement, y: &[Form]) -> Option<Dnf> {
+fn not_earlier(w_st: &Statement, r_st: &Statement, y: &[Affine]) -> Option<Dnf> {
     let common = w_st
         .order
         .iter()
@@ -260,7 +279,7 @@ fn not_earlier(w_st: &Statement, r_st: &Statement, y: &[Form]) -> Option<Dnf> {
         .take(w_st.depth().min(r_st.depth()))
         .take_while(|(a, b)| a == b)
         .count();
-    let x = |k: usize| Form::key(Key::Slot(1, k as u32));
+    let x = |k: usize| Affine::term(Term::Slot(1, k as u32));
     let mut out: Dnf = Vec::new();
     let prefix = |k: usize| -> Option<Vec<Constraint>> {
         (0..k)
@@ -270,7 +289,7 @@ fn not_earlier(w_st: &Statement, r_st: &Statement, y: &[Form]) -> Option<Dnf> {
     for k in 0..common {
         let mut alt = prefix(k)?;
         alt.push(Constraint::Ge(
-            y.get(k)?.plus(&x(k), -1)?.plus(&Form::constant(1), -1)?,
+            y.get(k)?.plus(&x(k), -1)?.plus(&Affine::constant(1), -1)?,
         ));
         out.push(alt);
     }

@@ -1,28 +1,31 @@
-//! Single assignment and writes to inputs, proved over all parameter
-//! values by integer feasibility: two write accesses of one matrix can
-//! name the same tile at two different tasks only if their system (both
-//! domains, the `require`s, the index equations and "the tasks differ") is
-//! feasible.
+//! E0501, single assignment: each tile is written by at most one task
+//! (guards and `else` respected). Oracle: `Violation::DoubleWrite`.
+//!
+//! Proof: two write accesses of one matrix can name the same tile at two
+//! different tasks only if their system (both domains, the `require`s, the
+//! index equations and "the tasks differ") is feasible.
 
-use super::split::Split;
-use super::system::{Form, Key, System};
-use model::expr::{ExprPool, Node};
+use super::{constant_clash, FindingText};
+use crate::constraint::affine::{Affine, Term};
+use crate::constraint::system::System;
+use crate::diag::Code;
+use crate::lint::split::Split;
+use model::expr::ExprPool;
 use model::program::{Access, Program, Statement};
 
-/// Whether two accesses name tiles that differ in a constant index (so
-/// they can never name the same tile).
-pub(crate) fn constant_clash(pool: &ExprPool, a: &Access, b: &Access) -> bool {
-    a.matrix != b.matrix
-        || a.indices.iter().zip(&b.indices).any(|(&x, &y)| {
-            matches!(
-                (pool.get(x), pool.get(y)),
-                (Some(Node::Int(u)), Some(Node::Int(v))) if u != v
-            )
-        })
-}
+/// The rule's code.
+pub(crate) const CODE: Code = Code::E0501;
+/// The rule, as a noun phrase.
+pub(crate) const RULE: &str = "single assignment";
+/// What a finding says.
+pub(crate) const TEXT: FindingText = FindingText {
+    here: "written again here",
+    there: "first written here",
+    help: "every tile may be written by one task only; make the index maps disjoint (check the loop bounds, strides and guards)",
+};
 
 /// Whether no two tasks can ever write one tile (proved when true).
-pub(crate) fn single_assignment_proved(p: &Program, sp: &Split) -> bool {
+pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
     let pool = &sp.exprs;
     let writes: Vec<(usize, usize)> = p
         .statements
@@ -99,27 +102,19 @@ fn may_write_twice(
         for k in 0..st1.depth() as u32 {
             let mut alt = System::new();
             for j in 0..k {
-                alt.eq(&Form::key(Key::Slot(0, j)), &Form::key(Key::Slot(1, j)));
+                alt.eq(
+                    &Affine::term(Term::Slot(0, j)),
+                    &Affine::term(Term::Slot(1, j)),
+                );
             }
-            alt.ge_by(&Form::key(Key::Slot(1, k)), &Form::key(Key::Slot(0, k)), 1);
+            alt.ge_by(
+                &Affine::term(Term::Slot(1, k)),
+                &Affine::term(Term::Slot(0, k)),
+                1,
+            );
             alternatives.push(alt.into_conjunction());
         }
         sys.any(alternatives);
     }
     sys.feasible()
-}
-
-/// Whether no task can ever write a tile of an input (proved when true).
-pub(crate) fn no_input_write_proved(p: &Program, sp: &Split) -> bool {
-    for (s, i, _) in sp.all() {
-        let Some(st) = p.statements.get(s) else {
-            continue;
-        };
-        for w in &st.writes {
-            if super::exhaustive::is_input(p, w.matrix) && sp.with_domain(s, i, 0).feasible() {
-                return false;
-            }
-        }
-    }
-    true
 }

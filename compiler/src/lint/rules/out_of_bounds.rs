@@ -1,17 +1,34 @@
-//! Indices inside the declared extents, proved over all parameter values:
+//! E0505: every index of every read and write lies inside the declared
+//! extents. Oracle: `Violation::OutOfBounds`.
+//!
+//! Proof, over all parameter values:
 //! for every access and dimension, "the index is negative" and "the index
 //! is at least the extent" are each an integer feasibility question over
 //! the statement's domain and the `require`s.
 
-use super::split::Split;
-use super::system::{Form, System};
+use super::FindingText;
+use crate::constraint::affine::Affine;
+use crate::constraint::system::System;
+use crate::diag::Code;
+use crate::lint::split::Split;
 use model::expr::{ExprPool, ExprRef};
 use model::program::{Access, Program, Statement};
+
+/// The rule's code.
+pub(crate) const CODE: Code = Code::E0505;
+/// The rule, as a noun phrase.
+pub(crate) const RULE: &str = "indices inside the extents";
+/// What a finding says.
+pub(crate) const TEXT: FindingText = FindingText {
+    here: "index outside the extents",
+    there: "",
+    help: "check the loop bounds against the matrix's declared extents",
+};
 
 /// Whether every index of every access stays inside the extents (proved
 /// when true). A split statement is asked as a whole first; only the
 /// questions it does not refute are asked again per variant.
-pub(crate) fn in_bounds_proved(p: &Program, sp: &Split) -> bool {
+pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
     let pool = &sp.exprs;
     for (s, st) in p.statements.iter().enumerate() {
         let Some(vs) = sp.variants.get(s) else {
@@ -82,7 +99,7 @@ fn may_leave(
         };
         sys.ge_by(&i, &e, 0);
     } else {
-        sys.ge_by(&Form::constant(-1), &i, 0);
+        sys.ge_by(&Affine::constant(-1), &i, 0);
     }
     sys.feasible()
 }

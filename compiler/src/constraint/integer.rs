@@ -1,0 +1,555 @@
+//! Deciding one conjunction of affine constraints over the integers:
+//! exact integer reductions (gcd tests on equations — the parity arguments
+//! of strided trees —, elimination of unit-coefficient unknowns, gcd
+//! tightening of inequalities), Fourier-Motzkin elimination and bound
+//! propagation, which refute nearly every infeasible system, and only then
+//! the LP back end ([`super::lp`]). "Feasible" is always the safe answer:
+//! every step gives up towards it.
+
+use super::affine::{gcd, Term, Q};
+use super::lp::solve_lp;
+use super::system::Constraint;
+use super::PARAM_CEILING;
+
+/// Whether an unknown is an integer. Every one is: parameters, loop
+/// variables and auxiliaries are, and the non-affine terms come from int
+/// expressions (an int sum has int summands), so their values are
+/// integers too. A term that a task does not evaluate (the right side of
+/// an `or` whose left side held) is free, and its facts always admit an
+/// integer value, so requiring one loses no solution.
+pub(super) fn integral(k: Term) -> bool {
+    match k {
+        Term::Slot(..) | Term::Aux(_) | Term::Param(_) | Term::Atom(..) | Term::Known(_) => true,
+    }
+}
+
+/// Coefficients far below `i128::MAX`, so one multiply-add never
+/// overflows; past it the reduction gives up (and the system is solved
+/// as it was).
+const COEFF_LIMIT: i128 = 1 << 62;
+
+/// A conjunction in dense integer form: `Σ a·x + c (>= or ==) 0`.
+pub(super) struct Dense {
+    pub(super) cols: Vec<Term>,
+    /// Coefficients, constant, and whether the row is an equation.
+    pub(super) rows: Vec<(Vec<i128>, i128, bool)>,
+}
+
+impl Dense {
+    /// The conjunction with every row scaled to integers; `None` on
+    /// overflow.
+    fn new(constraints: &[&Constraint]) -> Option<Dense> {
+        let mut cols: Vec<Term> = Vec::new();
+        for c in constraints {
+            let (Constraint::Ge(f) | Constraint::Eq(f)) = c;
+            for k in f.terms() {
+                if !cols.contains(&k) {
+                    cols.push(k);
+                }
+            }
+        }
+        let mut rows = Vec::with_capacity(constraints.len() + 8);
+        for c in constraints {
+            let (f, is_eq) = match c {
+                Constraint::Ge(f) => (f, false),
+                Constraint::Eq(f) => (f, true),
+            };
+            let mut den: i128 = f.constant_part().d;
+            for (_, q) in f.iter() {
+                den = (den / gcd(den, q.d)).checked_mul(q.d)?;
+                if den > COEFF_LIMIT {
+                    return None;
+                }
+            }
+            let scale = |q: Q| -> Option<i128> {
+                let v = q.n.checked_mul(den / q.d)?;
+                (v.abs() < COEFF_LIMIT).then_some(v)
+            };
+            let mut a = vec![0i128; cols.len()];
+            for (k, q) in f.iter() {
+                let j = cols.iter().position(|&c| c == k)?;
+                *a.get_mut(j)? = scale(q)?;
+            }
+            rows.push((a, scale(f.constant_part())?, is_eq));
+        }
+        // Parameters keep their ceiling when they are eliminated.
+        for (j, k) in cols.iter().enumerate() {
+            if matches!(k, Term::Param(_)) {
+                for sign in [1i128, -1] {
+                    let mut a = vec![0i128; cols.len()];
+                    *a.get_mut(j)? = sign;
+                    rows.push((a, PARAM_CEILING as i128, false));
+                }
+            }
+        }
+        Some(Dense { cols, rows })
+    }
+
+    /// Exact integer reductions; `Some(false)` when there is no integer
+    /// solution, `None` on overflow. Equations over integers only are
+    /// divided by the gcd of their coefficients (no solution when it does
+    /// not divide the constant: `2q - 4r = 1`, which branch and bound may
+    /// never settle), an unknown with coefficient ±1 in one is eliminated
+    /// everywhere, and inequalities over integers only are divided by their
+    /// gcd with the constant rounded down (`16a - 4b - 1 >= 0` becomes
+    /// `4a - b - 1 >= 0`), all of which keep exactly the integer solutions.
+    fn reduce(&mut self) -> Option<bool> {
+        let integral_col: Vec<bool> = self.cols.iter().map(|&k| integral(k)).collect();
+        let all_integral = |a: &[i128]| a.iter().zip(&integral_col).all(|(&x, &int)| x == 0 || int);
+        let mut done = vec![false; self.rows.len()];
+        loop {
+            let mut pivot = None;
+            for (i, (a, c, is_eq)) in self.rows.iter_mut().enumerate() {
+                if !*is_eq || done.get(i).copied().unwrap_or(true) || !all_integral(a) {
+                    continue;
+                }
+                let g = a.iter().fold(0i128, |g, &x| gcd(g, x));
+                if g == 0 {
+                    if *c != 0 {
+                        return Some(false);
+                    }
+                    if let Some(d) = done.get_mut(i) {
+                        *d = true;
+                    }
+                    continue;
+                }
+                if *c % g != 0 {
+                    return Some(false);
+                }
+                a.iter_mut().for_each(|x| *x /= g);
+                *c /= g;
+                if let Some(j) = a.iter().position(|x| x.abs() == 1) {
+                    pivot = Some((i, j));
+                    break;
+                }
+                if let Some(d) = done.get_mut(i) {
+                    *d = true;
+                }
+            }
+            let Some((i, j)) = pivot else {
+                break;
+            };
+            let (pa, pc, _) = self.rows.get(i)?.clone();
+            let pj = *pa.get(j)?;
+            for (r, (a, c, is_eq)) in self.rows.iter_mut().enumerate() {
+                if r == i {
+                    continue;
+                }
+                let k = *a.get(j)?;
+                if k == 0 {
+                    continue;
+                }
+                // row -= (k / pj) · pivot row, pj = ±1.
+                let m = k * pj;
+                for (x, &y) in a.iter_mut().zip(&pa) {
+                    *x = x.checked_sub(m.checked_mul(y)?)?;
+                    if x.abs() >= COEFF_LIMIT {
+                        return None;
+                    }
+                }
+                *c = c.checked_sub(m.checked_mul(pc)?)?;
+                if c.abs() >= COEFF_LIMIT {
+                    return None;
+                }
+                if *is_eq {
+                    if let Some(d) = done.get_mut(r) {
+                        *d = false;
+                    }
+                }
+            }
+            // The pivot row is used up.
+            self.rows.swap_remove(i);
+            done.swap_remove(i);
+        }
+        let mut kept = Vec::with_capacity(self.rows.len());
+        for (mut a, mut c, is_eq) in self.rows.drain(..) {
+            if a.iter().all(|&x| x == 0) {
+                let ok = if is_eq { c == 0 } else { c >= 0 };
+                if !ok {
+                    return Some(false);
+                }
+                continue;
+            }
+            if !is_eq && all_integral(&a) {
+                let g = a.iter().fold(0i128, |g, &x| gcd(g, x));
+                if g > 1 {
+                    a.iter_mut().for_each(|x| *x /= g);
+                    c = c.div_euclid(g);
+                }
+            }
+            kept.push((a, c, is_eq));
+        }
+        self.rows = kept;
+        Some(true)
+    }
+}
+
+/// Whether the conjunction may be satisfiable by integers (true when the
+/// solver cannot tell): exact integer reductions first, then the integer
+/// program (microlp) under a time limit.
+pub(crate) fn solve(constraints: &[&Constraint]) -> bool {
+    // Constant constraints decide themselves.
+    let mut pending: Vec<&Constraint> = Vec::with_capacity(constraints.len());
+    for &c in constraints {
+        let (f, is_eq) = match c {
+            Constraint::Ge(f) => (f, false),
+            Constraint::Eq(f) => (f, true),
+        };
+        if f.is_constant() {
+            let v = f.constant_part();
+            let ok = if is_eq { v.is_zero() } else { v.n >= 0 };
+            if !ok {
+                return false;
+            }
+        } else {
+            pending.push(c);
+        }
+    }
+    if pending.is_empty() {
+        return true;
+    }
+    let Some(mut dense) = Dense::new(&pending) else {
+        return true;
+    };
+    match dense.reduce() {
+        Some(false) => false,
+        Some(true) => solve_dense(&dense),
+        None => Dense::new(&pending).is_none_or(|d| solve_dense(&d)),
+    }
+}
+
+/// Bound propagation: each row tightens the bounds of its unknowns from
+/// the others' (rounded inward for integers), for a few rounds. Only
+/// implied bounds are derived, so crossing bounds prove that no solution
+/// exists; anything else is left to the solver.
+fn propagation_refutes(d: &Dense) -> bool {
+    const ROUNDS: usize = 4;
+    let n = d.cols.len();
+    let inf = f64::INFINITY;
+    let mut lo = vec![-inf; n];
+    let mut hi = vec![inf; n];
+    let int: Vec<bool> = d.cols.iter().map(|&k| integral(k)).collect();
+    for _ in 0..ROUNDS {
+        let mut changed = false;
+        for (a, c, is_eq) in &d.rows {
+            // Σ a·x + c >= 0 (and <= 0 for an equation, as -row >= 0).
+            for sign in [1.0f64, -1.0] {
+                if sign < 0.0 && !is_eq {
+                    continue;
+                }
+                // max of Σ a·x over the box, per term.
+                let mut max_sum = sign * (*c as f64);
+                let mut unbounded = 0usize;
+                let mut which = usize::MAX;
+                for (j, &x) in a.iter().enumerate() {
+                    if x == 0 {
+                        continue;
+                    }
+                    let k = sign * x as f64;
+                    let (l, h) = (
+                        lo.get(j).copied().unwrap_or(-inf),
+                        hi.get(j).copied().unwrap_or(inf),
+                    );
+                    let m = if k > 0.0 { k * h } else { k * l };
+                    if m.is_infinite() {
+                        unbounded += 1;
+                        which = j;
+                    } else {
+                        max_sum += m;
+                    }
+                }
+                if unbounded == 0 && max_sum < -1e-9 {
+                    return true;
+                }
+                if unbounded > 1 {
+                    continue;
+                }
+                // Tighten each term: k·x_j >= -(max_sum - own term).
+                for (j, &x) in a.iter().enumerate() {
+                    if x == 0 || (unbounded == 1 && j != which) {
+                        continue;
+                    }
+                    let k = sign * x as f64;
+                    let (l, h) = (
+                        lo.get(j).copied().unwrap_or(-inf),
+                        hi.get(j).copied().unwrap_or(inf),
+                    );
+                    let own = if unbounded == 1 {
+                        0.0
+                    } else if k > 0.0 {
+                        k * h
+                    } else {
+                        k * l
+                    };
+                    let rest = max_sum - own;
+                    // k·x + rest >= 0.
+                    let bound = -rest / k;
+                    let is_int = int.get(j).copied().unwrap_or(false);
+                    if k > 0.0 {
+                        let b = if is_int { (bound - 1e-9).ceil() } else { bound };
+                        if b > l + 1e-9 {
+                            if let Some(v) = lo.get_mut(j) {
+                                *v = b;
+                            }
+                            changed = true;
+                        }
+                    } else {
+                        let b = if is_int {
+                            (bound + 1e-9).floor()
+                        } else {
+                            bound
+                        };
+                        if b < h - 1e-9 {
+                            if let Some(v) = hi.get_mut(j) {
+                                *v = b;
+                            }
+                            changed = true;
+                        }
+                    }
+                    if lo.get(j).copied().unwrap_or(-inf) > hi.get(j).copied().unwrap_or(inf) + 1e-9
+                    {
+                        return true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    false
+}
+
+/// Of rows with the same coefficients keeps the tightest (`a·x + c >= 0`
+/// with the smallest `c` implies the others).
+fn keep_tightest(rows: &mut Vec<(Vec<i128>, i128)>) {
+    rows.sort_unstable();
+    rows.dedup_by(|later, first| later.0 == first.0);
+}
+
+/// Fourier-Motzkin elimination (the "real shadow"): unknowns are
+/// eliminated one by one, each pair of a lower and an upper bound giving
+/// their combination; a row `0 >= c` with `c > 0` on the way proves that
+/// no real (hence no integer) solution exists. Rows over integers only are
+/// divided by their gcd, rounding the constant down, which keeps exactly
+/// the integer solutions and makes the refutation stronger. Gives up
+/// (false) when the rows grow past a small limit.
+fn fm_refutes(d: &Dense) -> bool {
+    const MAX_ROWS: usize = 400;
+    let integral_col: Vec<bool> = d.cols.iter().map(|&k| integral(k)).collect();
+    let n = d.cols.len();
+    let normalize = |mut a: Vec<i128>, mut c: i128| -> Option<(Vec<i128>, i128)> {
+        let int = a.iter().zip(&integral_col).all(|(&x, &i)| x == 0 || i);
+        let g = a.iter().fold(0i128, |g, &x| gcd(g, x));
+        if g > 1 {
+            if int {
+                a.iter_mut().for_each(|x| *x /= g);
+                c = c.div_euclid(g);
+            } else if c % g == 0 {
+                a.iter_mut().for_each(|x| *x /= g);
+                c /= g;
+            }
+        }
+        if a.iter().any(|x| x.abs() >= COEFF_LIMIT) || c.abs() >= COEFF_LIMIT {
+            return None;
+        }
+        Some((a, c))
+    };
+    // Every row as `Σ a·x + c >= 0`.
+    let mut rows: Vec<(Vec<i128>, i128)> = Vec::with_capacity(d.rows.len() * 2);
+    for (a, c, is_eq) in &d.rows {
+        rows.push((a.clone(), *c));
+        if *is_eq {
+            rows.push((a.iter().map(|x| -x).collect(), -c));
+        }
+    }
+    keep_tightest(&mut rows);
+    let mut alive = vec![true; n];
+    loop {
+        // Constant rows decide themselves.
+        let mut next = Vec::with_capacity(rows.len());
+        for (a, c) in rows {
+            if a.iter().all(|&x| x == 0) {
+                if c < 0 {
+                    return true;
+                }
+            } else {
+                next.push((a, c));
+            }
+        }
+        rows = next;
+        // The unknown with the fewest new rows.
+        let mut best: Option<(usize, usize)> = None;
+        for j in 0..n {
+            if !alive.get(j).copied().unwrap_or(false) {
+                continue;
+            }
+            let (mut pos, mut neg) = (0usize, 0usize);
+            for (a, _) in &rows {
+                match a.get(j).copied().unwrap_or(0).signum() {
+                    1 => pos += 1,
+                    -1 => neg += 1,
+                    _ => {}
+                }
+            }
+            if pos + neg == 0 {
+                if let Some(x) = alive.get_mut(j) {
+                    *x = false;
+                }
+                continue;
+            }
+            let cost = pos * neg;
+            if best.is_none_or(|(_, c)| cost < c) {
+                best = Some((j, cost));
+            }
+        }
+        let Some((j, _)) = best else {
+            return false;
+        };
+        if let Some(x) = alive.get_mut(j) {
+            *x = false;
+        }
+        let (mut lower, mut upper, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+        for (a, c) in rows {
+            match a.get(j).copied().unwrap_or(0).signum() {
+                1 => lower.push((a, c)),
+                -1 => upper.push((a, c)),
+                _ => rest.push((a, c)),
+            }
+        }
+        if rest.len() + lower.len() * upper.len() > MAX_ROWS {
+            return false;
+        }
+        for (la, lc) in &lower {
+            for (ua, uc) in &upper {
+                let (p, q) = (
+                    la.get(j).copied().unwrap_or(0),
+                    -ua.get(j).copied().unwrap_or(0),
+                );
+                // q·lower + p·upper eliminates x_j (p, q > 0).
+                let mut a = Vec::with_capacity(n);
+                for (&x, &y) in la.iter().zip(ua) {
+                    let Some(v) = q
+                        .checked_mul(x)
+                        .and_then(|u| p.checked_mul(y).and_then(|w| u.checked_add(w)))
+                    else {
+                        return false;
+                    };
+                    a.push(v);
+                }
+                let Some(c) = q
+                    .checked_mul(*lc)
+                    .and_then(|u| p.checked_mul(*uc).and_then(|w| u.checked_add(w)))
+                else {
+                    return false;
+                };
+                let Some(row) = normalize(a, c) else {
+                    return false;
+                };
+                rest.push(row);
+            }
+        }
+        keep_tightest(&mut rest);
+        rows = rest;
+    }
+}
+
+fn solve_dense(d: &Dense) -> bool {
+    if d.rows.is_empty() {
+        return true;
+    }
+    if fm_refutes(d) || propagation_refutes(d) {
+        return false;
+    }
+    solve_lp(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::constraint::affine::Affine;
+    use model::expr::ExprRef;
+
+    fn ge(terms: &[(Term, i64)], c: i64) -> Constraint {
+        let mut f = Affine::constant(c);
+        for &(k, q) in terms {
+            f = f.plus(&Affine::term(k), q).unwrap_or_default();
+        }
+        Constraint::Ge(f)
+    }
+
+    fn eq(terms: &[(Term, i64)], c: i64) -> Constraint {
+        match ge(terms, c) {
+            Constraint::Ge(f) => Constraint::Eq(f),
+            c => c,
+        }
+    }
+
+    const X: Term = Term::Slot(0, 0);
+    const Y: Term = Term::Slot(1, 0);
+    const A: Term = Term::Aux(1);
+    const B: Term = Term::Aux(2);
+
+    #[test]
+    fn parity_without_branch_and_bound() {
+        // 2a - 4b = 1: no integer solution, though reals abound.
+        let cs = [eq(&[(A, 2), (B, -4)], -1)];
+        assert!(!solve(&cs.iter().collect::<Vec<_>>()));
+        // x = 16a, x = 4b + r, 1 <= r <= 3: x is a multiple of 4.
+        let r = Term::Aux(3);
+        let cs = [
+            eq(&[(X, 1), (A, -16)], 0),
+            eq(&[(X, 1), (B, -4), (r, -1)], 0),
+            ge(&[(r, 1)], -1),
+            ge(&[(r, -1)], 3),
+        ];
+        assert!(!solve(&cs.iter().collect::<Vec<_>>()));
+        // ... but r = 0 is possible.
+        let cs = [
+            eq(&[(X, 1), (A, -16)], 0),
+            eq(&[(X, 1), (B, -4), (r, -1)], 0),
+            ge(&[(r, 1)], 0),
+            ge(&[(r, -1)], 3),
+        ];
+        assert!(solve(&cs.iter().collect::<Vec<_>>()));
+    }
+
+    #[test]
+    fn chains_of_differences() {
+        // x >= y + 1 and y >= x, with wide bounds: propagation alone would
+        // creep; elimination sees it at once.
+        let n = Term::Param(0);
+        let cs = [
+            ge(&[(X, 1), (Y, -1)], -1),
+            ge(&[(Y, 1), (X, -1)], 0),
+            ge(&[(n, 1), (X, -1)], 0),
+        ];
+        assert!(!solve(&cs.iter().collect::<Vec<_>>()));
+        // x >= y + 1, y >= 0, x <= N: fine for N >= 1.
+        let cs = [
+            ge(&[(X, 1), (Y, -1)], -1),
+            ge(&[(Y, 1)], 0),
+            ge(&[(n, 1), (X, -1)], 0),
+        ];
+        assert!(solve(&cs.iter().collect::<Vec<_>>()));
+        // 2x in [1, 1] over integers: gcd tightening refutes.
+        let cs = [ge(&[(X, 2)], -1), ge(&[(X, -2)], 1)];
+        assert!(!solve(&cs.iter().collect::<Vec<_>>()));
+        // Non-affine terms are integers too.
+        let atom = Term::Known(ExprRef(0));
+        let cs = [ge(&[(atom, 2)], -1), ge(&[(atom, -2)], 1)];
+        assert!(!solve(&cs.iter().collect::<Vec<_>>()));
+        let cs = [ge(&[(atom, 2)], -2), ge(&[(atom, -2)], 2)];
+        assert!(solve(&cs.iter().collect::<Vec<_>>()));
+    }
+
+    #[test]
+    fn parameters_keep_their_ceiling_when_eliminated() {
+        // N = x with x >= 2^20 + 1 has no solution within the ceiling.
+        let n = Term::Param(0);
+        let cs = [eq(&[(n, 1), (X, -1)], 0), ge(&[(X, 1)], -PARAM_CEILING - 1)];
+        assert!(!solve(&cs.iter().collect::<Vec<_>>()));
+        let cs = [eq(&[(n, 1), (X, -1)], 0), ge(&[(X, 1)], -PARAM_CEILING)];
+        assert!(solve(&cs.iter().collect::<Vec<_>>()));
+    }
+}

@@ -1,0 +1,674 @@
+//! Feasibility questions over the index-constraint IR: a conjunction of
+//! affine constraints over integer unknowns (loop variables of one or two
+//! statement copies, called *sides*, the parameters, and auxiliary
+//! quotients), plus disjunctions (from `or`, `!=` and negated
+//! conjunctions). Every non-affine term (`2 ** level`, `i * j`,
+//! `ceil(log2(N))`, ...) becomes an unknown of its own, with the few facts
+//! that always hold for it (`2 ** e >= 1`, `0 <= x % c < c`,
+//! `c * (x // c) <= x`, `min(a, b) <= a`). Anything that cannot be
+//! expressed is left out. Leaving a constraint out only enlarges the set
+//! of solutions, so an infeasible system proves that the situation it
+//! describes never happens; a feasible one proves nothing.
+//!
+//! Bounds: parameters range over `[-2^20, 2^20]` ([`super::PARAM_CEILING`]),
+//! loop variables and auxiliaries over the solver's `i32` range; non-affine
+//! terms are unbounded. Every unknown is an integer (non-affine terms come
+//! from int expressions).
+//!
+//! Deciding, cheapest first, each step exact or a relaxation:
+//! 1. *translation*: a monotone term compared with a constant becomes the
+//!    exact threshold on its argument (`ceil(log2(M - p)) > 3` is
+//!    `M - p >= 9`, see [`super::mono`]), which is how a case-split loop
+//!    variable meets `range(ceil(log2(..)))`;
+//! 2. disjunctions: constant alternatives decided, then unit propagation,
+//!    then a depth-first search of the rest;
+//! 3. each conjunction is decided by [`super::integer::solve`]: gcd tests,
+//!    elimination, Fourier-Motzkin, bound propagation, then microlp.
+
+use super::affine::{decompose, Affine, Side, Term};
+use super::integer::solve;
+use super::mono::Mono;
+use model::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
+use model::program::{DomainItem, Program, Statement};
+use std::collections::BTreeMap;
+
+/// Most alternatives a condition may expand to before it is relaxed away.
+const MAX_ALTERNATIVES: usize = 16;
+/// Most solver calls one feasibility question may make.
+const MAX_COMBINATIONS: usize = 400;
+
+/// `form >= 0` or `form == 0`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Constraint {
+    /// `form >= 0`.
+    Ge(Affine),
+    /// `form == 0`.
+    Eq(Affine),
+}
+
+/// Alternatives, each a conjunction: a condition in disjunctive form.
+pub(crate) type Dnf = Vec<Vec<Constraint>>;
+
+/// A feasibility question.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct System {
+    conj: Vec<Constraint>,
+    disj: Vec<Dnf>,
+    aux: u32,
+    /// Atoms whose facts were added already.
+    seen: Vec<Term>,
+    /// Monotone atoms of one affine argument, for exact thresholds.
+    mono: BTreeMap<Term, (Mono, Affine)>,
+    /// What holds for the values of non-affine terms.
+    facts: Vec<Constraint>,
+}
+
+/// `a - b - k >= 0`.
+fn ge_diff(a: &Affine, b: &Affine, k: i64) -> Option<Constraint> {
+    let f = a.plus(b, -1)?.plus(&Affine::constant(1), -k)?;
+    Some(Constraint::Ge(f))
+}
+
+impl System {
+    /// An empty system (no constraint: feasible).
+    pub(crate) fn new() -> System {
+        System::default()
+    }
+
+    /// Adds `a == b`.
+    pub(crate) fn eq(&mut self, a: &Affine, b: &Affine) {
+        if let Some(f) = a.plus(b, -1) {
+            self.conj.push(Constraint::Eq(f));
+        }
+    }
+
+    /// Adds `a >= b + k`.
+    pub(crate) fn ge_by(&mut self, a: &Affine, b: &Affine, k: i64) {
+        if let Some(c) = ge_diff(a, b, k) {
+            self.conj.push(c);
+        }
+    }
+
+    /// Adds a disjunction.
+    pub(crate) fn any(&mut self, alternatives: Dnf) {
+        if alternatives.len() == 1 {
+            self.conj.extend(alternatives.into_iter().flatten());
+        } else {
+            self.disj.push(alternatives);
+        }
+    }
+
+    /// The system's constraints as one conjunction (its disjunctions must
+    /// be empty; they are dropped otherwise, which relaxes it).
+    pub(crate) fn into_conjunction(self) -> Vec<Constraint> {
+        let mut c = self.conj;
+        c.extend(self.facts);
+        c
+    }
+
+    /// A fresh auxiliary integer.
+    pub(crate) fn fresh(&mut self) -> Affine {
+        self.aux += 1;
+        Affine::term(Term::Aux(self.aux))
+    }
+
+    /// The affine form of an int expression of `side` (`None` when it is
+    /// not int-valued or too large); non-affine terms get their facts.
+    pub(crate) fn form(&mut self, pool: &ExprPool, side: Side, e: ExprRef) -> Option<Affine> {
+        let lin = decompose(pool, e, side, &|_| true)?;
+        let mut f = Affine::rational(lin.constant_part());
+        // Slots, then atoms, then known terms, each in pool order: the
+        // facts (and their auxiliaries) come in that order.
+        for (t, q) in lin.iter() {
+            match t {
+                Term::Atom(_, a) => {
+                    f.set(t, q);
+                    self.facts(pool, side, t, a);
+                }
+                Term::Known(a) => {
+                    let k = match pool.get(a) {
+                        Some(Node::Param(i)) => Term::Param(*i),
+                        _ => t,
+                    };
+                    f.set(k, q);
+                    self.facts(pool, side, k, a);
+                }
+                _ => f.set(t, q),
+            }
+        }
+        Some(f)
+    }
+
+    /// Adds the fact `a >= b + k` (kept apart from the constraints: facts
+    /// describe a term's value and are never translated into conditions
+    /// on its argument, which might not have been evaluated).
+    fn fact_ge(&mut self, a: &Affine, b: &Affine, k: i64) {
+        if let Some(c) = ge_diff(a, b, k) {
+            self.facts.push(c);
+        }
+    }
+
+    /// Adds the fact `a == b`.
+    fn fact_eq(&mut self, a: &Affine, b: &Affine) {
+        if let Some(f) = a.plus(b, -1) {
+            self.facts.push(Constraint::Eq(f));
+        }
+    }
+
+    /// What always holds for a non-affine term in an executing task.
+    fn facts(&mut self, pool: &ExprPool, side: Side, key: Term, e: ExprRef) {
+        if self.seen.contains(&key) {
+            return;
+        }
+        self.seen.push(key);
+        let me = Affine::term(key);
+        let Some(node) = pool.get(e).copied() else {
+            return;
+        };
+        match node {
+            // An exponent is never negative in a task that runs (it would
+            // be an evaluation error), so a power of b >= 1 is >= 1.
+            Node::Binary(BinOp::Pow, b, e) => {
+                if let Some(Node::Int(b)) = pool.get(b).copied() {
+                    if b >= 1 {
+                        self.fact_ge(&me, &Affine::constant(1), 0);
+                    }
+                    if b >= 2 {
+                        if let Some(x) = self.form(pool, side, e) {
+                            self.mono.insert(key, (Mono::Pow(b), x));
+                        }
+                    }
+                }
+            }
+            Node::Binary(BinOp::Mod, a, b) => {
+                if let (Some(Node::Int(c)), Some(x)) =
+                    (pool.get(b).copied(), self.form(pool, side, a))
+                {
+                    if c > 0 {
+                        // x = c·q + r with 0 <= r < c.
+                        let q = self.fresh();
+                        self.fact_ge(&me, &Affine::constant(0), 0);
+                        self.fact_ge(&Affine::constant(c - 1), &me, 0);
+                        if let Some(rhs) =
+                            Affine::default().plus(&q, c).and_then(|f| f.plus(&me, 1))
+                        {
+                            self.fact_eq(&x, &rhs);
+                        }
+                    }
+                }
+            }
+            Node::Binary(BinOp::FloorDiv, a, b) => {
+                if let (Some(Node::Int(c)), Some(x)) =
+                    (pool.get(b).copied(), self.form(pool, side, a))
+                {
+                    if c > 0 {
+                        // c·d <= x <= c·d + c - 1.
+                        if let Some(cd) = Affine::default().plus(&me, c) {
+                            self.fact_ge(&x, &cd, 0);
+                            self.fact_ge(&cd, &x, 1 - c);
+                        }
+                    }
+                }
+            }
+            Node::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
+                for arg in [a, b] {
+                    if let Some(x) = self.form(pool, side, arg) {
+                        if op == BinOp::Min {
+                            self.fact_ge(&x, &me, 0);
+                        } else {
+                            self.fact_ge(&me, &x, 0);
+                        }
+                    }
+                }
+            }
+            Node::Call(f @ (Func::CeilLog2 | Func::FloorLog2), a) => {
+                self.fact_ge(&me, &Affine::constant(0), 0);
+                if let Some(x) = self.form(pool, side, a) {
+                    let m = if f == Func::CeilLog2 {
+                        Mono::CeilLog(2)
+                    } else {
+                        Mono::FloorLog(2)
+                    };
+                    self.mono.insert(key, (m, x));
+                }
+            }
+            Node::Call2(f @ (Func2::CeilLogB | Func2::FloorLogB), a, b) => {
+                if let (Some(Node::Int(b)), Some(x)) =
+                    (pool.get(b).copied(), self.form(pool, side, a))
+                {
+                    if b >= 2 {
+                        self.fact_ge(&me, &Affine::constant(0), 0);
+                        let m = if f == Func2::CeilLogB {
+                            Mono::CeilLog(b)
+                        } else {
+                            Mono::FloorLog(b)
+                        };
+                        self.mono.insert(key, (m, x));
+                    }
+                }
+            }
+            Node::Call2(Func2::CeilDiv, a, b) => {
+                if let (Some(Node::Int(c)), Some(x)) =
+                    (pool.get(b).copied(), self.form(pool, side, a))
+                {
+                    if c > 0 {
+                        // c·d - c + 1 <= x <= c·d.
+                        if let Some(cd) = Affine::default().plus(&me, c) {
+                            self.fact_ge(&cd, &x, 0);
+                            self.fact_ge(&x, &cd, 1 - c);
+                        }
+                    }
+                }
+            }
+            Node::Call(Func::Abs, _) => self.fact_ge(&me, &Affine::constant(0), 0),
+            _ => {}
+        }
+    }
+
+    /// A condition (or its negation) in disjunctive form over `side`; parts
+    /// that cannot be expressed are relaxed to "true".
+    pub(crate) fn cond(&mut self, pool: &ExprPool, side: Side, e: ExprRef, positive: bool) -> Dnf {
+        let relaxed = || vec![Vec::new()];
+        let Some(node) = pool.get(e).copied() else {
+            return relaxed();
+        };
+        match node {
+            Node::Bool(b) => {
+                if b == positive {
+                    relaxed()
+                } else {
+                    Vec::new()
+                }
+            }
+            Node::Unary(UnOp::Not, a) => self.cond(pool, side, a, !positive),
+            Node::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
+                let (x, y) = (
+                    self.cond(pool, side, a, positive),
+                    self.cond(pool, side, b, positive),
+                );
+                // `and` (or a negated `or`) is a conjunction.
+                if (op == BinOp::And) == positive {
+                    if x.len() * y.len() > MAX_ALTERNATIVES {
+                        return if x.len() <= y.len() { x } else { y };
+                    }
+                    let mut out = Vec::new();
+                    for u in &x {
+                        for v in &y {
+                            out.push(u.iter().chain(v).cloned().collect());
+                        }
+                    }
+                    out
+                } else {
+                    if x.len() + y.len() > MAX_ALTERNATIVES {
+                        return relaxed();
+                    }
+                    x.into_iter().chain(y).collect()
+                }
+            }
+            Node::Binary(op, a, b) => {
+                let op = match (op, positive) {
+                    (op, true) => op,
+                    (BinOp::Lt, false) => BinOp::Ge,
+                    (BinOp::Le, false) => BinOp::Gt,
+                    (BinOp::Gt, false) => BinOp::Le,
+                    (BinOp::Ge, false) => BinOp::Lt,
+                    (BinOp::Eq, false) => BinOp::Ne,
+                    (BinOp::Ne, false) => BinOp::Eq,
+                    _ => return relaxed(),
+                };
+                let (Some(x), Some(y)) = (self.form(pool, side, a), self.form(pool, side, b))
+                else {
+                    return relaxed();
+                };
+                let one = |c: Option<Constraint>| match c {
+                    Some(c) => vec![vec![c]],
+                    None => relaxed(),
+                };
+                match op {
+                    BinOp::Ge => one(ge_diff(&x, &y, 0)),
+                    BinOp::Gt => one(ge_diff(&x, &y, 1)),
+                    BinOp::Le => one(ge_diff(&y, &x, 0)),
+                    BinOp::Lt => one(ge_diff(&y, &x, 1)),
+                    BinOp::Eq => match x.plus(&y, -1) {
+                        Some(f) => vec![vec![Constraint::Eq(f)]],
+                        None => relaxed(),
+                    },
+                    BinOp::Ne => match (ge_diff(&x, &y, 1), ge_diff(&y, &x, 1)) {
+                        (Some(p), Some(q)) => vec![vec![p], vec![q]],
+                        _ => relaxed(),
+                    },
+                    _ => relaxed(),
+                }
+            }
+            _ => relaxed(),
+        }
+    }
+
+    /// Adds a condition (or its negation).
+    pub(crate) fn assume(&mut self, pool: &ExprPool, side: Side, e: ExprRef, positive: bool) {
+        let d = self.cond(pool, side, e, positive);
+        self.any(d);
+    }
+
+    /// Adds the program's `require`s.
+    pub(crate) fn requires(&mut self, program: &Program) {
+        for &r in &program.requires {
+            self.assume(&program.exprs, 0, r, true);
+        }
+    }
+
+    /// Adds one domain item of a statement copy.
+    pub(crate) fn item(&mut self, pool: &ExprPool, side: Side, item: &DomainItem) {
+        match *item {
+            DomainItem::Loop { slot, lo, hi, step } => {
+                let x = Affine::term(Term::Slot(side, slot));
+                if let Some(lo) = self.form(pool, side, lo) {
+                    self.ge_by(&x, &lo, 0);
+                    // A constant stride: x = lo + step·q, q >= 0.
+                    if let Some(Node::Int(s)) = pool.get(step).copied() {
+                        if s > 1 {
+                            let q = self.fresh();
+                            self.ge_by(&q, &Affine::constant(0), 0);
+                            if let Some(rhs) = lo.plus(&q, s) {
+                                self.eq(&x, &rhs);
+                            }
+                        }
+                    }
+                }
+                if let Some(hi) = self.form(pool, side, hi) {
+                    self.ge_by(&hi, &x, 1);
+                }
+            }
+            DomainItem::Guard { cond, positive } => self.assume(pool, side, cond, positive),
+        }
+    }
+
+    /// Adds a statement's whole domain on `side`.
+    pub(crate) fn domain(&mut self, pool: &ExprPool, side: Side, st: &Statement) {
+        for item in &st.domain {
+            self.item(pool, side, item);
+        }
+    }
+
+    /// Adds everything `other` holds (its auxiliaries renamed apart from
+    /// this system's), as if its constraints had been added here.
+    pub(crate) fn merge(&mut self, other: &System) {
+        let offset = self.aux;
+        let rename = |f: &Affine| -> Affine {
+            if offset == 0 || !f.terms().any(|k| matches!(k, Term::Aux(_))) {
+                return f.clone();
+            }
+            f.rename_injective(|k| match k {
+                Term::Aux(i) => Term::Aux(i + offset),
+                k => k,
+            })
+        };
+        let rename_c = |c: &Constraint| match c {
+            Constraint::Ge(f) => Constraint::Ge(rename(f)),
+            Constraint::Eq(f) => Constraint::Eq(rename(f)),
+        };
+        self.conj.extend(other.conj.iter().map(rename_c));
+        self.facts.extend(other.facts.iter().map(rename_c));
+        for d in &other.disj {
+            self.disj.push(
+                d.iter()
+                    .map(|alt| alt.iter().map(rename_c).collect())
+                    .collect(),
+            );
+        }
+        for (k, (m, x)) in &other.mono {
+            self.mono.entry(*k).or_insert_with(|| (*m, rename(x)));
+        }
+        for k in &other.seen {
+            if !self.seen.contains(k) {
+                self.seen.push(*k);
+            }
+        }
+        self.aux += other.aux;
+    }
+
+    /// Lets this system translate the monotone atoms `other` registered
+    /// (terms over the parameters only, which mean the same on any side).
+    pub(crate) fn learn_atoms(&mut self, other: &System) {
+        for (k, v) in &other.mono {
+            if matches!(k, Term::Known(_) | Term::Param(_)) {
+                self.mono.entry(*k).or_insert_with(|| v.clone());
+            }
+        }
+    }
+
+    /// A constraint with its monotone atom compared to a constant replaced
+    /// by the exact threshold on the atom's argument (`ceil(log2(x)) >= 3`
+    /// becomes `x >= 5`): a conjunction, `None` when it cannot hold, empty
+    /// when it always holds. A comparison that holds was evaluated, so the
+    /// argument is in the atom's domain there.
+    fn translate(&self, c: &Constraint) -> Option<Vec<Constraint>> {
+        let (form, is_eq) = match c {
+            Constraint::Ge(f) => (f, false),
+            Constraint::Eq(f) => (f, true),
+        };
+        if form.is_constant() {
+            let v = form.constant_part();
+            let ok = if is_eq { v.is_zero() } else { v.n >= 0 };
+            return ok.then(Vec::new);
+        }
+        let mut keys = form.iter();
+        let (Some((k, a)), None) = (keys.next(), keys.next()) else {
+            return Some(vec![c.clone()]);
+        };
+        let Some((m, x)) = self.mono.get(&k) else {
+            return Some(vec![c.clone()]);
+        };
+        let keep = || Some(vec![c.clone()]);
+        // a·f + b (>= or ==) 0.
+        let b = form.constant_part();
+        let Some(ratio) = b.negated().checked_div(a) else {
+            return keep();
+        };
+        let at_least = |t: i128| -> Option<Option<Constraint>> {
+            // x >= threshold(t); None inside: never.
+            let th = m.threshold(t)?;
+            let th = i64::try_from(th).ok()?;
+            Some(Some(Constraint::Ge(x.plus(&Affine::constant(th), -1)?)))
+        };
+        let below = |t: i128| -> Option<Option<Constraint>> {
+            // f < t, i.e. x < threshold(t): always when t is never reached.
+            match m.threshold(t) {
+                None => Some(None),
+                Some(th) => {
+                    let th = i64::try_from(th).ok()?;
+                    Some(Some(Constraint::Ge(Affine::constant(th - 1).plus(x, -1)?)))
+                }
+            }
+        };
+        let mut out = Vec::new();
+        if is_eq {
+            if ratio.d != 1 {
+                return None;
+            }
+            let t = ratio.n;
+            match at_least(t) {
+                Some(Some(c)) => out.push(c),
+                _ => {
+                    return if m.threshold(t).is_none() {
+                        None
+                    } else {
+                        keep()
+                    }
+                }
+            }
+            match below(t + 1) {
+                Some(Some(c)) => out.push(c),
+                Some(None) => {}
+                None => return keep(),
+            }
+        } else if a.n > 0 {
+            let t = ratio.ceil();
+            m.threshold(t)?;
+            match at_least(t) {
+                Some(Some(c)) => out.push(c),
+                _ => return keep(),
+            }
+        } else {
+            let t = ratio.floor();
+            match below(t + 1) {
+                Some(Some(c)) => out.push(c),
+                Some(None) => {}
+                None => return keep(),
+            }
+        }
+        Some(out)
+    }
+
+    /// The translated conjunction (`None`: it cannot hold).
+    fn translate_all<'c>(
+        &self,
+        cs: impl IntoIterator<Item = &'c Constraint>,
+    ) -> Option<Vec<Constraint>> {
+        let mut out = Vec::new();
+        for c in cs {
+            out.extend(self.translate(c)?);
+        }
+        Some(out)
+    }
+
+    /// Whether the system may have a solution: false only when the solver
+    /// proved that none exists.
+    ///
+    /// Constraints are first translated (monotone atoms against constants)
+    /// and constant ones decided; an alternative that cannot hold is
+    /// dropped and a disjunction with an alternative that always holds is
+    /// dropped whole. Then unit propagation: a disjunction with a single
+    /// alternative feasible with the base is added to the base. What is
+    /// left is searched depth first, most selective first, and a partial
+    /// choice whose conjunction is already infeasible is pruned. Past
+    /// [`MAX_COMBINATIONS`] solver calls the answer is "may be feasible",
+    /// which is always safe.
+    pub(crate) fn feasible(&self) -> bool {
+        let Some(mut base) = self.translate_all(&self.conj) else {
+            return false;
+        };
+        base.extend(self.facts.iter().cloned());
+        let mut disj: Vec<Dnf> = Vec::new();
+        for d in &self.disj {
+            let mut alts = Vec::new();
+            let mut always = false;
+            for alt in d {
+                if let Some(t) = self.translate_all(alt) {
+                    if t.is_empty() {
+                        always = true;
+                        break;
+                    }
+                    alts.push(t);
+                }
+            }
+            if always {
+                continue;
+            }
+            if alts.is_empty() {
+                return false;
+            }
+            if alts.len() == 1 {
+                base.extend(alts.into_iter().flatten());
+            } else {
+                disj.push(alts);
+            }
+        }
+        let mut calls = 0usize;
+        // Unit propagation.
+        loop {
+            let mut changed = false;
+            let mut i = 0;
+            while i < disj.len() {
+                let Some(d) = disj.get_mut(i) else {
+                    break;
+                };
+                let mut kept = Vec::new();
+                for alt in d.drain(..) {
+                    calls += 1;
+                    if calls > MAX_COMBINATIONS {
+                        return true;
+                    }
+                    let all: Vec<&Constraint> = base.iter().chain(&alt).collect();
+                    if solve(&all) {
+                        kept.push(alt);
+                    }
+                }
+                match kept.len() {
+                    0 => return false,
+                    1 => {
+                        base.extend(kept.into_iter().flatten());
+                        disj.remove(i);
+                        changed = true;
+                    }
+                    _ => {
+                        *d = kept;
+                        i += 1;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        disj.sort_by_key(|d| d.len());
+        let refs: Vec<&Dnf> = disj.iter().collect();
+        let base: Vec<&Constraint> = base.iter().collect();
+        search(&base, &refs, &mut calls)
+    }
+}
+
+fn search(chosen: &[&Constraint], rest: &[&Dnf], calls: &mut usize) -> bool {
+    *calls += 1;
+    if *calls > MAX_COMBINATIONS {
+        return true;
+    }
+    if !solve(chosen) {
+        return false;
+    }
+    let Some((first, rest)) = rest.split_first() else {
+        return true;
+    };
+    for alt in first.iter() {
+        let mut next: Vec<&Constraint> = chosen.to_vec();
+        next.extend(alt.iter());
+        if search(&next, rest, calls) {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn translation_is_exact_at_the_threshold() {
+        // ceil(log2(N)) >= 3  <=>  N >= 5.
+        let mut pool = ExprPool::default();
+        let n = pool.add(Node::Param(0));
+        let l = pool.add(Node::Call(Func::CeilLog2, n));
+        let three = pool.add(Node::Int(3));
+        let mut sys = System::new();
+        let lf = sys.form(&pool, 0, l).unwrap_or_default();
+        let tf = sys.form(&pool, 0, three).unwrap_or_default();
+        sys.ge_by(&lf, &tf, 0);
+        for (v, feasible) in [(4, false), (5, true), (1 << 20, true)] {
+            let mut s = sys.clone();
+            s.eq(&Affine::term(Term::Param(0)), &Affine::constant(v));
+            assert_eq!(s.feasible(), feasible, "N = {v}");
+        }
+        // ceil(log2(N)) == 0  <=>  N == 1.
+        let zero = pool.add(Node::Int(0));
+        let mut sys = System::new();
+        let lf = sys.form(&pool, 0, l).unwrap_or_default();
+        let zf = sys.form(&pool, 0, zero).unwrap_or_default();
+        sys.eq(&lf, &zf);
+        for (v, feasible) in [(0, false), (1, true), (2, false)] {
+            let mut s = sys.clone();
+            s.eq(&Affine::term(Term::Param(0)), &Affine::constant(v));
+            assert_eq!(s.feasible(), feasible, "N = {v}");
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! W0509: two kernel calls that start on one line, whose task names
+//! (`kernel@LINE(...)`) then clash. Syntactic; no oracle violation.
+
+use crate::diag::{Code, Diagnostic};
+use crate::lint::span;
+use grammar::ast::FileId;
+use model::program::Program;
+
+/// The rule's code.
+pub(crate) const CODE: Code = Code::W0509;
+
+/// A warning for every kernel call that starts on the line of an earlier
+/// one, in statement order.
+pub(crate) fn diagnostics(p: &Program, file: FileId) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (s, st) in p.statements.iter().enumerate() {
+        if let Some(first) = p.statements.iter().take(s).find(|o| o.line == st.line) {
+            out.push(
+                Diagnostic::warning(
+                    CODE,
+                    format!("two kernel calls start on line {}", st.line),
+                    span(file, st.span),
+                )
+                .with_primary_message("this call")
+                .with_label(span(file, first.span), "and this one")
+                .with_note(format!(
+                    "their tasks are told apart as `kernel@{}:COLUMN(...)` only",
+                    st.line
+                ))
+                .with_help("put each kernel call on its own line"),
+            );
+        }
+    }
+    out
+}
