@@ -5,7 +5,7 @@
 #![allow(clippy::print_stdout)]
 
 use compiler::diag::SourceMap;
-use compiler::pipeline::{compile_source, CompileError, LintGate};
+use compiler::pipeline::{compile_source, LintGate};
 use std::time::Instant;
 
 fn main() -> Result<(), String> {
@@ -17,10 +17,7 @@ fn main() -> Result<(), String> {
     let mut sources = SourceMap::new();
     let program = match compile_source(&mut sources, file, &text, None, LintGate::Off) {
         Ok(compiled) => compiled.program,
-        Err(CompileError::Diagnostics(_)) => {
-            return Err(format!("{file} has errors; run lpkc check"))
-        }
-        Err(CompileError::Select(e)) => return Err(e.to_string()),
+        Err(e) => return Err(format!("{file}: {e}")),
     };
     let (name, value) = binding.split_once('=').ok_or("expected NAME=INT")?;
     let value: i64 = value.parse().map_err(|_| "expected NAME=INT")?;

@@ -132,17 +132,21 @@ pub fn compile_program(
     }
 }
 
-/// Why [`compile_source`] produced no program.
-#[derive(Clone, Debug)]
+/// Why [`compile_source`] produced no program. Its text is one line for
+/// callers that do not render the diagnostics themselves.
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum CompileError {
     /// The source (or, with the lint gate, the program) has errors: every
     /// diagnostic, warnings included, in source order.
+    #[error("the source has {} error(s); `lpkc check` shows them", .0.iter().filter(|d| d.severity == Severity::Error).count())]
     Diagnostics(Vec<Diagnostic>),
     /// The file has no program, several and none chosen, or not the one
     /// asked for (a usage error).
+    #[error("{0}")]
     Select(SelectError),
     /// Lowering met a broken invariant of the checked program: a compiler
     /// bug, not the user's fault.
+    #[error("{0}")]
     Internal(LowerError),
 }
 

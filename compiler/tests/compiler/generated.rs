@@ -188,7 +188,7 @@ fn compile_text(text: &str) -> Result<Program, String> {
         Err(CompileError::Diagnostics(diagnostics)) => Err(format!(
             "generated program does not compile (a generator bug):\n{text}\n{diagnostics:#?}"
         )),
-        Err(CompileError::Select(e)) => Err(format!("{e}\n{text}")),
+        Err(e) => Err(format!("{e}\n{text}")),
     }
 }
 

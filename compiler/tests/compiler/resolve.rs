@@ -11,7 +11,7 @@ fn check(src: &str) -> String {
     let diagnostics: Vec<_> = checked
         .diagnostics
         .into_iter()
-        .filter(|d| !d.code.starts_with("E02"))
+        .filter(|d| !d.code.as_str().starts_with("E02"))
         .collect();
     if diagnostics.is_empty() {
         "ok".to_string()

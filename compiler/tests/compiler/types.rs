@@ -13,7 +13,7 @@ fn check(src: &str) -> String {
     let (type_errors, earlier): (Vec<_>, Vec<_>) = checked
         .diagnostics
         .into_iter()
-        .partition(|d| d.code.starts_with("E02"));
+        .partition(|d| d.code.as_str().starts_with("E02"));
     assert!(
         earlier.is_empty(),
         "the source must resolve:\n{}",
