@@ -2,7 +2,7 @@
 //! as bytes, and "a source or an artifact" compiled or loaded into a
 //! program (told apart by the first bytes, not the name).
 
-use crate::args::{Format, GlobalOpts, ProgramArg};
+use crate::args::{GlobalOpts, ProgramArg};
 use crate::error::CliError;
 use crate::report;
 use compiler::diag::SourceMap;
@@ -60,7 +60,7 @@ pub fn program(
         Err(e) => Err(report::compile_failure(
             &sources,
             e,
-            Format::Human,
+            global.errors,
             global.color,
         )),
     }
@@ -95,8 +95,21 @@ fn try_artifact(
         Err(e) => Err(report::artifact_error(
             path,
             &e,
-            Format::Human,
+            global.errors,
             global.color,
         )),
     })
+}
+
+/// The source text of `path` with the file name diagnostics give it: the
+/// file itself, or the source a valid artifact carries (under the name it
+/// was compiled from). `None` when there is none to read.
+pub fn source_text(path: &Path) -> Option<(String, String)> {
+    let bytes = std::fs::read(path).ok()?;
+    if artifact::looks_like_artifact(&bytes) {
+        let art = artifact::decode(&bytes).ok()?.artifact;
+        Some((art.source.file, art.source.text?))
+    } else {
+        Some((path.display().to_string(), String::from_utf8(bytes).ok()?))
+    }
 }

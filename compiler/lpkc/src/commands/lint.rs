@@ -5,7 +5,7 @@
 
 use crate::args::{Format, GlobalOpts, InstanceArgs};
 use crate::error::CliError;
-use crate::{instance, load, output};
+use crate::{instance, load, output, report};
 use compiler::diag::{Severity, SourceMap};
 use compiler::lint::{lint_program, LintOptions, DEFAULT_BOUND, DEFAULT_TASK_BUDGET};
 use compiler::pipeline::{compile_source, CompileError, LintGate};
@@ -75,7 +75,14 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
         LintGate::Off,
     ) {
         Err(CompileError::Diagnostics(d)) => d,
-        Err(CompileError::Select(e)) => return Err(CliError::Usage(e.to_string())),
+        Err(e @ CompileError::Select(_)) => {
+            return Err(report::compile_failure(
+                &sources,
+                e,
+                args.format,
+                global.color,
+            ))
+        }
         Ok(compiled) => {
             let hir = compiled.hir();
             program_name = hir.name.clone();

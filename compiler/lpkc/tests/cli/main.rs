@@ -4,7 +4,8 @@
 //! file).
 //!
 //! - `ui`: one test per file of `tests/ui/`, snapshotted;
-//! - `commands`: the command-line contract of `spec/cli.md`;
+//! - `commands`: the command-line contract of `docs/cli.md`;
+//! - `json_errors`: every command's failures as the diagnostics object;
 //! - `artifact`, `interop`: the program artifact, and the independent
 //!   Python loader against `lpkc query`;
 //! - `numerics`: `lpkc run --verify` with the standard kernels;
@@ -19,6 +20,7 @@ mod binary;
 mod commands;
 mod dot;
 mod interop;
+mod json_errors;
 mod numerics;
 mod repl_tty;
 mod stats;
