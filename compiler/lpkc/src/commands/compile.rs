@@ -58,7 +58,7 @@ fn default_output(file: &Path, encoding: ArtifactEncoding) -> PathBuf {
 /// Runs `lpkc compile`.
 pub fn run(args: &CompileArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let file = &args.file;
-    let text = load::read_source(file)?;
+    let text = load::read_source(file, "compile")?;
     let mut sources = SourceMap::new();
     let name = file.display().to_string();
     // Lint errors block compiling too: an artifact must never describe a

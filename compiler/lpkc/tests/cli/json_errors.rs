@@ -111,9 +111,6 @@ fn an_unmet_require_is_a_diagnostic_at_the_require_with_the_values() {
     let f = fixtures();
     for cmd in instance_commands() {
         for file in [&f.requires, &f.artifact] {
-            if cmd[0] == "lint" && file == &f.artifact {
-                continue;
-            }
             let args = argv(&cmd, file, &["-p", "N=5"]);
             let (code, d) = failing(&args);
             assert_eq!(code, 1, "{args:?}");
@@ -126,9 +123,6 @@ fn an_unmet_require_is_a_diagnostic_at_the_require_with_the_values() {
             assert_eq!(d["column"], 5, "{args:?}");
             assert_eq!(d["labels"][0]["primary"], true);
             assert_eq!(d["file"], f.requires.as_str(), "{args:?}");
-        }
-        if cmd[0] == "lint" {
-            continue;
         }
         // Compiled without its source: no position to point at, but the
         // same message, and the file named.
@@ -243,13 +237,10 @@ fn a_missing_file_is_a_usage_diagnostic_naming_it() {
 #[test]
 fn a_corrupt_artifact_is_its_artifact_error_as_json() {
     let f = fixtures();
-    let mut commands: Vec<Vec<&str>> = instance_commands()
-        .into_iter()
-        .filter(|c| c[0] != "lint")
-        .collect();
-    commands.extend([vec!["inspect"], vec!["run", "--block", "2"]]);
+    let mut commands = instance_commands();
+    commands.extend([vec!["inspect"], vec!["check"], vec!["run", "--block", "2"]]);
     for cmd in commands {
-        let rest: &[&str] = if cmd[0] == "inspect" {
+        let rest: &[&str] = if ["inspect", "check"].contains(&cmd[0]) {
             &[]
         } else {
             &["-p", "N=8"]

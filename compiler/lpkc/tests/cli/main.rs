@@ -6,6 +6,7 @@
 //! - `ui`: one test per file of `tests/ui/`, snapshotted;
 //! - `commands`: the command-line contract of `docs/cli.md`;
 //! - `json_errors`: every command's failures as the diagnostics object;
+//! - `artifact_inputs`: artifacts given to `check`, `lint`, `fmt`, `compile`;
 //! - `artifact`, `interop`: the program artifact, and the independent
 //!   Python loader against `lpkc query`;
 //! - `numerics`: `lpkc run --verify` with the standard kernels;
@@ -16,6 +17,7 @@
 //! (see `test_support::snapshot_settings`).
 
 mod artifact;
+mod artifact_inputs;
 mod binary;
 mod commands;
 mod dot;
