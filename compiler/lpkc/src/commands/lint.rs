@@ -81,6 +81,7 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let mut sources = SourceMap::new();
     let mut summary = Vec::new();
     let mut program_name = String::new();
+    let mut checked_instance = None;
     // A source with errors still gets its report (and, as JSON, an empty
     // lint summary); only a program that cannot be chosen is a usage error.
     let diagnostics = match compile_source(
@@ -115,6 +116,7 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
                 &opts,
                 given.as_ref(),
             );
+            checked_instance = given.as_ref().map(instance_of);
             summary = report.summary;
             let mut diagnostics = compiled.checked.diagnostics;
             diagnostics.extend(report.diagnostics);
@@ -126,6 +128,7 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
         diagnostics,
         summary,
         program_name,
+        instance: checked_instance,
         skipped: None,
     };
     finish(args, global, report, &allowed, deny_warnings)
@@ -138,8 +141,20 @@ struct Report {
     diagnostics: Vec<Diagnostic>,
     summary: Vec<RuleLine>,
     program_name: String,
+    /// The instance given with `-p`, checked too: its parameters.
+    instance: Option<Vec<(String, i64)>>,
     /// Why some rules did not run, if some did not.
     skipped: Option<String>,
+}
+
+/// The parameters of an instance, for the report's title and JSON.
+fn instance_of(inst: &model::program::Instance<'_>) -> Vec<(String, i64)> {
+    inst.program
+        .params
+        .iter()
+        .zip(&inst.params)
+        .map(|(d, &v)| (d.name.clone(), v))
+        .collect()
 }
 
 /// Prints the report in the chosen format; the exit status follows its
@@ -156,6 +171,7 @@ fn finish(
         mut diagnostics,
         summary,
         program_name,
+        instance,
         skipped,
     } = report;
     diagnostics.retain(|d| !allowed.contains(&d.code));
@@ -176,6 +192,11 @@ fn finish(
                 })
                 .collect();
             let mut lint = serde_json::json!({"program": program_name, "rules": rules});
+            if let Some(inst) = &instance {
+                let params: serde_json::Map<String, serde_json::Value> =
+                    inst.iter().map(|(n, v)| (n.clone(), (*v).into())).collect();
+                lint["instance"] = params.into();
+            }
             if let Some(why) = &skipped {
                 lint["skipped"] = why.as_str().into();
             }
@@ -185,9 +206,22 @@ fn finish(
             output::json(&value);
         }
         Format::Human => {
+            // The diagnostics go to stderr, as `check`'s do; the rule
+            // report is the command's output.
             sources.emit_stderr(&diagnostics, global.color);
+            let mut text = String::new();
             if !summary.is_empty() {
-                let mut text = format!("lint of `{program_name}`:\n");
+                text = match &instance {
+                    Some(inst) => {
+                        let values: Vec<String> =
+                            inst.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                        format!(
+                            "lint of `{program_name}`, with the instance {program_name}({}):\n",
+                            values.join(", ")
+                        )
+                    }
+                    None => format!("lint of `{program_name}`:\n"),
+                };
                 for l in &summary {
                     if l.code.is_empty() {
                         text.push_str(&format!("  {}: {}: {}\n", l.rule, l.status, l.detail));
@@ -195,13 +229,11 @@ fn finish(
                         text.push_str(&format!("  {} {}: {}\n", l.code, l.rule, l.detail));
                     }
                 }
-                eprint!("{text}");
             }
-        }
-    }
-    if let Some(why) = &skipped {
-        if args.format == Format::Human {
-            eprintln!("note: {why}");
+            if let Some(why) = &skipped {
+                text.push_str(&format!("note: {why}\n"));
+            }
+            output::out(&text);
         }
     }
     if errors || (deny_warnings && warnings) {
@@ -240,6 +272,7 @@ fn lint_artifact(
         Some(instance::bind(p, &args.instance)?)
     };
     let a = analyze(p, opts, given.as_ref());
+    let checked_instance = given.as_ref().map(instance_of);
     let mut sources = SourceMap::new();
     let file = art
         .source
@@ -384,6 +417,7 @@ fn lint_artifact(
         diagnostics,
         summary,
         program_name: p.name.clone(),
+        instance: checked_instance,
         skipped: Some(format!(
             "{} is an artifact: the unused-name warnings (W0503 to W0507) need the source \
              and were not checked",

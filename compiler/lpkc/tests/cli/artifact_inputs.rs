@@ -80,16 +80,16 @@ fn lint_runs_the_plan_rules_on_an_artifact_and_says_what_it_skipped() {
         "dead-bare.lpka",
         &["--no-source"],
     );
-    let (code, _, err) = lpkc(&["--color", "never", "lint", &bare]);
+    let (code, out, err) = lpkc(&["--color", "never", "lint", &bare]);
     assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("warning[W0501]: tiles written here are never read"),
         "{err}"
     );
-    assert!(err.contains("E0501 single assignment: proved"), "{err}");
+    assert!(out.contains("E0501 single assignment: proved"), "{out}");
     assert!(
-        err.contains("need the source and were not checked"),
-        "{err}"
+        out.contains("need the source and were not checked"),
+        "{out}"
     );
 }
 

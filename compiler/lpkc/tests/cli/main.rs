@@ -9,6 +9,7 @@
 //! - `artifact_inputs`: artifacts given to `check`, `lint`, `fmt`, `compile`;
 //! - `artifact`, `interop`: the program artifact, and the independent
 //!   Python loader against `lpkc query`;
+//! - `outputs`: where `lint`'s report and `compile`'s artifact go;
 //! - `numerics`: `lpkc run --verify` with the standard kernels;
 //! - `stats`, `dot`, `repl_tty`: the explore commands;
 //! - `binary`: running the real binary.
@@ -24,6 +25,7 @@ mod dot;
 mod interop;
 mod json_errors;
 mod numerics;
+mod outputs;
 mod repl_tty;
 mod stats;
 mod ui;
