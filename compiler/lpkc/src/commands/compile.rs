@@ -15,12 +15,14 @@ use std::path::{Path, PathBuf};
 pub struct CompileArgs {
     /// The `.lpk` source file.
     pub file: PathBuf,
-    /// Where to write [default: FILE.lpka, or FILE.lpka.json with
-    /// `--encoding json`].
+    /// Where to write.
+    ///
+    /// [default: FILE.lpka, or FILE.lpka.json with `--encoding json`]
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
-    /// The artifact encoding [default: cbor, or json when OUT ends in
-    /// `.json`].
+    /// The artifact encoding.
+    ///
+    /// [default: cbor, or json when OUT ends in `.json`]
     #[arg(long, value_enum)]
     pub encoding: Option<ArtifactEncoding>,
     /// Do not include the source text in the artifact.

@@ -26,8 +26,9 @@ pub struct ReplArgs {
     pub file: PathBuf,
     #[command(flatten)]
     pub instance: InstanceArgs,
-    /// The history file [default: $XDG_STATE_HOME/lpkc/history, else
-    /// ~/.lpkc_history].
+    /// The history file.
+    ///
+    /// [default: $XDG_STATE_HOME/lpkc/history, else ~/.lpkc_history]
     #[arg(long, value_name = "FILE", conflicts_with = "no_history")]
     pub history: Option<PathBuf>,
     /// Keep no history file.

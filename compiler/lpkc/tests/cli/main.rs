@@ -12,6 +12,7 @@
 //! - `outputs`: where `lint`'s report and `compile`'s artifact go;
 //! - `numerics`: `lpkc run --verify` with the standard kernels;
 //! - `stats`, `dot`, `repl_tty`: the explore commands;
+//! - `wording`: counts, headers, `--help` defaults and error texts;
 //! - `binary`: running the real binary.
 //!
 //! Every snapshot file lives under `tests/snapshots/` of the workspace
@@ -29,6 +30,7 @@ mod outputs;
 mod repl_tty;
 mod stats;
 mod ui;
+mod wording;
 
 use compiler::diag::SourceMap;
 use compiler::pipeline::{compile_source, LintGate};
