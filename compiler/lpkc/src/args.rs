@@ -65,16 +65,19 @@ fn parse_param(s: &str) -> Result<(String, i64), String> {
 pub struct GlobalOpts {
     /// Whether diagnostics on stderr are coloured.
     pub color: bool,
+    /// How the command reports its failures: JSON when its answer is
+    /// JSON (`--format json`), so that stdout always holds JSON.
+    pub errors: Format,
 }
 
 impl GlobalOpts {
     /// Resolves `--color` (`auto`: whether stderr is a terminal).
-    pub fn new(color: Color) -> Self {
+    pub fn new(color: Color, errors: Format) -> Self {
         let color = match color {
             Color::Always => true,
             Color::Never => false,
             Color::Auto => std::io::stderr().is_terminal(),
         };
-        GlobalOpts { color }
+        GlobalOpts { color, errors }
     }
 }

@@ -1,22 +1,43 @@
 //! [`CliError`]: why a command failed. Commands return it instead of exit
-//! codes; `main` prints its message and maps it to the exit code of
-//! spec/cli.md in one place ([`CliError::exit_code`]).
+//! codes; `main` reports it (text on stderr, or the diagnostics object of
+//! docs/cli.md on stdout with `--format json`) and maps it to the exit code
+//! in one place ([`CliError::exit_code`]).
+
+use model::program::BindError;
 
 /// Why a command failed.
 #[derive(Debug)]
 pub enum CliError {
     /// The command line is wrong: bad flags or flag values, a missing or
-    /// unreadable file, an unknown `-p` name, a program that is not in the
-    /// file. `main` prints `error: MESSAGE`; exit code 2.
+    /// unreadable file, a program that is not in the file. `main` reports
+    /// the message; exit code 2.
     Usage(String),
-    /// The input has an error that one message says (an unmet `require`,
-    /// an instance over its task limit, a failed run). `main` prints
-    /// `error: MESSAGE`; exit code 1.
+    /// The input has an error that one message says (an instance over its
+    /// task limit, a failed evaluation, a failed run). `main` reports the
+    /// message; exit code 1.
     Input(String),
+    /// The `-p` values do not make an instance of the program. `main`
+    /// reports it as a diagnostic at the declaration it breaks (found again
+    /// in the source, which the lowered program does not keep); exit code 2
+    /// for an unknown or missing parameter, else 1.
+    Bind(Box<BindFailure>),
     /// The input has errors and the command has reported them already
     /// (diagnostics in the chosen format, failed query lines, DAG rule
     /// violations). Exit code 1, nothing more printed.
     Reported,
+}
+
+/// A failed binding with what its report names: the program and the
+/// value each parameter was given (or defaulted to).
+#[derive(Debug)]
+pub struct BindFailure {
+    /// Why the binding failed.
+    pub error: BindError,
+    /// The program's name.
+    pub program: String,
+    /// Each parameter with its value, where it has one, in declaration
+    /// order.
+    pub values: Vec<(String, Option<i64>)>,
 }
 
 impl CliError {
@@ -29,15 +50,20 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Usage(_) => Self::EXIT_USAGE,
-            CliError::Input(_) | CliError::Reported => Self::EXIT_INPUT,
+            CliError::Bind(b) if b.is_usage() => Self::EXIT_USAGE,
+            CliError::Input(_) | CliError::Bind(_) | CliError::Reported => Self::EXIT_INPUT,
         }
     }
+}
 
-    /// The message `main` still has to print, if any.
-    pub fn message(&self) -> Option<&str> {
-        match self {
-            CliError::Usage(m) | CliError::Input(m) => Some(m),
-            CliError::Reported => None,
-        }
+impl BindFailure {
+    /// Whether the command line is at fault (an unknown or missing
+    /// parameter) rather than the instance (an unmet `require`, a bad
+    /// extent).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self.error,
+            BindError::Unknown { .. } | BindError::Missing(_)
+        )
     }
 }

@@ -2,15 +2,28 @@
 //! and naming the bound parameters in titles and messages.
 
 use crate::args::InstanceArgs;
-use crate::error::CliError;
-use model::program::{BindError, Instance, Program};
+use crate::error::{BindFailure, CliError};
+use model::program::{Instance, Program};
 
-/// Binds the parameters of `-p`: unknown or missing names are usage
-/// errors, unmet `require`s are errors of the input.
+/// Binds the parameters of `-p`. A failure keeps the values each
+/// parameter got, so that its report can say which values broke a
+/// `require`; unknown or missing names are usage errors, unmet `require`s
+/// errors of the input ([`CliError::Bind`]).
 pub fn bind<'p>(program: &'p Program, args: &InstanceArgs) -> Result<Instance<'p>, CliError> {
-    program.bind(&args.params).map_err(|e| match e {
-        BindError::Unknown { .. } | BindError::Missing(_) => CliError::Usage(e.to_string()),
-        other => CliError::Input(other.to_string()),
+    program.bind(&args.params).map_err(|error| {
+        let values = program
+            .params
+            .iter()
+            .map(|p| {
+                let given = args.params.iter().rev().find(|(n, _)| *n == p.name);
+                (p.name.clone(), given.map(|(_, v)| *v).or(p.default))
+            })
+            .collect();
+        CliError::Bind(Box::new(BindFailure {
+            error,
+            program: program.name.clone(),
+            values,
+        }))
     })
 }
 

@@ -7,8 +7,10 @@
 //! `instance`, `report`, `error` and `output` (which import no command) →
 //! the libraries. `output` is the only module that writes to stdout.
 //!
-//! Exit codes (spec/cli.md): 0 success, 1 the input has errors, 2 usage
-//! error; commands return a [`CliError`] and [`exit_code`] maps it.
+//! Exit codes (docs/cli.md): 0 success, 1 the input has errors, 2 usage
+//! error; commands return a [`CliError`] and [`exit_code`] reports it (as
+//! the diagnostics object on stdout when the command's answer is JSON)
+//! and maps it.
 
 mod args;
 mod commands;
@@ -18,7 +20,7 @@ mod load;
 mod output;
 mod report;
 
-use args::{Color, GlobalOpts};
+use args::{Color, Format, GlobalOpts};
 use clap::{Parser, Subcommand};
 use commands::{
     bench::BenchArgs, check::CheckArgs, compile::CompileArgs, dag::DagArgs, dot::DotArgs,
@@ -26,6 +28,7 @@ use commands::{
     query::QueryArgs, repl::ReplArgs, run::RunArgs, stats::StatsArgs,
 };
 use error::CliError;
+use std::path::Path;
 use std::process::ExitCode;
 
 /// The lpk compiler, static analyzer and dependency query tool for `.lpk`
@@ -97,10 +100,55 @@ pub enum Command {
     Explain(ExplainArgs),
 }
 
+impl Command {
+    /// The command's input file, which its failures name.
+    fn file(&self) -> Option<&Path> {
+        match self {
+            Command::Check(a) => Some(&a.file),
+            Command::Fmt(a) => Some(&a.file),
+            Command::Plans(a) => Some(&a.file),
+            Command::Query(a) => Some(&a.file),
+            Command::Dag(a) => Some(&a.file),
+            Command::Stats(a) => Some(&a.file),
+            Command::Dot(a) => Some(&a.file),
+            Command::Repl(a) => Some(&a.file),
+            Command::Run(a) => Some(&a.file),
+            Command::Compile(a) => Some(&a.file),
+            Command::Lint(a) => Some(&a.file),
+            Command::Inspect(a) => Some(&a.file),
+            Command::Bench(_) | Command::Explain(_) => None,
+        }
+    }
+
+    /// How the command reports failures: as the diagnostics object when
+    /// its answer is JSON, so that stdout holds JSON whatever happens.
+    fn error_format(&self) -> Format {
+        let json = match self {
+            Command::Check(a) => a.format == Format::Json,
+            Command::Query(a) => a.format == Format::Json,
+            Command::Dag(a) => a.format == commands::dag::DagFormat::Json,
+            Command::Stats(a) => a.format == Format::Json,
+            Command::Run(a) => a.format == Format::Json,
+            Command::Compile(a) => a.format == Format::Json,
+            Command::Lint(a) => a.format == Format::Json,
+            Command::Inspect(a) => a.format == Format::Json,
+            Command::Bench(a) => a.format == Format::Json,
+            Command::Fmt(_)
+            | Command::Plans(_)
+            | Command::Dot(_)
+            | Command::Repl(_)
+            | Command::Explain(_) => false,
+        };
+        if json {
+            Format::Json
+        } else {
+            Format::Human
+        }
+    }
+}
+
 /// Runs the parsed command line.
-fn run(cli: &Cli) -> Result<(), CliError> {
-    let global = GlobalOpts::new(cli.color);
-    let global = &global;
+fn run(cli: &Cli, global: &GlobalOpts) -> Result<(), CliError> {
     match &cli.command {
         Command::Check(args) => commands::check::run(args, global),
         Command::Fmt(args) => commands::fmt::run(args, global),
@@ -120,15 +168,13 @@ fn run(cli: &Cli) -> Result<(), CliError> {
 }
 
 /// The one place a command's outcome becomes the process exit code: a
-/// failure's message (if the command has not reported it already) is
-/// printed as `error: MESSAGE`.
-fn exit_code(result: Result<(), CliError>) -> ExitCode {
+/// failure the command has not reported already is reported here, in the
+/// command's error format.
+fn exit_code(result: Result<(), CliError>, cli: &Cli, global: &GlobalOpts) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            if let Some(message) = e.message() {
-                eprintln!("error: {message}");
-            }
+            report::failure(&e, cli.command.file(), global.errors, global.color);
             ExitCode::from(e.exit_code())
         }
     }
@@ -141,9 +187,14 @@ fn main() -> ExitCode {
     let handle = std::thread::Builder::new()
         .name("lpkc".into())
         .stack_size(256 * 1024 * 1024)
-        .spawn(|| run(&Cli::parse()));
+        .spawn(|| {
+            let cli = Cli::parse();
+            let global = GlobalOpts::new(cli.color, cli.command.error_format());
+            let result = run(&cli, &global);
+            exit_code(result, &cli, &global)
+        });
     match handle.map(|h| h.join()) {
-        Ok(Ok(result)) => exit_code(result),
+        Ok(Ok(code)) => code,
         _ => {
             eprintln!("error: internal error: lpkc crashed; this is a bug, please report it");
             ExitCode::from(101)

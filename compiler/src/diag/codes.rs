@@ -25,7 +25,8 @@ pub struct CodeInfo {
 macro_rules! codes {
     ($($code:ident => $summary:literal,)*) => {
         /// A stable diagnostic code (E00xx parse, E01xx resolve, E02xx
-        /// types, E03xx lower/solve, E04xx artifacts, E05xx/W05xx lint).
+        /// types, E03xx lower/solve, E04xx artifacts, E05xx/W05xx lint, E06xx
+        /// a command's own failures: instances, usage, runs).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Code {
             $(
@@ -129,6 +130,9 @@ codes! {
     W0507 => "unused `let`",
     W0508 => "output that is never written",
     W0509 => "two kernel calls on one line",
+    E0601 => "parameters that make no valid instance",
+    E0602 => "usage error",
+    E0603 => "the command failed on this input",
 }
 
 impl Code {

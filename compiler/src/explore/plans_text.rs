@@ -141,7 +141,7 @@ pub fn plans_text(p: &Program) -> String {
                 );
                 let _ = writeln!(
                     out,
-                    "  {what} {} — given tile {tile}, {} :",
+                    "  {what} {} — given tile {tile}, {}:",
                     access_text(p, &st.vars, acc),
                     if enumerates(&ap.inverse) {
                         "enumerates"

@@ -28,6 +28,17 @@ pub enum Workload {
     Tsqr,
 }
 
+impl Workload {
+    /// The name `lpkc bench` takes.
+    fn name(self) -> &'static str {
+        match self {
+            Workload::Cholesky => "cholesky",
+            Workload::Gemm => "gemm",
+            Workload::Tsqr => "tsqr",
+        }
+    }
+}
+
 /// Arguments of `lpkc bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
@@ -43,8 +54,9 @@ pub struct BenchArgs {
     /// Tile size (tsqr: rows per row block).
     #[arg(long, default_value_t = 1024)]
     pub block: usize,
-    /// Worker threads for both lpk and faer [default: the number of
-    /// cores].
+    /// Worker threads for both lpk and faer.
+    ///
+    /// [default: the number of cores]
     #[arg(long)]
     pub workers: Option<usize>,
     /// Seed of the generated matrices.
@@ -155,17 +167,21 @@ fn measure(args: &BenchArgs) -> Result<(), String> {
         .values()
         .map(|t| (t.nrows() * t.ncols() * 8) as u64)
         .sum();
-    eprintln!(
-        "bench {:?}: n = {n}{}, block {}, {workers} workers; inputs {:.0} MiB",
-        args.workload,
-        if args.workload == Workload::Tsqr {
-            format!(" x {}", args.cols)
-        } else {
-            String::new()
-        },
-        args.block,
-        input_bytes as f64 / 1048576.0
-    );
+    // The header goes out once, on stdout, before the runs (which take a
+    // while); the JSON form has the same figures as fields.
+    if args.format == Format::Human {
+        output::line(&format!(
+            "bench {}: n = {n}{}, block {}, {workers} workers; inputs {:.0} MiB",
+            args.workload.name(),
+            if args.workload == Workload::Tsqr {
+                format!(" x {}", args.cols)
+            } else {
+                String::new()
+            },
+            args.block,
+            input_bytes as f64 / 1048576.0
+        ));
+    }
 
     // lpk first, so the peak it reports is its own.
     reset_peak_rss();
@@ -264,7 +280,7 @@ fn measure(args: &BenchArgs) -> Result<(), String> {
     let over_input = |b: Option<u64>| b.map(|b| b as f64 / input_bytes as f64);
     match args.format {
         Format::Json => output::json(&serde_json::json!({
-            "workload": format!("{:?}", args.workload).to_lowercase(),
+            "workload": args.workload.name(),
             "n": n,
             "cols": (args.workload == Workload::Tsqr).then_some(args.cols),
             "block": args.block,
@@ -284,13 +300,10 @@ fn measure(args: &BenchArgs) -> Result<(), String> {
         })),
         Format::Human => {
             output::line(&format!(
-                "{:?} n = {n}, block {}, {workers} workers ({} tasks)",
-                args.workload, args.block, done.report.tasks
-            ));
-            output::line(&format!(
-                "  lpk   {lpk_secs:8.3} s  {:7.1} GFLOP/s  peak RSS {}",
+                "  lpk   {lpk_secs:8.3} s  {:7.1} GFLOP/s  peak RSS {}  ({} tasks)",
                 flops / lpk_secs / 1e9,
-                fmt_mib(mib(lpk_rss), over_input(lpk_rss))
+                fmt_mib(mib(lpk_rss), over_input(lpk_rss)),
+                done.report.tasks
             ));
             output::line(&format!(
                 "  faer  {ref_secs:8.3} s  {:7.1} GFLOP/s  peak RSS {}",

@@ -15,12 +15,14 @@ use std::path::{Path, PathBuf};
 pub struct CompileArgs {
     /// The `.lpk` source file.
     pub file: PathBuf,
-    /// Where to write [default: FILE.lpka, or FILE.lpka.json with
-    /// `--encoding json`].
+    /// Where to write.
+    ///
+    /// [default: FILE.lpka, or FILE.lpka.json with `--encoding json`]
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
-    /// The artifact encoding [default: cbor, or json when OUT ends in
-    /// `.json`].
+    /// The artifact encoding.
+    ///
+    /// [default: cbor, or json when OUT ends in `.json`]
     #[arg(long, value_enum)]
     pub encoding: Option<ArtifactEncoding>,
     /// Do not include the source text in the artifact.
@@ -58,7 +60,7 @@ fn default_output(file: &Path, encoding: ArtifactEncoding) -> PathBuf {
 /// Runs `lpkc compile`.
 pub fn run(args: &CompileArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let file = &args.file;
-    let text = load::read_source(file)?;
+    let text = load::read_source(file, "compile")?;
     let mut sources = SourceMap::new();
     let name = file.display().to_string();
     // Lint errors block compiling too: an artifact must never describe a
@@ -103,9 +105,26 @@ pub fn run(args: &CompileArgs, global: &GlobalOpts) -> Result<(), CliError> {
         ArtifactEncoding::Json => artifact::encode_json(&art).map(String::into_bytes),
     }
     .map_err(|e| report::artifact_error(file, &e, args.format, global.color))?;
-    let out = out
+    let path = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| default_output(file, encoding));
-    std::fs::write(&out, &bytes)
-        .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", out.display())))
+    std::fs::write(&path, &bytes)
+        .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", path.display())))?;
+    // Without -o the user did not name the file: say where it went.
+    if out.is_none() {
+        eprintln!("wrote {} ({})", path.display(), size_text(bytes.len()));
+    }
+    Ok(())
+}
+
+/// A file size for people: `812 B`, `4.1 KiB`, `2.3 MiB`.
+fn size_text(bytes: usize) -> String {
+    let b = bytes as f64;
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1 << 20 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{:.1} MiB", b / f64::from(1u32 << 20))
+    }
 }

@@ -52,14 +52,16 @@ pub fn run(args: &DotArgs, global: &GlobalOpts) -> Result<(), CliError> {
     })
     .map_err(|e| CliError::Input(e.to_string()))?;
     if count > max_tasks {
+        // Counting stops far above the limit: then the count is a lower
+        // bound; the one limit that applies is --max-tasks.
         let how_many = if count > count_limit {
-            format!("more than {count_limit}")
+            format!("more than {count_limit} tasks")
         } else {
-            count.to_string()
+            format!("{count} tasks")
         };
         return Err(CliError::Input(format!(
-            "the instance {}({}) has {how_many} tasks, more than --max-tasks {max_tasks}; \
-             Graphviz is slow on big graphs, so raise the limit with --max-tasks N if you mean it, \
+            "the instance {}({}) has {how_many}, and `dot` draws at most --max-tasks \
+             {max_tasks}; Graphviz is slow on big graphs, so raise --max-tasks if you mean it, \
              or use smaller parameters",
             program.name,
             instance::params_text(&inst)

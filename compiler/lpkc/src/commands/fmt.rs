@@ -24,7 +24,7 @@ pub struct FmtArgs {
 /// Runs `lpkc fmt`.
 pub fn run(args: &FmtArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let path = &args.file;
-    let text = load::read_source(path)?;
+    let text = load::read_source(path, "fmt")?;
     let Ok(formatted) = grammar::fmt::format_source(&text) else {
         // Report the syntax errors the way `check` does.
         let mut sources = SourceMap::new();

@@ -7,7 +7,7 @@ use crate::error::CliError;
 use crate::{load, output, report};
 use model::artifact::{self, Encoding, Loaded};
 use model::plan::PlanStep;
-use model::program::{Arg, DomainItem, Role};
+use model::program::{Arg, DomainItem, ParamKind, Role};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -80,7 +80,7 @@ fn summary(path: &Path, size: u64, loaded: &Loaded) -> String {
             );
         }
         None => {
-            let _ = writeln!(o, "  size     {size} bytes");
+            let _ = writeln!(o, "  size     {}", count(size, "byte", "bytes"));
         }
     }
     let _ = writeln!(o, "  compiler {}", a.compiler);
@@ -89,7 +89,10 @@ fn summary(path: &Path, size: u64, loaded: &Loaded) -> String {
         "  source   {}{}",
         a.source.file,
         match &a.source.text {
-            Some(t) => format!(" ({} bytes of source text included)", t.len()),
+            Some(t) => format!(
+                " ({} of source text included)",
+                count(t.len() as u64, "byte", "bytes")
+            ),
             None => " (source text not included)".to_string(),
         }
     );
@@ -116,7 +119,14 @@ fn summary(path: &Path, size: u64, loaded: &Loaded) -> String {
         let params: Vec<String> = k
             .params
             .iter()
-            .map(|(n, kind)| format!("{n}: {}", format!("{kind:?}").to_lowercase()))
+            .map(|(n, kind)| {
+                let kind = match kind {
+                    ParamKind::Tile => "tile",
+                    ParamKind::Int => "int",
+                    ParamKind::Real => "real",
+                };
+                format!("{n}: {kind}")
+            })
             .collect();
         let _ = writeln!(
             o,
@@ -193,18 +203,29 @@ fn summary(path: &Path, size: u64, loaded: &Loaded) -> String {
             let partners: usize = all.iter().map(|ap| ap.partners.len()).sum();
             let _ = writeln!(
                 o,
-                "       plans: {} write + {} read, {steps} steps, {ranges} enumerations, \
-                 {partners} partners",
+                "       plans: {} write + {} read, {}, {}, {}",
                 sp.writes.len(),
-                sp.reads.len()
+                sp.reads.len(),
+                count(steps as u64, "step", "steps"),
+                count(ranges as u64, "enumeration", "enumerations"),
+                count(partners as u64, "partner", "partners"),
             );
         }
     }
     let _ = writeln!(
         o,
-        "\n{} expression nodes, {} loop tree roots",
-        p.exprs.nodes().len(),
-        p.tree.len()
+        "\n{}, {}",
+        count(
+            p.exprs.nodes().len() as u64,
+            "expression node",
+            "expression nodes"
+        ),
+        count(p.tree.len() as u64, "loop tree root", "loop tree roots")
     );
     o
+}
+
+/// `1 step`, `2 steps`: a count with its noun in the right number.
+fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }

@@ -5,10 +5,15 @@
 
 use crate::args::{Format, GlobalOpts, InstanceArgs};
 use crate::error::CliError;
-use crate::{instance, load, output};
-use compiler::diag::{Severity, SourceMap};
-use compiler::lint::{lint_program, LintOptions, DEFAULT_BOUND, DEFAULT_TASK_BUDGET};
-use compiler::pipeline::{compile_source, CompileError, LintGate};
+use crate::load::{self, Input};
+use crate::{instance, output, report};
+use compiler::diag::{Code, Diagnostic, Label, Severity, SourceMap};
+use compiler::lint::{
+    analyze, checked_text, lint_program, proved_text, LintOptions, RuleLine, RuleStatus,
+    DEFAULT_BOUND, DEFAULT_TASK_BUDGET,
+};
+use compiler::pipeline::{compile_source, declaration_spans, CompileError, LintGate};
+use grammar::ast::Span;
 use std::path::PathBuf;
 
 /// Arguments of `lpkc lint`.
@@ -61,13 +66,25 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
     if args.bound < 0 {
         return Err(CliError::Usage("--bound must be at least 0".into()));
     }
-    let text = load::read_source(&args.file)?;
+    let opts = LintOptions {
+        bound: args.bound,
+        task_budget: args.budget,
+        ..LintOptions::default()
+    };
+    let text = match load::read_input(&args.file)? {
+        Input::Source(text) => text,
+        Input::Artifact(bytes) => {
+            let report = lint_artifact(args, global, &bytes, &opts)?;
+            return finish(args, global, report, &allowed, deny_warnings);
+        }
+    };
     let mut sources = SourceMap::new();
     let mut summary = Vec::new();
     let mut program_name = String::new();
+    let mut checked_instance = None;
     // A source with errors still gets its report (and, as JSON, an empty
     // lint summary); only a program that cannot be chosen is a usage error.
-    let mut diagnostics = match compile_source(
+    let diagnostics = match compile_source(
         &mut sources,
         &args.file.display().to_string(),
         &text,
@@ -75,8 +92,14 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
         LintGate::Off,
     ) {
         Err(CompileError::Diagnostics(d)) => d,
-        Err(CompileError::Select(e)) => return Err(CliError::Usage(e.to_string())),
-        Err(CompileError::Internal(e)) => return Err(CliError::Input(e.to_string())),
+        Err(e @ (CompileError::Select(_) | CompileError::Internal(_))) => {
+            return Err(report::compile_failure(
+                &sources,
+                e,
+                args.format,
+                global.color,
+            ))
+        }
         Ok(compiled) => {
             let hir = compiled.hir();
             program_name = hir.name.clone();
@@ -84,11 +107,6 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
                 None
             } else {
                 Some(instance::bind(&compiled.program, &args.instance)?)
-            };
-            let opts = LintOptions {
-                bound: args.bound,
-                task_budget: args.budget,
-                ..LintOptions::default()
             };
             let report = lint_program(
                 &compiled.checked.module,
@@ -98,12 +116,64 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
                 &opts,
                 given.as_ref(),
             );
+            checked_instance = given.as_ref().map(instance_of);
             summary = report.summary;
             let mut diagnostics = compiled.checked.diagnostics;
             diagnostics.extend(report.diagnostics);
             diagnostics
         }
     };
+    let report = Report {
+        sources,
+        diagnostics,
+        summary,
+        program_name,
+        instance: checked_instance,
+        skipped: None,
+    };
+    finish(args, global, report, &allowed, deny_warnings)
+}
+
+/// What lint found, ready to print.
+struct Report {
+    /// The files the diagnostics point into.
+    sources: SourceMap,
+    diagnostics: Vec<Diagnostic>,
+    summary: Vec<RuleLine>,
+    program_name: String,
+    /// The instance given with `-p`, checked too: its parameters.
+    instance: Option<Vec<(String, i64)>>,
+    /// Why some rules did not run, if some did not.
+    skipped: Option<String>,
+}
+
+/// The parameters of an instance, for the report's title and JSON.
+fn instance_of(inst: &model::program::Instance<'_>) -> Vec<(String, i64)> {
+    inst.program
+        .params
+        .iter()
+        .zip(&inst.params)
+        .map(|(d, &v)| (d.name.clone(), v))
+        .collect()
+}
+
+/// Prints the report in the chosen format; the exit status follows its
+/// errors (and warnings with `--deny warnings`).
+fn finish(
+    args: &LintArgs,
+    global: &GlobalOpts,
+    report: Report,
+    allowed: &[&str],
+    deny_warnings: bool,
+) -> Result<(), CliError> {
+    let Report {
+        sources,
+        mut diagnostics,
+        summary,
+        program_name,
+        instance,
+        skipped,
+    } = report;
     diagnostics.retain(|d| !allowed.contains(&d.code.as_str()));
     let errors = diagnostics.iter().any(|d| d.severity == Severity::Error);
     let warnings = diagnostics.iter().any(|d| d.severity == Severity::Warning);
@@ -121,18 +191,37 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
                     })
                 })
                 .collect();
+            let mut lint = serde_json::json!({"program": program_name, "rules": rules});
+            if let Some(inst) = &instance {
+                let params: serde_json::Map<String, serde_json::Value> =
+                    inst.iter().map(|(n, v)| (n.clone(), (*v).into())).collect();
+                lint["instance"] = params.into();
+            }
+            if let Some(why) = &skipped {
+                lint["skipped"] = why.as_str().into();
+            }
             if let Some(obj) = value.as_object_mut() {
-                obj.insert(
-                    "lint".into(),
-                    serde_json::json!({"program": program_name, "rules": rules}),
-                );
+                obj.insert("lint".into(), lint);
             }
             output::json(&value);
         }
         Format::Human => {
+            // The diagnostics go to stderr, as `check`'s do; the rule
+            // report is the command's output.
             sources.emit_stderr(&diagnostics, global.color);
+            let mut text = String::new();
             if !summary.is_empty() {
-                let mut text = format!("lint of `{program_name}`:\n");
+                text = match &instance {
+                    Some(inst) => {
+                        let values: Vec<String> =
+                            inst.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                        format!(
+                            "lint of `{program_name}`, with the instance {program_name}({}):\n",
+                            values.join(", ")
+                        )
+                    }
+                    None => format!("lint of `{program_name}`:\n"),
+                };
                 for l in &summary {
                     if l.code.is_empty() {
                         text.push_str(&format!("  {}: {}: {}\n", l.rule, l.status, l.detail));
@@ -140,8 +229,11 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
                         text.push_str(&format!("  {} {}: {}\n", l.code, l.rule, l.detail));
                     }
                 }
-                eprint!("{text}");
             }
+            if let Some(why) = &skipped {
+                text.push_str(&format!("note: {why}\n"));
+            }
+            output::out(&text);
         }
     }
     if errors || (deny_warnings && warnings) {
@@ -149,4 +241,187 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
     } else {
         Ok(())
     }
+}
+
+/// Lints a compiled artifact: the rules that need only the plans
+/// ([`analyze`]); the unused-name warnings need the source's names and are
+/// skipped, saying so. Diagnostics point into the source the artifact
+/// carries, if it carries it.
+fn lint_artifact(
+    args: &LintArgs,
+    global: &GlobalOpts,
+    bytes: &[u8],
+    opts: &LintOptions,
+) -> Result<Report, CliError> {
+    let path = &args.file;
+    let art = model::artifact::decode(bytes)
+        .map_err(|e| report::artifact_error(path, &e, args.format, global.color))?
+        .artifact;
+    let p = &art.program;
+    if let Some(name) = args.instance.program.program.as_deref() {
+        if name != p.name {
+            return Err(CliError::Usage(format!(
+                "no program named `{name}` (the artifact holds: {})",
+                p.name
+            )));
+        }
+    }
+    let given = if args.instance.params.is_empty() {
+        None
+    } else {
+        Some(instance::bind(p, &args.instance)?)
+    };
+    let a = analyze(p, opts, given.as_ref());
+    let checked_instance = given.as_ref().map(instance_of);
+    let mut sources = SourceMap::new();
+    let file = art
+        .source
+        .text
+        .as_ref()
+        .map(|text| sources.add(art.source.file.clone(), text.clone()));
+    let decls = file.and_then(|f| declaration_spans(sources.source(f), f, &p.name));
+    let at = |span: (u32, u32)| {
+        file.map(|file| Span {
+            file,
+            start: span.0,
+            end: span.1,
+        })
+    };
+    let diag = |severity, code, message: String, span: Option<Span>, label: &str| Diagnostic {
+        severity,
+        code,
+        message,
+        labels: span
+            .map(|span| Label {
+                span,
+                message: label.to_string(),
+                primary: true,
+            })
+            .into_iter()
+            .collect(),
+        notes: Vec::new(),
+    };
+    let mut diagnostics = Vec::new();
+    let mut summary = Vec::new();
+    if let Some((i, _)) = a.unsatisfiable {
+        let span = decls.as_ref().and_then(|d| d.requires.get(i).copied());
+        diagnostics.push(diag(
+            Severity::Error,
+            Code::E0506,
+            "no parameter value satisfies the `require`s".into(),
+            span,
+            "this requirement can never hold with the ones before it",
+        ));
+    }
+    for f in &a.findings {
+        let values = if f.failing_count == 0 {
+            given.as_ref().map(|g| g.params.clone()).unwrap_or_default()
+        } else {
+            f.params.clone()
+        };
+        let describe = match p.bind_values(values.clone()) {
+            Ok(inst) => f.violation.describe(&inst),
+            Err(e) => e.to_string(),
+        };
+        let message = if p.params.is_empty() {
+            describe
+        } else {
+            format!(
+                "for {}: {describe}",
+                compiler::lint::exhaustive::params_text(p, &values)
+            )
+        };
+        let site = f.primary;
+        let span = p.statements.get(site.stmt as usize).and_then(|st| {
+            let list = if site.write { &st.writes } else { &st.reads };
+            list.get(site.access as usize).map(|acc| acc.span)
+        });
+        diagnostics.push(diag(
+            Severity::Error,
+            f.kind.code(),
+            message,
+            span.and_then(at),
+            f.kind.rule(),
+        ));
+    }
+    for &(s, _) in &a.never_runs {
+        if let Some(st) = p.statements.get(s as usize) {
+            diagnostics.push(diag(
+                Severity::Warning,
+                Code::W0502,
+                format!(
+                    "the statement on line {} runs for no parameter value",
+                    st.line
+                ),
+                at(st.span),
+                "never runs",
+            ));
+        }
+    }
+    for &(s, acc) in &a.dead_writes {
+        let Some(w) = p
+            .statements
+            .get(s as usize)
+            .and_then(|st| st.writes.get(acc as usize))
+        else {
+            continue;
+        };
+        let name = p.matrices.get(w.matrix as usize).map_or("?", |m| &m.name);
+        diagnostics.push(diag(
+            Severity::Warning,
+            Code::W0501,
+            format!("tiles written here are never read, and `{name}` is not an output"),
+            at(w.span),
+            "dead write",
+        ));
+    }
+    for &m in &a.unwritten_outputs {
+        let Some(name) = p.matrices.get(m as usize).map(|m| m.name.as_str()) else {
+            continue;
+        };
+        let span = decls
+            .as_ref()
+            .and_then(|d| d.matrices.iter().find(|(n, _)| n == name).map(|(_, s)| *s));
+        diagnostics.push(diag(
+            Severity::Warning,
+            Code::W0508,
+            format!("output `{name}` is never written"),
+            span,
+            "declared as an output here",
+        ));
+    }
+    for (k, status) in &a.rules {
+        let (status, detail) = match status {
+            RuleStatus::Proved => ("proved", proved_text(p)),
+            RuleStatus::Checked(c) => ("checked", checked_text(p, c)),
+            RuleStatus::Violated => ("violated", "violated (see the errors)".to_string()),
+        };
+        summary.push(RuleLine {
+            code: k.code().as_str(),
+            rule: k.rule(),
+            status,
+            detail,
+        });
+    }
+    if let Some(e) = &a.instance_error {
+        summary.push(RuleLine {
+            code: "",
+            rule: "the instance given with -p",
+            status: "not checked",
+            detail: e.clone(),
+        });
+    }
+    compiler::pipeline::sort_by_position(&mut diagnostics);
+    Ok(Report {
+        sources,
+        diagnostics,
+        summary,
+        program_name: p.name.clone(),
+        instance: checked_instance,
+        skipped: Some(format!(
+            "{} is an artifact: the unused-name warnings (W0503 to W0507) need the source \
+             and were not checked",
+            path.display()
+        )),
+    })
 }

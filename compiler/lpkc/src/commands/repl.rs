@@ -26,8 +26,9 @@ pub struct ReplArgs {
     pub file: PathBuf,
     #[command(flatten)]
     pub instance: InstanceArgs,
-    /// The history file [default: $XDG_STATE_HOME/lpkc/history, else
-    /// ~/.lpkc_history].
+    /// The history file.
+    ///
+    /// [default: $XDG_STATE_HOME/lpkc/history, else ~/.lpkc_history]
     #[arg(long, value_name = "FILE", conflicts_with = "no_history")]
     pub history: Option<PathBuf>,
     /// Keep no history file.
@@ -104,16 +105,31 @@ pub fn run(args: &ReplArgs, global: &GlobalOpts) -> Result<(), CliError> {
 fn batch(session: &mut Session) -> Result<(), CliError> {
     use std::io::BufRead;
     let mut failed = false;
-    for line in std::io::stdin().lock().lines() {
-        let line = match line {
-            Ok(l) => l,
+    let mut stdin = std::io::stdin().lock();
+    let mut bytes = Vec::new();
+    for number in 1.. {
+        bytes.clear();
+        match stdin.read_until(b'\n', &mut bytes) {
+            Ok(0) => break,
+            Ok(_) => {}
             Err(e) => {
                 eprintln!("error: cannot read stdin: {e}");
                 failed = true;
                 break;
             }
+        }
+        // A line that is not UTF-8 is one bad command, not the end of the
+        // session: report it and read on.
+        let Ok(line) = std::str::from_utf8(&bytes) else {
+            eprintln!(
+                "error: line {number} is not valid UTF-8: {}",
+                String::from_utf8_lossy(&bytes).trim_end()
+            );
+            failed = true;
+            continue;
         };
-        match session.execute(&line) {
+        let line = line.trim_end_matches(['\n', '\r']);
+        match session.execute(line) {
             Ok(Reply::Output(text)) => output::out(&text),
             Ok(Reply::Quit) => break,
             Err(e) => {
@@ -168,6 +184,12 @@ fn interactive(session: &mut Session, history: Option<PathBuf>) -> Result<(), Cl
             }
             // Ctrl-C at the prompt: rustyline has dropped the line.
             Err(ReadlineError::Interrupted) => continue,
+            // Bytes that are not UTF-8 (a paste from a binary file): one
+            // bad line, not the end of the session.
+            Err(ReadlineError::Io(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
+                eprintln!("error: the line is not valid UTF-8; type it again");
+                continue;
+            }
             Err(ReadlineError::Eof) => break,
             Err(e) => {
                 eprintln!("error: cannot read a line: {e}");

@@ -42,7 +42,9 @@ pub struct RunArgs {
     /// --output-dir.
     #[arg(long, value_name = "SPEC")]
     pub tile_store: Option<String>,
-    /// Worker threads [default: the number of cores].
+    /// Worker threads.
+    ///
+    /// [default: the number of cores]
     #[arg(long, value_name = "W")]
     pub workers: Option<usize>,
     /// Seed of generated inputs.

@@ -28,7 +28,7 @@ fn exit_codes() {
     let (code, _, err) = lpkc(&["stats", "examples/cholesky.lpk", "-p", "N=0"]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("requirement 1 of the program is not met: `N >= 1`"),
+        err.contains("error[E0601]: `require N >= 1` does not hold for N = 0"),
         "{err}"
     );
     assert_eq!(

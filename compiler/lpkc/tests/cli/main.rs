@@ -4,25 +4,33 @@
 //! file).
 //!
 //! - `ui`: one test per file of `tests/ui/`, snapshotted;
-//! - `commands`: the command-line contract of `spec/cli.md`;
+//! - `commands`: the command-line contract of `docs/cli.md`;
+//! - `json_errors`: every command's failures as the diagnostics object;
+//! - `artifact_inputs`: artifacts given to `check`, `lint`, `fmt`, `compile`;
 //! - `artifact`, `interop`: the program artifact, and the independent
 //!   Python loader against `lpkc query`;
+//! - `outputs`: where `lint`'s report and `compile`'s artifact go;
 //! - `numerics`: `lpkc run --verify` with the standard kernels;
 //! - `stats`, `dot`, `repl_tty`: the explore commands;
+//! - `wording`: counts, headers, `--help` defaults and error texts;
 //! - `binary`: running the real binary.
 //!
 //! Every snapshot file lives under `tests/snapshots/` of the workspace
 //! (see `test_support::snapshot_settings`).
 
 mod artifact;
+mod artifact_inputs;
 mod binary;
 mod commands;
 mod dot;
 mod interop;
+mod json_errors;
 mod numerics;
+mod outputs;
 mod repl_tty;
 mod stats;
 mod ui;
+mod wording;
 
 use compiler::diag::SourceMap;
 use compiler::pipeline::{compile_source, LintGate};

@@ -346,3 +346,57 @@ fn without_a_terminal_it_reads_stdin_like_query() {
         "error: nope: unknown command `nope`; `help` lists the commands\n"
     );
 }
+
+#[test]
+fn a_line_that_is_not_utf8_is_reported_and_the_session_goes_on() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lpkc"))
+        .current_dir(test_support::workspace_root())
+        .args(["repl", "examples/cholesky.lpk", "-p", "N=2", "--no-history"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("lpkc runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"tasks 37\n\xff\xfe bad\ntasks 37\n")
+        .expect("write");
+    let out = child.wait_with_output().expect("lpkc ends");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the bad line counts as a failure"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "chol@37(k=0)\nchol@37(k=0)\n",
+        "the line after the bad one runs"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: line 2 is not valid UTF-8: \u{fffd}\u{fffd} bad\n"
+    );
+}
+
+#[test]
+fn a_typed_byte_that_is_not_utf8_does_not_end_the_terminal_session() {
+    let tty = Tty::start(
+        "utf8",
+        &["examples/cholesky.lpk", "-p", "N=2", "--no-history"],
+    );
+    tty.wait_last_line("cholesky>");
+    tty.tmux(&["send-keys", "-t", "main", "-H", "ff"]);
+    tty.keys(&["Enter"]);
+    std::thread::sleep(Duration::from_millis(300));
+    tty.wait_last_line("cholesky>");
+    tty.type_text("count 37");
+    tty.keys(&["Enter"]);
+    tty.wait_for("total                1");
+    tty.wait_last_line("cholesky>");
+    std::thread::sleep(Duration::from_millis(300));
+    tty.ctrl_d_exits();
+}

@@ -41,6 +41,11 @@ macro_rules! ui_tests {
 }
 
 ui_tests! {
+    cli {
+        E0601_require_not_met
+        E0602_unknown_parameter
+        E0603_log_of_zero
+    }
     lint {
         E0501_double_write_trsm
         E0501_double_write_with_instance

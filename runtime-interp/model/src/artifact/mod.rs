@@ -363,10 +363,11 @@ pub fn read_container(bytes: &[u8]) -> Result<(Header, Vec<u8>), ArtifactError> 
         miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(rest, header.cbor_len as usize)
             .map_err(|e| {
                 ArtifactError::Decode(format!(
-            "the payload is not a zlib stream inflating to the {} bytes the header declares \
-             ({:?})",
-            header.cbor_len, e.status
-        ))
+                    "the payload is not a zlib stream inflating to the {} bytes the header \
+                     declares ({})",
+                    header.cbor_len,
+                    inflate_status_text(e.status)
+                ))
             })?;
     if cbor.len() != header.cbor_len as usize {
         return Err(ArtifactError::Decode(format!(
@@ -460,9 +461,25 @@ fn decode_json(bytes: &[u8]) -> Result<Loaded, ArtifactError> {
     })
 }
 
-fn cbor_error_text<T: std::fmt::Debug>(e: &ciborium::de::Error<T>) -> String {
+/// Why inflating failed, in words (the status's `Debug` text is a Rust
+/// name, not a message).
+fn inflate_status_text(status: miniz_oxide::inflate::TINFLStatus) -> &'static str {
+    use miniz_oxide::inflate::TINFLStatus;
+    match status {
+        TINFLStatus::HasMoreOutput => "it inflates to more bytes than declared",
+        TINFLStatus::NeedsMoreInput | TINFLStatus::FailedCannotMakeProgress => {
+            "the stream ends early"
+        }
+        TINFLStatus::Adler32Mismatch => "its Adler-32 checksum does not match",
+        TINFLStatus::Failed | TINFLStatus::BadParam | TINFLStatus::Done => {
+            "the stream is malformed"
+        }
+    }
+}
+
+fn cbor_error_text<T>(e: &ciborium::de::Error<T>) -> String {
     match e {
-        ciborium::de::Error::Io(io) => format!("unexpected end of the CBOR data ({io:?})"),
+        ciborium::de::Error::Io(_) => "unexpected end of the CBOR data".to_string(),
         ciborium::de::Error::Syntax(at) => format!("malformed CBOR at payload byte {at}"),
         ciborium::de::Error::Semantic(at, msg) => match at {
             Some(at) => format!("{msg} (at payload byte {at})"),

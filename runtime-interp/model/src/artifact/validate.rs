@@ -561,8 +561,17 @@ impl<'a> Validator<'a> {
                         return Err(ValidationError::Inconsistent {
                             at: at(),
                             what: format!(
-                                "argument {arg:?} does not fit parameter kind {kind:?} (tile \
-                                 arguments name the reads in order, next {next_read})"
+                                "{} does not fit the kernel's {} parameter (tile \
+                                 arguments name the reads in order, next {next_read})",
+                                match arg {
+                                    Arg::Tile(i) => format!("tile argument (read {i})"),
+                                    Arg::Scalar(_) => "a scalar argument".to_string(),
+                                },
+                                match kind {
+                                    ParamKind::Tile => "tile",
+                                    ParamKind::Int => "int",
+                                    ParamKind::Real => "real",
+                                }
                             ),
                         })
                     }
@@ -713,8 +722,9 @@ impl<'a> Validator<'a> {
                         return Err(ValidationError::Inconsistent {
                             at: here,
                             what: format!(
-                                "order keys {:?} differ from its place in the loop tree {order:?}",
-                                st.order
+                                "order keys ({}) differ from its place in the loop tree ({})",
+                                keys_text(&st.order),
+                                keys_text(&order)
                             ),
                         });
                     }
@@ -927,4 +937,12 @@ struct TreeWalk {
     orders: Vec<u32>,
     domain: Vec<DomainItem>,
     called: Vec<bool>,
+}
+
+/// Order keys as `0, 2, 1`.
+fn keys_text(keys: &[u32]) -> String {
+    keys.iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
