@@ -11,7 +11,7 @@ use compiler::pipeline::{check_source, compile_program, select_program};
 use model::program::{Arg, Instance, Program, Role};
 use model::query::Engine;
 use runtime::dense::CollectSink;
-use runtime::exec::{execute, ExecConfig, Progress, TileSource};
+use runtime::exec::{execute, ExecConfig, Progress, TileError, TileSource};
 use runtime::kernels::{Kernel, KernelArg, KernelError, Registry, Tile};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -87,7 +87,7 @@ fn input_tile(matrix: u32, index: &[i64]) -> Tile {
 
 struct Inputs;
 impl TileSource for Inputs {
-    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, String> {
+    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError> {
         Ok(Arc::new(input_tile(matrix, index)))
     }
 }

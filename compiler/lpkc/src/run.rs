@@ -72,7 +72,7 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
         }
         let spec = match InputSpec::parse(spec) {
             Ok(s) => s,
-            Err(e) => return usage_error(&e),
+            Err(e) => return usage_error(&e.to_string()),
         };
         if specs.insert(m as u32, (name.clone(), spec)).is_some() {
             return usage_error(&format!("--input {name} is given twice"));
@@ -179,7 +179,7 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
     });
     let done = match result {
         Ok(r) => r,
-        Err(e) => return fail(&e),
+        Err(e) => return fail(&e.to_string()),
     };
     let report = done.report;
     let by_matrix = done.outputs;
@@ -210,7 +210,7 @@ pub fn run(program: &Program, args: &RunArgs<'_>) -> ExitCode {
         let qr_r = final_qr_r(&inst, &by_matrix);
         match runtime::verify::verify(program, &data, &assembled, qr_r.as_deref()) {
             Ok(r) => Some(r),
-            Err(e) => return fail(&e),
+            Err(e) => return fail(&e.to_string()),
         }
     } else {
         None

@@ -36,14 +36,81 @@ use std::time::{Duration, Instant};
 pub trait TileSource: Sync {
     /// Tile `index` of input matrix `matrix` (an index into
     /// `Program::matrices`).
-    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, String>;
+    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError>;
 }
 
 /// Receives every tile written to an `output` matrix, once, as soon as it
 /// is computed.
 pub trait TileSink: Sync {
     /// Stores output tile `index` of matrix `matrix`.
-    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), String>;
+    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError>;
+}
+
+/// `M[i, j]`, for messages.
+pub(crate) fn tile_text(matrix: &str, index: &[i64]) -> String {
+    let idx: Vec<String> = index.iter().map(i64::to_string).collect();
+    format!("{matrix}[{}]", idx.join(", "))
+}
+
+impl From<crate::store::StoreError> for TileError {
+    fn from(e: crate::store::StoreError) -> Self {
+        TileError::Store(Box::new(e))
+    }
+}
+
+/// Why a [`TileSource`] could not supply a tile or a [`TileSink`] could not
+/// store one. The executor adds the task and the tile's name
+/// ([`ExecError::Input`], [`ExecError::Output`]).
+#[derive(Debug, thiserror::Error)]
+pub enum TileError {
+    /// The source holds no data for this matrix.
+    #[error("no data for this matrix")]
+    NoData {
+        /// The matrix (an index into `Program::matrices`).
+        matrix: u32,
+    },
+    /// A tile index beyond the data of its dimension.
+    #[error("tile index {index} is outside the data ({len} elements)")]
+    OutsideData {
+        /// The tile index.
+        index: i64,
+        /// Elements of the data in that dimension.
+        len: usize,
+    },
+    /// A sink received the same tile twice.
+    #[error("tile written twice")]
+    WrittenTwice {
+        /// The matrix.
+        matrix: u32,
+        /// The tile index.
+        index: Vec<i64>,
+    },
+    /// A matrix index the program does not have.
+    #[error("matrix {0} is not in the program")]
+    UnknownMatrix(u32),
+    /// A tile store that does not hold the tile.
+    #[error("tile {} is not in the tile store ({store})", tile_text(matrix, index))]
+    NotInStore {
+        /// The matrix's name.
+        matrix: String,
+        /// The tile index.
+        index: Vec<i64>,
+        /// The store, as [`crate::store::TileStore::describe`] gives it.
+        store: String,
+    },
+    /// Reading from a tile store failed.
+    #[error(transparent)]
+    Store(Box<crate::store::StoreError>),
+    /// Writing to a tile store failed.
+    #[error("storing {}: {source}", tile_text(matrix, index))]
+    Storing {
+        /// The matrix's name.
+        matrix: String,
+        /// The tile index.
+        index: Vec<i64>,
+        /// The store's error.
+        source: Box<crate::store::StoreError>,
+    },
 }
 
 /// Executor settings.
@@ -160,24 +227,24 @@ pub enum ExecError {
         tile: String,
     },
     /// Loading an input tile failed.
-    #[error("task {task}: cannot load input tile {tile}: {reason}")]
+    #[error("task {task}: cannot load input tile {tile}: {source}")]
     Input {
         /// The task.
         task: String,
         /// The tile.
         tile: String,
         /// Why.
-        reason: String,
+        source: Box<TileError>,
     },
     /// Storing an output tile failed.
-    #[error("task {task}: cannot store output tile {tile}: {reason}")]
+    #[error("task {task}: cannot store output tile {tile}: {source}")]
     Output {
         /// The task.
         task: String,
         /// The tile.
         tile: String,
         /// Why.
-        reason: String,
+        source: Box<TileError>,
     },
     /// A dependence query failed (a bad plan or an evaluation error).
     #[error("dependence query failed: {0}")]
@@ -560,10 +627,10 @@ fn run_task(
                 shared
                     .source
                     .input(t.matrix, &t.index)
-                    .map_err(|reason| ExecError::Input {
+                    .map_err(|source| ExecError::Input {
                         task: name(),
                         tile: program.tile_name(t),
-                        reason,
+                        source: Box::new(source),
                     })?;
             input_bytes += tile_bytes(&tile);
             tile
@@ -698,10 +765,10 @@ fn run_task(
             shared
                 .sink
                 .output(t.matrix, &t.index, tile.clone())
-                .map_err(|reason| ExecError::Output {
+                .map_err(|source| ExecError::Output {
                     task: name(),
                     tile: program.tile_name(t),
-                    reason,
+                    source: Box::new(source),
                 })?;
         }
         if readers > 0 {
