@@ -147,6 +147,9 @@ pub enum ShapeError {
         /// The bound parameters, in declaration order.
         params: Vec<(String, i64)>,
     },
+    /// Two input dimensions a kernel ties have different sizes.
+    #[error(transparent)]
+    Disagree(Box<crate::shapes::Disagreement>),
 }
 
 fn grid_text(one_d: bool, rows: usize, cols: usize) -> String {
@@ -615,6 +618,7 @@ pub fn run<'p>(
     params.extend(inferred.iter().cloned());
     let inst = program.bind(&params)?;
     check_shapes(&inst, inputs, block)?;
+    crate::shapes::check(&inst, &shapes_of(inputs), block).map_err(ShapeError::Disagree)?;
     let dims: Vec<usize> = program.matrices.iter().map(|m| m.extents.len()).collect();
     let source = DenseSource {
         inputs,

@@ -7,6 +7,7 @@
 //! - [`dense`]: generated inputs, tiles cut from dense matrices, assembly, `dense::run`;
 //! - [`verify`]: residual checks of `--verify`;
 //! - [`reference`]: faer's dense routines, for benchmarks and checks;
+//! - [`shapes`]: input shapes against the kernels' shape rules, before a run;
 //! - [`npy`]: NumPy `.npy` reading and writing;
 //! - [`store`]: tile stores (memory, `.npy` directories, `object_store` URLs).
 #![warn(missing_docs)]
@@ -16,5 +17,6 @@ pub mod exec;
 pub mod kernels;
 pub mod npy;
 pub mod reference;
+pub mod shapes;
 pub mod store;
 pub mod verify;
