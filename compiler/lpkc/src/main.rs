@@ -187,14 +187,15 @@ pub enum Command {
         /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
         #[arg(long = "input", value_name = "NAME=SPEC", value_parser = parse_input)]
         inputs: Vec<(String, String)>,
-        /// Write output tiles to DIR/M/i_j.npy and assembled 2-D outputs to
-        /// DIR/M.npy; `DIR/_SUCCESS` is written last, only after success.
+        /// Write each 2-D output to DIR/M.npy (in place, as its tiles are
+        /// computed) and outputs that do not assemble as tiles
+        /// DIR/M/i_j.npy; `DIR/_SUCCESS` is written last, only after success.
         #[arg(long, value_name = "DIR")]
         output_dir: Option<PathBuf>,
-        /// Where output tiles go instead of DIR/M/: `mem`, `dir:PATH`, or
-        /// an object_store URL such as `file:///abs/path` (keys
-        /// `M/i_j.npy`). Assembled matrices and the marker stay in
-        /// --output-dir.
+        /// Also write every output tile, as it is computed, to a tile store:
+        /// `mem`, `dir:PATH`, or an object_store URL such as
+        /// `file:///abs/path` (keys `M/i_j.npy`). Assembled matrices and the
+        /// marker stay in --output-dir.
         #[arg(long, value_name = "SPEC")]
         tile_store: Option<String>,
         /// Worker threads [default: the number of cores].

@@ -340,12 +340,22 @@ pub fn infer_params(
     inputs: &BTreeMap<u32, Tile>,
     block: usize,
 ) -> Result<Vec<(String, i64)>, ShapeError> {
+    infer_params_from_shapes(program, given, &shapes_of(inputs), block)
+}
+
+/// [`infer_params`] on the shapes (rows, columns) of the inputs alone.
+pub fn infer_params_from_shapes(
+    program: &Program,
+    given: &[(String, i64)],
+    inputs: &BTreeMap<u32, (usize, usize)>,
+    block: usize,
+) -> Result<Vec<(String, i64)>, ShapeError> {
     let mut inferred: Vec<(String, i64, ExtentSource)> = Vec::new();
-    for (&m, data) in inputs {
+    for (&m, &(rows, cols)) in inputs {
         let Some(decl) = program.matrices.get(m as usize) else {
             continue;
         };
-        let dims = [data.nrows(), data.ncols()];
+        let dims = [rows, cols];
         for (d, &e) in decl.extents.iter().enumerate().take(2) {
             let Some(&Node::Param(p)) = program.exprs.get(e) else {
                 continue;

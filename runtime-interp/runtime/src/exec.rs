@@ -98,6 +98,22 @@ pub enum TileError {
         /// The store, as [`crate::store::TileStore::describe`] gives it.
         store: String,
     },
+    /// Reading a tile of a `.npy` file failed.
+    #[error(transparent)]
+    Npy(Box<crate::npy::NpyError>),
+    /// A tile whose shape is not the one its place in an output file
+    /// expects.
+    #[error("tile {} is {}×{} but its place in the output file is {}×{}", tile_text(matrix, index), have.0, have.1, want.0, want.1)]
+    UnexpectedShape {
+        /// The matrix's name.
+        matrix: String,
+        /// The tile index.
+        index: Vec<i64>,
+        /// The tile's shape.
+        have: (usize, usize),
+        /// The shape of its place.
+        want: (usize, usize),
+    },
     /// Reading from a tile store failed.
     #[error(transparent)]
     Store(Box<crate::store::StoreError>),
@@ -177,6 +193,12 @@ pub struct RunReport {
     pub wall: Duration,
     /// Time spent inside kernels, summed over workers.
     pub kernel_time: Duration,
+    /// Time spent loading input tiles from the [`TileSource`], summed over
+    /// workers.
+    pub input_time: Duration,
+    /// Time spent handing output tiles to the [`TileSink`], summed over
+    /// workers.
+    pub output_time: Duration,
     /// Floating-point operations (0 where the flop model is unknown).
     pub flops: f64,
     /// Whether every kernel had a flop model.
@@ -323,6 +345,8 @@ struct Shared<'a, 'p> {
     peak: AtomicU64,
     edges: AtomicU64,
     kernel_nanos: AtomicU64,
+    input_nanos: AtomicU64,
+    output_nanos: AtomicU64,
     flops_unknown: AtomicBool,
     source: &'a dyn TileSource,
     sink: &'a dyn TileSink,
@@ -460,6 +484,8 @@ pub fn execute(
         peak: AtomicU64::new(0),
         edges: AtomicU64::new(0),
         kernel_nanos: AtomicU64::new(0),
+        input_nanos: AtomicU64::new(0),
+        output_nanos: AtomicU64::new(0),
         flops_unknown: AtomicBool::new(flops.is_none()),
         source,
         sink,
@@ -498,6 +524,8 @@ pub fn execute(
         edges: shared.edges.load(Ordering::Relaxed),
         wall: start.elapsed(),
         kernel_time: Duration::from_nanos(shared.kernel_nanos.load(Ordering::Relaxed)),
+        input_time: Duration::from_nanos(shared.input_nanos.load(Ordering::Relaxed)),
+        output_time: Duration::from_nanos(shared.output_nanos.load(Ordering::Relaxed)),
         flops: progress.flops(),
         flops_complete: !shared.flops_unknown.load(Ordering::Relaxed),
         peak_tile_bytes: shared.peak.load(Ordering::Relaxed),
@@ -623,15 +651,16 @@ fn run_task(
     let mut input_bytes = 0u64;
     for t in &reads {
         let tile = if role(t.matrix) == Some(Role::Input) {
-            let tile =
-                shared
-                    .source
-                    .input(t.matrix, &t.index)
-                    .map_err(|source| ExecError::Input {
-                        task: name(),
-                        tile: program.tile_name(t),
-                        source: Box::new(source),
-                    })?;
+            let started = Instant::now();
+            let loaded = shared.source.input(t.matrix, &t.index);
+            shared
+                .input_nanos
+                .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            let tile = loaded.map_err(|source| ExecError::Input {
+                task: name(),
+                tile: program.tile_name(t),
+                source: Box::new(source),
+            })?;
             input_bytes += tile_bytes(&tile);
             tile
         } else {
@@ -762,14 +791,16 @@ fn run_task(
             .filter(|(_, m, i)| *m == key.0 && *i == key.1)
             .count() as u64;
         if role(t.matrix) == Some(Role::Output) {
+            let started = Instant::now();
+            let stored = shared.sink.output(t.matrix, &t.index, tile.clone());
             shared
-                .sink
-                .output(t.matrix, &t.index, tile.clone())
-                .map_err(|source| ExecError::Output {
-                    task: name(),
-                    tile: program.tile_name(t),
-                    source: Box::new(source),
-                })?;
+                .output_nanos
+                .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            stored.map_err(|source| ExecError::Output {
+                task: name(),
+                tile: program.tile_name(t),
+                source: Box::new(source),
+            })?;
         }
         if readers > 0 {
             let bytes = tile_bytes(&tile);

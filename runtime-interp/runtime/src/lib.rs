@@ -3,6 +3,7 @@
 //! parser, the compiler or an LP solver.
 //!
 //! - [`exec`]: the embedded multi-threaded executor;
+//! - [`job`]: a whole run on files (`lpkc run`): tiles read and written in place as tasks run;
 //! - [`kernels`]: the tile kernels and their registry;
 //! - [`dense`]: generated inputs, tiles cut from dense matrices, assembly, `dense::run`;
 //! - [`verify`]: residual checks of `--verify`;
@@ -14,6 +15,7 @@
 
 pub mod dense;
 pub mod exec;
+pub mod job;
 pub mod kernels;
 pub mod npy;
 pub mod reference;

@@ -186,6 +186,73 @@ pub fn check(
     }
 }
 
+/// Tasks evaluated at most to predict one output's shape.
+const PREDICT_BUDGET: usize = 10_000;
+
+/// Predicts the dense shape (rows, columns) of a 2-D output matrix before
+/// the run, so its file can be written tile by tile in place: the shape of
+/// one of its corner tiles is evaluated with the kernels' rules, and each
+/// of its dimensions is taken to be as long as the input dimension that
+/// tile's size comes from (with the same tile count). `None` when that
+/// cannot be told (no rule, a size computed rather than copied, another
+/// tile count, or more than a small budget of work); callers then collect
+/// the tiles and assemble them at the end. A prediction holds for every
+/// tile only if the output's tiles follow the uniform blocking, which the
+/// writer checks as tiles arrive.
+pub fn predict_output(
+    inst: &Instance<'_>,
+    inputs: &BTreeMap<u32, (usize, usize)>,
+    block: usize,
+    matrix: u32,
+) -> Option<(usize, usize)> {
+    let ext = inst.extents.get(matrix as usize)?;
+    let (&[tr, tc], true) = (ext.as_slice(), block > 0) else {
+        return None;
+    };
+    if tr <= 0 || tc <= 0 {
+        return None;
+    }
+    let mut checker = Checker {
+        inst,
+        engine: Engine::new(inst),
+        inputs,
+        block,
+        shapes: FxHashMap::default(),
+        evaluated: FxHashSet::default(),
+        work: TASK_BUDGET - PREDICT_BUDGET,
+    };
+    let corners = [(0, 0), (tr - 1, 0), (0, tc - 1), (tr - 1, tc - 1)];
+    for (i, j) in corners {
+        let tile = Tile {
+            matrix,
+            index: vec![i, j],
+        };
+        let Some(writer) = checker.engine.writer(&tile).ok()?.into_iter().next() else {
+            continue;
+        };
+        match checker.evaluate(&writer) {
+            Ok(()) => {}
+            Err(_) => return None,
+        }
+        let [Some(rows), Some(cols)] = checker.shape(&tile) else {
+            return None;
+        };
+        let len = |size: Size, tiles: i64| -> Option<usize> {
+            let o = size.origin?;
+            let &(r, c) = inputs.get(&o.matrix)?;
+            let n = match o.dim {
+                Dim::Rows => r,
+                // The columns of a 1-D input are one tile wide.
+                Dim::Cols if checker.one_d(o.matrix) => return None,
+                Dim::Cols => c,
+            };
+            (n.div_ceil(block) as i64 == tiles).then_some(n)
+        };
+        return Some((len(rows, tr)?, len(cols, tc)?));
+    }
+    None
+}
+
 impl Checker<'_, '_> {
     fn role(&self, m: u32) -> Option<Role> {
         self.inst.program.matrices.get(m as usize).map(|d| d.role)

@@ -16,8 +16,9 @@
 //! dimension), generous for backward-stable algorithms in f64.
 
 use crate::kernels::Tile;
-use model::program::{Program, Role};
+use model::program::{Instance, Program, Role};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A computed residual.
 #[derive(Clone, Debug, PartialEq)]
@@ -263,4 +264,42 @@ pub fn verify(
         });
     }
     unknown()
+}
+
+/// For a QR program whose R matrix is not the 2-D factor (TSQR: R is
+/// indexed by tree level), the final R is the one R tile no task reads;
+/// `None` for other programs. `outputs` holds output tiles by matrix and
+/// tile index.
+pub fn final_qr_r(
+    inst: &Instance<'_>,
+    outputs: &BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>,
+) -> Option<Arc<Tile>> {
+    let program = inst.program;
+    let (m, decl) = program
+        .matrices
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m.role == Role::Output && m.name == "R")?;
+    let a_dims = program
+        .matrices
+        .iter()
+        .find(|m| m.role == Role::Input)?
+        .extents
+        .len();
+    if a_dims == 2 && decl.extents.len() == 2 {
+        return None;
+    }
+    let mut engine = model::query::Engine::new(inst);
+    let mut unread = outputs.get(&(m as u32))?.iter().filter(|(idx, _)| {
+        let tile = model::task::Tile {
+            matrix: m as u32,
+            index: (*idx).clone(),
+        };
+        engine.readers(&tile).map(|r| r.is_empty()).unwrap_or(false)
+    });
+    let (_, first) = unread.next()?;
+    if unread.next().is_some() {
+        return None;
+    }
+    Some(first.clone())
 }
