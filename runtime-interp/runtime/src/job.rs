@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -146,6 +147,8 @@ struct Placed {
 /// Where each output tile goes, as soon as it is computed.
 struct OutputSink<'a> {
     block: usize,
+    /// Bytes written into placed outputs so far.
+    written: AtomicU64,
     placed: BTreeMap<u32, Placed>,
     collected: BTreeMap<u32, Mutex<TilesOf>>,
     store: Option<StoreSink<'a>>,
@@ -166,10 +169,13 @@ impl TileSink for OutputSink<'_> {
             let (r, c) = (place(index.first(), rows), place(index.get(1), cols));
             let have = (tile.nrows(), tile.ncols());
             match (r, c) {
-                (Some((r0, h)), Some((c0, w))) if (h, w) == have => p
-                    .writer
-                    .write_block(r0, c0, &tile)
-                    .map_err(|e| TileError::Npy(Box::new(e)))?,
+                (Some((r0, h)), Some((c0, w))) if (h, w) == have => {
+                    p.writer
+                        .write_block(r0, c0, &tile)
+                        .map_err(|e| TileError::Npy(Box::new(e)))?;
+                    self.written
+                        .fetch_add((h * w * 8) as u64, Ordering::Relaxed);
+                }
                 _ => {
                     return Err(TileError::UnexpectedShape {
                         matrix: p.name.clone(),
@@ -189,6 +195,25 @@ impl TileSink for OutputSink<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Bytes written into output files between two syncs while tasks run.
+const FLUSH_BYTES: u64 = 64 << 20;
+
+fn flush_while_running(sink: &OutputSink<'_>, stop: &AtomicBool) {
+    let mut synced = 0;
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+        let written = sink.written.load(Ordering::Relaxed);
+        if written - synced >= FLUSH_BYTES {
+            for p in sink.placed.values() {
+                // An error here shows again in the final sync, which
+                // reports it.
+                let _ = p.writer.sync_data();
+            }
+            synced = written;
+        }
     }
 }
 
@@ -444,6 +469,7 @@ pub fn run_job<'p>(
     }
     let sink = OutputSink {
         block,
+        written: AtomicU64::new(0),
         placed,
         collected,
         store: job.tile_store.map(|store| StoreSink::new(store, program)),
@@ -451,15 +477,25 @@ pub fn run_job<'p>(
     let source = InputSource::new(program, &inputs, block);
     let prepare = started.elapsed();
 
-    let report = exec::execute(
-        &inst,
-        registry,
-        &source,
-        &sink,
-        Some(model::flops::flops),
-        config,
-        progress,
-    )
+    // While tasks run, a thread hands what was written to the disk every
+    // FLUSH_BYTES, so the sync at the end has little left to do.
+    let stop = AtomicBool::new(false);
+    let report = std::thread::scope(|s| {
+        if !sink.placed.is_empty() {
+            s.spawn(|| flush_while_running(&sink, &stop));
+        }
+        let report = exec::execute(
+            &inst,
+            registry,
+            &source,
+            &sink,
+            Some(model::flops::flops),
+            config,
+            progress,
+        );
+        stop.store(true, Ordering::Relaxed);
+        report
+    })
     .map_err(RunError::from)?;
 
     let OutputSink {

@@ -992,24 +992,40 @@ impl NpyTiles {
             h.data_offset + (k * size) as u64
         };
         let column_major = h.fortran_order || h.cols == 1 || h.rows == 1;
+        // `<f8` on a little-endian machine (what numpy writes here) is read
+        // straight into the f64s, with no conversion pass.
+        let native = cfg!(target_endian = "little")
+            && h.dtype
+                == (Dtype {
+                    kind: Kind::F8,
+                    endian: Endian::Little,
+                });
         if column_major {
-            let mut buf = vec![0u8; nr * size];
+            let mut buf = vec![0u8; if native { 0 } else { nr * size }];
             for j in 0..nc {
-                self.read_at(&mut buf, at(r0, c0 + j))?;
-                convert(h.dtype, &buf, tile.col_as_slice_mut(j));
-            }
-        } else {
-            // Row-major: read each row of the block, convert it, then copy
-            // it into the columns.
-            let mut buf = vec![0u8; nc * size];
-            let mut vals = vec![0.0f64; nc];
-            for i in 0..nr {
-                self.read_at(&mut buf, at(r0 + i, c0))?;
-                convert(h.dtype, &buf, &mut vals);
-                for (j, v) in vals.iter().enumerate() {
-                    tile[(i, j)] = *v;
+                let col = tile.col_as_slice_mut(j);
+                if native {
+                    self.read_at(bytemuck::cast_slice_mut(col), at(r0, c0 + j))?;
+                } else {
+                    self.read_at(&mut buf, at(r0, c0 + j))?;
+                    convert(h.dtype, &buf, col);
                 }
             }
+        } else {
+            // Row-major: each row of the block into a row-major scratch,
+            // then one cache-friendly transposing copy into the tile.
+            let mut scratch = vec![0.0f64; nr * nc];
+            let mut buf = vec![0u8; if native { 0 } else { nc * size }];
+            for (i, row) in scratch.chunks_exact_mut(nc).enumerate() {
+                if native {
+                    self.read_at(bytemuck::cast_slice_mut(row), at(r0 + i, c0))?;
+                } else {
+                    self.read_at(&mut buf, at(r0 + i, c0))?;
+                    convert(h.dtype, &buf, row);
+                }
+            }
+            tile.as_mut()
+                .copy_from(faer::MatRef::from_row_major_slice(&scratch, nr, nc));
         }
         Ok(tile)
     }
@@ -1114,13 +1130,20 @@ impl NpyBlockWriter {
                 ),
             ));
         }
-        let mut buf = vec![0u8; nr * 8];
+        let native = cfg!(target_endian = "little");
+        let mut buf = vec![0u8; if native { 0 } else { nr * 8 }];
         for j in 0..nc {
-            for (dst, v) in buf.chunks_exact_mut(8).zip(block.col_as_slice(j)) {
-                dst.copy_from_slice(&v.to_le_bytes());
-            }
+            let col = block.col_as_slice(j);
+            let bytes: &[u8] = if native {
+                bytemuck::cast_slice(col)
+            } else {
+                for (dst, v) in buf.chunks_exact_mut(8).zip(col) {
+                    dst.copy_from_slice(&v.to_le_bytes());
+                }
+                &buf
+            };
             let offset = self.data_offset + (((c0 + j) * self.rows + r0) * 8) as u64;
-            positioned::write_all_at(self.tmp.as_file(), &buf, offset)
+            positioned::write_all_at(self.tmp.as_file(), bytes, offset)
                 .map_err(|e| io_err(&self.name, e))?;
         }
         Ok(())
