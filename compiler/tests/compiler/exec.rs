@@ -10,7 +10,7 @@ use crate::compile_example as compile;
 use model::program::{Arg, Instance, Program, Role};
 use model::query::Engine;
 use runtime::dense::CollectSink;
-use runtime::exec::{execute, ExecConfig, Progress, TileSource};
+use runtime::exec::{execute, ExecConfig, Progress, TileError, TileSource};
 use runtime::kernels::{Kernel, KernelArg, KernelError, Registry, Tile};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -75,7 +75,7 @@ fn input_tile(matrix: u32, index: &[i64]) -> Tile {
 
 struct Inputs;
 impl TileSource for Inputs {
-    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, String> {
+    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError> {
         Ok(Arc::new(input_tile(matrix, index)))
     }
 }

@@ -8,7 +8,7 @@
 //! (the same for columns). A matrix declared with one dimension (`A[N]`)
 //! is cut into row blocks that span all columns.
 
-use crate::exec::{TileSink, TileSource};
+use crate::exec::{TileError, TileSink, TileSource};
 use crate::kernels::Tile;
 use model::expr::Node;
 use model::program::{Instance, Program, Role};
@@ -36,23 +36,221 @@ pub enum InputSpec {
 /// The largest generated matrix side, so a typo cannot allocate terabytes.
 pub const MAX_GENERATED_ELEMENTS: usize = 1 << 31;
 
+/// Why an `--input` spec does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InputSpecError {
+    /// A dimension that is not a non-negative integer.
+    #[error("`{spec}`: {what} must be a positive integer, found `{found}`")]
+    NotAnInteger {
+        /// The whole spec.
+        spec: String,
+        /// Which dimension (`ROWS`, `COLS`, `N`).
+        what: &'static str,
+        /// The text found.
+        found: String,
+    },
+    /// A dimension of 0.
+    #[error("`{spec}`: {what} must be at least 1")]
+    Zero {
+        /// The whole spec.
+        spec: String,
+        /// Which dimension.
+        what: &'static str,
+    },
+    /// `random:` without `ROWSxCOLS`.
+    #[error("`{spec}`: expected random:ROWSxCOLS, e.g. random:1000x500")]
+    RandomSyntax {
+        /// The whole spec.
+        spec: String,
+    },
+    /// An empty spec.
+    #[error("an empty input; expected a .npy file, random:RxC, spd:N or identity:N")]
+    Empty,
+    /// A generated matrix above [`MAX_GENERATED_ELEMENTS`].
+    #[error("`{spec}`: {rows} x {cols} is more than {MAX_GENERATED_ELEMENTS} elements")]
+    TooLarge {
+        /// The whole spec.
+        spec: String,
+        /// Rows asked for.
+        rows: usize,
+        /// Columns asked for.
+        cols: usize,
+    },
+}
+
+/// Where an inferred parameter value comes from: one dimension of an input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExtentSource {
+    /// The input matrix's name.
+    pub matrix: String,
+    /// Elements along the dimension.
+    pub len: usize,
+    /// 0 for rows, 1 for columns.
+    pub dim: usize,
+}
+
+impl ExtentSource {
+    fn text(&self, block: usize) -> String {
+        format!(
+            "{} has {} {} (block {block})",
+            self.matrix,
+            self.len,
+            if self.dim == 0 { "rows" } else { "columns" },
+        )
+    }
+}
+
+/// Why the input matrices do not fit the program: found when the
+/// parameters are bound, before any task runs.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    /// Two inputs imply different values of one parameter.
+    #[error("cannot infer `{param}`: {} gives {param} = {}, but {} gives {}", first.text(*block), tiles_of(first.len, *block), second.text(*block), tiles_of(second.len, *block))]
+    InferConflict {
+        /// The parameter.
+        param: String,
+        /// The first dimension that gave a value (its tile count).
+        first: ExtentSource,
+        /// The dimension that disagrees.
+        second: ExtentSource,
+        /// The block size.
+        block: usize,
+    },
+    /// An input matrix without data.
+    #[error("input matrix `{matrix}` needs data: --input {matrix}=FILE.npy (or random:RxC, spd:N, identity:N)")]
+    Missing {
+        /// The matrix.
+        matrix: String,
+    },
+    /// An input with more than two dimensions.
+    #[error("input matrix `{matrix}` has {dims} dimensions; only 1-D (row blocks) and 2-D inputs can be given as dense matrices")]
+    Dimensions {
+        /// The matrix.
+        matrix: String,
+        /// Its number of dimensions.
+        dims: usize,
+    },
+    /// An input whose tile grid is not the one the instance expects.
+    #[error("input `{matrix}` is {rows} x {cols}, which with block {block} is {}, but the program expects {matrix}[{}] for {}", grid_text(want.len() == 1, tiles_of(*rows, *block), tiles_of(*cols, *block)), join(want), bound_text(params))]
+    Grid {
+        /// The matrix.
+        matrix: String,
+        /// Rows of the data.
+        rows: usize,
+        /// Columns of the data.
+        cols: usize,
+        /// The block size.
+        block: usize,
+        /// The extents (in tiles) the instance expects; one extent for a
+        /// 1-D matrix of row blocks.
+        want: Vec<i64>,
+        /// The bound parameters, in declaration order.
+        params: Vec<(String, i64)>,
+    },
+    /// Two input dimensions a kernel ties have different sizes.
+    #[error(transparent)]
+    Disagree(Box<crate::shapes::Disagreement>),
+}
+
+fn grid_text(one_d: bool, rows: usize, cols: usize) -> String {
+    if one_d {
+        format!("{rows} row blocks")
+    } else {
+        format!("{rows} x {cols} tiles")
+    }
+}
+
+fn join(v: &[i64]) -> String {
+    v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+}
+
+fn bound_text(params: &[(String, i64)]) -> String {
+    if params.is_empty() {
+        "its extents".to_string()
+    } else {
+        params
+            .iter()
+            .map(|(n, v)| format!("{n} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Why output tiles cannot be assembled into one dense matrix.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AssembleError {
+    /// A matrix with more than two dimensions.
+    #[error("only 1-D and 2-D matrices can be assembled")]
+    Dimensions {
+        /// Its number of dimensions.
+        dims: usize,
+    },
+    /// A tile index beyond the grid.
+    #[error("tile {index:?} is outside the grid")]
+    OutsideGrid {
+        /// The tile index.
+        index: Vec<i64>,
+    },
+    /// Two tiles of one tile row (or column) with different heights
+    /// (widths).
+    #[error("cannot assemble: tiles of tile {what} {k} have {first} and {second} {what}s")]
+    Inconsistent {
+        /// "row" or "column".
+        what: &'static str,
+        /// The tile row or column.
+        k: usize,
+        /// The size seen first.
+        first: usize,
+        /// The size that differs.
+        second: usize,
+    },
+    /// A result above [`MAX_GENERATED_ELEMENTS`].
+    #[error("{rows} x {cols} is too large to assemble")]
+    TooLarge {
+        /// Rows.
+        rows: usize,
+        /// Columns.
+        cols: usize,
+    },
+}
+
+/// Why [`run`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The inputs do not fit the program.
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    /// The parameters violate the program's contract.
+    #[error(transparent)]
+    Bind(#[from] model::program::BindError),
+    /// The run itself failed.
+    #[error(transparent)]
+    Exec(#[from] crate::exec::ExecError),
+}
+
 impl InputSpec {
     /// Parses `random:RxC`, `spd:N`, `identity:N`, or a file path.
-    pub fn parse(s: &str) -> Result<InputSpec, String> {
-        let dim = |t: &str, what: &str| -> Result<usize, String> {
-            let v: usize = t
-                .trim()
-                .parse()
-                .map_err(|_| format!("`{s}`: {what} must be a positive integer, found `{t}`"))?;
+    pub fn parse(s: &str) -> Result<InputSpec, InputSpecError> {
+        let dim = |t: &str, what: &'static str| -> Result<usize, InputSpecError> {
+            let v: usize = t.trim().parse().map_err(|_| InputSpecError::NotAnInteger {
+                spec: s.to_string(),
+                what,
+                found: t.to_string(),
+            })?;
             if v == 0 {
-                return Err(format!("`{s}`: {what} must be at least 1"));
+                return Err(InputSpecError::Zero {
+                    spec: s.to_string(),
+                    what,
+                });
             }
             Ok(v)
         };
         let spec = if let Some(rest) = s.strip_prefix("random:") {
-            let (r, c) = rest
-                .split_once(['x', 'X'])
-                .ok_or_else(|| format!("`{s}`: expected random:ROWSxCOLS, e.g. random:1000x500"))?;
+            let (r, c) =
+                rest.split_once(['x', 'X'])
+                    .ok_or_else(|| InputSpecError::RandomSyntax {
+                        spec: s.to_string(),
+                    })?;
             InputSpec::Random {
                 rows: dim(r, "ROWS")?,
                 cols: dim(c, "COLS")?,
@@ -62,9 +260,7 @@ impl InputSpec {
         } else if let Some(rest) = s.strip_prefix("identity:") {
             InputSpec::Identity(dim(rest, "N")?)
         } else if s.is_empty() {
-            return Err(
-                "an empty input; expected a .npy file, random:RxC, spd:N or identity:N".into(),
-            );
+            return Err(InputSpecError::Empty);
         } else {
             InputSpec::File(s.into())
         };
@@ -74,9 +270,11 @@ impl InputSpec {
             InputSpec::File(_) => (0, 0),
         };
         if r.saturating_mul(c) > MAX_GENERATED_ELEMENTS {
-            return Err(format!(
-                "`{s}`: {r} x {c} is more than {MAX_GENERATED_ELEMENTS} elements"
-            ));
+            return Err(InputSpecError::TooLarge {
+                spec: s.to_string(),
+                rows: r,
+                cols: c,
+            });
         }
         Ok(spec)
     }
@@ -141,13 +339,23 @@ pub fn infer_params(
     given: &[(String, i64)],
     inputs: &BTreeMap<u32, Tile>,
     block: usize,
-) -> Result<Vec<(String, i64)>, String> {
-    let mut inferred: Vec<(String, i64, String)> = Vec::new();
-    for (&m, data) in inputs {
+) -> Result<Vec<(String, i64)>, ShapeError> {
+    infer_params_from_shapes(program, given, &shapes_of(inputs), block)
+}
+
+/// [`infer_params`] on the shapes (rows, columns) of the inputs alone.
+pub fn infer_params_from_shapes(
+    program: &Program,
+    given: &[(String, i64)],
+    inputs: &BTreeMap<u32, (usize, usize)>,
+    block: usize,
+) -> Result<Vec<(String, i64)>, ShapeError> {
+    let mut inferred: Vec<(String, i64, ExtentSource)> = Vec::new();
+    for (&m, &(rows, cols)) in inputs {
         let Some(decl) = program.matrices.get(m as usize) else {
             continue;
         };
-        let dims = [data.nrows(), data.ncols()];
+        let dims = [rows, cols];
         for (d, &e) in decl.extents.iter().enumerate().take(2) {
             let Some(&Node::Param(p)) = program.exprs.get(e) else {
                 continue;
@@ -159,18 +367,19 @@ pub fn infer_params(
                 continue;
             }
             let value = tiles_of(dims[d], block) as i64;
-            let why = format!(
-                "{} has {} {} (block {block})",
-                decl.name,
-                dims[d],
-                if d == 0 { "rows" } else { "columns" }
-            );
+            let why = ExtentSource {
+                matrix: decl.name.clone(),
+                len: dims[d],
+                dim: d,
+            };
             match inferred.iter().find(|(n, _, _)| *n == param.name) {
                 Some((_, v, first)) if *v != value => {
-                    return Err(format!(
-                        "cannot infer `{}`: {first} gives {} = {v}, but {why} gives {value}",
-                        param.name, param.name
-                    ))
+                    return Err(ShapeError::InferConflict {
+                        param: param.name.clone(),
+                        first: first.clone(),
+                        second: why,
+                        block,
+                    })
                 }
                 Some(_) => {}
                 None => inferred.push((param.name.clone(), value, why)),
@@ -186,56 +395,61 @@ pub fn check_shapes(
     inst: &Instance<'_>,
     inputs: &BTreeMap<u32, Tile>,
     block: usize,
-) -> Result<(), String> {
+) -> Result<(), ShapeError> {
+    check_grids(inst, &shapes_of(inputs), block)
+}
+
+/// The shape (rows, columns) of each dense input.
+pub fn shapes_of(inputs: &BTreeMap<u32, Tile>) -> BTreeMap<u32, (usize, usize)> {
+    inputs
+        .iter()
+        .map(|(&m, t)| (m, (t.nrows(), t.ncols())))
+        .collect()
+}
+
+/// [`check_shapes`] on the shapes (rows, columns) of the inputs alone, so
+/// a file's header is enough.
+pub fn check_grids(
+    inst: &Instance<'_>,
+    inputs: &BTreeMap<u32, (usize, usize)>,
+    block: usize,
+) -> Result<(), ShapeError> {
     let program = inst.program;
     for (m, decl) in program.matrices.iter().enumerate() {
         if decl.role != Role::Input {
             continue;
         }
-        let Some(data) = inputs.get(&(m as u32)) else {
-            return Err(format!(
-                "input matrix `{}` needs data: --input {}=FILE.npy (or random:RxC, spd:N, identity:N)",
-                decl.name, decl.name
-            ));
+        let Some(&(rows, cols)) = inputs.get(&(m as u32)) else {
+            return Err(ShapeError::Missing {
+                matrix: decl.name.clone(),
+            });
         };
         let ext = inst.extents.get(m).cloned().unwrap_or_default();
-        let have = [tiles_of(data.nrows(), block), tiles_of(data.ncols(), block)];
-        let want: Vec<String> = ext.iter().map(|e| e.to_string()).collect();
+        let have = [tiles_of(rows, block), tiles_of(cols, block)];
         let ok = match ext.len() {
             1 => have[0] as i64 == ext[0],
             2 => have[0] as i64 == ext[0] && have[1] as i64 == ext[1],
-            n => {
-                return Err(format!(
-                    "input matrix `{}` has {n} dimensions; only 1-D (row blocks) and 2-D inputs can be given as dense matrices",
-                    decl.name
-                ))
+            dims => {
+                return Err(ShapeError::Dimensions {
+                    matrix: decl.name.clone(),
+                    dims,
+                })
             }
         };
         if !ok {
-            let have_text = if ext.len() == 1 {
-                format!("{} row blocks", have[0])
-            } else {
-                format!("{} x {} tiles", have[0], have[1])
-            };
-            let bound: Vec<String> = program
-                .params
-                .iter()
-                .zip(&inst.params)
-                .map(|(p, v)| format!("{} = {v}", p.name))
-                .collect();
-            return Err(format!(
-                "input `{}` is {} x {}, which with block {block} is {have_text}, but the program expects {}[{}] for {}",
-                decl.name,
-                data.nrows(),
-                data.ncols(),
-                decl.name,
-                want.join(", "),
-                if bound.is_empty() {
-                    "its extents".to_string()
-                } else {
-                    bound.join(", ")
-                }
-            ));
+            return Err(ShapeError::Grid {
+                matrix: decl.name.clone(),
+                rows,
+                cols,
+                block,
+                want: ext,
+                params: program
+                    .params
+                    .iter()
+                    .zip(&inst.params)
+                    .map(|(p, v)| (p.name.clone(), *v))
+                    .collect(),
+            });
         }
     }
     Ok(())
@@ -252,18 +466,18 @@ pub struct DenseSource<'a> {
 }
 
 impl TileSource for DenseSource<'_> {
-    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, String> {
+    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError> {
         let data = self
             .inputs
             .get(&matrix)
-            .ok_or_else(|| "no data for this matrix".to_string())?;
+            .ok_or(TileError::NoData { matrix })?;
         let b = self.block;
-        let span = |i: i64, n: usize| -> Result<(usize, usize), String> {
+        let span = |i: i64, n: usize| -> Result<(usize, usize), TileError> {
             let start = usize::try_from(i)
                 .ok()
                 .and_then(|i| i.checked_mul(b))
                 .filter(|&s| s < n)
-                .ok_or_else(|| format!("tile index {i} is outside the data ({n} elements)"))?;
+                .ok_or(TileError::OutsideData { index: i, len: n })?;
             Ok((start, b.min(n - start)))
         };
         let (r0, nr) = span(*index.first().unwrap_or(&0), data.nrows())?;
@@ -286,10 +500,13 @@ pub struct CollectSink {
 }
 
 impl TileSink for CollectSink {
-    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), String> {
+    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
         let mut t = self.tiles.lock().unwrap_or_else(|e| e.into_inner());
         if t.insert((matrix, index.to_vec()), tile).is_some() {
-            return Err("tile written twice".into());
+            return Err(TileError::WrittenTwice {
+                matrix,
+                index: index.to_vec(),
+            });
         }
         Ok(())
     }
@@ -310,11 +527,15 @@ pub fn assemble(
     extents: &[i64],
     tiles: &BTreeMap<Vec<i64>, Arc<Tile>>,
     block: usize,
-) -> Result<Tile, String> {
+) -> Result<Tile, AssembleError> {
     let (tr, tc) = match *extents {
         [r] => (r.max(0) as usize, 1),
         [r, c] => (r.max(0) as usize, c.max(0) as usize),
-        _ => return Err("only 1-D and 2-D matrices can be assembled".into()),
+        _ => {
+            return Err(AssembleError::Dimensions {
+                dims: extents.len(),
+            })
+        }
     };
     let mut heights: Vec<Option<usize>> = vec![None; tr];
     let mut widths: Vec<Option<usize>> = vec![None; tc];
@@ -326,13 +547,16 @@ pub fn assemble(
             (widths.get_mut(j), t.ncols(), "column", j),
         ] {
             let Some(slot) = slot else {
-                return Err(format!("tile {idx:?} is outside the grid"));
+                return Err(AssembleError::OutsideGrid { index: idx.clone() });
             };
             match slot {
                 Some(h) if *h != v => {
-                    return Err(format!(
-                        "cannot assemble: tiles of tile {what} {k} have {h} and {v} {what}s"
-                    ))
+                    return Err(AssembleError::Inconsistent {
+                        what,
+                        k,
+                        first: *h,
+                        second: v,
+                    })
                 }
                 _ => *slot = Some(v),
             }
@@ -343,7 +567,7 @@ pub fn assemble(
     let rows: usize = heights.iter().sum();
     let cols: usize = widths.iter().sum();
     if rows.saturating_mul(cols) > MAX_GENERATED_ELEMENTS {
-        return Err(format!("{rows} x {cols} is too large to assemble"));
+        return Err(AssembleError::TooLarge { rows, cols });
     }
     let mut out = Tile::zeros(rows, cols);
     let row_at: Vec<usize> = heights
@@ -398,12 +622,13 @@ pub fn run<'p>(
     registry: &crate::kernels::Registry,
     config: &crate::exec::ExecConfig,
     progress: &crate::exec::Progress,
-) -> Result<DenseRun<'p>, String> {
+) -> Result<DenseRun<'p>, RunError> {
     let mut params = given.to_vec();
     let inferred = infer_params(program, &params, inputs, block)?;
     params.extend(inferred.iter().cloned());
-    let inst = program.bind(&params).map_err(|e| e.to_string())?;
+    let inst = program.bind(&params)?;
     check_shapes(&inst, inputs, block)?;
+    crate::shapes::check(&inst, &shapes_of(inputs), block).map_err(ShapeError::Disagree)?;
     let dims: Vec<usize> = program.matrices.iter().map(|m| m.extents.len()).collect();
     let source = DenseSource {
         inputs,
@@ -419,8 +644,7 @@ pub fn run<'p>(
         Some(model::flops::flops),
         config,
         progress,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let mut outputs = OutputTiles::new();
     for ((m, idx), t) in sink.into_tiles() {
         outputs.entry(m).or_default().insert(idx, t);

@@ -36,14 +36,97 @@ use std::time::{Duration, Instant};
 pub trait TileSource: Sync {
     /// Tile `index` of input matrix `matrix` (an index into
     /// `Program::matrices`).
-    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, String>;
+    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError>;
 }
 
 /// Receives every tile written to an `output` matrix, once, as soon as it
 /// is computed.
 pub trait TileSink: Sync {
     /// Stores output tile `index` of matrix `matrix`.
-    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), String>;
+    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError>;
+}
+
+/// `M[i, j]`, for messages.
+pub(crate) fn tile_text(matrix: &str, index: &[i64]) -> String {
+    let idx: Vec<String> = index.iter().map(i64::to_string).collect();
+    format!("{matrix}[{}]", idx.join(", "))
+}
+
+impl From<crate::store::StoreError> for TileError {
+    fn from(e: crate::store::StoreError) -> Self {
+        TileError::Store(Box::new(e))
+    }
+}
+
+/// Why a [`TileSource`] could not supply a tile or a [`TileSink`] could not
+/// store one. The executor adds the task and the tile's name
+/// ([`ExecError::Input`], [`ExecError::Output`]).
+#[derive(Debug, thiserror::Error)]
+pub enum TileError {
+    /// The source holds no data for this matrix.
+    #[error("no data for this matrix")]
+    NoData {
+        /// The matrix (an index into `Program::matrices`).
+        matrix: u32,
+    },
+    /// A tile index beyond the data of its dimension.
+    #[error("tile index {index} is outside the data ({len} elements)")]
+    OutsideData {
+        /// The tile index.
+        index: i64,
+        /// Elements of the data in that dimension.
+        len: usize,
+    },
+    /// A sink received the same tile twice.
+    #[error("tile written twice")]
+    WrittenTwice {
+        /// The matrix.
+        matrix: u32,
+        /// The tile index.
+        index: Vec<i64>,
+    },
+    /// A matrix index the program does not have.
+    #[error("matrix {0} is not in the program")]
+    UnknownMatrix(u32),
+    /// A tile store that does not hold the tile.
+    #[error("tile {} is not in the tile store ({store})", tile_text(matrix, index))]
+    NotInStore {
+        /// The matrix's name.
+        matrix: String,
+        /// The tile index.
+        index: Vec<i64>,
+        /// The store, as [`crate::store::TileStore::describe`] gives it.
+        store: String,
+    },
+    /// Reading a tile of a `.npy` file failed.
+    #[error(transparent)]
+    Npy(Box<crate::npy::NpyError>),
+    /// A tile whose shape is not the one its place in an output file
+    /// expects.
+    #[error("tile {} is {}×{} but its place in the output file is {}×{}", tile_text(matrix, index), have.0, have.1, want.0, want.1)]
+    UnexpectedShape {
+        /// The matrix's name.
+        matrix: String,
+        /// The tile index.
+        index: Vec<i64>,
+        /// The tile's shape.
+        have: (usize, usize),
+        /// The shape of its place.
+        want: (usize, usize),
+    },
+    /// Reading from a tile store failed.
+    #[error(transparent)]
+    Store(Box<crate::store::StoreError>),
+    /// Writing to a tile store failed.
+    #[error("storing {}: {source}", tile_text(matrix, index))]
+    Storing {
+        /// The matrix's name.
+        matrix: String,
+        /// The tile index.
+        index: Vec<i64>,
+        /// The store's error.
+        source: Box<crate::store::StoreError>,
+    },
 }
 
 /// Executor settings.
@@ -110,6 +193,12 @@ pub struct RunReport {
     pub wall: Duration,
     /// Time spent inside kernels, summed over workers.
     pub kernel_time: Duration,
+    /// Time spent loading input tiles from the [`TileSource`], summed over
+    /// workers.
+    pub input_time: Duration,
+    /// Time spent handing output tiles to the [`TileSink`], summed over
+    /// workers.
+    pub output_time: Duration,
     /// Floating-point operations (0 where the flop model is unknown).
     pub flops: f64,
     /// Whether every kernel had a flop model.
@@ -160,24 +249,24 @@ pub enum ExecError {
         tile: String,
     },
     /// Loading an input tile failed.
-    #[error("task {task}: cannot load input tile {tile}: {reason}")]
+    #[error("task {task}: cannot load input tile {tile}: {source}")]
     Input {
         /// The task.
         task: String,
         /// The tile.
         tile: String,
         /// Why.
-        reason: String,
+        source: Box<TileError>,
     },
     /// Storing an output tile failed.
-    #[error("task {task}: cannot store output tile {tile}: {reason}")]
+    #[error("task {task}: cannot store output tile {tile}: {source}")]
     Output {
         /// The task.
         task: String,
         /// The tile.
         tile: String,
         /// Why.
-        reason: String,
+        source: Box<TileError>,
     },
     /// A dependence query failed (a bad plan or an evaluation error).
     #[error("dependence query failed: {0}")]
@@ -256,6 +345,8 @@ struct Shared<'a, 'p> {
     peak: AtomicU64,
     edges: AtomicU64,
     kernel_nanos: AtomicU64,
+    input_nanos: AtomicU64,
+    output_nanos: AtomicU64,
     flops_unknown: AtomicBool,
     source: &'a dyn TileSource,
     sink: &'a dyn TileSink,
@@ -393,6 +484,8 @@ pub fn execute(
         peak: AtomicU64::new(0),
         edges: AtomicU64::new(0),
         kernel_nanos: AtomicU64::new(0),
+        input_nanos: AtomicU64::new(0),
+        output_nanos: AtomicU64::new(0),
         flops_unknown: AtomicBool::new(flops.is_none()),
         source,
         sink,
@@ -431,6 +524,8 @@ pub fn execute(
         edges: shared.edges.load(Ordering::Relaxed),
         wall: start.elapsed(),
         kernel_time: Duration::from_nanos(shared.kernel_nanos.load(Ordering::Relaxed)),
+        input_time: Duration::from_nanos(shared.input_nanos.load(Ordering::Relaxed)),
+        output_time: Duration::from_nanos(shared.output_nanos.load(Ordering::Relaxed)),
         flops: progress.flops(),
         flops_complete: !shared.flops_unknown.load(Ordering::Relaxed),
         peak_tile_bytes: shared.peak.load(Ordering::Relaxed),
@@ -556,15 +651,16 @@ fn run_task(
     let mut input_bytes = 0u64;
     for t in &reads {
         let tile = if role(t.matrix) == Some(Role::Input) {
-            let tile =
-                shared
-                    .source
-                    .input(t.matrix, &t.index)
-                    .map_err(|reason| ExecError::Input {
-                        task: name(),
-                        tile: program.tile_name(t),
-                        reason,
-                    })?;
+            let started = Instant::now();
+            let loaded = shared.source.input(t.matrix, &t.index);
+            shared
+                .input_nanos
+                .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            let tile = loaded.map_err(|source| ExecError::Input {
+                task: name(),
+                tile: program.tile_name(t),
+                source: Box::new(source),
+            })?;
             input_bytes += tile_bytes(&tile);
             tile
         } else {
@@ -695,14 +791,16 @@ fn run_task(
             .filter(|(_, m, i)| *m == key.0 && *i == key.1)
             .count() as u64;
         if role(t.matrix) == Some(Role::Output) {
+            let started = Instant::now();
+            let stored = shared.sink.output(t.matrix, &t.index, tile.clone());
             shared
-                .sink
-                .output(t.matrix, &t.index, tile.clone())
-                .map_err(|reason| ExecError::Output {
-                    task: name(),
-                    tile: program.tile_name(t),
-                    reason,
-                })?;
+                .output_nanos
+                .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            stored.map_err(|source| ExecError::Output {
+                task: name(),
+                tile: program.tile_name(t),
+                source: Box::new(source),
+            })?;
         }
         if readers > 0 {
             let bytes = tile_bytes(&tile);

@@ -3,18 +3,22 @@
 //! parser, the compiler or an LP solver.
 //!
 //! - [`exec`]: the embedded multi-threaded executor;
+//! - [`job`]: a whole run on files (`lpkc run`): tiles read and written in place as tasks run;
 //! - [`kernels`]: the tile kernels and their registry;
 //! - [`dense`]: generated inputs, tiles cut from dense matrices, assembly, `dense::run`;
 //! - [`verify`]: residual checks of `--verify`;
 //! - [`reference`]: faer's dense routines, for benchmarks and checks;
+//! - [`shapes`]: input shapes against the kernels' shape rules, before a run;
 //! - [`npy`]: NumPy `.npy` reading and writing;
 //! - [`store`]: tile stores (memory, `.npy` directories, `object_store` URLs).
 #![warn(missing_docs)]
 
 pub mod dense;
 pub mod exec;
+pub mod job;
 pub mod kernels;
 pub mod npy;
 pub mod reference;
+pub mod shapes;
 pub mod store;
 pub mod verify;

@@ -908,3 +908,317 @@ fn parse_dict(text: &[u8]) -> Result<Dict, HeaderProblem> {
         shape: shape.ok_or(HeaderProblem::MissingKey("shape"))?,
     })
 }
+
+/// A `.npy` file read tile by tile: the header is read and checked once
+/// (the file's length against the shape), then each block of the array is
+/// read with positioned reads of its rows (C order) or columns (Fortran
+/// order), so nothing beyond the block is read or held, and any number of
+/// threads read at once.
+#[derive(Debug)]
+pub struct NpyTiles {
+    file: File,
+    name: String,
+    header: Header,
+}
+
+impl NpyTiles {
+    /// Opens `path` and checks its header against [`ReadLimit::default`];
+    /// errors name the path. A file that is not a regular file (a pipe)
+    /// cannot be read by position and is refused.
+    pub fn open(path: &Path) -> Result<NpyTiles, NpyError> {
+        let name = path.display().to_string();
+        let file = File::open(path).map_err(|e| io_err(&name, e))?;
+        let meta = file.metadata().map_err(|e| io_err(&name, e))?;
+        if !meta.is_file() {
+            return Err(io_err(
+                &name,
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a regular file, so its tiles cannot be read by position",
+                ),
+            ));
+        }
+        let header = {
+            let mut reader = BufReader::with_capacity(4096, &file);
+            read_header(&mut reader, &name, &ReadLimit::default())?
+        };
+        check_data_len(
+            &header,
+            meta.len().saturating_sub(header.data_offset),
+            &name,
+        )?;
+        Ok(NpyTiles { file, name, header })
+    }
+
+    /// The array's shape as (rows, columns); a vector `(n,)` is n×1.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.header.rows, self.header.cols)
+    }
+
+    /// The file's name, as errors give it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Reads rows `r0..r0 + nr` and columns `c0..c0 + nc`.
+    pub fn read_block(&self, r0: usize, c0: usize, nr: usize, nc: usize) -> Result<Tile, NpyError> {
+        let h = &self.header;
+        let inside = r0.checked_add(nr).is_some_and(|e| e <= h.rows)
+            && c0.checked_add(nc).is_some_and(|e| e <= h.cols);
+        if !inside {
+            return Err(io_err(
+                &self.name,
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "block of {nr}×{nc} at ({r0}, {c0}) is outside the {}×{} array",
+                        h.rows, h.cols
+                    ),
+                ),
+            ));
+        }
+        let size = h.dtype.size();
+        let mut tile = Tile::zeros(nr, nc);
+        if nr == 0 || nc == 0 {
+            return Ok(tile);
+        }
+        // Every offset is below the data's length, checked at open.
+        let at = |i: usize, j: usize| -> u64 {
+            let k = if h.fortran_order || h.cols == 1 || h.rows == 1 {
+                j * h.rows + i
+            } else {
+                i * h.cols + j
+            };
+            h.data_offset + (k * size) as u64
+        };
+        let column_major = h.fortran_order || h.cols == 1 || h.rows == 1;
+        // `<f8` on a little-endian machine (what numpy writes here) is read
+        // straight into the f64s, with no conversion pass.
+        let native = cfg!(target_endian = "little")
+            && h.dtype
+                == (Dtype {
+                    kind: Kind::F8,
+                    endian: Endian::Little,
+                });
+        if column_major {
+            let mut buf = vec![0u8; if native { 0 } else { nr * size }];
+            for j in 0..nc {
+                let col = tile.col_as_slice_mut(j);
+                if native {
+                    self.read_at(bytemuck::cast_slice_mut(col), at(r0, c0 + j))?;
+                } else {
+                    self.read_at(&mut buf, at(r0, c0 + j))?;
+                    convert(h.dtype, &buf, col);
+                }
+            }
+        } else {
+            // Row-major: each row of the block into a row-major scratch,
+            // then one cache-friendly transposing copy into the tile.
+            let mut scratch = vec![0.0f64; nr * nc];
+            let mut buf = vec![0u8; if native { 0 } else { nc * size }];
+            for (i, row) in scratch.chunks_exact_mut(nc).enumerate() {
+                if native {
+                    self.read_at(bytemuck::cast_slice_mut(row), at(r0 + i, c0))?;
+                } else {
+                    self.read_at(&mut buf, at(r0 + i, c0))?;
+                    convert(h.dtype, &buf, row);
+                }
+            }
+            tile.as_mut()
+                .copy_from(faer::MatRef::from_row_major_slice(&scratch, nr, nc));
+        }
+        Ok(tile)
+    }
+
+    /// Reads the whole array (for checks that need it, like `--verify`).
+    pub fn read_all(&self) -> Result<Tile, NpyError> {
+        self.read_block(0, 0, self.header.rows, self.header.cols)
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<(), NpyError> {
+        positioned::read_exact_at(&self.file, buf, offset).map_err(|e| io_err(&self.name, e))
+    }
+}
+
+/// A `<f8` Fortran-order `.npy` file written block by block, in place:
+/// the header first, then each block at its offset with positioned writes
+/// (any number of threads at once), then one sync and a rename to the
+/// final name, so a crash never leaves a half-written file under it.
+#[derive(Debug)]
+pub struct NpyBlockWriter {
+    tmp: tempfile::NamedTempFile,
+    path: std::path::PathBuf,
+    name: String,
+    rows: usize,
+    cols: usize,
+    data_offset: u64,
+}
+
+impl NpyBlockWriter {
+    /// Creates a temporary file next to `path` holding the header of a
+    /// `rows` × `cols` array, its data zero (a sparse file until written).
+    pub fn create(path: &Path, rows: usize, cols: usize) -> Result<NpyBlockWriter, NpyError> {
+        let name = path.display().to_string();
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let file_name = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut tmp = tempfile::Builder::new()
+            .prefix(&format!(".{file_name}."))
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(|e| io_err(&name, e))?;
+        let header = header_bytes(rows, cols);
+        let data = (rows as u64)
+            .checked_mul(cols as u64)
+            .and_then(|n| n.checked_mul(8))
+            .ok_or_else(|| {
+                io_err(
+                    &name,
+                    io::Error::new(io::ErrorKind::InvalidInput, "the array is too large"),
+                )
+            })?;
+        tmp.as_file_mut()
+            .write_all(&header)
+            .map_err(|e| io_err(&name, e))?;
+        tmp.as_file()
+            .set_len(header.len() as u64 + data)
+            .map_err(|e| io_err(&name, e))?;
+        Ok(NpyBlockWriter {
+            tmp,
+            path: path.to_path_buf(),
+            name,
+            rows,
+            cols,
+            data_offset: header.len() as u64,
+        })
+    }
+
+    /// The array's shape.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.rows, self.cols)
+    }
+
+    /// The final path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The temporary file's path, where the data is until [`Self::finish`].
+    pub fn temp_path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Writes `block` with its top-left element at (`r0`, `c0`).
+    pub fn write_block(&self, r0: usize, c0: usize, block: &Tile) -> Result<(), NpyError> {
+        let (nr, nc) = (block.nrows(), block.ncols());
+        let inside = r0.checked_add(nr).is_some_and(|e| e <= self.rows)
+            && c0.checked_add(nc).is_some_and(|e| e <= self.cols);
+        if !inside {
+            return Err(io_err(
+                &self.name,
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "block of {nr}×{nc} at ({r0}, {c0}) is outside the {}×{} array",
+                        self.rows, self.cols
+                    ),
+                ),
+            ));
+        }
+        let native = cfg!(target_endian = "little");
+        let mut buf = vec![0u8; if native { 0 } else { nr * 8 }];
+        for j in 0..nc {
+            let col = block.col_as_slice(j);
+            let bytes: &[u8] = if native {
+                bytemuck::cast_slice(col)
+            } else {
+                for (dst, v) in buf.chunks_exact_mut(8).zip(col) {
+                    dst.copy_from_slice(&v.to_le_bytes());
+                }
+                &buf
+            };
+            let offset = self.data_offset + (((c0 + j) * self.rows + r0) * 8) as u64;
+            positioned::write_all_at(self.tmp.as_file(), bytes, offset)
+                .map_err(|e| io_err(&self.name, e))?;
+        }
+        Ok(())
+    }
+
+    /// Flushes what was written so far to the disk without waiting for the
+    /// end (a thread may call it while others write, so the final sync
+    /// has less left to do).
+    pub fn sync_data(&self) -> Result<(), NpyError> {
+        self.tmp
+            .as_file()
+            .sync_data()
+            .map_err(|e| io_err(&self.name, e))
+    }
+
+    /// Syncs the file and renames it to its final name.
+    pub fn finish(self) -> Result<(), NpyError> {
+        self.tmp
+            .as_file()
+            .sync_all()
+            .map_err(|e| io_err(&self.name, e))?;
+        let name = self.name;
+        self.tmp
+            .persist(&self.path)
+            .map_err(|e| io_err(&name, e.error))?;
+        Ok(())
+    }
+}
+
+/// Positioned reads and writes, which never move a shared cursor.
+mod positioned {
+    use std::fs::File;
+    use std::io;
+
+    #[cfg(unix)]
+    pub(super) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+    }
+
+    #[cfg(unix)]
+    pub(super) fn write_all_at(file: &File, buf: &[u8], offset: u64) -> io::Result<()> {
+        std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
+    }
+
+    #[cfg(windows)]
+    pub(super) fn read_exact_at(
+        file: &File,
+        mut buf: &mut [u8],
+        mut offset: u64,
+    ) -> io::Result<()> {
+        use std::os::windows::fs::FileExt;
+        while !buf.is_empty() {
+            match file.seek_read(buf, offset)? {
+                0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+                n => {
+                    buf = &mut buf[n..];
+                    offset += n as u64;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(windows)]
+    pub(super) fn write_all_at(file: &File, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
+        use std::os::windows::fs::FileExt;
+        while !buf.is_empty() {
+            match file.seek_write(buf, offset)? {
+                0 => return Err(io::ErrorKind::WriteZero.into()),
+                n => {
+                    buf = &buf[n..];
+                    offset += n as u64;
+                }
+            }
+        }
+        Ok(())
+    }
+}

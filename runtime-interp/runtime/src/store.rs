@@ -20,7 +20,7 @@
 //! digits, `_`, `-`, `.`, not starting with `.`), so a key never escapes
 //! the store's root.
 
-use crate::exec::{TileSink, TileSource};
+use crate::exec::{TileError, TileSink, TileSource};
 use crate::kernels::Tile;
 use crate::npy::{self, NpyError, ReadLimit};
 use model::program::Program;
@@ -128,12 +128,6 @@ pub fn tile_key(matrix: &str, index: &[i64]) -> Result<String, StoreError> {
     }
     let idx: Vec<String> = index.iter().map(i64::to_string).collect();
     Ok(format!("{matrix}/{}.npy", idx.join("_")))
-}
-
-/// `M[i, j]`, for messages.
-fn tile_name(matrix: &str, index: &[i64]) -> String {
-    let idx: Vec<String> = index.iter().map(i64::to_string).collect();
-    format!("{matrix}[{}]", idx.join(", "))
 }
 
 /// Shards of the memory store; a power of two well above the worker count
@@ -437,11 +431,11 @@ fn matrix_names(program: &Program) -> Vec<String> {
 }
 
 /// Looks up a matrix name by its index in the program.
-fn name_of(names: &[String], matrix: u32) -> Result<&str, String> {
+fn name_of(names: &[String], matrix: u32) -> Result<&str, TileError> {
     names
         .get(matrix as usize)
         .map(String::as_str)
-        .ok_or_else(|| format!("matrix {matrix} is not in the program"))
+        .ok_or(TileError::UnknownMatrix(matrix))
 }
 
 /// A [`TileSource`] reading input tiles from a store by matrix name.
@@ -466,16 +460,15 @@ impl<'a> StoreSource<'a> {
 }
 
 impl TileSource for StoreSource<'_> {
-    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, String> {
+    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError> {
         let name = name_of(&self.names, matrix)?;
-        match self.store.get(name, index) {
-            Ok(Some(tile)) => Ok(tile),
-            Ok(None) => Err(format!(
-                "tile {} is not in the tile store ({})",
-                tile_name(name, index),
-                self.store.describe()
-            )),
-            Err(e) => Err(e.to_string()),
+        match self.store.get(name, index)? {
+            Some(tile) => Ok(tile),
+            None => Err(TileError::NotInStore {
+                matrix: name.to_string(),
+                index: index.to_vec(),
+                store: self.store.describe(),
+            }),
         }
     }
 }
@@ -502,10 +495,14 @@ impl<'a> StoreSink<'a> {
 }
 
 impl TileSink for StoreSink<'_> {
-    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), String> {
+    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
         let name = name_of(&self.names, matrix)?;
         self.store
             .put(name, index, tile)
-            .map_err(|e| format!("storing {}: {e}", tile_name(name, index)))
+            .map_err(|source| TileError::Storing {
+                matrix: name.to_string(),
+                index: index.to_vec(),
+                source: Box::new(source),
+            })
     }
 }

@@ -16,8 +16,9 @@
 //! dimension), generous for backward-stable algorithms in f64.
 
 use crate::kernels::Tile;
-use model::program::{Program, Role};
+use model::program::{Instance, Program, Role};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A computed residual.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,15 +62,46 @@ fn sym_from_lower(m: &Tile) -> Tile {
     })
 }
 
-fn same(a: &Tile, b: &Tile, what: &str) -> Result<(), String> {
+/// Why a residual cannot be computed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    /// The program's kernels and matrices match no known relation.
+    #[error("--verify knows no relation between the inputs and outputs of program `{program}` (it recognises Cholesky, LU, QR, triangular solve and inverse, and matrix products)")]
+    Unknown {
+        /// The program's name.
+        program: String,
+    },
+    /// An output whose shape is not the one the relation needs.
+    #[error("cannot verify: {what} is {}x{} but should be {}x{}", have.0, have.1, want.0, want.1)]
+    Shape {
+        /// The output ("L", "U", "X").
+        what: &'static str,
+        /// Its shape.
+        have: (usize, usize),
+        /// The shape it should have.
+        want: (usize, usize),
+    },
+    /// An R factor that is not square of A's column count.
+    #[error("cannot verify: R is {}x{} but A has {a_cols} columns", r.0, r.1)]
+    RShape {
+        /// R's shape.
+        r: (usize, usize),
+        /// A's columns.
+        a_cols: usize,
+    },
+    /// Matrices of the relation whose shapes do not conform, e.g. "L and
+    /// X" or "A, B and C".
+    #[error("cannot verify: {0} do not conform")]
+    NotConforming(&'static str),
+}
+
+fn same(a: &Tile, b: &Tile, what: &'static str) -> Result<(), VerifyError> {
     if a.nrows() != b.nrows() || a.ncols() != b.ncols() {
-        return Err(format!(
-            "cannot verify: {what} is {}x{} but should be {}x{}",
-            a.nrows(),
-            a.ncols(),
-            b.nrows(),
-            b.ncols()
-        ));
+        return Err(VerifyError::Shape {
+            what,
+            have: (a.nrows(), a.ncols()),
+            want: (b.nrows(), b.ncols()),
+        });
     }
     Ok(())
 }
@@ -90,7 +122,7 @@ pub fn verify(
     inputs: &BTreeMap<u32, Tile>,
     outputs: &BTreeMap<u32, Tile>,
     qr_r: Option<&Tile>,
-) -> Result<Residual, String> {
+) -> Result<Residual, VerifyError> {
     let called: Vec<&str> = program
         .statements
         .iter()
@@ -114,10 +146,9 @@ pub fn verify(
         .unwrap_or(1) as f64;
     let bound = 1e-12 * n.max(1.0);
     let unknown = || {
-        Err(format!(
-            "--verify knows no relation between the inputs and outputs of program `{}` (it recognises Cholesky, LU, QR, triangular solve and inverse, and matrix products)",
-            program.name
-        ))
+        Err(VerifyError::Unknown {
+            program: program.name.clone(),
+        })
     };
     if calls("chol") {
         let ([a], Some((_, l))) = (ins.as_slice(), outs.first()) else {
@@ -165,12 +196,10 @@ pub fn verify(
             |i, j| if i <= j { r[(i, j)] } else { 0.0 },
         );
         if r.nrows() != a.ncols() || r.ncols() != a.ncols() {
-            return Err(format!(
-                "cannot verify: R is {}x{} but A has {} columns",
-                r.nrows(),
-                r.ncols(),
-                a.ncols()
-            ));
+            return Err(VerifyError::RShape {
+                r: (r.nrows(), r.ncols()),
+                a_cols: a.ncols(),
+            });
         }
         let ata = a.transpose() * *a;
         let rtr = r.transpose() * &r;
@@ -203,7 +232,7 @@ pub fn verify(
                 let l = tril(l);
                 same(x, b, "X")?;
                 if l.ncols() != x.nrows() {
-                    return Err("cannot verify: L and X do not conform".into());
+                    return Err(VerifyError::NotConforming("L and X"));
                 }
                 let r = &l * *x - *b;
                 Ok(Residual {
@@ -224,7 +253,7 @@ pub fn verify(
             return unknown();
         };
         if a.ncols() != b.nrows() || c.nrows() != a.nrows() || c.ncols() != b.ncols() {
-            return Err("cannot verify: A, B and C do not conform".into());
+            return Err(VerifyError::NotConforming("A, B and C"));
         }
         let r = *c - *a * *b;
         return Ok(Residual {
@@ -235,4 +264,42 @@ pub fn verify(
         });
     }
     unknown()
+}
+
+/// For a QR program whose R matrix is not the 2-D factor (TSQR: R is
+/// indexed by tree level), the final R is the one R tile no task reads;
+/// `None` for other programs. `outputs` holds output tiles by matrix and
+/// tile index.
+pub fn final_qr_r(
+    inst: &Instance<'_>,
+    outputs: &BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>,
+) -> Option<Arc<Tile>> {
+    let program = inst.program;
+    let (m, decl) = program
+        .matrices
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m.role == Role::Output && m.name == "R")?;
+    let a_dims = program
+        .matrices
+        .iter()
+        .find(|m| m.role == Role::Input)?
+        .extents
+        .len();
+    if a_dims == 2 && decl.extents.len() == 2 {
+        return None;
+    }
+    let mut engine = model::query::Engine::new(inst);
+    let mut unread = outputs.get(&(m as u32))?.iter().filter(|(idx, _)| {
+        let tile = model::task::Tile {
+            matrix: m as u32,
+            index: (*idx).clone(),
+        };
+        engine.readers(&tile).map(|r| r.is_empty()).unwrap_or(false)
+    });
+    let (_, first) = unread.next()?;
+    if unread.next().is_some() {
+        return None;
+    }
+    Some(first.clone())
 }

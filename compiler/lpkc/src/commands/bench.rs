@@ -198,7 +198,8 @@ fn measure(args: &BenchArgs) -> Result<(), String> {
         &registry,
         &config,
         &progress,
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     let lpk_secs = started.elapsed().as_secs_f64();
     let lpk_rss = peak_rss();
     eprintln!("  lpk:  {lpk_secs:.3} s ({} tasks)", done.report.tasks);
@@ -222,7 +223,8 @@ fn measure(args: &BenchArgs) -> Result<(), String> {
     let ins: Vec<&Tile> = data.values().collect();
     let (ref_secs, ref_rss, difference) = match args.workload {
         Workload::Cholesky => {
-            let l = dense::assemble(&ext_of("L"), by("L").ok_or("no L")?, args.block)?;
+            let l = dense::assemble(&ext_of("L"), by("L").ok_or("no L")?, args.block)
+                .map_err(|e| e.to_string())?;
             drop(done.outputs);
             reset_peak_rss();
             // faer two ways: the `llt` decomposition object, and the
@@ -246,7 +248,8 @@ fn measure(args: &BenchArgs) -> Result<(), String> {
             (llt_secs.min(in_place_secs), rss, fro(&(&l - &r)) / fro(&r))
         }
         Workload::Gemm => {
-            let c = dense::assemble(&ext_of("C"), by("C").ok_or("no C")?, args.block)?;
+            let c = dense::assemble(&ext_of("C"), by("C").ok_or("no C")?, args.block)
+                .map_err(|e| e.to_string())?;
             drop(done.outputs);
             reset_peak_rss();
             let t = Instant::now();

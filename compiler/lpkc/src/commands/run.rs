@@ -6,16 +6,16 @@ use crate::args::{Format, GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::{load, output};
 use clap::ValueEnum;
-use model::program::{Instance, Program, Role};
-use runtime::dense::{self, InputSpec};
+use model::program::{Program, Role};
+use runtime::dense::InputSpec;
 use runtime::exec::{self, ExecConfig, Progress};
-use runtime::kernels::{Registry, Tile};
-use runtime::store::{open_store, NpyDirStore, TileStore};
+use runtime::job;
+use runtime::kernels::Registry;
+use runtime::store::{open_store, TileStore};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Arguments of `lpkc run`.
@@ -32,14 +32,15 @@ pub struct RunArgs {
     /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
     #[arg(long = "input", value_name = "NAME=SPEC", value_parser = parse_input)]
     pub inputs: Vec<(String, String)>,
-    /// Write output tiles to DIR/M/i_j.npy and assembled 2-D outputs to
-    /// DIR/M.npy; `DIR/_SUCCESS` is written last, only after success.
+    /// Write each 2-D output to DIR/M.npy (in place, as its tiles are
+    /// computed) and outputs that do not assemble as tiles
+    /// DIR/M/i_j.npy; `DIR/_SUCCESS` is written last, only after success.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
-    /// Where output tiles go instead of DIR/M/: `mem`, `dir:PATH`, or
-    /// an object_store URL such as `file:///abs/path` (keys
-    /// `M/i_j.npy`). Assembled matrices and the marker stay in
-    /// --output-dir.
+    /// Also write every output tile, as it is computed, to a tile store:
+    /// `mem`, `dir:PATH`, or an object_store URL such as
+    /// `file:///abs/path` (keys `M/i_j.npy`). Assembled matrices and the
+    /// marker stay in --output-dir.
     #[arg(long, value_name = "SPEC")]
     pub tile_store: Option<String>,
     /// Worker threads.
@@ -89,9 +90,6 @@ fn parse_input(s: &str) -> Result<(String, String), String> {
     Ok((name.to_string(), spec.trim().to_string()))
 }
 
-/// The marker written into the output directory after a successful run.
-pub const MARKER: &str = "_SUCCESS";
-
 /// An error of the run itself (the input has errors, exit code 1).
 fn fail(message: &str) -> CliError {
     CliError::Input(message.to_string())
@@ -140,7 +138,7 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
         }
         let spec = match InputSpec::parse(spec) {
             Ok(s) => s,
-            Err(e) => return Err(usage_error(&e)),
+            Err(e) => return Err(usage_error(&e.to_string())),
         };
         if specs.insert(m as u32, (name.clone(), spec)).is_some() {
             return Err(usage_error(&format!("--input {name} is given twice")));
@@ -163,18 +161,10 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
             }
         )));
     }
-    // An output directory is claimed complete only by the marker, written
-    // last; remove a stale one before anything can fail.
-    if let Some(dir) = &args.output_dir {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            return Err(fail(&format!("cannot create {}: {e}", dir.display())));
-        }
-        let marker = dir.join(MARKER);
-        if marker.exists() {
-            if let Err(e) = std::fs::remove_file(&marker) {
-                return Err(fail(&format!("cannot remove {}: {e}", marker.display())));
-            }
-        }
+    if args.verify && args.kernels == KernelSet::Noop {
+        return Err(usage_error(
+            "--verify needs real kernels (not --kernels noop)",
+        ));
     }
     let tile_store: Option<Box<dyn TileStore>> = match &args.tile_store {
         Some(spec) => match open_store(spec) {
@@ -183,20 +173,7 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
         },
         None => None,
     };
-    let mut data: BTreeMap<u32, Tile> = BTreeMap::new();
-    for (k, (m, (name, spec))) in specs.iter().enumerate() {
-        let tile = match spec {
-            InputSpec::File(path) => match runtime::npy::read_file(path) {
-                Ok(t) => t,
-                Err(e) => return Err(fail(&format!("input `{name}`: {e}"))),
-            },
-            other => match other.generate(args.seed.wrapping_add(k as u64)) {
-                Some(t) => t,
-                None => return Err(fail("internal error: no generator")),
-            },
-        };
-        data.insert(*m, tile);
-    }
+    let specs: BTreeMap<u32, InputSpec> = specs.into_iter().map(|(m, (_, s))| (m, s)).collect();
 
     let registry = match args.kernels {
         KernelSet::Std => Registry::standard(),
@@ -233,11 +210,18 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
             }
             pb.finish_and_clear();
         });
-        let r = dense::run(
+        let r = job::run_job(
             program,
-            &args.instance.params,
-            &data,
-            args.block,
+            &job::Job {
+                params: &args.instance.params,
+                inputs: &specs,
+                seed: args.seed,
+                block: args.block,
+                output_dir: args.output_dir.as_deref(),
+                tile_store: tile_store.as_deref(),
+                assemble: args.kernels == KernelSet::Std,
+                verify: args.verify,
+            },
             &registry,
             &config,
             &progress,
@@ -247,57 +231,15 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
     });
     let done = match result {
         Ok(r) => r,
-        Err(e) => return Err(fail(&e)),
+        Err(e) => return Err(fail(&e.to_string())),
     };
+    for w in &done.warnings {
+        eprintln!("warning: {w}");
+    }
     let report = done.report;
-    let by_matrix = done.outputs;
     let inst = done.instance;
-
-    // Outputs: per matrix, tiles and (1-D/2-D) the assembled matrix.
-    let mut assembled: BTreeMap<u32, Tile> = BTreeMap::new();
-    for (m, decl) in program.matrices.iter().enumerate() {
-        if decl.role != Role::Output || decl.extents.len() > 2 {
-            continue;
-        }
-        let empty = BTreeMap::new();
-        let ts = by_matrix.get(&(m as u32)).unwrap_or(&empty);
-        let ext = inst.extents.get(m).cloned().unwrap_or_default();
-        if decl.extents.len() == 2 && args.kernels == KernelSet::Std {
-            match dense::assemble(&ext, ts, args.block) {
-                Ok(t) => {
-                    assembled.insert(m as u32, t);
-                }
-                Err(e) => eprintln!("warning: output `{}` not assembled: {e}", decl.name),
-            }
-        }
-    }
-    let residual = if args.verify {
-        if args.kernels == KernelSet::Noop {
-            return Err(usage_error(
-                "--verify needs real kernels (not --kernels noop)",
-            ));
-        }
-        let qr_r = final_qr_r(&inst, &by_matrix);
-        match runtime::verify::verify(program, &data, &assembled, qr_r.as_deref()) {
-            Ok(r) => Some(r),
-            Err(e) => return Err(fail(&e)),
-        }
-    } else {
-        None
-    };
-    match (&args.output_dir, &tile_store) {
-        (Some(dir), store) => {
-            if let Err(e) = write_outputs(dir, store.as_deref(), program, &by_matrix, &assembled) {
-                return Err(fail(&e));
-            }
-        }
-        (None, Some(store)) => {
-            if let Err(e) = put_tiles(store.as_ref(), program, &by_matrix) {
-                return Err(fail(&e));
-            }
-        }
-        (None, None) => {}
-    }
+    let residual = done.residual;
+    let timings = done.timings;
     let secs = report.wall.as_secs_f64();
     let gflops = report.flops / secs.max(1e-12) / 1e9;
     match args.format {
@@ -317,6 +259,15 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
                 "gflops_per_second": gflops,
                 "peak_tile_bytes": report.peak_tile_bytes,
                 "max_waiting": report.max_waiting,
+                "timings": {
+                    "prepare_seconds": timings.prepare.as_secs_f64(),
+                    "compute_seconds": timings.compute.as_secs_f64(),
+                    "read_in_tasks_seconds": timings.read_in_tasks.as_secs_f64(),
+                    "write_in_tasks_seconds": timings.write_in_tasks.as_secs_f64(),
+                    "verify_seconds": timings.verify.as_secs_f64(),
+                    "finish_seconds": timings.finish.as_secs_f64(),
+                    "total_seconds": timings.total.as_secs_f64(),
+                },
             });
             if let Some(r) = &residual {
                 v["residual"] = serde_json::json!({
@@ -361,6 +312,7 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
             if let Some(dir) = &args.output_dir {
                 output::line(&format!("  outputs in {}", dir.display()));
             }
+            output::line(&format!("  time: {timings}"));
             if let Some(r) = &residual {
                 output::line(&format!(
                     "  residual {} = {:.3e} (bound {:.1e}): {}",
@@ -389,84 +341,4 @@ fn human_bytes(b: u64) -> String {
     } else {
         format!("{b} B")
     }
-}
-
-/// For a QR program whose R matrix is not the 2-D factor (TSQR: R is
-/// indexed by tree level), the final R is the one R tile no task reads.
-fn final_qr_r(
-    inst: &Instance<'_>,
-    by_matrix: &BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>,
-) -> Option<Arc<Tile>> {
-    let program = inst.program;
-    let (m, decl) = program
-        .matrices
-        .iter()
-        .enumerate()
-        .find(|(_, m)| m.role == Role::Output && m.name == "R")?;
-    let a_dims = program
-        .matrices
-        .iter()
-        .find(|m| m.role == Role::Input)?
-        .extents
-        .len();
-    if a_dims == 2 && decl.extents.len() == 2 {
-        return None;
-    }
-    let mut engine = model::query::Engine::new(inst);
-    let mut unread = by_matrix.get(&(m as u32))?.iter().filter(|(idx, _)| {
-        let tile = model::task::Tile {
-            matrix: m as u32,
-            index: (*idx).clone(),
-        };
-        engine.readers(&tile).map(|r| r.is_empty()).unwrap_or(false)
-    });
-    let (_, first) = unread.next()?;
-    if unread.next().is_some() {
-        return None;
-    }
-    Some(first.clone())
-}
-
-/// Puts every output tile into `store` (keys `M/i_j.npy`).
-fn put_tiles(
-    store: &dyn TileStore,
-    program: &Program,
-    by_matrix: &BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>,
-) -> Result<(), String> {
-    for (m, tiles) in by_matrix {
-        let Some(decl) = program.matrices.get(*m as usize) else {
-            continue;
-        };
-        for (idx, t) in tiles {
-            store
-                .put(&decl.name, idx, t.clone())
-                .map_err(|e| format!("cannot store a tile of `{}`: {e}", decl.name))?;
-        }
-    }
-    Ok(())
-}
-
-/// Writes the tiles (to `store`, or to `dir` as `.npy` files), the
-/// assembled matrices and, last, the marker.
-fn write_outputs(
-    dir: &Path,
-    store: Option<&dyn TileStore>,
-    program: &Program,
-    by_matrix: &BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>,
-    assembled: &BTreeMap<u32, Tile>,
-) -> Result<(), String> {
-    match store {
-        Some(store) => put_tiles(store, program, by_matrix)?,
-        None => put_tiles(&NpyDirStore::new(dir), program, by_matrix)?,
-    }
-    for (m, t) in assembled {
-        if let Some(decl) = program.matrices.get(*m as usize) {
-            let path = dir.join(format!("{}.npy", decl.name));
-            runtime::npy::write_file(&path, t)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        }
-    }
-    let marker = dir.join(MARKER);
-    std::fs::write(&marker, "complete\n")
-        .map_err(|e| format!("cannot write {}: {e}", marker.display()))
 }

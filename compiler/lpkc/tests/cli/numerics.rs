@@ -185,6 +185,34 @@ fn bad_inputs_are_clear_errors() {
 }
 
 #[test]
+fn inputs_whose_tied_dimensions_differ_fail_before_any_task() {
+    // A's 128 columns and B's 100 rows both make 2 tiles of 64, so the
+    // grids fit; gemm_acc ties them, and the check at bind time says so.
+    let err = fails(
+        &[
+            "run",
+            "examples/gemm.lpk",
+            "--block",
+            "64",
+            "--input",
+            "A=random:256x128",
+            "--input",
+            "B=random:100x256",
+        ],
+        "disagree",
+    );
+    assert!(
+        err.contains(
+            "inputs `A` (256×128) and `B` (100×256) disagree: A's columns (128, 2 tiles of 64) \
+             and B's rows (100, 2 tiles of 64 with an edge tile of 36) meet in kernel `gemm_acc` \
+             (line 40) as `a`'s columns and `b`'s rows"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("failed reading"), "no task ran: {err}");
+}
+
+#[test]
 fn output_tiles_go_to_an_object_store_url() {
     let store = scratch("store");
     let out = scratch("store-out");

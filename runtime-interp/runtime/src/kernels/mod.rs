@@ -14,6 +14,7 @@ mod args;
 mod blas;
 mod factor;
 mod qr;
+pub mod rules;
 mod standard;
 
 /// A dense f64 tile.

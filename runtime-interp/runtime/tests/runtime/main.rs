@@ -1,8 +1,25 @@
 //! The runtime's integration tests, in one binary: each kernel against a
 //! naive reference (`kernels`), `.npy` reading and writing against the
-//! fixtures in `tests/fixtures/npy/` (`npy`), and the tile stores
-//! (`store`).
+//! fixtures in `tests/fixtures/npy/` (`npy`), the tile stores (`store`),
+//! the shape check before a run (`shapes`) and whole runs from `.npy`
+//! files (`job`), on compiled programs in `tests/fixtures/programs/`.
 
+mod job;
 mod kernels;
 mod npy;
+mod shapes;
 mod store;
+
+/// A compiled program of `tests/fixtures/programs/` (made with `lpkc
+/// compile --no-source`, so these tests need no compiler).
+pub fn program(name: &str) -> model::program::Program {
+    let path = format!(
+        "{}/tests/fixtures/programs/{name}.lpka",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    model::artifact::decode(&bytes)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .artifact
+        .program
+}

@@ -595,3 +595,67 @@ fn devices_and_directories_are_read_as_streams_with_named_errors() {
         "{e}"
     );
 }
+
+/// Every block of every readable fixture, read by position, equals the
+/// same block of the whole array; blocks beyond the array are errors.
+#[test]
+fn blocks_read_by_position_match_the_whole_array() {
+    for name in [
+        "f8_c.npy",
+        "f8_f.npy",
+        "f8_be.npy",
+        "f8_be_f.npy",
+        "f4_c.npy",
+        "f4_be.npy",
+        "i4_f.npy",
+        "i8_c.npy",
+        "f8_v2.npy",
+        "f8_v3.npy",
+        "vec.npy",
+        "row.npy",
+        "empty.npy",
+    ] {
+        let path = fixture(name);
+        let whole = npy::read_file(&path).unwrap();
+        let tiles = npy::NpyTiles::open(&path).unwrap();
+        assert_eq!(tiles.shape(), (whole.nrows(), whole.ncols()), "{name}");
+        assert_same(&tiles.read_all().unwrap(), &whole);
+        let (rows, cols) = tiles.shape();
+        for r0 in 0..rows {
+            for c0 in 0..cols {
+                for (nr, nc) in [(1, 1), (rows - r0, cols - c0), ((rows - r0).min(2), 1)] {
+                    let block = tiles.read_block(r0, c0, nr, nc).unwrap();
+                    let want = whole.as_ref().submatrix(r0, c0, nr, nc).to_owned();
+                    assert_same(&block, &want);
+                }
+            }
+        }
+        let err = tiles.read_block(rows, 0, 1, 1).unwrap_err().to_string();
+        assert!(err.contains("outside"), "{name}: {err}");
+    }
+    // Streams and files that are not .npy are refused at open.
+    assert!(npy::NpyTiles::open(&fixture("make_fixtures.py"))
+        .unwrap_err()
+        .to_string()
+        .contains("not a .npy file"));
+}
+
+/// Blocks written in place land where the whole array has them.
+#[test]
+fn blocks_written_in_place_make_the_whole_array() {
+    let dir = std::env::temp_dir().join(format!("lpk-npy-blocks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.npy");
+    let whole = sample(7, 5);
+    let w = npy::NpyBlockWriter::create(&path, 7, 5).unwrap();
+    for (r0, c0, nr, nc) in [(4, 3, 3, 2), (0, 0, 4, 3), (4, 0, 3, 3), (0, 3, 4, 2)] {
+        let block = whole.as_ref().submatrix(r0, c0, nr, nc).to_owned();
+        w.write_block(r0, c0, &block).unwrap();
+    }
+    assert!(w.write_block(5, 4, &sample(3, 1)).is_err());
+    assert!(!path.exists(), "only the temporary file until finish");
+    w.finish().unwrap();
+    assert_same(&npy::read_file(&path).unwrap(), &whole);
+    assert_eq!(std::fs::read(&path).unwrap(), npy::to_bytes(&whole));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,615 @@
+//! A whole run on files, as `lpkc run` does it: inputs from their specs,
+//! the checks at bind time, the run, the outputs, `--verify`, the
+//! `_SUCCESS` marker, and a timing breakdown.
+//!
+//! Nothing waits for a whole matrix. A `.npy` input is opened and its
+//! header checked; each task then reads the input tiles it needs with
+//! positioned reads ([`NpyTiles`]), so the first task starts at once and
+//! reading overlaps computing. Each 2-D output whose shape can be
+//! predicted ([`crate::shapes::predict_output`]) is written straight into
+//! `DIR/M.npy` as its tiles are computed, at their offsets
+//! ([`NpyBlockWriter`]: header first, one sync and a rename at the end);
+//! tiles go to a tile store, when one is given, as they are computed too.
+//! Only outputs that cannot be placed (1-D, 3-D, sizes a rule does not
+//! copy from an input) are collected in memory and written at the end as
+//! before: assembled into `DIR/M.npy` when they assemble, and as tiles
+//! under `DIR/M/` when they do not and no tile store is given.
+//!
+//! Every tile is computed by exactly one task from the same inputs and
+//! lands at a fixed offset, so output files are byte-identical for any
+//! number of workers.
+
+use crate::dense::{self, InputSpec, OutputTiles, RunError, ShapeError};
+use crate::exec::{self, ExecConfig, Progress, RunReport, TileError, TileSink, TileSource};
+use crate::kernels::{Registry, Tile};
+use crate::npy::{self, NpyBlockWriter, NpyError, NpyTiles};
+use crate::store::{NpyDirStore, StoreError, StoreSink, TileStore};
+use crate::verify::{self, Residual, VerifyError};
+use model::program::{Instance, Program, Role};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The marker written into the output directory after a successful run.
+pub const MARKER: &str = "_SUCCESS";
+
+/// An input matrix of a run.
+#[derive(Debug)]
+pub enum Input {
+    /// A matrix in memory (generated, or given by a caller).
+    Dense(Tile),
+    /// A `.npy` file, read tile by tile.
+    File(NpyTiles),
+}
+
+impl Input {
+    /// Opens a file spec (header only) or generates the matrix; `seed`
+    /// makes random matrices reproducible.
+    pub fn open(spec: &InputSpec, seed: u64) -> Result<Input, NpyError> {
+        match spec {
+            InputSpec::File(path) => Ok(Input::File(NpyTiles::open(path)?)),
+            other => Ok(Input::Dense(
+                other.generate(seed).unwrap_or_else(|| Tile::zeros(0, 0)),
+            )),
+        }
+    }
+
+    /// The shape (rows, columns).
+    pub fn shape(&self) -> (usize, usize) {
+        match self {
+            Input::Dense(t) => (t.nrows(), t.ncols()),
+            Input::File(f) => f.shape(),
+        }
+    }
+
+    /// The whole matrix (read from the file if it is one).
+    pub fn dense(&self) -> Result<Cow<'_, Tile>, NpyError> {
+        match self {
+            Input::Dense(t) => Ok(Cow::Borrowed(t)),
+            Input::File(f) => Ok(Cow::Owned(f.read_all()?)),
+        }
+    }
+
+    fn block(&self, r0: usize, c0: usize, nr: usize, nc: usize) -> Result<Tile, TileError> {
+        match self {
+            Input::Dense(t) => Ok(t.as_ref().submatrix(r0, c0, nr, nc).to_owned()),
+            Input::File(f) => f
+                .read_block(r0, c0, nr, nc)
+                .map_err(|e| TileError::Npy(Box::new(e))),
+        }
+    }
+}
+
+/// Input tiles cut, as tasks ask for them, from [`Input`]s: with block
+/// `B`, tile `(i, j)` holds rows `i·B..` and columns `j·B..` (1-D matrices:
+/// row blocks spanning all columns).
+pub struct InputSource<'a> {
+    inputs: &'a BTreeMap<u32, Input>,
+    one_d: Vec<bool>,
+    block: usize,
+}
+
+impl<'a> InputSource<'a> {
+    /// A source over `inputs` (by matrix index) of `program`.
+    pub fn new(program: &Program, inputs: &'a BTreeMap<u32, Input>, block: usize) -> Self {
+        InputSource {
+            inputs,
+            one_d: program
+                .matrices
+                .iter()
+                .map(|m| m.extents.len() == 1)
+                .collect(),
+            block,
+        }
+    }
+}
+
+impl TileSource for InputSource<'_> {
+    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError> {
+        let data = self
+            .inputs
+            .get(&matrix)
+            .ok_or(TileError::NoData { matrix })?;
+        let (rows, cols) = data.shape();
+        let b = self.block;
+        let span = |i: i64, n: usize| -> Result<(usize, usize), TileError> {
+            let start = usize::try_from(i)
+                .ok()
+                .and_then(|i| i.checked_mul(b))
+                .filter(|&s| s < n)
+                .ok_or(TileError::OutsideData { index: i, len: n })?;
+            Ok((start, b.min(n - start)))
+        };
+        let (r0, nr) = span(*index.first().unwrap_or(&0), rows)?;
+        let (c0, nc) = if self.one_d.get(matrix as usize) == Some(&true) {
+            (0, cols)
+        } else {
+            span(*index.get(1).unwrap_or(&0), cols)?
+        };
+        Ok(Arc::new(data.block(r0, c0, nr, nc)?))
+    }
+}
+
+/// The tiles of one matrix by index.
+type TilesOf = BTreeMap<Vec<i64>, Arc<Tile>>;
+
+/// An output written in place into its `.npy` file.
+struct Placed {
+    name: String,
+    writer: NpyBlockWriter,
+}
+
+/// Where each output tile goes, as soon as it is computed.
+struct OutputSink<'a> {
+    block: usize,
+    /// Bytes written into placed outputs so far.
+    written: AtomicU64,
+    placed: BTreeMap<u32, Placed>,
+    collected: BTreeMap<u32, Mutex<TilesOf>>,
+    store: Option<StoreSink<'a>>,
+}
+
+impl TileSink for OutputSink<'_> {
+    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
+        if let Some(store) = &self.store {
+            store.output(matrix, index, tile.clone())?;
+        }
+        if let Some(p) = self.placed.get(&matrix) {
+            let (rows, cols) = p.writer.shape();
+            let b = self.block;
+            let place = |i: Option<&i64>, n: usize| -> Option<(usize, usize)> {
+                let start = usize::try_from(*i?).ok()?.checked_mul(b)?;
+                (start < n).then(|| (start, b.min(n - start)))
+            };
+            let (r, c) = (place(index.first(), rows), place(index.get(1), cols));
+            let have = (tile.nrows(), tile.ncols());
+            match (r, c) {
+                (Some((r0, h)), Some((c0, w))) if (h, w) == have => {
+                    p.writer
+                        .write_block(r0, c0, &tile)
+                        .map_err(|e| TileError::Npy(Box::new(e)))?;
+                    self.written
+                        .fetch_add((h * w * 8) as u64, Ordering::Relaxed);
+                }
+                _ => {
+                    return Err(TileError::UnexpectedShape {
+                        matrix: p.name.clone(),
+                        index: index.to_vec(),
+                        have,
+                        want: (r.map_or(0, |r| r.1), c.map_or(0, |c| c.1)),
+                    })
+                }
+            }
+        } else if let Some(c) = self.collected.get(&matrix) {
+            let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
+            if c.insert(index.to_vec(), tile).is_some() {
+                return Err(TileError::WrittenTwice {
+                    matrix,
+                    index: index.to_vec(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Bytes written into output files between two syncs while tasks run.
+const FLUSH_BYTES: u64 = 64 << 20;
+
+fn flush_while_running(sink: &OutputSink<'_>, stop: &AtomicBool) {
+    let mut synced = 0;
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+        let written = sink.written.load(Ordering::Relaxed);
+        if written - synced >= FLUSH_BYTES {
+            for p in sink.placed.values() {
+                // An error here shows again in the final sync, which
+                // reports it.
+                let _ = p.writer.sync_data();
+            }
+            synced = written;
+        }
+    }
+}
+
+/// What a run on files is asked to do.
+pub struct Job<'a> {
+    /// Parameters given (`-p`); the others are inferred from the inputs.
+    pub params: &'a [(String, i64)],
+    /// The data of every input matrix, by matrix index.
+    pub inputs: &'a BTreeMap<u32, InputSpec>,
+    /// Seed of generated inputs; the `k`th input (in matrix order) gets
+    /// `seed + k`.
+    pub seed: u64,
+    /// The block size.
+    pub block: usize,
+    /// Where outputs go as `M.npy` (and the marker), if anywhere.
+    pub output_dir: Option<&'a Path>,
+    /// Where every output tile goes, if anywhere.
+    pub tile_store: Option<&'a dyn TileStore>,
+    /// Whether 2-D outputs are assembled into dense matrices (not with
+    /// kernels that compute nothing).
+    pub assemble: bool,
+    /// Whether to compute the residual of `--verify`.
+    pub verify: bool,
+}
+
+/// Where the time of a run on files went.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timings {
+    /// Opening inputs (headers; generating matrices), binding, the checks
+    /// and creating output files: everything before the first task.
+    pub prepare: Duration,
+    /// The executor's wall time, from the first task to the last.
+    pub compute: Duration,
+    /// Reading input tiles inside tasks, summed over workers (part of
+    /// `compute`).
+    pub read_in_tasks: Duration,
+    /// Writing output tiles inside tasks, summed over workers (part of
+    /// `compute`).
+    pub write_in_tasks: Duration,
+    /// Computing the residual (reading whole inputs and outputs back).
+    pub verify: Duration,
+    /// After the last task: syncing and renaming output files, outputs
+    /// written at the end, the marker.
+    pub finish: Duration,
+    /// The whole run.
+    pub total: Duration,
+}
+
+impl fmt::Display for Timings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = |d: Duration| d.as_secs_f64();
+        write!(
+            f,
+            "prepare {:.3} s, compute {:.3} s (inside tasks: reading {:.3} s, writing {:.3} s), verify {:.3} s, finish {:.3} s, total {:.3} s",
+            s(self.prepare),
+            s(self.compute),
+            s(self.read_in_tasks),
+            s(self.write_in_tasks),
+            s(self.verify),
+            s(self.finish),
+            s(self.total)
+        )
+    }
+}
+
+/// An output that could not be assembled (its tiles are written as tiles).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("output `{matrix}` not assembled: {error}")]
+pub struct NotAssembled {
+    /// The output matrix.
+    pub matrix: String,
+    /// Why.
+    pub error: dense::AssembleError,
+}
+
+/// A finished run on files.
+pub struct JobReport<'p> {
+    /// The instance that ran.
+    pub instance: Instance<'p>,
+    /// The parameters inferred from the input shapes.
+    pub inferred: Vec<(String, i64)>,
+    /// What the executor measured.
+    pub report: RunReport,
+    /// The residual, with `verify`.
+    pub residual: Option<Residual>,
+    /// Outputs that could not be assembled.
+    pub warnings: Vec<NotAssembled>,
+    /// Where the time went.
+    pub timings: Timings,
+}
+
+/// Why a run on files failed.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// The output directory cannot be created.
+    #[error("cannot create {}: {source}", path.display())]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A stale marker cannot be removed.
+    #[error("cannot remove {}: {source}", path.display())]
+    RemoveMarker {
+        /// The marker.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// An input file cannot be read.
+    #[error("input `{matrix}`: {source}")]
+    Input {
+        /// The input matrix.
+        matrix: String,
+        /// Why.
+        source: Box<NpyError>,
+    },
+    /// Binding, the checks or the run failed.
+    #[error(transparent)]
+    Run(Box<RunError>),
+    /// The residual cannot be computed.
+    #[error(transparent)]
+    Verify(#[from] VerifyError),
+    /// Reading a matrix back for `--verify` failed.
+    #[error("--verify: {0}")]
+    VerifyRead(Box<NpyError>),
+    /// An output file cannot be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: Box<NpyError>,
+    },
+    /// An output tile cannot be stored.
+    #[error("cannot store a tile of `{matrix}`: {source}")]
+    Store {
+        /// The output matrix.
+        matrix: String,
+        /// Why.
+        source: Box<StoreError>,
+    },
+    /// The marker cannot be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Marker {
+        /// The marker.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+}
+
+impl From<RunError> for JobError {
+    fn from(e: RunError) -> Self {
+        JobError::Run(Box::new(e))
+    }
+}
+
+impl From<ShapeError> for JobError {
+    fn from(e: ShapeError) -> Self {
+        JobError::Run(Box::new(RunError::Shape(e)))
+    }
+}
+
+/// Runs `program` as `job` says: see the module documentation.
+pub fn run_job<'p>(
+    program: &'p Program,
+    job: &Job<'_>,
+    registry: &Registry,
+    config: &ExecConfig,
+    progress: &Progress,
+) -> Result<JobReport<'p>, JobError> {
+    let started = Instant::now();
+    let block = job.block;
+    // An output directory is claimed complete only by the marker, written
+    // last; remove a stale one before anything can fail.
+    if let Some(dir) = job.output_dir {
+        std::fs::create_dir_all(dir).map_err(|source| JobError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let marker = dir.join(MARKER);
+        if marker.exists() {
+            std::fs::remove_file(&marker).map_err(|source| JobError::RemoveMarker {
+                path: marker,
+                source,
+            })?;
+        }
+    }
+    let name_of = |m: u32| {
+        program
+            .matrices
+            .get(m as usize)
+            .map(|d| d.name.clone())
+            .unwrap_or_default()
+    };
+    let mut inputs: BTreeMap<u32, Input> = BTreeMap::new();
+    for (k, (&m, spec)) in job.inputs.iter().enumerate() {
+        let input = Input::open(spec, job.seed.wrapping_add(k as u64)).map_err(|source| {
+            JobError::Input {
+                matrix: name_of(m),
+                source: Box::new(source),
+            }
+        })?;
+        inputs.insert(m, input);
+    }
+    let shapes: BTreeMap<u32, (usize, usize)> =
+        inputs.iter().map(|(&m, i)| (m, i.shape())).collect();
+    let mut params = job.params.to_vec();
+    let inferred = dense::infer_params_from_shapes(program, &params, &shapes, block)?;
+    params.extend(inferred.iter().cloned());
+    let inst = program.bind(&params).map_err(RunError::from)?;
+    dense::check_grids(&inst, &shapes, block)?;
+    crate::shapes::check(&inst, &shapes, block).map_err(ShapeError::Disagree)?;
+
+    // Outputs: in place where the shape is known, else collected.
+    let mut placed = BTreeMap::new();
+    let mut collected = BTreeMap::new();
+    for (m, decl) in program.matrices.iter().enumerate() {
+        let m = m as u32;
+        if decl.role != Role::Output {
+            continue;
+        }
+        let shape = match job.output_dir {
+            Some(_) if job.assemble && decl.extents.len() == 2 => {
+                crate::shapes::predict_output(&inst, &shapes, block, m)
+            }
+            _ => None,
+        };
+        match (job.output_dir, shape) {
+            (Some(dir), Some((rows, cols))) => {
+                let path = dir.join(format!("{}.npy", decl.name));
+                let writer = NpyBlockWriter::create(&path, rows, cols).map_err(|source| {
+                    JobError::Output {
+                        path,
+                        source: Box::new(source),
+                    }
+                })?;
+                placed.insert(
+                    m,
+                    Placed {
+                        name: decl.name.clone(),
+                        writer,
+                    },
+                );
+            }
+            _ if job.output_dir.is_some() || job.verify => {
+                collected.insert(m, Mutex::new(BTreeMap::new()));
+            }
+            _ => {}
+        }
+    }
+    let sink = OutputSink {
+        block,
+        written: AtomicU64::new(0),
+        placed,
+        collected,
+        store: job.tile_store.map(|store| StoreSink::new(store, program)),
+    };
+    let source = InputSource::new(program, &inputs, block);
+    let prepare = started.elapsed();
+
+    // While tasks run, a thread hands what was written to the disk every
+    // FLUSH_BYTES, so the sync at the end has little left to do.
+    let stop = AtomicBool::new(false);
+    let report = std::thread::scope(|s| {
+        if !sink.placed.is_empty() {
+            s.spawn(|| flush_while_running(&sink, &stop));
+        }
+        let report = exec::execute(
+            &inst,
+            registry,
+            &source,
+            &sink,
+            Some(model::flops::flops),
+            config,
+            progress,
+        );
+        stop.store(true, Ordering::Relaxed);
+        report
+    })
+    .map_err(RunError::from)?;
+
+    let OutputSink {
+        placed, collected, ..
+    } = sink;
+    let collected: OutputTiles = collected
+        .into_iter()
+        .map(|(m, c)| (m, c.into_inner().unwrap_or_else(|e| e.into_inner())))
+        .collect();
+    // Collected 2-D outputs assembled, as before.
+    let mut assembled: BTreeMap<u32, Tile> = BTreeMap::new();
+    let mut warnings = Vec::new();
+    for (&m, tiles) in &collected {
+        let Some(decl) = program.matrices.get(m as usize) else {
+            continue;
+        };
+        if decl.extents.len() != 2 || !job.assemble {
+            continue;
+        }
+        let ext = inst.extents.get(m as usize).cloned().unwrap_or_default();
+        match dense::assemble(&ext, tiles, block) {
+            Ok(t) => {
+                assembled.insert(m, t);
+            }
+            Err(error) => warnings.push(NotAssembled {
+                matrix: decl.name.clone(),
+                error,
+            }),
+        }
+    }
+
+    let residual = if job.verify {
+        let verify_started = Instant::now();
+        let mut dense_inputs = BTreeMap::new();
+        for (&m, i) in &inputs {
+            let t = i
+                .dense()
+                .map_err(|e| JobError::VerifyRead(Box::new(e)))?
+                .into_owned();
+            dense_inputs.insert(m, t);
+        }
+        let mut outputs = assembled.clone();
+        for (&m, p) in &placed {
+            let t = NpyTiles::open(p.writer.temp_path())
+                .and_then(|f| f.read_all())
+                .map_err(|e| JobError::VerifyRead(Box::new(e)))?;
+            outputs.insert(m, t);
+        }
+        let qr_r = verify::final_qr_r(&inst, &collected);
+        let r = verify::verify(program, &dense_inputs, &outputs, qr_r.as_deref())?;
+        Some((r, verify_started.elapsed()))
+    } else {
+        None
+    };
+
+    let finish_started = Instant::now();
+    for (_, p) in placed {
+        let path = p.writer.path().to_path_buf();
+        p.writer.finish().map_err(|source| JobError::Output {
+            path,
+            source: Box::new(source),
+        })?;
+    }
+    if let Some(dir) = job.output_dir {
+        for (m, t) in &assembled {
+            let path = dir.join(format!("{}.npy", name_of(*m)));
+            npy::write_file(&path, t).map_err(|source| JobError::Output {
+                path,
+                source: Box::new(source),
+            })?;
+        }
+        if job.tile_store.is_none() {
+            // Outputs with no assembled file keep their tiles.
+            let store = NpyDirStore::new(dir);
+            for (m, tiles) in &collected {
+                if assembled.contains_key(m) {
+                    continue;
+                }
+                for (idx, t) in tiles {
+                    store
+                        .put(&name_of(*m), idx, t.clone())
+                        .map_err(|source| JobError::Store {
+                            matrix: name_of(*m),
+                            source: Box::new(source),
+                        })?;
+                }
+            }
+        }
+        let marker = dir.join(MARKER);
+        std::fs::write(&marker, "complete\n").map_err(|source| JobError::Marker {
+            path: marker,
+            source,
+        })?;
+    }
+    let finish = finish_started.elapsed();
+    let (residual, verify_time) = match residual {
+        Some((r, t)) => (Some(r), t),
+        None => (None, Duration::ZERO),
+    };
+    let timings = Timings {
+        prepare,
+        compute: report.wall,
+        read_in_tasks: report.input_time,
+        write_in_tasks: report.output_time,
+        verify: verify_time,
+        finish,
+        total: started.elapsed(),
+    };
+    Ok(JobReport {
+        instance: inst,
+        inferred,
+        report,
+        residual,
+        warnings,
+        timings,
+    })
+}

@@ -1,0 +1,171 @@
+//! Whole runs on files (`runtime::job`): `.npy` inputs read tile by tile
+//! in either order, outputs written in place, byte-identical files for any
+//! number of workers and equal to the tiles of an in-memory run, the
+//! marker, and a stale marker removed by a failed run.
+
+use crate::program;
+use runtime::dense::{self, InputSpec};
+use runtime::exec::{ExecConfig, Progress};
+use runtime::job::{run_job, Job, JobError, MARKER};
+use runtime::kernels::{Registry, Tile};
+use runtime::npy::{self, NpyTiles};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lpk-job-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("dir");
+    d
+}
+
+/// `tile` as a C-order `<f8` `.npy` file (numpy's default layout).
+fn write_c_order(path: &Path, tile: &Tile) {
+    let dict = format!(
+        "{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}), }}",
+        tile.nrows(),
+        tile.ncols()
+    );
+    let mut header = dict.into_bytes();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(&header);
+    for i in 0..tile.nrows() {
+        for j in 0..tile.ncols() {
+            out.extend_from_slice(&tile[(i, j)].to_le_bytes());
+        }
+    }
+    std::fs::write(path, out).expect("write");
+}
+
+fn job<'a>(inputs: &'a BTreeMap<u32, InputSpec>, dir: &'a Path, verify: bool) -> Job<'a> {
+    Job {
+        params: &[],
+        inputs,
+        seed: 0,
+        block: 8,
+        output_dir: Some(dir),
+        tile_store: None,
+        assemble: true,
+        verify,
+    }
+}
+
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .expect("dir")
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap_or_default(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn npy_inputs_in_either_order_give_the_in_memory_result_in_place() {
+    let p = program("cholesky");
+    let a = InputSpec::Spd(30).generate(7).expect("generated");
+    let dir = scratch("orders");
+    let fortran = dir.join("a_f.npy");
+    let c_order = dir.join("a_c.npy");
+    npy::write_file(&fortran, &a).expect("write");
+    write_c_order(&c_order, &a);
+    assert_eq!(NpyTiles::open(&c_order).expect("opens").shape(), (30, 30));
+
+    // The in-memory run's tiles, assembled: the reference.
+    let data: BTreeMap<u32, Tile> = [(0, a.clone())].into();
+    let mem = dense::run(
+        &p,
+        &[],
+        &data,
+        8,
+        &Registry::standard(),
+        &ExecConfig { workers: 1 },
+        &Progress::default(),
+    )
+    .expect("runs");
+    let want = dense::assemble(&mem.instance.extents[1], &mem.outputs[&1], 8).expect("assembles");
+
+    let mut previous = None;
+    for (file, workers) in [(&fortran, 1), (&c_order, 3), (&fortran, 2)] {
+        let out = dir.join(format!("out-{workers}"));
+        let inputs: BTreeMap<u32, InputSpec> = [(0, InputSpec::File(file.clone()))].into();
+        let done = run_job(
+            &p,
+            &job(&inputs, &out, true),
+            &Registry::standard(),
+            &ExecConfig { workers },
+            &Progress::default(),
+        )
+        .expect("runs");
+        assert!(done.residual.expect("verified").ok());
+        assert!(done.warnings.is_empty());
+        assert!(done.timings.total >= done.timings.compute);
+        let l = npy::read_file(&out.join("L.npy")).expect("L.npy");
+        assert_eq!((l.nrows(), l.ncols()), (30, 30));
+        for j in 0..30 {
+            for i in 0..30 {
+                assert_eq!(l[(i, j)].to_bits(), want[(i, j)].to_bits(), "L[{i}, {j}]");
+            }
+        }
+        // Only the assembled output and the marker: no tile copies.
+        let now = files(&out);
+        let names: Vec<&str> = now.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["L.npy", MARKER]);
+        if let Some(prev) = &previous {
+            assert!(prev == &now, "files differ between worker counts");
+        }
+        previous = Some(now);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_failed_run_leaves_no_marker_and_no_output_file() {
+    let p = program("cholesky");
+    let dir = scratch("fails");
+    std::fs::write(dir.join(MARKER), "stale").expect("marker");
+    // Not positive definite: the task fails while L.npy is being written.
+    let inputs: BTreeMap<u32, InputSpec> = [(0, InputSpec::Random { rows: 20, cols: 20 })].into();
+    let e = run_job(
+        &p,
+        &job(&inputs, &dir, false),
+        &Registry::standard(),
+        &ExecConfig { workers: 2 },
+        &Progress::default(),
+    )
+    .err()
+    .expect("fails");
+    assert!(e.to_string().contains("positive definite"), "{e}");
+    assert!(matches!(e, JobError::Run(_)));
+    assert!(files(&dir).is_empty(), "{:?}", files(&dir));
+
+    // A truncated file fails when it is opened, naming the input.
+    let bad = dir.join("bad.npy");
+    let a = InputSpec::Spd(10).generate(1).expect("generated");
+    let mut bytes = npy::to_bytes(&a);
+    bytes.truncate(bytes.len() - 8);
+    std::fs::write(&bad, bytes).expect("write");
+    let inputs: BTreeMap<u32, InputSpec> = [(0, InputSpec::File(bad))].into();
+    let e = run_job(
+        &p,
+        &job(&inputs, &dir, false),
+        &Registry::standard(),
+        &ExecConfig { workers: 1 },
+        &Progress::default(),
+    )
+    .err()
+    .expect("fails");
+    assert!(matches!(e, JobError::Input { .. }), "{e}");
+    assert!(e.to_string().starts_with("input `A`: "), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

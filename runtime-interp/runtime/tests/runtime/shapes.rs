@@ -1,0 +1,206 @@
+//! Input shapes checked against the kernels' shape rules when a run binds
+//! its inputs (`runtime::shapes`), on compiled example programs
+//! (`tests/fixtures/programs/*.lpka`, written by `lpkc compile
+//! examples/NAME.lpk --no-source`), and the shape rules against the kernels
+//! themselves.
+
+use crate::program;
+use model::program::Program;
+use runtime::dense::{self, RunError, ShapeError};
+use runtime::exec::{ExecConfig, Progress};
+use runtime::kernels::rules::{shape_rule, Dim};
+use runtime::kernels::{KernelArg, Registry, Tile};
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+
+/// Inputs by matrix name: (rows, columns), filled with ones.
+fn inputs(p: &Program, shapes: &[(&str, usize, usize)]) -> BTreeMap<u32, Tile> {
+    shapes
+        .iter()
+        .map(|&(name, r, c)| {
+            let m = p
+                .matrices
+                .iter()
+                .position(|m| m.name == name)
+                .expect("matrix");
+            (
+                m as u32,
+                Tile::from_fn(r, c, |i, j| if i == j { 4.0 } else { 0.5 }),
+            )
+        })
+        .collect()
+}
+
+/// Runs `name` on matrices of these shapes; returns the error, after
+/// checking that no task ran.
+fn check(name: &str, block: usize, shapes: &[(&str, usize, usize)]) -> Result<(), ShapeError> {
+    let p = program(name);
+    let data = inputs(&p, shapes);
+    let progress = Progress::default();
+    let result = dense::run(
+        &p,
+        &[],
+        &data,
+        block,
+        &Registry::standard(),
+        &ExecConfig { workers: 2 },
+        &progress,
+    );
+    match result {
+        Ok(_) => Ok(()),
+        Err(RunError::Shape(e)) => {
+            assert_eq!(progress.done.load(Ordering::Relaxed), 0, "no task ran");
+            assert_eq!(progress.total.load(Ordering::Relaxed), 0, "no roots pass");
+            Err(e)
+        }
+        Err(e) => panic!("{name}: not a shape error: {e}"),
+    }
+}
+
+fn disagreement(e: ShapeError) -> runtime::shapes::Disagreement {
+    match e {
+        ShapeError::Disagree(d) => *d,
+        other => panic!("not a disagreement: {other}"),
+    }
+}
+
+#[test]
+fn gemm_with_inner_dimensions_that_differ_fails_before_any_task() {
+    let e = check("gemm", 64, &[("A", 256, 128), ("B", 100, 256)]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "inputs `A` (256×128) and `B` (100×256) disagree: A's columns (128, 2 tiles of 64) and \
+         B's rows (100, 2 tiles of 64 with an edge tile of 36) meet in kernel `gemm_acc` \
+         (line 40) as `a`'s columns and `b`'s rows (first in task gemm_acc@40(m=0, n=0), \
+         where `a` is 64×64 and `b` is 36×64)"
+    );
+    let d = disagreement(e);
+    assert_eq!((d.first.matrix.as_str(), d.first.dim), ("A", Dim::Cols));
+    assert_eq!((d.second.matrix.as_str(), d.second.dim), ("B", Dim::Rows));
+    assert_eq!((d.kernel.as_str(), d.line), ("gemm_acc", 40));
+    assert_eq!((d.first_tile, d.second_tile), ((64, 64), (36, 64)));
+}
+
+#[test]
+fn a_matrix_that_must_be_square_disagrees_with_itself() {
+    let d = disagreement(check("cholesky", 4, &[("A", 10, 12)]).unwrap_err());
+    assert_eq!(d.first.matrix, "A");
+    assert_eq!(d.second.matrix, "A");
+    assert_ne!(d.first.dim, d.second.dim);
+    assert!(
+        d.to_string()
+            .starts_with("input `A` (10×12) disagrees with itself: "),
+        "{d}"
+    );
+}
+
+#[test]
+fn disagreements_through_intermediate_tiles_name_the_inputs() {
+    // B meets L only after gemm and gemm_sub carried it into X and W.
+    let d = disagreement(check("trsolve", 8, &[("L", 30, 30), ("B", 29, 11)]).unwrap_err());
+    let mut names = [d.first.matrix.as_str(), d.second.matrix.as_str()];
+    names.sort();
+    assert_eq!(names, ["B", "L"]);
+    assert_eq!((d.first.dim, d.second.dim), (Dim::Rows, Dim::Rows));
+    assert!(d
+        .to_string()
+        .contains("L's rows (30, 4 tiles of 8 with an edge tile of 6)"));
+    assert!(d
+        .to_string()
+        .contains("B's rows (29, 4 tiles of 8 with an edge tile of 5)"));
+}
+
+#[test]
+fn consistent_shapes_with_edge_tiles_pass() {
+    check("gemm", 4, &[("A", 20, 33), ("B", 33, 9)]).expect("gemm");
+    check("gemm", 64, &[("A", 256, 128), ("B", 128, 100)]).expect("gemm");
+    check("cholesky", 4, &[("A", 10, 10)]).expect("cholesky");
+    check("trsolve", 8, &[("L", 30, 30), ("B", 30, 11)]).expect("trsolve");
+    // Row blocks narrower than the block, the last shorter than its width.
+    check("tsqr", 16, &[("A", 100, 7)]).expect("tsqr");
+}
+
+#[test]
+fn the_check_needs_only_shapes_and_stays_bounded() {
+    // 1000 x 1000 tiles with edges: no data is allocated, and the
+    // readers of the short tiles are sampled up to the budget.
+    let p = program("gemm");
+    let given = [("M", 1001), ("K", 1001), ("N", 1001)].map(|(n, v)| (n.to_string(), v));
+    let inst = p.bind(&given).expect("binds");
+    let a = p.matrices.iter().position(|m| m.name == "A").expect("A") as u32;
+    let b = p.matrices.iter().position(|m| m.name == "B").expect("B") as u32;
+    let ok: BTreeMap<u32, (usize, usize)> =
+        [(a, (100_050, 100_050)), (b, (100_050, 100_050))].into();
+    runtime::shapes::check(&inst, &ok, 100).expect("consistent");
+    let bad: BTreeMap<u32, (usize, usize)> =
+        [(a, (100_050, 100_050)), (b, (100_070, 100_050))].into();
+    let d = runtime::shapes::check(&inst, &bad, 100).expect_err("inner dimensions differ");
+    assert_eq!((d.first.dim, d.second.dim), (Dim::Cols, Dim::Rows));
+}
+
+/// Consistent argument shapes for each standard kernel (tile arguments
+/// only; `scale` also takes a real).
+fn consistent(kernel: &str) -> Vec<(usize, usize)> {
+    match kernel {
+        "copy" | "scale" | "qr_factor" => vec![(4, 2)],
+        "add" => vec![(3, 2); 2],
+        "add4" => vec![(3, 2); 4],
+        "gemm" => vec![(3, 4), (4, 2)],
+        "gemm_acc" | "gemm_sub" => vec![(3, 2), (3, 4), (4, 2)],
+        "syrk" => vec![(3, 2), (3, 4), (2, 4)],
+        "chol" | "trtri" | "lu" => vec![(3, 3)],
+        "trsm" | "trsm_ru" => vec![(2, 2), (3, 2)],
+        "trsm_ll" => vec![(3, 3), (3, 2)],
+        "qr_pair" => vec![(2, 2), (2, 2)],
+        "qr_apply" => vec![(4, 2), (2, 2), (4, 3)],
+        "qr_apply_pair" => vec![(4, 2), (2, 2), (2, 3), (2, 3)],
+        other => panic!("no shapes for {other}"),
+    }
+}
+
+fn call(kernel: &str, shapes: &[(usize, usize)]) -> Result<Vec<Tile>, String> {
+    let tiles: Vec<Tile> = shapes
+        .iter()
+        .map(|&(r, c)| Tile::from_fn(r, c, |i, j| if i == j { 8.0 } else { 0.25 }))
+        .collect();
+    let mut args: Vec<KernelArg<'_>> = tiles.iter().map(KernelArg::Tile).collect();
+    if kernel == "scale" {
+        args.push(KernelArg::Real(2.0));
+    }
+    let registry = Registry::standard();
+    let k = registry.get(kernel).expect("standard kernel");
+    k.call(&args).map_err(|e| e.reason)
+}
+
+#[test]
+fn shape_rules_match_the_kernels() {
+    let registry = Registry::standard();
+    for kernel in registry.names() {
+        let rule = shape_rule(kernel).unwrap_or_else(|| panic!("{kernel} has no rule"));
+        let shapes = consistent(kernel);
+        let results = call(kernel, &shapes).unwrap_or_else(|e| panic!("{kernel}: {e}"));
+        assert_eq!(results.len(), rule.results.len(), "{kernel}");
+        for (t, dims) in results.iter().zip(rule.results) {
+            for (d, src) in dims.iter().enumerate() {
+                if let Some(src) = src {
+                    let want = shapes[src.arg];
+                    let want = if src.dim == Dim::Rows { want.0 } else { want.1 };
+                    let have = if d == 0 { t.nrows() } else { t.ncols() };
+                    assert_eq!(have, want, "{kernel}: result dimension {d}");
+                }
+            }
+        }
+        // Breaking any tie makes the kernel refuse the call.
+        for (x, _) in rule.ties {
+            let mut broken = shapes.clone();
+            match x.dim {
+                Dim::Rows => broken[x.arg].0 += 1,
+                Dim::Cols => broken[x.arg].1 += 1,
+            }
+            assert!(
+                call(kernel, &broken).is_err(),
+                "{kernel}: {broken:?} accepted"
+            );
+        }
+    }
+}
