@@ -7,7 +7,8 @@ use crate::args::{Format, GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::{instance, load, output};
 use compiler::diag::{Severity, SourceMap};
-use compiler::lint::{lint_program, LintOptions, DEFAULT_BOUND, DEFAULT_TASK_BUDGET};
+use compiler::explore::limit::TaskLimit;
+use compiler::lint::{lint_program, LintOptions, RuleLine, DEFAULT_BOUND, DEFAULT_TASK_BUDGET};
 use compiler::pipeline::{compile_source, CompileError, LintGate};
 use std::path::PathBuf;
 
@@ -79,16 +80,34 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
         Ok(compiled) => {
             let hir = compiled.hir();
             program_name = hir.name.clone();
-            let given = if args.instance.params.is_empty() {
-                None
-            } else {
-                Some(instance::bind(&compiled.program, &args.instance)?)
-            };
             let opts = LintOptions {
                 bound: args.bound,
                 task_budget: args.budget,
                 ..LintOptions::default()
             };
+            let mut given = if args.instance.params.is_empty() {
+                None
+            } else {
+                Some(instance::bind(&compiled.program, &args.instance)?)
+            };
+            // Count before expanding the instance of -p: one over the
+            // limit is not expanded at all, and the summary says why.
+            let mut refused = None;
+            if let Some(inst) = &given {
+                let limit = TaskLimit {
+                    max: opts.instance_max_tasks as u64,
+                    flag: "the lint limit of",
+                };
+                if let Err(e) = limit.check(inst) {
+                    refused = Some(
+                        e.with_advice("lint checks smaller instances only")
+                            .to_string(),
+                    );
+                }
+            }
+            if refused.is_some() {
+                given = None;
+            }
             let report = lint_program(
                 &compiled.checked.module,
                 hir,
@@ -98,6 +117,14 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
                 given.as_ref(),
             );
             summary = report.summary;
+            if let Some(why) = refused {
+                summary.push(RuleLine {
+                    code: "",
+                    rule: "the instance given with -p",
+                    status: "not checked",
+                    detail: why,
+                });
+            }
             let mut diagnostics = compiled.checked.diagnostics;
             diagnostics.extend(report.diagnostics);
             diagnostics

@@ -33,6 +33,11 @@ pub struct ReplArgs {
     /// Keep no history file.
     #[arg(long)]
     pub no_history: bool,
+    /// The most tasks an answer may hold, and the most an instance may
+    /// have for `critical-path`, `path` and `tasks --all` (refused at once
+    /// above it, before any expansion).
+    #[arg(long, value_name = "N", default_value_t = compiler::explore::query::DEFAULT_MAX_TASKS)]
+    pub max_tasks: u64,
 }
 
 /// The rustyline helper: completion only.
@@ -85,6 +90,7 @@ pub fn run(args: &ReplArgs, global: &GlobalOpts) -> Result<(), CliError> {
     }
     let mut session = Session::new(program, source, &args.instance.params)
         .map_err(|e| CliError::Input(e.to_string()))?;
+    session.set_max_tasks(args.max_tasks);
     if std::io::stdin().is_terminal() {
         interactive(
             &mut session,
@@ -104,24 +110,36 @@ pub fn run(args: &ReplArgs, global: &GlobalOpts) -> Result<(), CliError> {
 fn batch(session: &mut Session) -> Result<(), CliError> {
     use std::io::BufRead;
     let mut failed = false;
-    for line in std::io::stdin().lock().lines() {
-        let line = match line {
-            Ok(l) => l,
+    let mut stream = output::Stream::new();
+    let mut reader = std::io::BufReader::new(std::io::stdin().lock());
+    let mut line = String::new();
+    loop {
+        // About to wait for input: the last answer goes out first.
+        if reader.buffer().is_empty() {
+            stream.flush();
+        }
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
             Err(e) => {
+                stream.flush();
                 eprintln!("error: cannot read stdin: {e}");
                 failed = true;
                 break;
             }
-        };
+        }
         match session.execute(&line) {
-            Ok(Reply::Output(text)) => output::out(&text),
+            Ok(Reply::Output(text)) => stream.write(text.as_bytes()),
             Ok(Reply::Quit) => break,
             Err(e) => {
                 failed = true;
+                stream.flush();
                 eprintln!("error: {}: {e}", line.trim());
             }
         }
     }
+    stream.flush();
     if failed {
         Err(CliError::Reported)
     } else {
