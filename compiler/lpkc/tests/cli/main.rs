@@ -9,13 +9,15 @@
 //!   Python loader against `lpkc query`;
 //! - `numerics`: `lpkc run --verify` with the standard kernels;
 //! - `stats`, `dot`, `repl_tty`: the explore commands;
-//! - `binary`: running the real binary.
+//! - `binary`: running the real binary;
+//! - `bounds`: bounded work and memory on adversarial parameters.
 //!
 //! Every snapshot file lives under `tests/snapshots/` of the workspace
 //! (see `test_support::snapshot_settings`).
 
 mod artifact;
 mod binary;
+mod bounds;
 mod commands;
 mod dot;
 mod interop;
