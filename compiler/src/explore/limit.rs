@@ -66,6 +66,18 @@ fn too_many(what: &str, size: &Size, max: &u64, flag: &str, advice: Option<&str>
         Size::MoreThan {
             counted,
             iterations,
+        } if counted <= max => {
+            // Too few counted to say it is over the limit: say it could
+            // not be counted, and what the limit is.
+            return format!(
+                "{what} is too large to count: counting stopped after {iterations} loop \
+                 iterations with {counted} tasks counted ({flag} {max}); {}",
+                advice.unwrap_or("use smaller parameters")
+            );
+        }
+        Size::MoreThan {
+            counted,
+            iterations,
         } => format!(
             "more than {counted} tasks (too many to count: counting stopped after {iterations} loop iterations)"
         ),

@@ -640,9 +640,9 @@ impl<'i, 'p> Answerer<'i, 'p> {
         self.edges.clear();
         self.tiles.clear();
         let (edges, tiles) = (&mut self.edges, &mut self.tiles);
-        // Sorting and deduplicating now and then keeps at most about
-        // twice the limit in memory.
-        let mut check_at = max.saturating_add(1).saturating_mul(2);
+        // Sorting and deduplicating once past the limit, then every half
+        // limit, keeps at most about 1.5 times the limit in memory.
+        let mut check_at = max.saturating_add(1);
         let mut over = false;
         let mut push = |stmt: u32, vars: &[i64], matrix: u32, tile: &[i64]| {
             edges.push(Edge {
@@ -661,7 +661,7 @@ impl<'i, 'p> Answerer<'i, 'p> {
                     over = true;
                     return false;
                 }
-                check_at = (edges.len() as u64).saturating_add(max.saturating_add(1));
+                check_at = (edges.len() as u64).saturating_add(max / 2 + 1);
             }
             true
         };
@@ -687,7 +687,7 @@ impl<'i, 'p> Answerer<'i, 'p> {
         let max = self.limit_max;
         let found = &mut self.found;
         found.clear();
-        let mut check_at = max.saturating_add(1).saturating_mul(2);
+        let mut check_at = max.saturating_add(1);
         let mut over = false;
         let dedup = |found: &mut Vec<Task>| {
             found.sort_by(|a, b| p.sequential_cmp(a, b));
@@ -705,7 +705,7 @@ impl<'i, 'p> Answerer<'i, 'p> {
                         over = true;
                         return false;
                     }
-                    check_at = (found.len() as u64).saturating_add(max.saturating_add(1));
+                    check_at = (found.len() as u64).saturating_add(max / 2 + 1);
                 }
                 true
             })?;
@@ -826,4 +826,115 @@ pub fn task_json(program: &Program, t: &Task) -> serde_json::Value {
         "column": st.map(|s| s.column).unwrap_or(0),
         "vars": vars,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::SourceMap;
+    use crate::pipeline::{compile_source, LintGate};
+
+    fn program(example: &str) -> Program {
+        let path = format!("{}/../examples/{example}.lpk", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect("example exists");
+        let mut sources = SourceMap::new();
+        match compile_source(&mut sources, &path, &text, None, LintGate::Off) {
+            Ok(c) => c.program,
+            Err(_) => panic!("{example} compiles"),
+        }
+    }
+
+    /// The answer line as the JSON tree of spec/cli.md would print it.
+    fn reference(p: &Program, cmd: &str, pairs: &[(Task, Vec<Tile>)]) -> String {
+        let tasks: Vec<serde_json::Value> = pairs
+            .iter()
+            .map(|(t, tiles)| {
+                let mut v = task_json(p, t);
+                if !tiles.is_empty() {
+                    v["tiles"] = tiles.iter().map(|tl| p.tile_name(tl)).collect();
+                }
+                v
+            })
+            .collect();
+        format!("{}\n", serde_json::json!({ "cmd": cmd, "tasks": tasks }))
+    }
+
+    fn grouped(pairs: Vec<(Task, Tile)>) -> Vec<(Task, Vec<Tile>)> {
+        let mut out: Vec<(Task, Vec<Tile>)> = Vec::new();
+        for (t, tile) in pairs {
+            match out.last_mut() {
+                Some((last, tiles)) if *last == t => tiles.push(tile),
+                _ => out.push((t, vec![tile])),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn written_answers_are_the_json_of_the_engine_answers() {
+        for (example, params) in [
+            ("cholesky", vec![("N", 5)]),
+            ("caqr", vec![("M", 5), ("N", 3)]),
+            ("tsqr", vec![("N", 9)]),
+            ("trsolve", vec![("N", 3), ("R", 2)]),
+        ] {
+            let p = program(example);
+            let given: Vec<(String, i64)> =
+                params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+            let inst = p.bind(&given).expect("binds");
+            let mut answerer = Answerer::new(&inst, DEFAULT_MAX_TASKS, "--max-tasks");
+            let mut engine = Engine::new(&inst);
+            for t in inst.tasks().expect("walks") {
+                for children in [true, false] {
+                    let name = p.task_name(&t).to_string();
+                    let cmd = format!("{} {name}", if children { "children" } else { "parents" });
+                    let q = parse_command(&p, &cmd).expect("parses");
+                    let mut out = Vec::new();
+                    answerer
+                        .answer(&q, &cmd, AnswerFormat::Json, &mut out)
+                        .expect("answers");
+                    let pairs = if children {
+                        engine.children(&t)
+                    } else {
+                        engine.parents(&t)
+                    }
+                    .expect("engine answers");
+                    assert_eq!(
+                        String::from_utf8(out).expect("UTF-8"),
+                        reference(&p, &cmd, &grouped(pairs)),
+                        "{example} {cmd}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_answer_over_the_limit_is_refused_and_leaves_the_buffer_alone() {
+        let p = program("cholesky");
+        let inst = p.bind(&[("N".to_string(), 50)]).expect("binds");
+        let mut answerer = Answerer::new(&inst, 10, "--max-tasks");
+        let mut out = b"kept\n".to_vec();
+        for cmd in [
+            "children chol@37(k=0)",
+            "readers L[0, 0]",
+            "tasks",
+            "tasks 44",
+        ] {
+            let q = parse_command(&p, cmd).expect("parses");
+            let e = answerer
+                .answer(&q, cmd, AnswerFormat::Text, &mut out)
+                .expect_err("over the limit");
+            assert!(
+                e.to_string().contains("more than --max-tasks 10"),
+                "{cmd}: {e}"
+            );
+            assert_eq!(out, b"kept\n");
+        }
+        let q = parse_command(&p, "tasks 37").expect("parses");
+        answerer
+            .answer(&q, "tasks 37", AnswerFormat::Text, &mut out)
+            .expect("one task");
+        assert_eq!(out, b"kept\nchol@37(k=0)\n");
+    }
 }
