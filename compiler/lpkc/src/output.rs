@@ -1,9 +1,15 @@
 //! The only module of `lpkc` that writes to stdout: answers, JSON and
 //! listings go through here so the rest of the code cannot print by
 //! accident.
+//!
+//! One-shot output ([`out`], [`line`], [`json`]) locks and flushes per
+//! call. A command that writes many answers (`lpkc query`, a batch REPL)
+//! holds one [`Stream`] instead: a buffered writer on locked stdout for
+//! the whole invocation, flushed when the command is about to wait for
+//! input and at the end.
 #![allow(clippy::print_stdout)]
 
-use std::io::Write;
+use std::io::{BufWriter, StdoutLock, Write};
 
 /// Writes text to stdout, ignoring a closed pipe (`lpkc ... | head`).
 pub fn out(text: &str) {
@@ -21,4 +27,50 @@ pub fn line(text: &str) {
 /// Writes a JSON value as one line.
 pub fn json(value: &serde_json::Value) {
     line(&value.to_string());
+}
+
+/// Buffered stdout for a whole command: bytes go out when the buffer
+/// fills, on [`flush`](Stream::flush), and when the stream is dropped. A
+/// closed pipe is ignored, as by [`out`]: the writes after it are
+/// dropped.
+pub struct Stream {
+    inner: BufWriter<StdoutLock<'static>>,
+    closed: bool,
+}
+
+impl Stream {
+    /// Locks stdout for the life of the stream.
+    pub fn new() -> Stream {
+        Stream {
+            inner: BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+            closed: false,
+        }
+    }
+
+    /// Writes bytes (dropped once stdout is closed).
+    pub fn write(&mut self, bytes: &[u8]) {
+        if !self.closed && self.inner.write_all(bytes).is_err() {
+            self.closed = true;
+        }
+    }
+
+    /// Sends what is buffered, e.g. before waiting for the next command
+    /// or writing to stderr, so that answers and errors keep their order.
+    pub fn flush(&mut self) {
+        if !self.closed && self.inner.flush().is_err() {
+            self.closed = true;
+        }
+    }
+}
+
+impl Default for Stream {
+    fn default() -> Stream {
+        Stream::new()
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        self.flush();
+    }
 }

@@ -4,6 +4,7 @@
 
 pub mod dagfmt;
 pub mod dot;
+pub mod limit;
 pub mod plans_text;
 pub mod query;
 pub mod repl;

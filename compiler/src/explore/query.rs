@@ -1,12 +1,24 @@
 //! The dependency query language of `lpkc query` and `lpkc repl`
 //! (spec/cli.md): parsing `children TASK`, `parents TASK`, `writer TILE`,
 //! `readers TILE` and `tasks [LINE]`, answering them through the plan
-//! engine, and rendering answers as text or one line of JSON.
+//! engine, and writing answers as text or one line of JSON.
+//!
+//! Answers are bounded: `tasks` counts first and refuses above the task
+//! limit before it walks anything, and the other commands stop collecting
+//! as soon as the answer is known to exceed the limit, so neither memory
+//! nor time grows with the instance. An [`Answerer`] writes answers
+//! straight into a byte buffer from names it prepared once per statement:
+//! no allocation per task, no JSON tree.
 
-use model::program::Program;
+use crate::explore::limit::{instance_name, LimitError, Size, TaskLimit};
+use model::program::{Instance, Program};
 use model::query::{Engine, QueryError};
-use model::task::{Task, Tile};
+use model::task::{Task, Tile, COUNT_BUDGET};
 use std::ops::ControlFlow;
+
+/// The most tasks one answer may hold unless told otherwise (`lpkc query
+/// --max-tasks`).
+pub const DEFAULT_MAX_TASKS: u64 = 1_000_000;
 
 /// A parsed query command.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,14 +33,6 @@ pub enum Query {
     Readers(Tile),
     /// `tasks [LINE]`
     Tasks(Option<u32>),
-}
-
-/// An answer: tasks, each with the tile that links it (for children and
-/// parents).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Answer {
-    /// The tasks, in sequential order.
-    pub tasks: Vec<(Task, Vec<Tile>)>,
 }
 
 /// A query that could not be parsed or answered.
@@ -46,6 +50,10 @@ pub enum CommandError {
     /// An evaluation error while enumerating tasks.
     #[error("{0}")]
     Walk(#[from] model::task::WalkError),
+    /// The answer has more tasks than allowed (refused before any was
+    /// written).
+    #[error("{0}")]
+    Limit(#[from] LimitError),
 }
 
 fn syntax(msg: impl Into<String>) -> CommandError {
@@ -258,53 +266,548 @@ pub fn parse_tile(program: &Program, text: &str) -> Result<Tile, CommandError> {
     })
 }
 
-/// Answers a query.
-pub fn answer(engine: &mut Engine<'_, '_>, q: &Query) -> Result<Answer, CommandError> {
-    let group = |pairs: Vec<(Task, Tile)>| {
-        let mut out: Vec<(Task, Vec<Tile>)> = Vec::new();
-        for (t, tile) in pairs {
-            match out.last_mut() {
-                Some((last, tiles)) if *last == t => tiles.push(tile),
-                _ => out.push((t, vec![tile])),
-            }
-        }
-        out
-    };
-    let tasks = match q {
-        Query::Children(t) => group(engine.children(t)?),
-        Query::Parents(t) => group(engine.parents(t)?),
-        Query::Writer(tile) => engine
-            .writer(tile)?
-            .into_iter()
-            .map(|t| (t, Vec::new()))
-            .collect(),
-        Query::Readers(tile) => engine
-            .readers(tile)?
-            .into_iter()
-            .map(|t| (t, Vec::new()))
-            .collect(),
-        Query::Tasks(line) => {
-            let inst = engine.instance();
-            let mut out = Vec::new();
-            inst.for_each_task(&mut |t| {
-                let on_line = line.is_none_or(|l| {
-                    inst.program
-                        .statements
-                        .get(t.stmt as usize)
-                        .is_some_and(|s| s.line == l)
-                });
-                if on_line {
-                    out.push((t.clone(), Vec::new()));
-                }
-                ControlFlow::Continue(())
-            })?;
-            out
-        }
-    };
-    Ok(Answer { tasks })
+/// How answers are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnswerFormat {
+    /// One task a line (`kernel@LINE(i=0)  via M[0, 1]`), `(none)` for an
+    /// empty answer.
+    Text,
+    /// One line of JSON: `{"cmd": str, "tasks": [T, ...]}` (spec/cli.md).
+    Json,
 }
 
-/// The JSON of one task: `{"kernel", "line", "vars": {...}}`.
+/// The pieces of one statement's task names, prepared once.
+#[derive(Clone, Debug, Default)]
+struct StatementNames {
+    /// `kernel@LINE(` or `kernel@LINE:COL(`.
+    text_head: String,
+    /// `k=`, `, i=`, ...
+    text_vars: Vec<String>,
+    /// `{"kernel":"trsm","line":44,"column":17,"vars":{`.
+    json_head: String,
+    /// `"k":`, `,"i":`, ...
+    json_vars: Vec<String>,
+}
+
+/// Every statement's and matrix's names, escaped for text and JSON once,
+/// so that writing a task costs no allocation.
+#[derive(Clone, Debug, Default)]
+pub struct Names {
+    statements: Vec<StatementNames>,
+    /// Per matrix: the name, and the name escaped inside a JSON string.
+    matrices: Vec<(String, String)>,
+}
+
+/// A JSON string literal with serde_json's escaping.
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
+}
+
+/// Appends the decimal digits of `v`.
+fn push_int(out: &mut Vec<u8>, v: i64) {
+    let mut digits = [0u8; 20];
+    let mut n = v.unsigned_abs();
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+impl Names {
+    /// The names of a program's statements and matrices.
+    pub fn new(program: &Program) -> Names {
+        let statements = program
+            .statements
+            .iter()
+            .map(|st| {
+                let kernel = program
+                    .kernels
+                    .get(st.kernel as usize)
+                    .map(|k| k.name.as_str())
+                    .unwrap_or("?");
+                let shared = program
+                    .statements
+                    .iter()
+                    .filter(|o| o.line == st.line)
+                    .count()
+                    > 1;
+                let text_head = if shared {
+                    format!("{kernel}@{}:{}(", st.line, st.column)
+                } else {
+                    format!("{kernel}@{}(", st.line)
+                };
+                let kernel_json = program
+                    .kernels
+                    .get(st.kernel as usize)
+                    .map_or_else(|| json_string(""), |k| json_string(&k.name));
+                StatementNames {
+                    text_head,
+                    text_vars: st
+                        .vars
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| format!("{}{v}=", if i > 0 { ", " } else { "" }))
+                        .collect(),
+                    json_head: format!(
+                        "{{\"kernel\":{kernel_json},\"line\":{},\"column\":{},\"vars\":{{",
+                        st.line, st.column
+                    ),
+                    json_vars: st
+                        .vars
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| {
+                            format!("{}{}:", if i > 0 { "," } else { "" }, json_string(v))
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        let matrices = program
+            .matrices
+            .iter()
+            .map(|m| {
+                let quoted = json_string(&m.name);
+                let inner = quoted
+                    .get(1..quoted.len().saturating_sub(1))
+                    .unwrap_or("")
+                    .to_string();
+                (m.name.clone(), inner)
+            })
+            .collect();
+        Names {
+            statements,
+            matrices,
+        }
+    }
+
+    /// Appends `kernel@LINE(i=0, j=1)` (as [`Program::task_name`] writes it).
+    pub fn write_task_text(&self, out: &mut Vec<u8>, stmt: u32, vars: &[i64]) {
+        let Some(s) = self.statements.get(stmt as usize) else {
+            out.extend_from_slice(b"?@?");
+            return;
+        };
+        out.extend_from_slice(s.text_head.as_bytes());
+        for (name, &v) in s.text_vars.iter().zip(vars) {
+            out.extend_from_slice(name.as_bytes());
+            push_int(out, v);
+        }
+        out.push(b')');
+    }
+
+    /// Appends the JSON object of a task without its closing brace:
+    /// `{"kernel":..,"line":..,"column":..,"vars":{..}`.
+    fn write_task_json_open(&self, out: &mut Vec<u8>, stmt: u32, vars: &[i64]) {
+        let Some(s) = self.statements.get(stmt as usize) else {
+            out.extend_from_slice(b"{\"kernel\":\"\",\"line\":0,\"column\":0,\"vars\":{}");
+            return;
+        };
+        out.extend_from_slice(s.json_head.as_bytes());
+        for (name, &v) in s.json_vars.iter().zip(vars) {
+            out.extend_from_slice(name.as_bytes());
+            push_int(out, v);
+        }
+        out.push(b'}');
+    }
+
+    /// Appends `M[1, 2]`, the matrix name escaped for JSON when `json`.
+    fn write_tile(&self, out: &mut Vec<u8>, matrix: u32, index: &[i64], json: bool) {
+        let name = self
+            .matrices
+            .get(matrix as usize)
+            .map_or("?", |(text, escaped)| if json { escaped } else { text });
+        out.extend_from_slice(name.as_bytes());
+        out.push(b'[');
+        for (i, &v) in index.iter().enumerate() {
+            if i > 0 {
+                out.extend_from_slice(b", ");
+            }
+            push_int(out, v);
+        }
+        out.push(b']');
+    }
+}
+
+/// One (task, tile) edge of a children or parents answer; the tile's
+/// indices live in [`Answerer::tiles`].
+#[derive(Clone, Debug)]
+struct Edge {
+    task: Task,
+    matrix: u32,
+    start: usize,
+    len: usize,
+}
+
+/// Answers queries on one instance into byte buffers, within a limit on
+/// the tasks of one answer. Its buffers are reused from one query to the
+/// next.
+pub struct Answerer<'i, 'p> {
+    engine: Engine<'i, 'p>,
+    names: Names,
+    limit_max: u64,
+    limit_flag: String,
+    edges: Vec<Edge>,
+    tiles: Vec<i64>,
+    found: Vec<Task>,
+}
+
+/// Sorts edges in sequential order of their tasks, then by tile, and
+/// drops repeated (task, tile) pairs.
+fn sort_edges(p: &Program, edges: &mut Vec<Edge>, tiles: &[i64]) {
+    let tile = |e: &Edge| tiles.get(e.start..e.start + e.len).unwrap_or(&[]);
+    edges.sort_by(|a, b| {
+        p.sequential_cmp(&a.task, &b.task)
+            .then_with(|| a.matrix.cmp(&b.matrix))
+            .then_with(|| tile(a).cmp(tile(b)))
+    });
+    edges.dedup_by(|b, a| a.task == b.task && a.matrix == b.matrix && tile(a) == tile(b));
+}
+
+/// Distinct tasks of sorted edges.
+fn distinct_tasks(edges: &[Edge]) -> u64 {
+    let mut n = 0;
+    for (i, e) in edges.iter().enumerate() {
+        if i == 0 || edges[i - 1].task != e.task {
+            n += 1;
+        }
+    }
+    n
+}
+
+impl<'i, 'p> Answerer<'i, 'p> {
+    /// An answerer over `inst` allowing at most `max_tasks` tasks per
+    /// answer; `flag` names how to raise it (e.g. `--max-tasks`).
+    pub fn new(inst: &'i Instance<'p>, max_tasks: u64, flag: &str) -> Self {
+        Answerer {
+            engine: Engine::new(inst),
+            names: Names::new(inst.program),
+            limit_max: max_tasks,
+            limit_flag: flag.to_string(),
+            edges: Vec::new(),
+            tiles: Vec::new(),
+            found: Vec::new(),
+        }
+    }
+
+    /// The plan engine.
+    pub fn engine(&mut self) -> &mut Engine<'i, 'p> {
+        &mut self.engine
+    }
+
+    /// The prepared names.
+    pub fn names(&self) -> &Names {
+        &self.names
+    }
+
+    fn limit(&self) -> TaskLimit<'_> {
+        TaskLimit {
+            max: self.limit_max,
+            flag: &self.limit_flag,
+        }
+    }
+
+    fn over(&self, what: &str) -> CommandError {
+        CommandError::Limit(LimitError::TooMany {
+            what: what.to_string(),
+            size: Size::Over(self.limit_max),
+            max: self.limit_max,
+            flag: self.limit_flag.clone(),
+            advice: None,
+        })
+    }
+
+    /// Answers `q` (the command line `cmd`) into `out`, appending the text
+    /// lines or the one JSON line. On an error `out` is left as it was.
+    /// Returns the number of tasks in the answer.
+    pub fn answer(
+        &mut self,
+        q: &Query,
+        cmd: &str,
+        format: AnswerFormat,
+        out: &mut Vec<u8>,
+    ) -> Result<u64, CommandError> {
+        let mark = out.len();
+        let result = self.answer_inner(q, cmd, format, out);
+        if result.is_err() {
+            out.truncate(mark);
+        }
+        result
+    }
+
+    fn answer_inner(
+        &mut self,
+        q: &Query,
+        cmd: &str,
+        format: AnswerFormat,
+        out: &mut Vec<u8>,
+    ) -> Result<u64, CommandError> {
+        let json = format == AnswerFormat::Json;
+        if let Query::Tasks(line) = q {
+            return self.tasks(*line, cmd, format, out);
+        }
+        let with_tiles = matches!(q, Query::Children(_) | Query::Parents(_));
+        match q {
+            Query::Children(t) => self.edges_of(t, true)?,
+            Query::Parents(t) => self.edges_of(t, false)?,
+            Query::Writer(tile) => self.touching(tile, true)?,
+            Query::Readers(tile) => self.touching(tile, false)?,
+            Query::Tasks(_) => {}
+        }
+        if json {
+            out.extend_from_slice(b"{\"cmd\":");
+            let _ = serde_json::to_writer(&mut *out, cmd);
+            out.extend_from_slice(b",\"tasks\":[");
+        }
+        let mut n = 0u64;
+        if with_tiles {
+            let mut i = 0;
+            while let Some(first) = self.edges.get(i) {
+                let mut j = i;
+                while self.edges.get(j).is_some_and(|e| e.task == first.task) {
+                    j += 1;
+                }
+                let group = self.edges.get(i..j).unwrap_or(&[]);
+                self.write_task(out, &first.task, group, n, json);
+                n += 1;
+                i = j;
+            }
+        } else {
+            for (k, t) in self.found.iter().enumerate() {
+                self.write_task(out, t, &[], k as u64, json);
+            }
+            n = self.found.len() as u64;
+        }
+        if json {
+            out.extend_from_slice(b"]}\n");
+        } else if n == 0 {
+            out.extend_from_slice(b"(none)\n");
+        }
+        Ok(n)
+    }
+
+    /// Writes one task of an answer (the `k`-th), with its linking tiles.
+    fn write_task(&self, out: &mut Vec<u8>, t: &Task, tiles: &[Edge], k: u64, json: bool) {
+        let tile = |e: &Edge| self.tiles.get(e.start..e.start + e.len).unwrap_or(&[]);
+        if json {
+            if k > 0 {
+                out.push(b',');
+            }
+            self.names.write_task_json_open(out, t.stmt, &t.vars);
+            if !tiles.is_empty() {
+                out.extend_from_slice(b",\"tiles\":[");
+                for (i, e) in tiles.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.push(b'"');
+                    self.names.write_tile(out, e.matrix, tile(e), true);
+                    out.push(b'"');
+                }
+                out.push(b']');
+            }
+            out.push(b'}');
+        } else {
+            self.names.write_task_text(out, t.stmt, &t.vars);
+            if !tiles.is_empty() {
+                out.extend_from_slice(b"  via ");
+                for (i, e) in tiles.iter().enumerate() {
+                    if i > 0 {
+                        out.extend_from_slice(b", ");
+                    }
+                    self.names.write_tile(out, e.matrix, tile(e), false);
+                }
+            }
+            out.push(b'\n');
+        }
+    }
+
+    /// Collects the (child or parent, tile) edges of `task` into
+    /// `self.edges`, sorted; refuses an answer of more tasks than the
+    /// limit as soon as that is certain.
+    fn edges_of(&mut self, task: &Task, children: bool) -> Result<(), CommandError> {
+        self.engine.check_task(task)?;
+        let p = self.engine.instance().program;
+        let max = self.limit_max;
+        self.edges.clear();
+        self.tiles.clear();
+        let (edges, tiles) = (&mut self.edges, &mut self.tiles);
+        // Sorting and deduplicating once past the limit, then every half
+        // limit, keeps at most about 1.5 times the limit in memory.
+        let mut check_at = max.saturating_add(1);
+        let mut over = false;
+        let mut push = |stmt: u32, vars: &[i64], matrix: u32, tile: &[i64]| {
+            edges.push(Edge {
+                task: Task {
+                    stmt,
+                    vars: vars.into(),
+                },
+                matrix,
+                start: tiles.len(),
+                len: tile.len(),
+            });
+            tiles.extend_from_slice(tile);
+            if edges.len() as u64 >= check_at {
+                sort_edges(p, edges, tiles);
+                if distinct_tasks(edges) > max {
+                    over = true;
+                    return false;
+                }
+                check_at = (edges.len() as u64).saturating_add(max / 2 + 1);
+            }
+            true
+        };
+        if children {
+            self.engine.try_for_each_child(task, &mut push)?;
+        } else {
+            self.engine.for_each_parent(task, &mut push)?;
+        }
+        if over {
+            return Err(self.over("the answer"));
+        }
+        sort_edges(p, &mut self.edges, &self.tiles);
+        if distinct_tasks(&self.edges) > max {
+            return Err(self.over("the answer"));
+        }
+        Ok(())
+    }
+
+    /// Collects the tasks that write (`write`) or read `tile` into
+    /// `self.found`, in sequential order without repeats, within the limit.
+    fn touching(&mut self, tile: &Tile, write: bool) -> Result<(), CommandError> {
+        let p = self.engine.instance().program;
+        let max = self.limit_max;
+        let found = &mut self.found;
+        found.clear();
+        let mut check_at = max.saturating_add(1);
+        let mut over = false;
+        let dedup = |found: &mut Vec<Task>| {
+            found.sort_by(|a, b| p.sequential_cmp(a, b));
+            found.dedup();
+        };
+        self.engine
+            .for_each_touching(tile, write, &mut |stmt, vars| {
+                found.push(Task {
+                    stmt,
+                    vars: vars.into(),
+                });
+                if found.len() as u64 >= check_at {
+                    dedup(found);
+                    if found.len() as u64 > max {
+                        over = true;
+                        return false;
+                    }
+                    check_at = (found.len() as u64).saturating_add(max / 2 + 1);
+                }
+                true
+            })?;
+        dedup(&mut self.found);
+        if over || self.found.len() as u64 > max {
+            return Err(self.over("the answer"));
+        }
+        Ok(())
+    }
+
+    /// The tasks that write (`write`) or read `tile`, in sequential order,
+    /// refused above the limit (for the REPL's `show`).
+    pub fn tasks_touching(&mut self, tile: &Tile, write: bool) -> Result<&[Task], CommandError> {
+        self.touching(tile, write)?;
+        Ok(&self.found)
+    }
+
+    /// `tasks [LINE]`: counts first (refusing above the limit before the
+    /// walk), then writes the tasks as the walk meets them.
+    fn tasks(
+        &mut self,
+        line: Option<u32>,
+        cmd: &str,
+        format: AnswerFormat,
+        out: &mut Vec<u8>,
+    ) -> Result<u64, CommandError> {
+        let inst = self.engine.instance();
+        let p = inst.program;
+        let stmts: Option<Vec<u32>> = match line {
+            Some(l) => Some(statements_on_line(p, l)?),
+            None => None,
+        };
+        // One statement: count and walk only the loops around it.
+        let only = match stmts.as_deref() {
+            Some([one]) => Some(*one),
+            _ => None,
+        };
+        let limit = self.limit();
+        let counts = inst
+            .count_tasks_of(only, COUNT_BUDGET)
+            .map_err(|e| limit.uncounted(inst, e))?;
+        let count = match &stmts {
+            None => counts.total(),
+            Some(list) => list
+                .iter()
+                .map(|&s| counts.per_statement.get(s as usize).copied().unwrap_or(0))
+                .fold(0u64, u64::saturating_add),
+        };
+        if count > limit.max {
+            let what = match line {
+                None => format!("the instance {}", instance_name(inst)),
+                Some(l) => format!("line {l} of the instance {}", instance_name(inst)),
+            };
+            return Err(CommandError::Limit(LimitError::TooMany {
+                what,
+                size: Size::Exact(count),
+                max: limit.max,
+                flag: limit.flag.to_string(),
+                advice: None,
+            }));
+        }
+        let json = format == AnswerFormat::Json;
+        if json {
+            out.extend_from_slice(b"{\"cmd\":");
+            let _ = serde_json::to_writer(&mut *out, cmd);
+            out.extend_from_slice(b",\"tasks\":[");
+        }
+        let names = &self.names;
+        let mut n = 0u64;
+        let mut visit = |t: &Task| {
+            let on = stmts.as_ref().is_none_or(|list| list.contains(&t.stmt));
+            if on {
+                // The walk runs the loops the count ran; never write more
+                // than was counted.
+                if n >= count {
+                    return ControlFlow::Break(());
+                }
+                if json {
+                    if n > 0 {
+                        out.push(b',');
+                    }
+                    names.write_task_json_open(out, t.stmt, &t.vars);
+                    out.push(b'}');
+                } else {
+                    names.write_task_text(out, t.stmt, &t.vars);
+                    out.push(b'\n');
+                }
+                n += 1;
+            }
+            ControlFlow::Continue(())
+        };
+        inst.for_each_task_of(only, &mut visit)?;
+        if json {
+            out.extend_from_slice(b"]}\n");
+        } else if n == 0 {
+            out.extend_from_slice(b"(none)\n");
+        }
+        Ok(n)
+    }
+}
+
+/// The JSON of one task: `{"kernel", "line", "column", "vars": {...}}`.
 pub fn task_json(program: &Program, t: &Task) -> serde_json::Value {
     let st = program.statements.get(t.stmt as usize);
     let kernel = st
@@ -325,36 +828,113 @@ pub fn task_json(program: &Program, t: &Task) -> serde_json::Value {
     })
 }
 
-/// The JSON answer line of spec/cli.md.
-pub fn answer_json(program: &Program, cmd: &str, answer: &Answer) -> serde_json::Value {
-    let tasks: Vec<serde_json::Value> = answer
-        .tasks
-        .iter()
-        .map(|(t, tiles)| {
-            let mut v = task_json(program, t);
-            if !tiles.is_empty() {
-                v["tiles"] = tiles.iter().map(|tl| program.tile_name(tl)).collect();
-            }
-            v
-        })
-        .collect();
-    serde_json::json!({ "cmd": cmd, "tasks": tasks })
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::SourceMap;
+    use crate::pipeline::{compile_source, LintGate};
 
-/// The text answer: one task per line (with the linking tiles).
-pub fn answer_text(program: &Program, answer: &Answer) -> String {
-    let mut out = String::new();
-    for (t, tiles) in &answer.tasks {
-        out.push_str(&program.task_name(t).to_string());
-        if !tiles.is_empty() {
-            let names: Vec<String> = tiles.iter().map(|tl| program.tile_name(tl)).collect();
-            out.push_str("  via ");
-            out.push_str(&names.join(", "));
+    fn program(example: &str) -> Program {
+        let path = format!("{}/../examples/{example}.lpk", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect("example exists");
+        let mut sources = SourceMap::new();
+        match compile_source(&mut sources, &path, &text, None, LintGate::Off) {
+            Ok(c) => c.program,
+            Err(_) => panic!("{example} compiles"),
         }
-        out.push('\n');
     }
-    if answer.tasks.is_empty() {
-        out.push_str("(none)\n");
+
+    /// The answer line as the JSON tree of spec/cli.md would print it.
+    fn reference(p: &Program, cmd: &str, pairs: &[(Task, Vec<Tile>)]) -> String {
+        let tasks: Vec<serde_json::Value> = pairs
+            .iter()
+            .map(|(t, tiles)| {
+                let mut v = task_json(p, t);
+                if !tiles.is_empty() {
+                    v["tiles"] = tiles.iter().map(|tl| p.tile_name(tl)).collect();
+                }
+                v
+            })
+            .collect();
+        format!("{}\n", serde_json::json!({ "cmd": cmd, "tasks": tasks }))
     }
-    out
+
+    fn grouped(pairs: Vec<(Task, Tile)>) -> Vec<(Task, Vec<Tile>)> {
+        let mut out: Vec<(Task, Vec<Tile>)> = Vec::new();
+        for (t, tile) in pairs {
+            match out.last_mut() {
+                Some((last, tiles)) if *last == t => tiles.push(tile),
+                _ => out.push((t, vec![tile])),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn written_answers_are_the_json_of_the_engine_answers() {
+        for (example, params) in [
+            ("cholesky", vec![("N", 5)]),
+            ("caqr", vec![("M", 5), ("N", 3)]),
+            ("tsqr", vec![("N", 9)]),
+            ("trsolve", vec![("N", 3), ("R", 2)]),
+        ] {
+            let p = program(example);
+            let given: Vec<(String, i64)> =
+                params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+            let inst = p.bind(&given).expect("binds");
+            let mut answerer = Answerer::new(&inst, DEFAULT_MAX_TASKS, "--max-tasks");
+            let mut engine = Engine::new(&inst);
+            for t in inst.tasks().expect("walks") {
+                for children in [true, false] {
+                    let name = p.task_name(&t).to_string();
+                    let cmd = format!("{} {name}", if children { "children" } else { "parents" });
+                    let q = parse_command(&p, &cmd).expect("parses");
+                    let mut out = Vec::new();
+                    answerer
+                        .answer(&q, &cmd, AnswerFormat::Json, &mut out)
+                        .expect("answers");
+                    let pairs = if children {
+                        engine.children(&t)
+                    } else {
+                        engine.parents(&t)
+                    }
+                    .expect("engine answers");
+                    assert_eq!(
+                        String::from_utf8(out).expect("UTF-8"),
+                        reference(&p, &cmd, &grouped(pairs)),
+                        "{example} {cmd}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_answer_over_the_limit_is_refused_and_leaves_the_buffer_alone() {
+        let p = program("cholesky");
+        let inst = p.bind(&[("N".to_string(), 50)]).expect("binds");
+        let mut answerer = Answerer::new(&inst, 10, "--max-tasks");
+        let mut out = b"kept\n".to_vec();
+        for cmd in [
+            "children chol@37(k=0)",
+            "readers L[0, 0]",
+            "tasks",
+            "tasks 44",
+        ] {
+            let q = parse_command(&p, cmd).expect("parses");
+            let e = answerer
+                .answer(&q, cmd, AnswerFormat::Text, &mut out)
+                .expect_err("over the limit");
+            assert!(
+                e.to_string().contains("more than --max-tasks 10"),
+                "{cmd}: {e}"
+            );
+            assert_eq!(out, b"kept\n");
+        }
+        let q = parse_command(&p, "tasks 37").expect("parses");
+        answerer
+            .answer(&q, "tasks 37", AnswerFormat::Text, &mut out)
+            .expect("one task");
+        assert_eq!(out, b"kept\nchol@37(k=0)\n");
+    }
 }

@@ -11,7 +11,8 @@
 //! An answer longer than [`PAGE`] lines is cut, with a count of the rest;
 //! a trailing `--all` shows everything.
 
-use crate::explore::query::{self, CommandError, Query};
+use crate::explore::limit::{LimitError, TaskLimit};
+use crate::explore::query::{self, AnswerFormat, Answerer, CommandError, Query};
 use crate::explore::stats::{StatsError, StatsOptions};
 use model::program::{BindError, Instance, Program};
 use model::query::Engine;
@@ -27,8 +28,8 @@ pub const PAGE: usize = 50;
 /// The most tasks `path` visits before giving up.
 pub const PATH_SEARCH_LIMIT: usize = 2_000_000;
 
-/// The most tasks `critical-path` analyses.
-pub const CRITICAL_PATH_LIMIT: u64 = 20_000_000;
+/// The flag of `lpkc repl` that raises [`Session::max_tasks`].
+pub const MAX_TASKS_FLAG: &str = "--max-tasks";
 
 /// The REPL's commands with a one-line summary and their help text.
 pub const COMMANDS: [(&str, &str, &str); 13] = [
@@ -69,6 +70,10 @@ pub enum ReplError {
     /// evaluation error).
     #[error("{0}")]
     Count(#[from] CountError),
+    /// The instance or the answer is over the task limit (refused before
+    /// any expansion).
+    #[error("{0}")]
+    Limit(#[from] LimitError),
     /// Ctrl-C.
     #[error("cancelled")]
     Cancelled,
@@ -118,6 +123,7 @@ pub struct Session {
     source: String,
     params: Option<Vec<i64>>,
     cancel: Arc<AtomicBool>,
+    max_tasks: u64,
 }
 
 impl Session {
@@ -140,7 +146,29 @@ impl Session {
             source,
             params,
             cancel: Arc::new(AtomicBool::new(false)),
+            max_tasks: query::DEFAULT_MAX_TASKS,
         })
+    }
+
+    /// The most tasks an answer may hold, and the most an instance may
+    /// have for the commands that need its whole DAG (`critical-path`,
+    /// `path`) or list all its tasks (`tasks --all`); beyond it they are
+    /// refused at once, before any expansion. Default
+    /// [`query::DEFAULT_MAX_TASKS`].
+    pub fn max_tasks(&self) -> u64 {
+        self.max_tasks
+    }
+
+    /// Sets [`max_tasks`](Self::max_tasks).
+    pub fn set_max_tasks(&mut self, max: u64) {
+        self.max_tasks = max;
+    }
+
+    fn limit(&self) -> TaskLimit<'static> {
+        TaskLimit {
+            max: self.max_tasks,
+            flag: MAX_TASKS_FLAG,
+        }
     }
 
     /// The flag a Ctrl-C handler sets to cancel the running command.
@@ -245,9 +273,10 @@ impl Session {
             "children" | "parents" | "writer" | "readers" => {
                 let inst = self.instance()?;
                 let q = query::parse_command(&self.program, line)?;
-                let mut engine = Engine::new(&inst);
-                let a = query::answer(&mut engine, &q)?;
-                query::answer_text(&self.program, &a)
+                let mut answerer = Answerer::new(&inst, self.max_tasks, MAX_TASKS_FLAG);
+                let mut out = Vec::new();
+                answerer.answer(&q, line, AnswerFormat::Text, &mut out)?;
+                String::from_utf8_lossy(&out).into_owned()
             }
             // `tasks` pages while it walks, so that a huge instance is
             // never collected into one string.
@@ -298,44 +327,69 @@ impl Session {
         Ok(format!("{}\n", self.binding_text()))
     }
 
+    /// `tasks [LINE]`: counted first, so that a page is instant at any
+    /// size and `--all` is refused above the task limit before the walk.
     fn tasks(&self, line: &str, all: bool) -> Result<String, ReplError> {
-        let Query::Tasks(on_line) = query::parse_command(&self.program, line)? else {
+        let q = query::parse_command(&self.program, line)?;
+        let Query::Tasks(on_line) = q else {
             return Err(syntax("`tasks` takes an optional line number"));
         };
         let inst = self.instance()?;
-        let mut out = String::new();
-        let mut shown = 0usize;
-        let mut more = 0u64;
+        if all {
+            let mut answerer = Answerer::new(&inst, self.max_tasks, MAX_TASKS_FLAG);
+            let mut out = Vec::new();
+            answerer.answer(&q, line, AnswerFormat::Text, &mut out)?;
+            return Ok(String::from_utf8_lossy(&out).into_owned());
+        }
+        let stmts: Vec<u32> = (0..self.program.statements.len() as u32)
+            .filter(|&s| {
+                on_line.is_none_or(|l| {
+                    self.program
+                        .statements
+                        .get(s as usize)
+                        .is_some_and(|st| st.line == l)
+                })
+            })
+            .collect();
+        let only = match stmts.as_slice() {
+            [one] if on_line.is_some() => Some(*one),
+            _ => None,
+        };
+        let counts = inst
+            .count_tasks_of(only, COUNT_BUDGET)
+            .map_err(|e| self.limit().uncounted(&inst, e))?;
+        let total: u64 = stmts
+            .iter()
+            .map(|&s| counts.per_statement.get(s as usize).copied().unwrap_or(0))
+            .fold(0, u64::saturating_add);
+        let names = query::Names::new(&self.program);
+        let mut out = Vec::new();
+        let mut shown = 0u64;
         let mut cancelled = false;
-        inst.for_each_task(&mut |t| {
+        inst.for_each_task_of(only, &mut |t| {
             if self.cancelled() {
                 cancelled = true;
                 return ControlFlow::Break(());
             }
-            let on = on_line.is_none_or(|l| {
-                self.program
-                    .statements
-                    .get(t.stmt as usize)
-                    .is_some_and(|s| s.line == l)
-            });
-            if on {
-                if all || shown < PAGE {
-                    out.push_str(&format!("{}\n", self.program.task_name(t)));
-                    shown += 1;
-                } else {
-                    more += 1;
+            if stmts.contains(&t.stmt) {
+                if shown >= PAGE as u64 {
+                    return ControlFlow::Break(());
                 }
+                names.write_task_text(&mut out, t.stmt, &t.vars);
+                out.push(b'\n');
+                shown += 1;
             }
             ControlFlow::Continue(())
         })?;
         if cancelled {
             return Err(ReplError::Cancelled);
         }
+        let mut out = String::from_utf8_lossy(&out).into_owned();
         if shown == 0 {
             out.push_str("(none)\n");
         }
-        if more > 0 {
-            out.push_str(&format!("... and {more} more (use --all)\n"));
+        if total > shown {
+            out.push_str(&format!("... and {} more (use --all)\n", total - shown));
         }
         Ok(out)
     }
@@ -343,7 +397,7 @@ impl Session {
     fn show(&self, rest: &str) -> Result<String, ReplError> {
         let task = query::parse_task(&self.program, rest)?;
         let inst = self.instance()?;
-        let mut engine = Engine::new(&inst);
+        let engine = Engine::new(&inst);
         engine.check_task(&task)?;
         let p = &self.program;
         let st = p
@@ -366,24 +420,32 @@ impl Session {
             out.push_str(&format!("domain: {}\n", domain.join(", ")));
         }
         let reads = engine.reads(&task)?;
+        let writes = engine.writes(&task)?;
+        let mut answerer = Answerer::new(&inst, self.max_tasks, MAX_TASKS_FLAG);
         for tile in &reads {
             let role = p.matrices.get(tile.matrix as usize).map(|m| m.role);
             let from = if role == Some(model::program::Role::Input) {
                 "an input".to_string()
             } else {
-                match engine.writer(tile)?.first() {
+                match answerer.tasks_touching(tile, true)?.first() {
                     Some(w) => format!("written by {}", p.task_name(w)),
                     None => "never written".to_string(),
                 }
             };
             out.push_str(&format!("reads  {}  ({from})\n", p.tile_name(tile)));
         }
-        for tile in engine.writes(&task)? {
-            let n = engine.readers(&tile)?.len();
+        for tile in writes {
+            // A tile read by more tasks than the limit is said so, not
+            // collected.
+            let n = match answerer.tasks_touching(&tile, false) {
+                Ok(readers) => readers.len().to_string(),
+                Err(CommandError::Limit(_)) => format!("more than {}", self.max_tasks),
+                Err(e) => return Err(e.into()),
+            };
             out.push_str(&format!(
                 "writes {}  (read by {n} task{})\n",
                 p.tile_name(&tile),
-                if n == 1 { "" } else { "s" }
+                if n == "1" { "" } else { "s" }
             ));
         }
         Ok(out)
@@ -439,6 +501,9 @@ impl Session {
         let mut engine = Engine::new(&inst);
         engine.check_task(&from)?;
         engine.check_task(&to)?;
+        // The search may visit much of the DAG: refuse an instance over
+        // the limit at once, before any of it is kept.
+        self.limit().check(&inst)?;
         // Edges go forward in sequential order, so tasks after `to` cannot
         // lead to it: the search never leaves the tasks between the two.
         let mut pred: HashMap<Task, Option<(Task, String)>> = HashMap::new();
@@ -499,8 +564,10 @@ impl Session {
 
     fn critical_path(&self) -> Result<String, ReplError> {
         let inst = self.instance()?;
+        // Count before expanding: refused at once above the limit.
+        self.limit().check(&inst)?;
         let opts = StatsOptions {
-            max_tasks: CRITICAL_PATH_LIMIT,
+            max_tasks: self.max_tasks,
             cancel: Some(&self.cancel),
             keep_paths: true,
             ..StatsOptions::default()

@@ -130,13 +130,19 @@ pub struct Analysis {
     pub critical_path_flops: Vec<Task>,
 }
 
-/// Per-task bookkeeping of the pass.
+/// Per-task bookkeeping of the pass (small: the pass keeps one per task).
 struct Node {
     level: u64,
     flops: f64,
     flop_tasks: u64,
-    pred_level: Option<Task>,
-    pred_flops: Option<Task>,
+}
+
+/// The predecessors on a longest and on a flop-heaviest path, kept only
+/// with `keep_paths`.
+#[derive(Default)]
+struct Preds {
+    level: Option<Task>,
+    flops: Option<Task>,
 }
 
 /// Computes the statistics of an instance with at most `max_tasks` tasks,
@@ -183,6 +189,7 @@ pub fn analyse(inst: &Instance<'_>, opts: &StatsOptions<'_>) -> Result<Analysis,
     };
     let mut engine = Engine::new(inst);
     let mut nodes: HashMap<Task, Node> = HashMap::new();
+    let mut preds: HashMap<Task, Preds> = HashMap::new();
     let mut s = Stats {
         block: opts.block,
         ..Stats::default()
@@ -212,9 +219,8 @@ pub fn analyse(inst: &Instance<'_>, opts: &StatsOptions<'_>) -> Result<Analysis,
             level: 1,
             flops: task_flops.unwrap_or(0.0),
             flop_tasks: 1,
-            pred_level: None,
-            pred_flops: None,
         };
+        let mut pred = Preds::default();
         let mut best_level = 0;
         let mut best_flops: Option<(f64, u64)> = None;
         for (pt, _) in &parents {
@@ -222,13 +228,13 @@ pub fn analyse(inst: &Instance<'_>, opts: &StatsOptions<'_>) -> Result<Analysis,
             if pn.level > best_level {
                 best_level = pn.level;
                 if opts.keep_paths {
-                    node.pred_level = Some(pt.clone());
+                    pred.level = Some(pt.clone());
                 }
             }
             if best_flops.is_none_or(|(f, _)| pn.flops > f) {
                 best_flops = Some((pn.flops, pn.flop_tasks));
                 if opts.keep_paths {
-                    node.pred_flops = Some(pt.clone());
+                    pred.flops = Some(pt.clone());
                 }
             }
         }
@@ -275,6 +281,9 @@ pub fn analyse(inst: &Instance<'_>, opts: &StatsOptions<'_>) -> Result<Analysis,
             end_flops = Some((node.flops, t.clone()));
             s.critical_path_flops_tasks = node.flop_tasks;
         }
+        if opts.keep_paths {
+            preds.insert(t.clone(), pred);
+        }
         nodes.insert(t.clone(), node);
         ControlFlow::Continue(())
     })?;
@@ -294,11 +303,11 @@ pub fn analyse(inst: &Instance<'_>, opts: &StatsOptions<'_>) -> Result<Analysis,
             let mut path = Vec::new();
             let mut cur = end;
             while let Some(t) = cur {
-                cur = nodes.get(&t).and_then(|n| {
+                cur = preds.get(&t).and_then(|n| {
                     if by_flops {
-                        n.pred_flops.clone()
+                        n.flops.clone()
                     } else {
-                        n.pred_level.clone()
+                        n.level.clone()
                     }
                 });
                 path.push(t);
@@ -418,6 +427,53 @@ pub fn counts_text(c: &Counts, why: &str) -> String {
         "edges, critical path and parallelism profile not computed: {why}\n"
     ));
     out
+}
+
+/// The JSON of expanded statistics: the fields of [`Stats`] and
+/// `"expanded": true`.
+pub fn stats_json(s: &Stats) -> serde_json::Value {
+    let mut v = serde_json::to_value(s).unwrap_or_default();
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert("expanded".into(), serde_json::Value::Bool(true));
+    }
+    v
+}
+
+/// The JSON of [`Counts`]: the fields of [`stats_json`], with `null` for
+/// what needs the DAG (`edges`, `kernels.*.edges_out`, `critical_path`,
+/// `levels`, `widest_level`, `critical_path_flops`,
+/// `critical_path_flops_tasks`) and `"expanded": false`.
+pub fn counts_json(c: &Counts) -> serde_json::Value {
+    let kernels: serde_json::Map<String, serde_json::Value> = c
+        .kernels
+        .iter()
+        .map(|(k, ks)| {
+            (
+                k.clone(),
+                serde_json::json!({
+                    "tasks": ks.tasks,
+                    "edges_out": null,
+                    "flops": ks.flops,
+                    "bytes": ks.bytes,
+                }),
+            )
+        })
+        .collect();
+    serde_json::json!({
+        "tasks": c.tasks,
+        "edges": null,
+        "kernels": kernels,
+        "critical_path": null,
+        "levels": null,
+        "widest_level": null,
+        "block": c.block,
+        "flops": c.flops,
+        "bytes": c.bytes,
+        "critical_path_flops": null,
+        "critical_path_flops_tasks": null,
+        "unmodelled": c.unmodelled,
+        "expanded": false,
+    })
 }
 
 /// Formats a count of flops or bytes with an SI prefix (`1.23 G`).

@@ -38,9 +38,12 @@ pub type EdgeVisitor<'a> = dyn FnMut(u32, &[i64], u32, &[i64]) + 'a;
 /// Like [`EdgeVisitor`], returning whether to go on.
 pub type EdgeFilter<'a> = dyn FnMut(u32, &[i64], u32, &[i64]) -> bool + 'a;
 
-/// Work allowed per query: a bound on enumerated values, so that no
-/// artifact can make a query run forever.
-pub const DEFAULT_BUDGET: u64 = 1 << 34;
+/// Work allowed per query: a bound on the values a plan enumerates, so
+/// that no program, artifact or parameter value can make one query run
+/// for long. 2^26 values take about a second in a release build; no
+/// query of a real instance comes near it (a plan enumerates one loop
+/// variable over one range, narrowed by every constraint it can use).
+pub const DEFAULT_BUDGET: u64 = 1 << 26;
 
 /// A query engine over one instance, with reusable scratch memory.
 pub struct Engine<'i, 'p> {
@@ -49,8 +52,12 @@ pub struct Engine<'i, 'p> {
     tile: Vec<i64>,
     read_tiles: Vec<i64>,
     read_starts: Vec<usize>,
-    /// Remaining work budget (see [`DEFAULT_BUDGET`]).
+    /// Work allowed per query (see [`DEFAULT_BUDGET`]): every query
+    /// starts with this much, so one expensive query cannot starve the
+    /// next.
     pub budget: u64,
+    /// What is left of `budget` in the current query.
+    left: u64,
     /// For each matrix: its write accesses `(stmt, access)`.
     writes_of: Vec<Vec<(u32, u32)>>,
     /// For each matrix: its read accesses.
@@ -82,6 +89,7 @@ impl<'i, 'p> Engine<'i, 'p> {
             read_tiles: Vec::new(),
             read_starts: Vec::new(),
             budget: DEFAULT_BUDGET,
+            left: DEFAULT_BUDGET,
             writes_of,
             reads_of,
         }
@@ -174,41 +182,6 @@ impl<'i, 'p> Engine<'i, 'p> {
             .ok_or_else(|| QueryError::NotATask(format!("statement {}", task.stmt)))
     }
 
-    /// Runs the inverse plan of one access for a tile.
-    fn inverse(
-        &mut self,
-        stmt: u32,
-        access: u32,
-        write: bool,
-        tile: &[i64],
-        out: &mut Vec<Task>,
-    ) -> Result<(), QueryError> {
-        let p = self.inst.program;
-        let Some(plans) = p.plans.get(stmt as usize) else {
-            return Err(PlanError::Malformed.into());
-        };
-        let list = if write { &plans.writes } else { &plans.reads };
-        let Some(ap) = list.get(access as usize) else {
-            return Err(PlanError::Malformed.into());
-        };
-        let mut emit = |vars: &[i64]| {
-            out.push(Task {
-                stmt,
-                vars: vars.into(),
-            });
-            true
-        };
-        ap.inverse.run(
-            &p.exprs,
-            &self.inst.params,
-            tile,
-            &mut self.scratch,
-            &mut self.budget,
-            &mut emit,
-        )?;
-        Ok(())
-    }
-
     /// Calls `f(child statement, child vars, matrix, tile)` for every
     /// (child, tile) edge out of `task`, once each, in no particular order.
     /// `task` must be a task of the instance (unchecked).
@@ -217,6 +190,21 @@ impl<'i, 'p> Engine<'i, 'p> {
         task: &Task,
         f: &mut EdgeVisitor<'_>,
     ) -> Result<(), QueryError> {
+        self.try_for_each_child(task, &mut |stmt, vars, matrix, tile| {
+            f(stmt, vars, matrix, tile);
+            true
+        })
+    }
+
+    /// [`for_each_child`](Self::for_each_child), stopping as soon as `f`
+    /// returns false (so that a caller with a cap on the answer does no
+    /// work past it).
+    pub fn try_for_each_child(
+        &mut self,
+        task: &Task,
+        f: &mut EdgeFilter<'_>,
+    ) -> Result<(), QueryError> {
+        self.left = self.budget;
         let p = self.inst.program;
         let st = self.statement(task)?;
         let plans = p
@@ -224,70 +212,77 @@ impl<'i, 'p> Engine<'i, 'p> {
             .get(task.stmt as usize)
             .ok_or(PlanError::Malformed)?;
         let mut tile = std::mem::take(&mut self.tile);
-        for (w, acc) in st.writes.iter().enumerate() {
-            self.eval_access(acc, &task.vars, &mut tile)?;
-            let partners = &plans.writes.get(w).ok_or(PlanError::Malformed)?.partners;
-            for r in partners {
-                let reader = p
-                    .statements
-                    .get(r.stmt as usize)
-                    .ok_or(PlanError::Malformed)?;
-                let ap = p
-                    .plans
-                    .get(r.stmt as usize)
-                    .and_then(|ps| ps.reads.get(r.access as usize))
-                    .ok_or(PlanError::Malformed)?;
-                let params = &self.inst.params;
-                let mut result = Ok(());
-                let mut emit = |vars: &[i64]| {
-                    if r.stmt == task.stmt && vars == &*task.vars {
-                        // Reading its own output is a violation, not an edge.
-                        return true;
-                    }
-                    // A reader that reads the tile through an earlier access
-                    // too gets the edge from that access only.
-                    for earlier in reader.reads.iter().take(r.access as usize) {
-                        if earlier.matrix != acc.matrix {
-                            continue;
-                        }
-                        let env = Env {
-                            params,
-                            slots: vars,
-                        };
-                        let mut same = true;
-                        for (&i, &t) in earlier.indices.iter().zip(tile.iter()) {
-                            match p.exprs.eval_int(i, env) {
-                                Ok(v) if v == t => {}
-                                Ok(_) => {
-                                    same = false;
-                                    break;
-                                }
-                                Err(e) => {
-                                    result = Err(QueryError::Eval(e));
-                                    return false;
-                                }
-                            }
-                        }
-                        if same {
+        let result = (|| {
+            for (w, acc) in st.writes.iter().enumerate() {
+                self.eval_access(acc, &task.vars, &mut tile)?;
+                let partners = &plans.writes.get(w).ok_or(PlanError::Malformed)?.partners;
+                for r in partners {
+                    let reader = p
+                        .statements
+                        .get(r.stmt as usize)
+                        .ok_or(PlanError::Malformed)?;
+                    let ap = p
+                        .plans
+                        .get(r.stmt as usize)
+                        .and_then(|ps| ps.reads.get(r.access as usize))
+                        .ok_or(PlanError::Malformed)?;
+                    let params = &self.inst.params;
+                    let mut result = Ok(());
+                    let mut go_on = true;
+                    let mut emit = |vars: &[i64]| {
+                        if r.stmt == task.stmt && vars == &*task.vars {
+                            // Reading its own output is a violation, not an edge.
                             return true;
                         }
+                        // A reader that reads the tile through an earlier access
+                        // too gets the edge from that access only.
+                        for earlier in reader.reads.iter().take(r.access as usize) {
+                            if earlier.matrix != acc.matrix {
+                                continue;
+                            }
+                            let env = Env {
+                                params,
+                                slots: vars,
+                            };
+                            let mut same = true;
+                            for (&i, &t) in earlier.indices.iter().zip(tile.iter()) {
+                                match p.exprs.eval_int(i, env) {
+                                    Ok(v) if v == t => {}
+                                    Ok(_) => {
+                                        same = false;
+                                        break;
+                                    }
+                                    Err(e) => {
+                                        result = Err(QueryError::Eval(e));
+                                        return false;
+                                    }
+                                }
+                            }
+                            if same {
+                                return true;
+                            }
+                        }
+                        go_on = f(r.stmt, vars, acc.matrix, &tile);
+                        go_on
+                    };
+                    ap.inverse.run(
+                        &p.exprs,
+                        params,
+                        &tile,
+                        &mut self.scratch,
+                        &mut self.left,
+                        &mut emit,
+                    )?;
+                    result?;
+                    if !go_on {
+                        return Ok(());
                     }
-                    f(r.stmt, vars, acc.matrix, &tile);
-                    true
-                };
-                ap.inverse.run(
-                    &p.exprs,
-                    params,
-                    &tile,
-                    &mut self.scratch,
-                    &mut self.budget,
-                    &mut emit,
-                )?;
-                result?;
+                }
             }
-        }
+            Ok(())
+        })();
         self.tile = tile;
-        Ok(())
+        result
     }
 
     /// The tasks that read a tile `task` writes, each with the tile; in
@@ -321,6 +316,7 @@ impl<'i, 'p> Engine<'i, 'p> {
         task: &Task,
         f: &mut EdgeFilter<'_>,
     ) -> Result<(), QueryError> {
+        self.left = self.budget;
         let p = self.inst.program;
         let st = self.statement(task)?;
         let plans = p
@@ -371,7 +367,7 @@ impl<'i, 'p> Engine<'i, 'p> {
                         &self.inst.params,
                         tile,
                         &mut self.scratch,
-                        &mut self.budget,
+                        &mut self.left,
                         &mut emit,
                     )?;
                     if !go_on {
@@ -434,42 +430,75 @@ impl<'i, 'p> Engine<'i, 'p> {
 
     /// The tasks that write a tile (none for an input or unwritten tile).
     pub fn writer(&mut self, tile: &Tile) -> Result<Vec<Task>, QueryError> {
-        self.check_tile(tile)?;
-        let accesses = self
-            .writes_of
-            .get(tile.matrix as usize)
-            .cloned()
-            .unwrap_or_default();
-        self.tasks_touching(tile, &accesses, true)
+        self.touching(tile, true)
     }
 
     /// The tasks that read a tile.
     pub fn readers(&mut self, tile: &Tile) -> Result<Vec<Task>, QueryError> {
-        self.check_tile(tile)?;
-        let accesses = self
-            .reads_of
-            .get(tile.matrix as usize)
-            .cloned()
-            .unwrap_or_default();
-        self.tasks_touching(tile, &accesses, false)
+        self.touching(tile, false)
     }
 
-    fn tasks_touching(
-        &mut self,
-        tile: &Tile,
-        accesses: &[(u32, u32)],
-        write: bool,
-    ) -> Result<Vec<Task>, QueryError> {
+    fn touching(&mut self, tile: &Tile, write: bool) -> Result<Vec<Task>, QueryError> {
         let mut out: Vec<Task> = Vec::new();
-        let mut found = Vec::new();
-        for &(s, a) in accesses {
-            found.clear();
-            self.inverse(s, a, write, &tile.index, &mut found)?;
-            out.append(&mut found);
-        }
+        self.for_each_touching(tile, write, &mut |stmt, vars| {
+            out.push(Task {
+                stmt,
+                vars: vars.into(),
+            });
+            true
+        })?;
         let p = self.inst.program;
         out.sort_by(|a, b| p.sequential_cmp(a, b));
         out.dedup();
         Ok(out)
+    }
+
+    /// Calls `f(statement, vars)` for every task that writes (`write`) or
+    /// reads `tile`, in no particular order and possibly more than once
+    /// (a statement reading the tile through two accesses), stopping as
+    /// soon as `f` returns false. The tile is checked against the extents.
+    pub fn for_each_touching(
+        &mut self,
+        tile: &Tile,
+        write: bool,
+        f: &mut dyn FnMut(u32, &[i64]) -> bool,
+    ) -> Result<(), QueryError> {
+        self.check_tile(tile)?;
+        self.left = self.budget;
+        let p = self.inst.program;
+        let of = if write {
+            &self.writes_of
+        } else {
+            &self.reads_of
+        };
+        let accesses = of
+            .get(tile.matrix as usize)
+            .map_or(&[][..], |v| v.as_slice());
+        for &(stmt, access) in accesses {
+            let Some(plans) = p.plans.get(stmt as usize) else {
+                return Err(PlanError::Malformed.into());
+            };
+            let list = if write { &plans.writes } else { &plans.reads };
+            let Some(ap) = list.get(access as usize) else {
+                return Err(PlanError::Malformed.into());
+            };
+            let mut go_on = true;
+            let mut emit = |vars: &[i64]| {
+                go_on = f(stmt, vars);
+                go_on
+            };
+            ap.inverse.run(
+                &p.exprs,
+                &self.inst.params,
+                &tile.index,
+                &mut self.scratch,
+                &mut self.left,
+                &mut emit,
+            )?;
+            if !go_on {
+                break;
+            }
+        }
+        Ok(())
     }
 }

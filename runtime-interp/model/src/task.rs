@@ -291,21 +291,35 @@ pub enum CountError {
 }
 
 /// Loop iterations [`Instance::count_tasks`] runs by default before it
-/// refuses: under a second of work (Cholesky needs about N²/2, so it counts
-/// up to N ≈ 5,000, 2·10^10 tasks).
-pub const COUNT_BUDGET: u64 = 1 << 24;
+/// refuses: a few tenths of a second of work in a release build (Cholesky
+/// needs about N²/2, so it counts up to N ≈ 2,900, 4·10^9 tasks).
+pub const COUNT_BUDGET: u64 = 1 << 22;
 
 struct Counter {
+    only: Option<u32>,
     counts: Vec<u64>,
     slots: Vec<i64>,
     iterations: u64,
     budget: u64,
+    /// Loop iterations since the last task was counted.
+    idle: u64,
 }
 
 impl Counter {
-    fn spend(&mut self, n: u64) -> Result<(), CountError> {
+    /// Spends `n` loop iterations of the loop on `line`.
+    fn spend(&mut self, n: u64, line: u32) -> Result<(), CountError> {
         self.iterations = self.iterations.saturating_add(n);
+        self.idle = self.idle.saturating_add(n);
         if self.iterations > self.budget {
+            // Most of the budget went on iterations that ran no task: say
+            // so, as the sequential walk does, rather than "too large".
+            if self.idle > self.budget / 2 {
+                return Err(WalkError {
+                    line,
+                    error: WalkErrorKind::Idle(self.idle),
+                }
+                .into());
+            }
             return Err(CountError::TooLarge {
                 budget: self.budget,
                 counted: self.counts.iter().fold(0u64, |a, &b| a.saturating_add(b)),
@@ -320,6 +334,9 @@ impl Counter {
             .get_mut(stmt as usize)
             .ok_or(CountError::UnknownStatement(stmt))?;
         *c = c.checked_add(n).ok_or(CountError::Overflow { stmt })?;
+        if n > 0 {
+            self.idle = 0;
+        }
         Ok(())
     }
 }
@@ -508,11 +525,20 @@ impl Instance<'_> {
     /// million iterations). At most `budget`
     /// loop iterations run; past that the count is refused, never slow.
     pub fn count_tasks(&self, budget: u64) -> Result<TaskCounts, CountError> {
+        self.count_tasks_of(None, budget)
+    }
+
+    /// [`count_tasks`](Self::count_tasks) of statement `only` (every
+    /// statement with `None`): loops that do not enclose it are not run,
+    /// and the other statements count 0.
+    pub fn count_tasks_of(&self, only: Option<u32>, budget: u64) -> Result<TaskCounts, CountError> {
         let mut counter = Counter {
+            only,
             counts: vec![0; self.program.statements.len()],
             slots: Vec::new(),
             iterations: 0,
             budget,
+            idle: 0,
         };
         self.count(&self.program.tree, &mut counter)?;
         Ok(TaskCounts {
@@ -532,7 +558,7 @@ impl Instance<'_> {
                     body,
                     line,
                 } => {
-                    if !has_call(body, None) {
+                    if !has_call(body, c.only) {
                         continue;
                     }
                     let err = |e| WalkError {
@@ -558,7 +584,7 @@ impl Instance<'_> {
                     } else {
                         0
                     };
-                    c.spend(1)?;
+                    c.spend(1, *line)?;
                     let depth = *slot as usize;
                     c.slots.truncate(depth);
                     // A body that never looks at this loop's variable has
@@ -579,7 +605,7 @@ impl Instance<'_> {
                     }
                     let mut v = lo;
                     while v < hi {
-                        c.spend(1)?;
+                        c.spend(1, *line)?;
                         c.slots.truncate(depth);
                         c.slots.push(v);
                         self.count(body, c)?;
@@ -612,6 +638,9 @@ impl Instance<'_> {
                     }
                     self.count(taken.unwrap_or(else_body), c)?;
                 }
+                // Another statement's task is not counted, but the loops
+                // that reach it are not idle (as in the walk).
+                TreeNode::Call(s) if c.only.is_some_and(|o| o != *s) => c.idle = 0,
                 TreeNode::Call(s) => c.add(*s, 1)?,
             }
         }

@@ -6,6 +6,7 @@ use crate::args::{GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::{instance, load, output};
 use clap::ValueEnum;
+use compiler::explore::limit::TaskLimit;
 use model::dag::{expand, from_plans};
 use std::path::PathBuf;
 
@@ -24,8 +25,9 @@ pub struct DagArgs {
     /// rule violations.
     #[arg(long, value_enum, default_value_t = Method::Plans)]
     pub method: Method,
-    /// Refuse instances with more tasks than this.
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Refuse instances with more tasks than this (counted first, so the
+    /// refusal is immediate).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     pub max_tasks: usize,
 }
 
@@ -51,6 +53,14 @@ pub enum Method {
 pub fn run(args: &DagArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (_, program) = load::program(&args.file, &args.instance.program, global)?;
     let inst = instance::bind(&program, &args.instance)?;
+    // Count before expanding: an instance over the limit is refused
+    // before any task is kept.
+    TaskLimit {
+        max: args.max_tasks as u64,
+        flag: "--max-tasks",
+    }
+    .check(&inst)
+    .map_err(|e| CliError::Input(e.to_string()))?;
     let (dag, violations) = match args.method {
         Method::Plans => from_plans(&inst, args.max_tasks).map(|d| (d, Vec::new())),
         Method::Expand => expand(&inst, args.max_tasks),

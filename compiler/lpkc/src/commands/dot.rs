@@ -5,7 +5,7 @@
 use crate::args::{GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::{instance, load, output};
-use std::ops::ControlFlow;
+use compiler::explore::limit::TaskLimit;
 use std::path::PathBuf;
 
 /// Arguments of `lpkc dot`.
@@ -38,35 +38,22 @@ pub fn run(args: &DotArgs, global: &GlobalOpts) -> Result<(), CliError> {
         return Ok(());
     }
     let inst = instance::bind(&program, &args.instance)?;
-    // Count first, so that the message can say how many tasks there are.
-    // The count itself stops at a far larger bound so it cannot run long.
-    let count_limit = max_tasks.saturating_mul(1000).max(1_000_000);
-    let mut count = 0usize;
-    inst.for_each_task(&mut |_| {
-        count += 1;
-        if count > count_limit {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    })
-    .map_err(|e| CliError::Input(e.to_string()))?;
-    if count > max_tasks {
-        // Counting stops far above the limit: then the count is a lower
-        // bound; the one limit that applies is --max-tasks.
-        let how_many = if count > count_limit {
-            format!("more than {count_limit} tasks")
-        } else {
-            format!("{count} tasks")
-        };
-        return Err(CliError::Input(format!(
-            "the instance {}({}) has {how_many}, and `dot` draws at most --max-tasks \
-             {max_tasks}; Graphviz is slow on big graphs, so raise --max-tasks if you mean it, \
-             or use smaller parameters",
-            program.name,
-            instance::params_text(&inst)
-        )));
+    // Count first (flat memory, bounded work), so that the refusal is
+    // immediate and says how many tasks there are.
+    TaskLimit {
+        max: max_tasks as u64,
+        flag: "--max-tasks",
     }
+    .check(&inst)
+    .map_err(|e| {
+        CliError::Input(
+            e.with_advice(
+                "Graphviz is slow on big graphs, so raise the limit with --max-tasks N if you mean it, \
+                 or use smaller parameters",
+            )
+            .to_string(),
+        )
+    })?;
     let dag =
         model::dag::from_plans(&inst, max_tasks).map_err(|e| CliError::Input(e.to_string()))?;
     let text = compiler::explore::dot::expanded_dot(&inst, &dag, args.cluster.as_deref())

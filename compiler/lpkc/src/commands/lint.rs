@@ -8,6 +8,7 @@ use crate::error::CliError;
 use crate::load::{self, Input};
 use crate::{instance, output, report};
 use compiler::diag::{Code, Diagnostic, Label, Severity, SourceMap};
+use compiler::explore::limit::TaskLimit;
 use compiler::lint::{
     analyze, checked_text, lint_program, proved_text, LintOptions, RuleLine, RuleStatus,
     DEFAULT_BOUND, DEFAULT_TASK_BUDGET,
@@ -103,11 +104,12 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
         Ok(compiled) => {
             let hir = compiled.hir();
             program_name = hir.name.clone();
-            let given = if args.instance.params.is_empty() {
+            let mut given = if args.instance.params.is_empty() {
                 None
             } else {
                 Some(instance::bind(&compiled.program, &args.instance)?)
             };
+            let refused = refuse_large(&mut given, &opts);
             let report = lint_program(
                 &compiled.checked.module,
                 hir,
@@ -118,6 +120,14 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
             );
             checked_instance = given.as_ref().map(instance_of);
             summary = report.summary;
+            if let Some(why) = refused {
+                summary.push(RuleLine {
+                    code: "",
+                    rule: "the instance given with -p",
+                    status: "not checked",
+                    detail: why,
+                });
+            }
             let mut diagnostics = compiled.checked.diagnostics;
             diagnostics.extend(report.diagnostics);
             diagnostics
@@ -132,6 +142,27 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
         skipped: None,
     };
     finish(args, global, report, &allowed, deny_warnings)
+}
+
+/// Counts the instance of `-p` before lint expands it: one over the limit
+/// is dropped (not expanded at all) and the reason returned for the
+/// summary.
+fn refuse_large(
+    given: &mut Option<model::program::Instance<'_>>,
+    opts: &LintOptions,
+) -> Option<String> {
+    let inst = given.as_ref()?;
+    let limit = TaskLimit {
+        max: opts.instance_max_tasks as u64,
+        flag: "the lint limit of",
+    };
+    let why = limit
+        .check(inst)
+        .err()?
+        .with_advice("lint checks smaller instances only")
+        .to_string();
+    *given = None;
+    Some(why)
 }
 
 /// What lint found, ready to print.
@@ -266,11 +297,12 @@ fn lint_artifact(
             )));
         }
     }
-    let given = if args.instance.params.is_empty() {
+    let mut given = if args.instance.params.is_empty() {
         None
     } else {
         Some(instance::bind(p, &args.instance)?)
     };
+    let refused = refuse_large(&mut given, opts);
     let a = analyze(p, opts, given.as_ref());
     let checked_instance = given.as_ref().map(instance_of);
     let mut sources = SourceMap::new();
@@ -403,12 +435,12 @@ fn lint_artifact(
             detail,
         });
     }
-    if let Some(e) = &a.instance_error {
+    if let Some(e) = a.instance_error.clone().or(refused) {
         summary.push(RuleLine {
             code: "",
             rule: "the instance given with -p",
             status: "not checked",
-            detail: e.clone(),
+            detail: e,
         });
     }
     compiler::pipeline::sort_by_position(&mut diagnostics);

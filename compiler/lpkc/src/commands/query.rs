@@ -2,11 +2,19 @@
 //! readers, tasks) given with `-e` or read from stdin one a line. A bad
 //! command is reported on its line and the next one runs; the exit code
 //! says whether any failed.
+//!
+//! Answers are written into one buffer on locked stdout for the whole
+//! invocation ([`output::Stream`]), flushed before the command waits for
+//! more input, so a script feeding commands one at a time still gets each
+//! answer at once. No answer may hold more than `--max-tasks` tasks:
+//! `tasks` is counted first and refused above it, the other commands stop
+//! collecting as soon as they pass it.
 
 use crate::args::{Format, GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::{instance, load, output};
-use compiler::explore::query::{answer, answer_json, answer_text, parse_command};
+use compiler::explore::query::{parse_command, AnswerFormat, Answerer, DEFAULT_MAX_TASKS};
+use std::io::BufRead;
 use std::path::PathBuf;
 
 /// Arguments of `lpkc query`.
@@ -22,39 +30,73 @@ pub struct QueryArgs {
     /// Answers as text, or one JSON object a line.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
+    /// The most tasks one answer may hold; a larger answer is an error on
+    /// its line (`tasks` is counted first and refused before it runs).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TASKS)]
+    pub max_tasks: u64,
 }
 
 /// Runs `lpkc query`.
 pub fn run(args: &QueryArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (_, program) = load::program(&args.file, &args.instance.program, global)?;
     let inst = instance::bind(&program, &args.instance)?;
-    let mut engine = model::query::Engine::new(&inst);
+    let mut answerer = Answerer::new(&inst, args.max_tasks, "--max-tasks");
+    let format = match args.format {
+        Format::Json => AnswerFormat::Json,
+        Format::Human => AnswerFormat::Text,
+    };
+    let mut stream = output::Stream::new();
+    let mut buf: Vec<u8> = Vec::new();
     let mut failed = false;
-    let mut run_one = |line: &str| {
+    let mut run_one = |line: &str, stream: &mut output::Stream| {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             return;
         }
-        let result = parse_command(&program, line).and_then(|q| answer(&mut engine, &q));
-        match (result, args.format) {
-            (Ok(a), Format::Json) => output::json(&answer_json(&program, line, &a)),
-            (Ok(a), Format::Human) => output::out(&answer_text(&program, &a)),
-            (Err(e), Format::Json) => {
+        buf.clear();
+        let result =
+            parse_command(&program, line).and_then(|q| answerer.answer(&q, line, format, &mut buf));
+        match result {
+            Ok(_) => stream.write(&buf),
+            Err(e) => {
                 failed = true;
-                output::json(&serde_json::json!({"cmd": line, "error": e.to_string()}));
+                match format {
+                    AnswerFormat::Json => {
+                        let v = serde_json::json!({"cmd": line, "error": e.to_string()});
+                        buf.clear();
+                        let _ = serde_json::to_writer(&mut buf, &v);
+                        buf.push(b'\n');
+                        stream.write(&buf);
+                    }
+                    AnswerFormat::Text => {
+                        // Keep answers and errors in order on a shared
+                        // terminal or file.
+                        stream.flush();
+                        eprintln!("error: {line}: {e}");
+                    }
+                }
             }
-            (Err(e), Format::Human) => {
-                failed = true;
-                eprintln!("error: {line}: {e}");
-            }
+        }
+        // An answer buffer grown by one huge answer is not kept.
+        if buf.capacity() > 1 << 20 {
+            buf = Vec::new();
         }
     };
     if args.commands.is_empty() {
-        use std::io::BufRead;
-        for line in std::io::stdin().lock().lines() {
-            match line {
-                Ok(l) => run_one(&l),
+        let mut reader = std::io::BufReader::with_capacity(1 << 16, std::io::stdin().lock());
+        let mut line = String::new();
+        loop {
+            // About to wait for input: whoever sent the last command gets
+            // its answer first.
+            if reader.buffer().is_empty() {
+                stream.flush();
+            }
+            line.clear();
+            match reader.read_line(&mut line) {
+                Ok(0) => break,
+                Ok(_) => run_one(&line, &mut stream),
                 Err(e) => {
+                    stream.flush();
                     eprintln!("error: cannot read stdin: {e}");
                     failed = true;
                     break;
@@ -63,9 +105,10 @@ pub fn run(args: &QueryArgs, global: &GlobalOpts) -> Result<(), CliError> {
         }
     } else {
         for c in &args.commands {
-            run_one(c);
+            run_one(c, &mut stream);
         }
     }
+    stream.flush();
     if failed {
         Err(CliError::Reported)
     } else {

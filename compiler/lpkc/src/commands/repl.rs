@@ -34,6 +34,11 @@ pub struct ReplArgs {
     /// Keep no history file.
     #[arg(long)]
     pub no_history: bool,
+    /// The most tasks an answer may hold, and the most an instance may
+    /// have for `critical-path`, `path` and `tasks --all` (refused at once
+    /// above it, before any expansion).
+    #[arg(long, value_name = "N", default_value_t = compiler::explore::query::DEFAULT_MAX_TASKS)]
+    pub max_tasks: u64,
 }
 
 /// The rustyline helper: completion only.
@@ -86,6 +91,7 @@ pub fn run(args: &ReplArgs, global: &GlobalOpts) -> Result<(), CliError> {
     }
     let mut session = Session::new(program, source, &args.instance.params)
         .map_err(|e| CliError::Input(e.to_string()))?;
+    session.set_max_tasks(args.max_tasks);
     if std::io::stdin().is_terminal() {
         interactive(
             &mut session,
@@ -105,14 +111,20 @@ pub fn run(args: &ReplArgs, global: &GlobalOpts) -> Result<(), CliError> {
 fn batch(session: &mut Session) -> Result<(), CliError> {
     use std::io::BufRead;
     let mut failed = false;
-    let mut stdin = std::io::stdin().lock();
+    let mut stream = output::Stream::new();
+    let mut reader = std::io::BufReader::new(std::io::stdin().lock());
     let mut bytes = Vec::new();
     for number in 1.. {
+        // About to wait for input: the last answer goes out first.
+        if reader.buffer().is_empty() {
+            stream.flush();
+        }
         bytes.clear();
-        match stdin.read_until(b'\n', &mut bytes) {
+        match reader.read_until(b'\n', &mut bytes) {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => {
+                stream.flush();
                 eprintln!("error: cannot read stdin: {e}");
                 failed = true;
                 break;
@@ -121,6 +133,7 @@ fn batch(session: &mut Session) -> Result<(), CliError> {
         // A line that is not UTF-8 is one bad command, not the end of the
         // session: report it and read on.
         let Ok(line) = std::str::from_utf8(&bytes) else {
+            stream.flush();
             eprintln!(
                 "error: line {number} is not valid UTF-8: {}",
                 String::from_utf8_lossy(&bytes).trim_end()
@@ -130,14 +143,16 @@ fn batch(session: &mut Session) -> Result<(), CliError> {
         };
         let line = line.trim_end_matches(['\n', '\r']);
         match session.execute(line) {
-            Ok(Reply::Output(text)) => output::out(&text),
+            Ok(Reply::Output(text)) => stream.write(text.as_bytes()),
             Ok(Reply::Quit) => break,
             Err(e) => {
                 failed = true;
+                stream.flush();
                 eprintln!("error: {}: {e}", line.trim());
             }
         }
     }
+    stream.flush();
     if failed {
         Err(CliError::Reported)
     } else {

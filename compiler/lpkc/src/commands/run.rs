@@ -43,10 +43,11 @@ pub struct RunArgs {
     /// marker stay in --output-dir.
     #[arg(long, value_name = "SPEC")]
     pub tile_store: Option<String>,
-    /// Worker threads.
+    /// Worker threads, 1 to 4096.
     ///
     /// [default: the number of cores]
-    #[arg(long, value_name = "W")]
+    #[arg(long, value_name = "W",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096))]
     pub workers: Option<usize>,
     /// Seed of generated inputs.
     #[arg(long, default_value_t = 0)]

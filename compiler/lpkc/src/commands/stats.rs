@@ -1,12 +1,26 @@
 //! `lpkc stats`: task and edge counts per kernel, flops and bytes at a
 //! block size, the critical path and the parallelism profile of one
 //! instance (optionally drawn as an SVG chart).
+//!
+//! Counts first: tasks, flops and bytes per kernel come from
+//! `stats::counts` at flat memory for any size. Only an instance within
+//! `--max-tasks` is expanded for the parts that need its DAG (edges,
+//! critical paths, profile); above it those are reported as not computed
+//! (`null` in JSON, `"expanded": false`), before any memory is spent.
 
 use crate::args::{Format, GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::{instance, load, output};
-use compiler::explore::stats::{analyse, profile_svg, stats_text, StatsOptions, DEFAULT_BLOCK};
+use compiler::explore::limit::TaskLimit;
+use compiler::explore::stats::{
+    analyse, counts, counts_json, counts_text, profile_svg, stats_json, stats_text, StatsOptions,
+    DEFAULT_BLOCK,
+};
 use std::path::PathBuf;
+
+/// The default `--max-tasks` of `lpkc stats`: the expansion keeps about
+/// 100 bytes per task and takes about a microsecond each.
+pub const DEFAULT_MAX_TASKS: u64 = 2_000_000;
 
 /// Arguments of `lpkc stats`.
 #[derive(clap::Args, Debug)]
@@ -18,14 +32,17 @@ pub struct StatsArgs {
     /// A table, or one JSON object.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
-    /// Refuse instances with more tasks than this.
-    #[arg(long, default_value_t = 20_000_000)]
+    /// Expand the DAG (edges, critical path, profile) only for instances
+    /// with at most this many tasks; larger ones get the counts of tasks,
+    /// flops and bytes alone.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TASKS)]
     pub max_tasks: u64,
     /// Tile side in elements for flops and bytes: every tile is taken as
     /// B x B (1-D matrices too).
     #[arg(long, value_name = "B", default_value_t = DEFAULT_BLOCK)]
     pub block: u64,
-    /// Also draw the parallelism profile as an SVG chart to this file.
+    /// Also draw the parallelism profile as an SVG chart to this file
+    /// (refused when the DAG is not expanded).
     #[arg(long, value_name = "OUT")]
     pub svg: Option<PathBuf>,
 }
@@ -39,6 +56,30 @@ pub fn run(args: &StatsArgs, global: &GlobalOpts) -> Result<(), CliError> {
         return Err(CliError::Usage(format!(
             "--block must be between 1 and 1048576, found {block}"
         )));
+    }
+    let limit = TaskLimit {
+        max: args.max_tasks,
+        flag: "--max-tasks",
+    };
+    // Count before expanding: at flat memory, refused only when even the
+    // count would run too long.
+    let c = counts(&inst, block).map_err(|e| match e {
+        compiler::explore::stats::StatsError::Count(e) => {
+            CliError::Input(limit.uncounted(&inst, e).to_string())
+        }
+        other => CliError::Input(other.to_string()),
+    })?;
+    if let Err(why) = limit.check_count(&inst, c.tasks) {
+        if args.svg.is_some() {
+            return Err(CliError::Input(format!(
+                "cannot draw the parallelism profile: {why}"
+            )));
+        }
+        match args.format {
+            Format::Json => output::json(&counts_json(&c)),
+            Format::Human => output::out(&counts_text(&c, &why.to_string())),
+        }
+        return Ok(());
     }
     let opts = StatsOptions {
         max_tasks: args.max_tasks,
@@ -63,7 +104,7 @@ pub fn run(args: &StatsArgs, global: &GlobalOpts) -> Result<(), CliError> {
             .map_err(CliError::Input)?;
     }
     match args.format {
-        Format::Json => output::json(&serde_json::to_value(&s).unwrap_or_default()),
+        Format::Json => output::json(&stats_json(&s)),
         Format::Human => output::out(&stats_text(&s)),
     }
     Ok(())

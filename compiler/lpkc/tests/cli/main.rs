@@ -13,7 +13,8 @@
 //! - `numerics`: `lpkc run --verify` with the standard kernels;
 //! - `stats`, `dot`, `repl_tty`: the explore commands;
 //! - `wording`: counts, headers, `--help` defaults and error texts;
-//! - `binary`: running the real binary.
+//! - `binary`: running the real binary;
+//! - `bounds`: bounded work and memory on adversarial parameters.
 //!
 //! Every snapshot file lives under `tests/snapshots/` of the workspace
 //! (see `test_support::snapshot_settings`).
@@ -21,6 +22,7 @@
 mod artifact;
 mod artifact_inputs;
 mod binary;
+mod bounds;
 mod commands;
 mod dot;
 mod interop;

@@ -289,10 +289,18 @@ fn completion_history_errors_and_ctrl_d() {
 fn ctrl_c_cancels_a_long_command() {
     let tty = Tty::start(
         "cancel",
-        &["examples/cholesky.lpk", "-p", "N=400", "--no-history"],
+        &[
+            "examples/cholesky.lpk",
+            "-p",
+            "N=400",
+            "--no-history",
+            "--max-tasks",
+            "20000000",
+        ],
     );
     tty.wait_last_line("cholesky>");
-    // 10.7 million tasks, each with a parents query: many seconds.
+    // 10.7 million tasks (allowed by --max-tasks), each with a parents
+    // query: many seconds.
     tty.type_text("critical-path");
     tty.keys(&["Enter"]);
     tty.wait_last_line("cholesky> critical-path");
