@@ -25,19 +25,19 @@ program chain(N: int) {
     program chain
 
     statement step@7:5 (no loop variables)
-      writes X[0] — given tile X[t0], closed form, no enumeration :
+      writes X[0] — given tile X[t0], closed form, no enumeration:
           1. check 0 == t0
         feeds: step@9:9 X[i - 1]
-      reads A[0] — given tile A[t0], closed form, no enumeration :
+      reads A[0] — given tile A[t0], closed form, no enumeration:
           1. check 0 == t0
         reads from: nothing (an input, or no statement writes these tiles)
 
     statement step@9:9 (i)
-      writes X[i] — given tile X[t0], closed form, no enumeration :
+      writes X[i] — given tile X[t0], closed form, no enumeration:
           1. i := t0
           2. check 1 <= i < N
         feeds: step@9:9 X[i - 1]
-      reads X[i - 1] — given tile X[t0], closed form, no enumeration :
+      reads X[i - 1] — given tile X[t0], closed form, no enumeration:
           1. i := t0 + 1
           2. check 1 <= i < N
         reads from: step@7:5 X[0]; step@9:9 X[i]
@@ -59,12 +59,12 @@ program p(N: int) {
     program p
 
     statement copy@7:9 (i)
-      writes B[i] — given tile B[t0], closed form, no enumeration :
+      writes B[i] — given tile B[t0], closed form, no enumeration:
           1. i := t0
           2. check 0 <= i < N
           3. check (i - 0) % 2 == 0
         feeds: nothing (no access reads this matrix where it is written)
-      reads A[i] — given tile A[t0], closed form, no enumeration :
+      reads A[i] — given tile A[t0], closed form, no enumeration:
           1. i := t0
           2. check 0 <= i < N
           3. check (i - 0) % 2 == 0
@@ -93,33 +93,33 @@ program tree(N: int) {
     program tree
 
     statement add@8:9 (i)
-      writes T[i] — given tile T[t0], closed form, no enumeration :
+      writes T[i] — given tile T[t0], closed form, no enumeration:
           1. i := t0
           2. check 0 <= i < N
         feeds: add@12:13 T[i]; add@12:13 T[i + 2 ** level]
-      reads A[i] — given tile A[t0], closed form, no enumeration :
+      reads A[i] — given tile A[t0], closed form, no enumeration:
           1. i := t0
           2. check 0 <= i < N
         reads from: nothing (an input, or no statement writes these tiles)
-      reads A[i] — given tile A[t0], closed form, no enumeration :
+      reads A[i] — given tile A[t0], closed form, no enumeration:
           1. i := t0
           2. check 0 <= i < N
         reads from: nothing (an input, or no statement writes these tiles)
 
     statement add@12:13 (level, i)
-      writes T[i] — given tile T[t0], enumerates :
+      writes T[i] — given tile T[t0], enumerates:
           1. i := t0
           2. ENUMERATE level in [0, ceil(log2(N)))
           3. check 0 <= i < N - 2 ** level
           4. check (i - 0) % 2 ** (level + 1) == 0
         feeds: add@12:13 T[i]; add@12:13 T[i + 2 ** level]
-      reads T[i] — given tile T[t0], enumerates :
+      reads T[i] — given tile T[t0], enumerates:
           1. i := t0
           2. ENUMERATE level in [0, ceil(log2(N)))
           3. check 0 <= i < N - 2 ** level
           4. check (i - 0) % 2 ** (level + 1) == 0
         reads from: add@8:9 T[i]; add@12:13 T[i]
-      reads T[i + 2 ** level] — given tile T[t0], enumerates :
+      reads T[i + 2 ** level] — given tile T[t0], enumerates:
           1. ENUMERATE level in [0, ceil(log2(N)))
           2. i := -2 ** level + t0
           3. check 0 <= i < N - 2 ** level

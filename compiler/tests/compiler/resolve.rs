@@ -137,9 +137,11 @@ program p(N: int) {
 }
 "), @r#"
     error[E0002]: expected `;`, found `output`
-      ┌─ test.lpk:4:5
+      ┌─ test.lpk:3:15
       │
+    3 │     input A[N]
+      │               ^ add `;` here
     4 │     output B[N];
-      │     ^^^^^^ unexpected `output`
+      │     ------ unexpected `output`
     "#);
 }
