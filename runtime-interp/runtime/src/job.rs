@@ -332,7 +332,17 @@ pub enum JobError {
         /// Why.
         source: Box<NpyError>,
     },
-    /// Binding, the checks or the run failed.
+    /// The parameters (given, then inferred from the input shapes) make
+    /// no instance of the program: a `require` that does not hold, an
+    /// extent that cannot be evaluated or is negative.
+    #[error("{error}")]
+    Bind {
+        /// Why the binding failed.
+        error: model::program::BindError,
+        /// The parameters bound: those given, then those inferred.
+        params: Vec<(String, i64)>,
+    },
+    /// The checks or the run failed.
     #[error(transparent)]
     Run(Box<RunError>),
     /// The residual cannot be computed.
@@ -426,7 +436,10 @@ pub fn run_job<'p>(
     let mut params = job.params.to_vec();
     let inferred = dense::infer_params_from_shapes(program, &params, &shapes, block)?;
     params.extend(inferred.iter().cloned());
-    let inst = program.bind(&params).map_err(RunError::from)?;
+    let inst = program.bind(&params).map_err(|error| JobError::Bind {
+        error,
+        params: params.clone(),
+    })?;
     dense::check_grids(&inst, &shapes, block)?;
     crate::shapes::check(&inst, &shapes, block).map_err(ShapeError::Disagree)?;
 

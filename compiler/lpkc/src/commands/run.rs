@@ -3,10 +3,10 @@
 //! outputs written with a completion marker, an optional residual check.
 
 use crate::args::{Format, GlobalOpts, InstanceArgs};
-use crate::error::CliError;
+use crate::error::{BindFailure, CliError};
 use crate::{load, output};
 use clap::ValueEnum;
-use model::program::{Program, Role};
+use model::program::{BindError, Program, Role};
 use runtime::dense::InputSpec;
 use runtime::exec::{self, ExecConfig, Progress};
 use runtime::job;
@@ -98,6 +98,25 @@ fn fail(message: &str) -> CliError {
 /// A usage error (exit code 2).
 fn usage_error(message: &str) -> CliError {
     CliError::Usage(message.to_string())
+}
+
+/// A failed binding of the given and inferred parameters, reported like
+/// that of any command: at the `require` (or declaration) it breaks, with
+/// the values each parameter got.
+fn bind_failure(program: &Program, error: BindError, params: &[(String, i64)]) -> CliError {
+    let values = program
+        .params
+        .iter()
+        .map(|p| {
+            let bound = params.iter().rev().find(|(n, _)| *n == p.name);
+            (p.name.clone(), bound.map(|(_, v)| *v).or(p.default))
+        })
+        .collect();
+    CliError::Bind(Box::new(BindFailure {
+        error,
+        program: program.name.clone(),
+        values,
+    }))
 }
 
 /// Runs `lpkc run`.
@@ -231,6 +250,9 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
     });
     let done = match result {
         Ok(r) => r,
+        Err(job::JobError::Bind { error, params }) => {
+            return Err(bind_failure(program, error, &params))
+        }
         Err(e) => return Err(fail(&e.to_string())),
     };
     for w in &done.warnings {

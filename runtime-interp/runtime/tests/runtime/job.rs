@@ -169,3 +169,35 @@ fn a_failed_run_leaves_no_marker_and_no_output_file() {
     assert!(e.to_string().starts_with("input `A`: "), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_unmet_require_is_a_bind_error_with_the_parameters_bound() {
+    let p = program("cholesky");
+    let dir = scratch("require");
+    let inputs: BTreeMap<u32, InputSpec> = [(0, InputSpec::Spd(8))].into();
+    let params = [("N".to_string(), 0)];
+    let e = run_job(
+        &p,
+        &Job {
+            params: &params,
+            ..job(&inputs, &dir, false)
+        },
+        &Registry::standard(),
+        &ExecConfig { workers: 1 },
+        &Progress::default(),
+    )
+    .err()
+    .expect("fails");
+    let JobError::Bind { error, params } = &e else {
+        panic!("not a bind error: {e}");
+    };
+    assert_eq!(
+        *error,
+        model::program::BindError::Require {
+            index: 1,
+            text: "N >= 1".to_string()
+        }
+    );
+    assert_eq!(*params, [("N".to_string(), 0)]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
