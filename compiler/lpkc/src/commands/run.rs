@@ -11,6 +11,7 @@ use runtime::dense::InputSpec;
 use runtime::exec::{self, ExecConfig, Progress};
 use runtime::job;
 use runtime::kernels::Registry;
+use runtime::outputs::{Form, OutputRequest};
 use runtime::store::{open_store, TileStore};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -32,11 +33,19 @@ pub struct RunArgs {
     /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
     #[arg(long = "input", value_name = "NAME=SPEC", value_parser = parse_input)]
     pub inputs: Vec<(String, String)>,
-    /// Write each 2-D output to DIR/M.npy (in place, as its tiles are
-    /// computed) and outputs that do not assemble as tiles
-    /// DIR/M/i_j.npy; `DIR/_SUCCESS` is written last, only after success.
+    /// Write the outputs into DIR: each one that forms a grid of tiles as
+    /// DIR/M.npy (in place, as its tiles are computed, where it can), any
+    /// other as its tiles DIR/M/i_j.npy with DIR/M/index.json;
+    /// `DIR/_SUCCESS` is written last, only after success.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+    /// What to write into --output-dir (repeatable): a matrix `R`, one
+    /// tile `R[3, 0]` (DIR/R[3,0].npy) or a slice `R[3, :]` (DIR/R[3,_].npy,
+    /// assembled if its tiles form a grid).
+    ///
+    /// [default: every output matrix]
+    #[arg(long = "output", value_name = "SELECTION", value_parser = parse_output)]
+    pub outputs: Vec<OutputRequest>,
     /// Also write every output tile, as it is computed, to a tile store:
     /// `mem`, `dir:PATH`, or an object_store URL such as
     /// `file:///abs/path` (keys `M/i_j.npy`). Assembled matrices and the
@@ -88,6 +97,11 @@ fn parse_input(s: &str) -> Result<(String, String), String> {
         return Err(format!("expected NAME=SPEC, found `{s}`"));
     }
     Ok((name.to_string(), spec.trim().to_string()))
+}
+
+/// Parses one `--output` (checked against the program later).
+fn parse_output(s: &str) -> Result<OutputRequest, String> {
+    OutputRequest::parse(s).map_err(|e| e.to_string())
 }
 
 /// An error of the run itself (the input has errors, exit code 1).
@@ -185,6 +199,11 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
             "--verify needs real kernels (not --kernels noop)",
         ));
     }
+    if !args.outputs.is_empty() && args.output_dir.is_none() {
+        return Err(usage_error(
+            "--output picks what to write into --output-dir, which is not given",
+        ));
+    }
     let tile_store: Option<Box<dyn TileStore>> = match &args.tile_store {
         Some(spec) => match open_store(spec) {
             Ok(s) => Some(s),
@@ -237,6 +256,7 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
                 seed: args.seed,
                 block: args.block,
                 output_dir: args.output_dir.as_deref(),
+                outputs: (!args.outputs.is_empty()).then_some(args.outputs.as_slice()),
                 tile_store: tile_store.as_deref(),
                 assemble: args.kernels == KernelSet::Std,
                 verify: args.verify,
@@ -253,10 +273,21 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
         Err(job::JobError::Bind { error, params }) => {
             return Err(bind_failure(program, error, &params))
         }
+        Err(e @ job::JobError::Select(_)) => return Err(usage_error(&e.to_string())),
         Err(e) => return Err(fail(&e.to_string())),
     };
-    for w in &done.warnings {
-        eprintln!("warning: {w}");
+    for w in &done.written {
+        if let Form::Tiles {
+            count,
+            why: Some(why),
+        } = &w.form
+        {
+            eprintln!(
+                "note: output `{}` forms no grid ({why}); wrote its {count} tiles and {}",
+                w.request,
+                w.path.display()
+            );
+        }
     }
     let report = done.report;
     let inst = done.instance;
@@ -291,6 +322,24 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
                     "total_seconds": timings.total.as_secs_f64(),
                 },
             });
+            if args.output_dir.is_some() {
+                v["outputs"] = done
+                    .written
+                    .iter()
+                    .map(|w| match &w.form {
+                        Form::Dense { rows, cols } => serde_json::json!({
+                            "output": w.request.to_string(),
+                            "path": w.path.display().to_string(),
+                            "shape": [rows, cols],
+                        }),
+                        Form::Tiles { count, .. } => serde_json::json!({
+                            "output": w.request.to_string(),
+                            "path": w.path.display().to_string(),
+                            "tiles": count,
+                        }),
+                    })
+                    .collect();
+            }
             if let Some(r) = &residual {
                 v["residual"] = serde_json::json!({
                     "relation": r.relation, "formula": r.formula,

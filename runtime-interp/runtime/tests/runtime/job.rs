@@ -49,6 +49,7 @@ fn job<'a>(inputs: &'a BTreeMap<u32, InputSpec>, dir: &'a Path, verify: bool) ->
         seed: 0,
         block: 8,
         output_dir: Some(dir),
+        outputs: None,
         tile_store: None,
         assemble: true,
         verify,
@@ -108,7 +109,11 @@ fn npy_inputs_in_either_order_give_the_in_memory_result_in_place() {
         )
         .expect("runs");
         assert!(done.residual.expect("verified").ok());
-        assert!(done.warnings.is_empty());
+        assert_eq!(done.written.len(), 1);
+        assert_eq!(
+            done.written[0].form,
+            runtime::outputs::Form::Dense { rows: 30, cols: 30 }
+        );
         assert!(done.timings.total >= done.timings.compute);
         let l = npy::read_file(&out.join("L.npy")).expect("L.npy");
         assert_eq!((l.nrows(), l.ncols()), (30, 30));
