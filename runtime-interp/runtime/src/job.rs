@@ -26,7 +26,7 @@
 //! number of workers.
 
 use crate::dense::{self, AssembleError, InputSpec, RunError, ShapeError};
-use crate::exec::{self, ExecConfig, Progress, RunReport, TileError, TileSink, TileSource};
+use crate::exec::{self, ExecConfig, Progress, RunReport, Stage, TileError, TileSink, TileSource};
 use crate::kernels::{Registry, Tile};
 use crate::npy::{self, NpyBlockWriter, NpyError, NpyTiles};
 use crate::outputs::{self, Form, OutputError, OutputRequest, Selected, Written};
@@ -587,6 +587,7 @@ pub fn run_job<'p>(
 
     let residual = if job.verify {
         let verify_started = Instant::now();
+        progress.set_stage(Stage::VerifyRead);
         let mut dense_inputs = BTreeMap::new();
         for (&m, i) in &inputs {
             let t = i
@@ -610,6 +611,7 @@ pub fn run_job<'p>(
             .filter(|(_, (all, _))| *all)
             .map(|(&m, (_, t))| (m, t.clone()))
             .collect();
+        progress.set_stage(Stage::VerifyCompute);
         let qr_r = verify::final_qr_r(&inst, &all_tiles);
         let r = verify::verify(program, &dense_inputs, &dense_outputs, qr_r.as_deref())?;
         Some((r, verify_started.elapsed()))
@@ -618,6 +620,7 @@ pub fn run_job<'p>(
     };
 
     let finish_started = Instant::now();
+    progress.set_stage(Stage::Finish);
     let mut placed_shapes = BTreeMap::new();
     for (m, p) in placed {
         let path = p.writer.path().to_path_buf();

@@ -8,7 +8,7 @@ use crate::{load, output};
 use clap::ValueEnum;
 use model::program::{BindError, Program, Role};
 use runtime::dense::InputSpec;
-use runtime::exec::{self, ExecConfig, Progress};
+use runtime::exec::{self, ExecConfig, Progress, Stage};
 use runtime::job;
 use runtime::kernels::Registry;
 use runtime::outputs::{Form, OutputRequest};
@@ -239,14 +239,37 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
     let result = std::thread::scope(|s| {
         s.spawn(|| {
             let Some(pb) = &bar else { return };
+            // After the last task (--verify, writing the outputs) the task
+            // bar gives way to a spinner that says what the run waits for.
+            let mut spinner: Option<indicatif::ProgressBar> = None;
             while !stop.load(Ordering::Relaxed) {
-                pb.set_length(progress.total.load(Ordering::Relaxed));
-                pb.set_position(progress.done.load(Ordering::Relaxed));
-                let secs = start.elapsed().as_secs_f64().max(1e-9);
-                pb.set_message(format!("{:.1} GFLOP/s", progress.flops() / secs / 1e9));
+                let stage = progress.stage();
+                if stage == Stage::Tasks {
+                    pb.set_length(progress.total.load(Ordering::Relaxed));
+                    pb.set_position(progress.done.load(Ordering::Relaxed));
+                    let secs = start.elapsed().as_secs_f64().max(1e-9);
+                    pb.set_message(format!("{:.1} GFLOP/s", progress.flops() / secs / 1e9));
+                } else {
+                    let sp = spinner.get_or_insert_with(|| {
+                        pb.finish_and_clear();
+                        let sp = indicatif::ProgressBar::new_spinner();
+                        sp.set_style(
+                            indicatif::ProgressStyle::with_template(
+                                "{spinner} [{elapsed_precise}] {msg}",
+                            )
+                            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+                        );
+                        sp.enable_steady_tick(Duration::from_millis(100));
+                        sp
+                    });
+                    sp.set_message(stage.describe());
+                }
                 std::thread::sleep(Duration::from_millis(100));
             }
             pb.finish_and_clear();
+            if let Some(sp) = spinner {
+                sp.finish_and_clear();
+            }
         });
         let r = job::run_job(
             program,
@@ -315,6 +338,7 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
                 "timings": {
                     "prepare_seconds": timings.prepare.as_secs_f64(),
                     "compute_seconds": timings.compute.as_secs_f64(),
+                    "io_seconds": (timings.prepare + timings.finish).as_secs_f64(),
                     "read_in_tasks_seconds": timings.read_in_tasks.as_secs_f64(),
                     "write_in_tasks_seconds": timings.write_in_tasks.as_secs_f64(),
                     "verify_seconds": timings.verify.as_secs_f64(),
@@ -383,7 +407,21 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
             if let Some(dir) = &args.output_dir {
                 output::line(&format!("  outputs in {}", dir.display()));
             }
-            output::line(&format!("  time: {timings}"));
+            let s = |d: Duration| d.as_secs_f64();
+            output::line(&format!(
+                "  time: run {:.3} s, I/O outside tasks {:.3} s (before {:.3} s, after {:.3} s), verify {:.3} s, total {:.3} s",
+                s(timings.compute),
+                s(timings.prepare + timings.finish),
+                s(timings.prepare),
+                s(timings.finish),
+                s(timings.verify),
+                s(timings.total),
+            ));
+            output::line(&format!(
+                "  I/O inside tasks (summed over workers): reading inputs {:.3} s, writing outputs {:.3} s",
+                s(timings.read_in_tasks),
+                s(timings.write_in_tasks),
+            ));
             if let Some(r) = &residual {
                 output::line(&format!(
                     "  residual {} = {:.3e} (bound {:.1e}): {}",

@@ -124,3 +124,70 @@ fn an_output_that_forms_no_grid_is_said_once_and_written_as_tiles() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_summary_times_the_run_the_io_and_the_verification_apart() {
+    let args = [
+        "run",
+        "examples/cholesky.lpk",
+        "--block",
+        "32",
+        "--input",
+        "A=spd:200",
+        "--verify",
+    ];
+    let mut json = args.to_vec();
+    json.extend(["--format", "json"]);
+    let (code, out, err) = lpkc(&json);
+    assert_eq!(code, 0, "{err}");
+    // stderr is not a terminal: no progress, no spinner, nothing at all.
+    assert_eq!(err, "");
+    let v: Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    let t = &v["timings"];
+    let secs = |k: &str| t[k].as_f64().unwrap_or_else(|| panic!("timings.{k}: {t}"));
+    assert!(secs("verify_seconds") > 0.0, "{t}");
+    assert!(secs("io_seconds") >= secs("prepare_seconds"), "{t}");
+    assert!(
+        secs("total_seconds")
+            >= secs("compute_seconds") + secs("verify_seconds") + secs("io_seconds") - 1e-3,
+        "{t}"
+    );
+    for k in [
+        "read_in_tasks_seconds",
+        "write_in_tasks_seconds",
+        "finish_seconds",
+    ] {
+        secs(k);
+    }
+
+    let (code, out, err) = lpkc(&args);
+    assert_eq!(code, 0, "{err}");
+    let time = out
+        .lines()
+        .find(|l| l.starts_with("  time: "))
+        .unwrap_or_else(|| panic!("a time line: {out}"));
+    for part in ["run ", "I/O outside tasks ", "verify ", "total "] {
+        assert!(time.contains(part), "{time}");
+    }
+    assert!(out.contains("  I/O inside tasks (summed over workers): reading inputs "));
+}
+
+#[test]
+fn verification_shows_a_spinner_on_a_terminal() {
+    // `script` gives the run a terminal and copies what it shows to
+    // stdout. A run whose verification takes most of a second.
+    let lpkc = env!("CARGO_BIN_EXE_lpkc");
+    let cmd = format!(
+        "{lpkc} run examples/cholesky.lpk --block 100 --input A=spd:800 --verify --workers 1"
+    );
+    let out = std::process::Command::new("script")
+        .current_dir(test_support::workspace_root())
+        .args(["-qfec", &cmd, "/dev/null"])
+        .output()
+        .unwrap_or_else(|e| panic!("script(1) of util-linux is needed by this test: {e}"));
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{screen}");
+    assert!(screen.contains("tasks"), "the task bar: {screen}");
+    assert!(screen.contains("verifying: "), "the spinner: {screen}");
+    assert!(screen.contains("residual"), "{screen}");
+}
