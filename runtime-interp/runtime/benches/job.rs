@@ -57,6 +57,7 @@ fn bench(c: &mut Criterion) {
                 seed: 0,
                 block,
                 output_dir: Some(&out),
+                outputs: None,
                 tile_store: None,
                 assemble: true,
                 verify: false,

@@ -179,10 +179,10 @@ fn bound_text(params: &[(String, i64)]) -> String {
 /// Why output tiles cannot be assembled into one dense matrix.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AssembleError {
-    /// A matrix with more than two dimensions.
-    #[error("only 1-D and 2-D matrices can be assembled")]
+    /// Tiles that span more than two dimensions.
+    #[error("its tiles span {dims} dimensions")]
     Dimensions {
-        /// Its number of dimensions.
+        /// The number of dimensions.
         dims: usize,
     },
     /// A tile index beyond the grid.
@@ -193,7 +193,7 @@ pub enum AssembleError {
     },
     /// Two tiles of one tile row (or column) with different heights
     /// (widths).
-    #[error("cannot assemble: tiles of tile {what} {k} have {first} and {second} {what}s")]
+    #[error("tiles of tile {what} {k} have {first} and {second} {what}s")]
     Inconsistent {
         /// "row" or "column".
         what: &'static str,
@@ -521,8 +521,11 @@ impl CollectSink {
 
 /// Assembles the tiles of a 2-D matrix (or 1-D row blocks) into one dense
 /// matrix. Tile rows and columns take their sizes from the tiles written
-/// in them; unwritten tiles are zero; a row or column of the tile grid with
-/// no tile at all takes `block`. Inconsistent shapes are an error.
+/// in them; unwritten tiles are zero; a row (column) of the tile grid with
+/// no tile at all takes the height (width) of the other rows (columns)
+/// when they all have one, else `block`, so that a tree's outputs, whose
+/// tiles are all smaller than the block, keep that size where no task
+/// wrote. Inconsistent shapes are an error.
 pub fn assemble(
     extents: &[i64],
     tiles: &BTreeMap<Vec<i64>, Arc<Tile>>,
@@ -562,8 +565,16 @@ pub fn assemble(
             }
         }
     }
-    let heights: Vec<usize> = heights.into_iter().map(|h| h.unwrap_or(block)).collect();
-    let widths: Vec<usize> = widths.into_iter().map(|w| w.unwrap_or(block)).collect();
+    let fill = |sizes: &[Option<usize>]| -> usize {
+        let mut known = sizes.iter().flatten();
+        match known.next() {
+            Some(&first) if known.all(|&s| s == first) => first,
+            _ => block,
+        }
+    };
+    let (fill_h, fill_w) = (fill(&heights), fill(&widths));
+    let heights: Vec<usize> = heights.into_iter().map(|h| h.unwrap_or(fill_h)).collect();
+    let widths: Vec<usize> = widths.into_iter().map(|w| w.unwrap_or(fill_w)).collect();
     let rows: usize = heights.iter().sum();
     let cols: usize = widths.iter().sum();
     if rows.saturating_mul(cols) > MAX_GENERATED_ELEMENTS {

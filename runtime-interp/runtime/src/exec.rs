@@ -28,7 +28,7 @@ use rustc_hash::FxHashMap;
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -159,9 +159,60 @@ pub struct Progress {
     pub flops_bits: AtomicU64,
     /// Set to stop the run early; it then fails with [`ExecError::Cancelled`].
     pub cancel: AtomicBool,
+    /// What a run on files ([`crate::job`]) is doing, as a [`Stage`]: its
+    /// work after the last task (`--verify`, writing outputs) can take
+    /// long, and a progress display says what it waits for.
+    stage: AtomicU8,
+}
+
+/// The stages of a run on files, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Opening inputs and running tasks.
+    Tasks,
+    /// `--verify`: reading the inputs and outputs back whole.
+    VerifyRead,
+    /// `--verify`: computing the residual.
+    VerifyCompute,
+    /// Syncing and writing the output files and the marker.
+    Finish,
+}
+
+impl Stage {
+    /// What the stage does, for a progress display: `verifying: reading
+    /// the inputs and outputs back`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Stage::Tasks => "running tasks",
+            Stage::VerifyRead => "verifying: reading the inputs and outputs back",
+            Stage::VerifyCompute => "verifying: computing the residual",
+            Stage::Finish => "writing outputs",
+        }
+    }
 }
 
 impl Progress {
+    /// The stage a run on files is in.
+    pub fn stage(&self) -> Stage {
+        match self.stage.load(Ordering::Relaxed) {
+            1 => Stage::VerifyRead,
+            2 => Stage::VerifyCompute,
+            3 => Stage::Finish,
+            _ => Stage::Tasks,
+        }
+    }
+
+    /// Enters a stage.
+    pub fn set_stage(&self, stage: Stage) {
+        let v = match stage {
+            Stage::Tasks => 0,
+            Stage::VerifyRead => 1,
+            Stage::VerifyCompute => 2,
+            Stage::Finish => 3,
+        };
+        self.stage.store(v, Ordering::Relaxed);
+    }
+
     /// Floating-point operations of completed tasks so far.
     pub fn flops(&self) -> f64 {
         f64::from_bits(self.flops_bits.load(Ordering::Relaxed))

@@ -5,25 +5,32 @@
 //! Nothing waits for a whole matrix. A `.npy` input is opened and its
 //! header checked; each task then reads the input tiles it needs with
 //! positioned reads ([`NpyTiles`]), so the first task starts at once and
-//! reading overlaps computing. Each 2-D output whose shape can be
-//! predicted ([`crate::shapes::predict_output`]) is written straight into
-//! `DIR/M.npy` as its tiles are computed, at their offsets
+//! reading overlaps computing.
+//!
+//! What is written is what [`Job::outputs`] asks for ([`crate::outputs`]):
+//! by default every output matrix whole. A whole 2-D output whose shape
+//! can be predicted ([`crate::shapes::predict_output`]) is written
+//! straight into `DIR/M.npy` as its tiles are computed, at their offsets
 //! ([`NpyBlockWriter`]: header first, one sync and a rename at the end);
 //! tiles go to a tile store, when one is given, as they are computed too.
-//! Only outputs that cannot be placed (1-D, 3-D, sizes a rule does not
-//! copy from an input) are collected in memory and written at the end as
-//! before: assembled into `DIR/M.npy` when they assemble, and as tiles
-//! under `DIR/M/` when they do not and no tile store is given.
+//! The tiles of every other request (1-D and 3-D outputs, sizes a rule
+//! does not copy from an input, single tiles and slices) are collected in
+//! memory, only those asked for, and written at the end: assembled into
+//! one `.npy` when they form a grid, else as tiles with an `index.json`.
+//! Nothing is assembled, and nothing is said about assembly, for outputs
+//! that are not written (a run without an output directory, or outputs
+//! not asked for); `--verify` collects what it needs apart.
 //!
 //! Every tile is computed by exactly one task from the same inputs and
 //! lands at a fixed offset, so output files are byte-identical for any
 //! number of workers.
 
-use crate::dense::{self, InputSpec, OutputTiles, RunError, ShapeError};
-use crate::exec::{self, ExecConfig, Progress, RunReport, TileError, TileSink, TileSource};
+use crate::dense::{self, AssembleError, InputSpec, RunError, ShapeError};
+use crate::exec::{self, ExecConfig, Progress, RunReport, Stage, TileError, TileSink, TileSource};
 use crate::kernels::{Registry, Tile};
 use crate::npy::{self, NpyBlockWriter, NpyError, NpyTiles};
-use crate::store::{NpyDirStore, StoreError, StoreSink, TileStore};
+use crate::outputs::{self, Form, OutputError, OutputRequest, Selected, Written};
+use crate::store::{StoreSink, TileStore};
 use crate::verify::{self, Residual, VerifyError};
 use model::program::{Instance, Program, Role};
 use std::borrow::Cow;
@@ -144,13 +151,27 @@ struct Placed {
     writer: NpyBlockWriter,
 }
 
+/// Which tiles of an output are kept in memory until the end.
+enum Keep {
+    /// Every tile (a whole matrix to assemble, or `--verify`).
+    All,
+    /// The tiles of these requests (tiles and slices).
+    Matching(Vec<OutputRequest>),
+}
+
+/// The tiles of an output kept in memory.
+struct Collected {
+    keep: Keep,
+    tiles: Mutex<TilesOf>,
+}
+
 /// Where each output tile goes, as soon as it is computed.
 struct OutputSink<'a> {
     block: usize,
     /// Bytes written into placed outputs so far.
     written: AtomicU64,
     placed: BTreeMap<u32, Placed>,
-    collected: BTreeMap<u32, Mutex<TilesOf>>,
+    collected: BTreeMap<u32, Collected>,
     store: Option<StoreSink<'a>>,
 }
 
@@ -185,8 +206,16 @@ impl TileSink for OutputSink<'_> {
                     })
                 }
             }
-        } else if let Some(c) = self.collected.get(&matrix) {
-            let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
+        }
+        if let Some(c) = self.collected.get(&matrix) {
+            let keep = match &c.keep {
+                Keep::All => true,
+                Keep::Matching(requests) => requests.iter().any(|r| r.matches(index)),
+            };
+            if !keep {
+                return Ok(());
+            }
+            let mut c = c.tiles.lock().unwrap_or_else(|e| e.into_inner());
             if c.insert(index.to_vec(), tile).is_some() {
                 return Err(TileError::WrittenTwice {
                     matrix,
@@ -230,6 +259,9 @@ pub struct Job<'a> {
     pub block: usize,
     /// Where outputs go as `M.npy` (and the marker), if anywhere.
     pub output_dir: Option<&'a Path>,
+    /// What to write into `output_dir`: `None` for every output matrix
+    /// whole; else the matrices, tiles and slices asked for.
+    pub outputs: Option<&'a [OutputRequest]>,
     /// Where every output tile goes, if anywhere.
     pub tile_store: Option<&'a dyn TileStore>,
     /// Whether 2-D outputs are assembled into dense matrices (not with
@@ -279,16 +311,6 @@ impl fmt::Display for Timings {
     }
 }
 
-/// An output that could not be assembled (its tiles are written as tiles).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("output `{matrix}` not assembled: {error}")]
-pub struct NotAssembled {
-    /// The output matrix.
-    pub matrix: String,
-    /// Why.
-    pub error: dense::AssembleError,
-}
-
 /// A finished run on files.
 pub struct JobReport<'p> {
     /// The instance that ran.
@@ -299,8 +321,8 @@ pub struct JobReport<'p> {
     pub report: RunReport,
     /// The residual, with `verify`.
     pub residual: Option<Residual>,
-    /// Outputs that could not be assembled.
-    pub warnings: Vec<NotAssembled>,
+    /// What was written into the output directory, request by request.
+    pub written: Vec<Written>,
     /// Where the time went.
     pub timings: Timings,
 }
@@ -332,7 +354,20 @@ pub enum JobError {
         /// Why.
         source: Box<NpyError>,
     },
-    /// Binding, the checks or the run failed.
+    /// The parameters (given, then inferred from the input shapes) make
+    /// no instance of the program: a `require` that does not hold, an
+    /// extent that cannot be evaluated or is negative.
+    #[error("{error}")]
+    Bind {
+        /// Why the binding failed.
+        error: model::program::BindError,
+        /// The parameters bound: those given, then those inferred.
+        params: Vec<(String, i64)>,
+    },
+    /// An `--output` request that does not fit the program or instance.
+    #[error(transparent)]
+    Select(#[from] OutputError),
+    /// The checks or the run failed.
     #[error(transparent)]
     Run(Box<RunError>),
     /// The residual cannot be computed.
@@ -348,14 +383,6 @@ pub enum JobError {
         path: PathBuf,
         /// Why.
         source: Box<NpyError>,
-    },
-    /// An output tile cannot be stored.
-    #[error("cannot store a tile of `{matrix}`: {source}")]
-    Store {
-        /// The output matrix.
-        matrix: String,
-        /// Why.
-        source: Box<StoreError>,
     },
     /// The marker cannot be written.
     #[error("cannot write {}: {source}", path.display())]
@@ -389,6 +416,14 @@ pub fn run_job<'p>(
 ) -> Result<JobReport<'p>, JobError> {
     let started = Instant::now();
     let block = job.block;
+    // Requests are checked before anything is read or created; without
+    // an output directory nothing is written, so nothing is selected.
+    let selected = outputs::select(program, job.outputs)?;
+    let selected: Vec<Selected> = if job.output_dir.is_some() {
+        selected
+    } else {
+        Vec::new()
+    };
     // An output directory is claimed complete only by the marker, written
     // last; remove a stale one before anything can fail.
     if let Some(dir) = job.output_dir {
@@ -426,11 +461,17 @@ pub fn run_job<'p>(
     let mut params = job.params.to_vec();
     let inferred = dense::infer_params_from_shapes(program, &params, &shapes, block)?;
     params.extend(inferred.iter().cloned());
-    let inst = program.bind(&params).map_err(RunError::from)?;
+    let inst = program.bind(&params).map_err(|error| JobError::Bind {
+        error,
+        params: params.clone(),
+    })?;
     dense::check_grids(&inst, &shapes, block)?;
     crate::shapes::check(&inst, &shapes, block).map_err(ShapeError::Disagree)?;
+    outputs::check(&inst, &selected)?;
 
-    // Outputs: in place where the shape is known, else collected.
+    // Outputs: a whole matrix in place where its shape is known; else the
+    // tiles asked for (all of them for a whole matrix or --verify)
+    // collected.
     let mut placed = BTreeMap::new();
     let mut collected = BTreeMap::new();
     for (m, decl) in program.matrices.iter().enumerate() {
@@ -438,33 +479,53 @@ pub fn run_job<'p>(
         if decl.role != Role::Output {
             continue;
         }
+        let asked: Vec<&OutputRequest> = selected
+            .iter()
+            .filter(|s| s.matrix == m)
+            .map(|s| &s.request)
+            .collect();
+        let whole = asked.iter().any(|r| r.index.is_none());
         let shape = match job.output_dir {
-            Some(_) if job.assemble && decl.extents.len() == 2 => {
+            Some(_) if whole && job.assemble && decl.extents.len() == 2 => {
                 crate::shapes::predict_output(&inst, &shapes, block, m)
             }
             _ => None,
         };
-        match (job.output_dir, shape) {
-            (Some(dir), Some((rows, cols))) => {
-                let path = dir.join(format!("{}.npy", decl.name));
-                let writer = NpyBlockWriter::create(&path, rows, cols).map_err(|source| {
-                    JobError::Output {
-                        path,
-                        source: Box::new(source),
-                    }
+        if let (Some(dir), Some((rows, cols))) = (job.output_dir, shape) {
+            let path = dir.join(format!("{}.npy", decl.name));
+            let writer =
+                NpyBlockWriter::create(&path, rows, cols).map_err(|source| JobError::Output {
+                    path,
+                    source: Box::new(source),
                 })?;
-                placed.insert(
-                    m,
-                    Placed {
-                        name: decl.name.clone(),
-                        writer,
-                    },
-                );
-            }
-            _ if job.output_dir.is_some() || job.verify => {
-                collected.insert(m, Mutex::new(BTreeMap::new()));
-            }
-            _ => {}
+            placed.insert(
+                m,
+                Placed {
+                    name: decl.name.clone(),
+                    writer,
+                },
+            );
+        }
+        let parts: Vec<OutputRequest> = asked
+            .iter()
+            .filter(|r| r.index.is_some())
+            .map(|r| (*r).clone())
+            .collect();
+        let keep = if (whole || job.verify) && !placed.contains_key(&m) {
+            Some(Keep::All)
+        } else if !parts.is_empty() {
+            Some(Keep::Matching(parts))
+        } else {
+            None
+        };
+        if let Some(keep) = keep {
+            collected.insert(
+                m,
+                Collected {
+                    keep,
+                    tiles: Mutex::new(BTreeMap::new()),
+                },
+            );
         }
     }
     let sink = OutputSink {
@@ -501,34 +562,32 @@ pub fn run_job<'p>(
     let OutputSink {
         placed, collected, ..
     } = sink;
-    let collected: OutputTiles = collected
+    let collected: BTreeMap<u32, (bool, TilesOf)> = collected
         .into_iter()
-        .map(|(m, c)| (m, c.into_inner().unwrap_or_else(|e| e.into_inner())))
+        .map(|(m, c)| {
+            let all = matches!(c.keep, Keep::All);
+            (
+                m,
+                (all, c.tiles.into_inner().unwrap_or_else(|e| e.into_inner())),
+            )
+        })
         .collect();
-    // Collected 2-D outputs assembled, as before.
-    let mut assembled: BTreeMap<u32, Tile> = BTreeMap::new();
-    let mut warnings = Vec::new();
-    for (&m, tiles) in &collected {
-        let Some(decl) = program.matrices.get(m as usize) else {
-            continue;
-        };
-        if decl.extents.len() != 2 || !job.assemble {
-            continue;
-        }
-        let ext = inst.extents.get(m as usize).cloned().unwrap_or_default();
-        match dense::assemble(&ext, tiles, block) {
-            Ok(t) => {
-                assembled.insert(m, t);
+    let extents_of = |m: u32| inst.extents.get(m as usize).cloned().unwrap_or_default();
+    // Each whole output kept in memory, assembled once: what --verify
+    // checks is what is written.
+    let mut whole: BTreeMap<u32, Result<Tile, AssembleError>> = BTreeMap::new();
+    if job.assemble {
+        for (&m, (all, tiles)) in &collected {
+            if *all {
+                let request = OutputRequest::whole(&name_of(m));
+                whole.insert(m, outputs::assemble(&request, &extents_of(m), tiles, block));
             }
-            Err(error) => warnings.push(NotAssembled {
-                matrix: decl.name.clone(),
-                error,
-            }),
         }
     }
 
     let residual = if job.verify {
         let verify_started = Instant::now();
+        progress.set_stage(Stage::VerifyRead);
         let mut dense_inputs = BTreeMap::new();
         for (&m, i) in &inputs {
             let t = i
@@ -537,50 +596,100 @@ pub fn run_job<'p>(
                 .into_owned();
             dense_inputs.insert(m, t);
         }
-        let mut outputs = assembled.clone();
+        let mut dense_outputs: BTreeMap<u32, Tile> = whole
+            .iter()
+            .filter_map(|(&m, t)| Some((m, t.as_ref().ok()?.clone())))
+            .collect();
         for (&m, p) in &placed {
             let t = NpyTiles::open(p.writer.temp_path())
                 .and_then(|f| f.read_all())
                 .map_err(|e| JobError::VerifyRead(Box::new(e)))?;
-            outputs.insert(m, t);
+            dense_outputs.insert(m, t);
         }
-        let qr_r = verify::final_qr_r(&inst, &collected);
-        let r = verify::verify(program, &dense_inputs, &outputs, qr_r.as_deref())?;
+        let all_tiles: BTreeMap<u32, TilesOf> = collected
+            .iter()
+            .filter(|(_, (all, _))| *all)
+            .map(|(&m, (_, t))| (m, t.clone()))
+            .collect();
+        progress.set_stage(Stage::VerifyCompute);
+        let qr_r = verify::final_qr_r(&inst, &all_tiles);
+        let r = verify::verify(program, &dense_inputs, &dense_outputs, qr_r.as_deref())?;
         Some((r, verify_started.elapsed()))
     } else {
         None
     };
 
     let finish_started = Instant::now();
-    for (_, p) in placed {
+    progress.set_stage(Stage::Finish);
+    let mut placed_shapes = BTreeMap::new();
+    for (m, p) in placed {
         let path = p.writer.path().to_path_buf();
+        placed_shapes.insert(m, (path.clone(), p.writer.shape()));
         p.writer.finish().map_err(|source| JobError::Output {
             path,
             source: Box::new(source),
         })?;
     }
+    let mut written = Vec::new();
     if let Some(dir) = job.output_dir {
-        for (m, t) in &assembled {
-            let path = dir.join(format!("{}.npy", name_of(*m)));
-            npy::write_file(&path, t).map_err(|source| JobError::Output {
-                path,
-                source: Box::new(source),
-            })?;
-        }
-        if job.tile_store.is_none() {
-            // Outputs with no assembled file keep their tiles.
-            let store = NpyDirStore::new(dir);
-            for (m, tiles) in &collected {
-                if assembled.contains_key(m) {
+        let empty = TilesOf::new();
+        for s in &selected {
+            let request = &s.request;
+            let tiles = collected.get(&s.matrix).map_or(&empty, |(_, t)| t);
+            let dense = match (&request.index, placed_shapes.get(&s.matrix)) {
+                (None, Some((path, (rows, cols)))) => {
+                    written.push(Written {
+                        request: request.clone(),
+                        path: path.clone(),
+                        form: Form::Dense {
+                            rows: *rows,
+                            cols: *cols,
+                        },
+                    });
                     continue;
                 }
-                for (idx, t) in tiles {
-                    store
-                        .put(&name_of(*m), idx, t.clone())
-                        .map_err(|source| JobError::Store {
-                            matrix: name_of(*m),
-                            source: Box::new(source),
+                _ if !job.assemble => Err(None),
+                (None, _) => match whole.get(&s.matrix) {
+                    Some(Ok(t)) => Ok(Cow::Borrowed(t)),
+                    Some(Err(e)) => Err(Some(e.clone())),
+                    None => Err(None),
+                },
+                (Some(_), _) => match request.tile() {
+                    Some(idx) => tiles.get(&idx).map(|t| Cow::Borrowed(&**t)).ok_or(None),
+                    None => outputs::assemble(request, &extents_of(s.matrix), tiles, block)
+                        .map(Cow::Owned)
+                        .map_err(Some),
+                },
+            };
+            match dense {
+                Ok(t) => {
+                    let path = dir.join(format!("{}.npy", request.file_stem()));
+                    npy::write_file(&path, &t).map_err(|source| JobError::Output {
+                        path: path.clone(),
+                        source: Box::new(source),
+                    })?;
+                    written.push(Written {
+                        request: request.clone(),
+                        path,
+                        form: Form::Dense {
+                            rows: t.nrows(),
+                            cols: t.ncols(),
+                        },
+                    });
+                }
+                Err(why) => {
+                    let (path, count) =
+                        outputs::write_tiles(dir, request, tiles).map_err(|(path, source)| {
+                            JobError::Output {
+                                path,
+                                source: Box::new(source),
+                            }
                         })?;
+                    written.push(Written {
+                        request: request.clone(),
+                        path,
+                        form: Form::Tiles { count, why },
+                    });
                 }
             }
         }
@@ -609,7 +718,7 @@ pub fn run_job<'p>(
         inferred,
         report,
         residual,
-        warnings,
+        written,
         timings,
     })
 }

@@ -10,6 +10,7 @@
 //! - [`reference`]: faer's dense routines, for benchmarks and checks;
 //! - [`shapes`]: input shapes against the kernels' shape rules, before a run;
 //! - [`npy`]: NumPy `.npy` reading and writing;
+//! - [`outputs`]: which outputs a run writes (`--output`) and in what form;
 //! - [`store`]: tile stores (memory, `.npy` directories, `object_store` URLs).
 #![warn(missing_docs)]
 
@@ -18,6 +19,7 @@ pub mod exec;
 pub mod job;
 pub mod kernels;
 pub mod npy;
+pub mod outputs;
 pub mod reference;
 pub mod shapes;
 pub mod store;

@@ -16,7 +16,9 @@
 //! - `fortran_order` `True` or `False`;
 //! - shapes `(r, c)` (an r×c tile), `(n,)` (an n×1 column) and empty
 //!   extents such as `(0, 0)` (an empty tile); a scalar `()` and more than
-//!   two dimensions are errors.
+//!   two dimensions are errors, and so is an empty shape with an extent
+//!   above the element limit, such as `(0, 100000000000)`: it holds
+//!   nothing, but a program would take it for a grid of that many tiles.
 //!
 //! Files are treated as hostile: the header length is limited, the header is
 //! parsed as the dict literal it must be (keys in any order, whitespace,
@@ -206,6 +208,21 @@ pub enum NpyError {
         /// The shape.
         shape: Shape,
         /// The element limit.
+        limit: u64,
+    },
+    /// An empty array (no elements) with an extent above
+    /// [`ReadLimit::max_elements`]: it holds nothing, but it would make a
+    /// tile grid that large, so it is refused as a too-long extent, not as
+    /// too many elements.
+    #[error("{name}: shape {shape} holds no elements, but its extent {extent} is more than the limit of {limit} per extent")]
+    EmptyExtentTooLarge {
+        /// The file or tile.
+        name: String,
+        /// The shape.
+        shape: Shape,
+        /// The extent above the limit.
+        extent: u64,
+        /// The limit.
         limit: u64,
     },
     /// Less data than the shape implies.
@@ -411,11 +428,20 @@ fn read_header(reader: &mut impl Read, name: &str, limit: &ReadLimit) -> Result<
         limit: limit.max_elements,
     };
     // Each extent is bounded too, so an empty array cannot claim a
-    // billion-billion columns.
+    // billion-billion columns (and a tile grid as long). Only an empty
+    // array can break this bound without breaking the element count, so
+    // it gets its own message: it has no elements to have too many of.
+    if rows.min(cols) == 0 && rows.max(cols) > limit.max_elements {
+        return Err(NpyError::EmptyExtentTooLarge {
+            name: name.to_string(),
+            extent: rows.max(cols),
+            shape,
+            limit: limit.max_elements,
+        });
+    }
     let elements = rows
         .checked_mul(cols)
         .filter(|&n| n <= limit.max_elements)
-        .filter(|_| rows.max(cols) <= limit.max_elements)
         .ok_or_else(too_large)?;
     let data_bytes = elements
         .checked_mul(dtype.size() as u64)

@@ -3,14 +3,15 @@
 //! outputs written with a completion marker, an optional residual check.
 
 use crate::args::{Format, GlobalOpts, InstanceArgs};
-use crate::error::CliError;
+use crate::error::{BindFailure, CliError};
 use crate::{load, output};
 use clap::ValueEnum;
-use model::program::{Program, Role};
+use model::program::{BindError, Program, Role};
 use runtime::dense::InputSpec;
-use runtime::exec::{self, ExecConfig, Progress};
+use runtime::exec::{self, ExecConfig, Progress, Stage};
 use runtime::job;
 use runtime::kernels::Registry;
+use runtime::outputs::{Form, OutputRequest};
 use runtime::store::{open_store, TileStore};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -32,11 +33,19 @@ pub struct RunArgs {
     /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
     #[arg(long = "input", value_name = "NAME=SPEC", value_parser = parse_input)]
     pub inputs: Vec<(String, String)>,
-    /// Write each 2-D output to DIR/M.npy (in place, as its tiles are
-    /// computed) and outputs that do not assemble as tiles
-    /// DIR/M/i_j.npy; `DIR/_SUCCESS` is written last, only after success.
+    /// Write the outputs into DIR: each one that forms a grid of tiles as
+    /// DIR/M.npy (in place, as its tiles are computed, where it can), any
+    /// other as its tiles DIR/M/i_j.npy with DIR/M/index.json;
+    /// `DIR/_SUCCESS` is written last, only after success.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+    /// What to write into --output-dir (repeatable): a matrix `R`, one
+    /// tile `R[3, 0]` (DIR/R[3,0].npy) or a slice `R[3, :]` (DIR/R[3,_].npy,
+    /// assembled if its tiles form a grid).
+    ///
+    /// [default: every output matrix]
+    #[arg(long = "output", value_name = "SELECTION", value_parser = parse_output)]
+    pub outputs: Vec<OutputRequest>,
     /// Also write every output tile, as it is computed, to a tile store:
     /// `mem`, `dir:PATH`, or an object_store URL such as
     /// `file:///abs/path` (keys `M/i_j.npy`). Assembled matrices and the
@@ -91,6 +100,11 @@ fn parse_input(s: &str) -> Result<(String, String), String> {
     Ok((name.to_string(), spec.trim().to_string()))
 }
 
+/// Parses one `--output` (checked against the program later).
+fn parse_output(s: &str) -> Result<OutputRequest, String> {
+    OutputRequest::parse(s).map_err(|e| e.to_string())
+}
+
 /// An error of the run itself (the input has errors, exit code 1).
 fn fail(message: &str) -> CliError {
     CliError::Input(message.to_string())
@@ -99,6 +113,25 @@ fn fail(message: &str) -> CliError {
 /// A usage error (exit code 2).
 fn usage_error(message: &str) -> CliError {
     CliError::Usage(message.to_string())
+}
+
+/// A failed binding of the given and inferred parameters, reported like
+/// that of any command: at the `require` (or declaration) it breaks, with
+/// the values each parameter got.
+fn bind_failure(program: &Program, error: BindError, params: &[(String, i64)]) -> CliError {
+    let values = program
+        .params
+        .iter()
+        .map(|p| {
+            let bound = params.iter().rev().find(|(n, _)| *n == p.name);
+            (p.name.clone(), bound.map(|(_, v)| *v).or(p.default))
+        })
+        .collect();
+    CliError::Bind(Box::new(BindFailure {
+        error,
+        program: program.name.clone(),
+        values,
+    }))
 }
 
 /// Runs `lpkc run`.
@@ -167,6 +200,11 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
             "--verify needs real kernels (not --kernels noop)",
         ));
     }
+    if !args.outputs.is_empty() && args.output_dir.is_none() {
+        return Err(usage_error(
+            "--output picks what to write into --output-dir, which is not given",
+        ));
+    }
     let tile_store: Option<Box<dyn TileStore>> = match &args.tile_store {
         Some(spec) => match open_store(spec) {
             Ok(s) => Some(s),
@@ -202,14 +240,37 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
     let result = std::thread::scope(|s| {
         s.spawn(|| {
             let Some(pb) = &bar else { return };
+            // After the last task (--verify, writing the outputs) the task
+            // bar gives way to a spinner that says what the run waits for.
+            let mut spinner: Option<indicatif::ProgressBar> = None;
             while !stop.load(Ordering::Relaxed) {
-                pb.set_length(progress.total.load(Ordering::Relaxed));
-                pb.set_position(progress.done.load(Ordering::Relaxed));
-                let secs = start.elapsed().as_secs_f64().max(1e-9);
-                pb.set_message(format!("{:.1} GFLOP/s", progress.flops() / secs / 1e9));
+                let stage = progress.stage();
+                if stage == Stage::Tasks {
+                    pb.set_length(progress.total.load(Ordering::Relaxed));
+                    pb.set_position(progress.done.load(Ordering::Relaxed));
+                    let secs = start.elapsed().as_secs_f64().max(1e-9);
+                    pb.set_message(format!("{:.1} GFLOP/s", progress.flops() / secs / 1e9));
+                } else {
+                    let sp = spinner.get_or_insert_with(|| {
+                        pb.finish_and_clear();
+                        let sp = indicatif::ProgressBar::new_spinner();
+                        sp.set_style(
+                            indicatif::ProgressStyle::with_template(
+                                "{spinner} [{elapsed_precise}] {msg}",
+                            )
+                            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+                        );
+                        sp.enable_steady_tick(Duration::from_millis(100));
+                        sp
+                    });
+                    sp.set_message(stage.describe());
+                }
                 std::thread::sleep(Duration::from_millis(100));
             }
             pb.finish_and_clear();
+            if let Some(sp) = spinner {
+                sp.finish_and_clear();
+            }
         });
         let r = job::run_job(
             program,
@@ -219,6 +280,7 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
                 seed: args.seed,
                 block: args.block,
                 output_dir: args.output_dir.as_deref(),
+                outputs: (!args.outputs.is_empty()).then_some(args.outputs.as_slice()),
                 tile_store: tile_store.as_deref(),
                 assemble: args.kernels == KernelSet::Std,
                 verify: args.verify,
@@ -232,10 +294,24 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
     });
     let done = match result {
         Ok(r) => r,
+        Err(job::JobError::Bind { error, params }) => {
+            return Err(bind_failure(program, error, &params))
+        }
+        Err(e @ job::JobError::Select(_)) => return Err(usage_error(&e.to_string())),
         Err(e) => return Err(fail(&e.to_string())),
     };
-    for w in &done.warnings {
-        eprintln!("warning: {w}");
+    for w in &done.written {
+        if let Form::Tiles {
+            count,
+            why: Some(why),
+        } = &w.form
+        {
+            eprintln!(
+                "note: output `{}` forms no grid ({why}); wrote its {count} tiles and {}",
+                w.request,
+                w.path.display()
+            );
+        }
     }
     let report = done.report;
     let inst = done.instance;
@@ -263,6 +339,7 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
                 "timings": {
                     "prepare_seconds": timings.prepare.as_secs_f64(),
                     "compute_seconds": timings.compute.as_secs_f64(),
+                    "io_seconds": (timings.prepare + timings.finish).as_secs_f64(),
                     "read_in_tasks_seconds": timings.read_in_tasks.as_secs_f64(),
                     "write_in_tasks_seconds": timings.write_in_tasks.as_secs_f64(),
                     "verify_seconds": timings.verify.as_secs_f64(),
@@ -270,6 +347,24 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
                     "total_seconds": timings.total.as_secs_f64(),
                 },
             });
+            if args.output_dir.is_some() {
+                v["outputs"] = done
+                    .written
+                    .iter()
+                    .map(|w| match &w.form {
+                        Form::Dense { rows, cols } => serde_json::json!({
+                            "output": w.request.to_string(),
+                            "path": w.path.display().to_string(),
+                            "shape": [rows, cols],
+                        }),
+                        Form::Tiles { count, .. } => serde_json::json!({
+                            "output": w.request.to_string(),
+                            "path": w.path.display().to_string(),
+                            "tiles": count,
+                        }),
+                    })
+                    .collect();
+            }
             if let Some(r) = &residual {
                 v["residual"] = serde_json::json!({
                     "relation": r.relation, "formula": r.formula,
@@ -313,7 +408,21 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
             if let Some(dir) = &args.output_dir {
                 output::line(&format!("  outputs in {}", dir.display()));
             }
-            output::line(&format!("  time: {timings}"));
+            let s = |d: Duration| d.as_secs_f64();
+            output::line(&format!(
+                "  time: run {:.3} s, I/O outside tasks {:.3} s (before {:.3} s, after {:.3} s), verify {:.3} s, total {:.3} s",
+                s(timings.compute),
+                s(timings.prepare + timings.finish),
+                s(timings.prepare),
+                s(timings.finish),
+                s(timings.verify),
+                s(timings.total),
+            ));
+            output::line(&format!(
+                "  I/O inside tasks (summed over workers): reading inputs {:.3} s, writing outputs {:.3} s",
+                s(timings.read_in_tasks),
+                s(timings.write_in_tasks),
+            ));
             if let Some(r) = &residual {
                 output::line(&format!(
                     "  residual {} = {:.3e} (bound {:.1e}): {}",

@@ -11,6 +11,7 @@
 //!   Python loader against `lpkc query`;
 //! - `outputs`: where `lint`'s report and `compile`'s artifact go;
 //! - `numerics`: `lpkc run --verify` with the standard kernels;
+//! - `run`: the rest of `lpkc run`'s contract (bindings, outputs, timings);
 //! - `stats`, `dot`, `repl_tty`: the explore commands;
 //! - `wording`: counts, headers, `--help` defaults and error texts;
 //! - `binary`: running the real binary;
@@ -30,6 +31,7 @@ mod json_errors;
 mod numerics;
 mod outputs;
 mod repl_tty;
+mod run;
 mod stats;
 mod ui;
 mod wording;

@@ -3,7 +3,9 @@
 //! 1×1 tile grids, against the dense relation its outputs must satisfy
 //! (`--verify`: ‖A − L Lᵀ‖/‖A‖, ‖A − L U‖/‖A‖, ‖AᵀA − RᵀR‖/‖A‖², ‖L X − B‖,
 //! ‖C − A B‖, each bounded by 1e-12 · n), and identical output files for
-//! every worker count. Plus the failures a user meets: missing or
+//! every worker count; and every example's written files read back and
+//! checked against a naive product written here (the final TSQR R asked
+//! for by its tile). Plus the failures a user meets: missing or
 //! malformed `.npy`, a shape that does not fit, a non-SPD matrix — each exit
 //! code 1 with a clear message and no `_SUCCESS` marker.
 
@@ -255,4 +257,279 @@ fn output_tiles_go_to_an_object_store_url() {
     );
     let _ = std::fs::remove_dir_all(&store);
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A dense matrix as the tests handle it.
+type Mat = runtime::kernels::Tile;
+
+/// `a · b` by the textbook triple loop: a reference that shares no code
+/// with the kernels.
+fn naive_mul(a: &Mat, b: &Mat) -> Mat {
+    assert_eq!(a.ncols(), b.nrows(), "conforming");
+    Mat::from_fn(a.nrows(), b.ncols(), |i, j| {
+        (0..a.ncols()).map(|k| a[(i, k)] * b[(k, j)]).sum()
+    })
+}
+
+fn transpose(a: &Mat) -> Mat {
+    Mat::from_fn(a.ncols(), a.nrows(), |i, j| a[(j, i)])
+}
+
+/// The lower (`lower`) or upper triangle of `a`, the rest zero.
+fn triangle(a: &Mat, lower: bool) -> Mat {
+    Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
+        if (lower && i >= j) || (!lower && i <= j) {
+            a[(i, j)]
+        } else {
+            0.0
+        }
+    })
+}
+
+fn fro(a: &Mat) -> f64 {
+    let mut s = 0.0;
+    for j in 0..a.ncols() {
+        for i in 0..a.nrows() {
+            s += a[(i, j)] * a[(i, j)];
+        }
+    }
+    s.sqrt()
+}
+
+/// Asserts ‖have − want‖ ≤ 1e-12 · n · scale (n the largest dimension).
+fn close(what: &str, have: &Mat, want: &Mat, scale: f64) {
+    assert_eq!(
+        (have.nrows(), have.ncols()),
+        (want.nrows(), want.ncols()),
+        "{what}: shapes"
+    );
+    let diff = Mat::from_fn(have.nrows(), have.ncols(), |i, j| {
+        have[(i, j)] - want[(i, j)]
+    });
+    let n = have.nrows().max(have.ncols()).max(1) as f64;
+    let err = fro(&diff);
+    assert!(
+        err.is_finite() && err <= 1e-12 * n * scale.max(1.0),
+        "{what}: residual {err:e} for scale {scale:e}"
+    );
+}
+
+/// Runs `example` on inputs written as `.npy` files by the test, with
+/// `--output-dir` and `extra` arguments, and returns the inputs and the
+/// directory the outputs were written to.
+fn run_on_files(
+    example: &str,
+    block: usize,
+    inputs: &[(&str, &str)],
+    extra: &[&str],
+) -> (Vec<Mat>, PathBuf) {
+    let tag = format!(
+        "ref-{example}-{block}-{}",
+        inputs
+            .iter()
+            .map(|(_, s)| s.replace(':', "_"))
+            .collect::<Vec<_>>()
+            .join("-")
+    );
+    let dir = scratch(&tag);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let mut data = Vec::new();
+    let mut args: Vec<String> = [
+        "run",
+        &format!("examples/{example}.lpk"),
+        "--block",
+        &block.to_string(),
+        "--output-dir",
+        &out.display().to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for (k, (name, spec)) in inputs.iter().enumerate() {
+        let m = runtime::dense::InputSpec::parse(spec)
+            .expect("spec")
+            .generate(11 + k as u64)
+            .expect("generated");
+        let file = dir.join(format!("{name}.npy"));
+        runtime::npy::write_file(&file, &m).expect("write input");
+        args.push("--input".into());
+        args.push(format!("{name}={}", file.display()));
+        data.push(m);
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, stdout, err) = lpkc(&argv);
+    assert_eq!(code, 0, "{argv:?}: {err}{stdout}");
+    assert!(out.join("_SUCCESS").exists(), "{argv:?}");
+    (data, out)
+}
+
+/// Removes what [`run_on_files`] wrote (inputs and outputs).
+fn clean(out: &Path) {
+    if let Some(dir) = out.parent() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+fn read(dir: &Path, file: &str) -> Mat {
+    runtime::npy::read_file(&dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// `A = L Lᵀ`, from the lower triangle of A (the program reads only that).
+fn check_cholesky(block: usize, n: usize) {
+    let spec = format!("spd:{n}");
+    let (a, out) = run_on_files("cholesky", block, &[("A", &spec)], &[]);
+    let l = triangle(&read(&out, "L.npy"), true);
+    close(
+        &format!("cholesky {spec} block {block}"),
+        &naive_mul(&l, &transpose(&l)),
+        &a[0],
+        fro(&a[0]),
+    );
+    clean(&out);
+}
+
+fn check_lu(block: usize, n: usize) {
+    let spec = format!("spd:{n}");
+    let (a, out) = run_on_files("lu", block, &[("A", &spec)], &[]);
+    let (l, u) = (read(&out, "L.npy"), read(&out, "U.npy"));
+    close(
+        &format!("lu {spec} block {block}"),
+        &naive_mul(&l, &u),
+        &a[0],
+        fro(&a[0]),
+    );
+    clean(&out);
+}
+
+/// `RᵀR = AᵀA` for the R factor written: R is unique up to the signs of
+/// its rows, which this relation does not see.
+fn check_qr(what: &str, a: &Mat, r: &Mat) {
+    assert_eq!((r.nrows(), r.ncols()), (a.ncols(), a.ncols()), "{what}: R");
+    let r = triangle(r, false);
+    let na = fro(a);
+    close(
+        what,
+        &naive_mul(&transpose(&r), &r),
+        &naive_mul(&transpose(a), a),
+        na * na,
+    );
+}
+
+/// The final R of TSQR, asked for by its tile: `R[ceil(log2 N), 0]`.
+fn check_tsqr(block: usize, rows: usize, cols: usize) {
+    let spec = format!("random:{rows}x{cols}");
+    let n = rows.div_ceil(block);
+    let level = (n as f64).log2().ceil() as usize;
+    let tile = format!("R[{level}, 0]");
+    let (a, out) = run_on_files("tsqr", block, &[("A", &spec)], &["--output", &tile]);
+    let r = read(&out, &format!("R[{level},0].npy"));
+    check_qr(&format!("tsqr {spec} block {block}"), &a[0], &r);
+    clean(&out);
+}
+
+fn check_caqr(block: usize, rows: usize, cols: usize) {
+    let spec = format!("random:{rows}x{cols}");
+    let (a, out) = run_on_files("caqr", block, &[("A", &spec)], &[]);
+    check_qr(
+        &format!("caqr {spec} block {block}"),
+        &a[0],
+        &read(&out, "R.npy"),
+    );
+    clean(&out);
+}
+
+fn check_product(example: &str, block: usize, a: &str, b: &str) {
+    let (ab, out) = run_on_files(example, block, &[("A", a), ("B", b)], &[]);
+    let c = read(&out, "C.npy");
+    close(
+        &format!("{example} {a} {b} block {block}"),
+        &c,
+        &naive_mul(&ab[0], &ab[1]),
+        fro(&ab[0]) * fro(&ab[1]),
+    );
+    clean(&out);
+}
+
+/// `L X = B` with L's lower triangle.
+fn check_trsolve(block: usize, n: usize, r: usize) {
+    let (l, b) = (format!("spd:{n}"), format!("random:{n}x{r}"));
+    let (data, out) = run_on_files("trsolve", block, &[("L", &l), ("B", &b)], &[]);
+    let x = read(&out, "X.npy");
+    let lower = triangle(&data[0], true);
+    close(
+        &format!("trsolve {l} {b} block {block}"),
+        &naive_mul(&lower, &x),
+        &data[1],
+        fro(&lower) * fro(&x),
+    );
+    clean(&out);
+}
+
+/// `L X = I` with L's lower triangle.
+fn check_trtri(block: usize, n: usize) {
+    let spec = format!("spd:{n}");
+    let (data, out) = run_on_files("trtri", block, &[("L", &spec)], &[]);
+    let x = read(&out, "X.npy");
+    let lower = triangle(&data[0], true);
+    let id = Mat::from_fn(n, n, |i, j| if i == j { 1.0 } else { 0.0 });
+    close(
+        &format!("trtri {spec} block {block}"),
+        &naive_mul(&lower, &x),
+        &id,
+        fro(&lower) * fro(&x),
+    );
+    clean(&out);
+}
+
+/// Every example's written outputs, read back and checked against a
+/// naive reference computed here: edge tiles, 1 x 1 grids, and blocks
+/// larger than the matrix.
+#[test]
+fn every_example_writes_outputs_that_satisfy_its_relation() {
+    let examples: Vec<String> = std::fs::read_dir(test_support::workspace_root().join("examples"))
+        .expect("examples")
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".lpk").map(str::to_string)
+        })
+        .collect();
+    for example in &examples {
+        match example.as_str() {
+            "cholesky" => {
+                check_cholesky(4, 1);
+                check_cholesky(4, 10);
+                check_cholesky(16, 10);
+            }
+            "lu" => {
+                check_lu(6, 31);
+                check_lu(5, 5);
+            }
+            "tsqr" => {
+                check_tsqr(16, 100, 7);
+                check_tsqr(40, 33, 5);
+                check_tsqr(256, 2000, 16);
+            }
+            "caqr" => {
+                check_caqr(8, 37, 21);
+                check_caqr(8, 8, 8);
+            }
+            "gemm" | "gemm_tree" => {
+                check_product(example, 4, "random:20x33", "random:33x9");
+                check_product(example, 8, "random:7x5", "random:5x3");
+            }
+            "trsolve" => {
+                check_trsolve(8, 30, 11);
+                check_trsolve(8, 8, 3);
+            }
+            "trtri" => {
+                check_trtri(6, 25);
+                check_trtri(30, 25);
+            }
+            other => panic!("examples/{other}.lpk has no reference check here: add one"),
+        }
+    }
+    assert!(examples.len() >= 8, "{examples:?}");
 }

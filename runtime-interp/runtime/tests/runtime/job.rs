@@ -49,6 +49,7 @@ fn job<'a>(inputs: &'a BTreeMap<u32, InputSpec>, dir: &'a Path, verify: bool) ->
         seed: 0,
         block: 8,
         output_dir: Some(dir),
+        outputs: None,
         tile_store: None,
         assemble: true,
         verify,
@@ -108,7 +109,11 @@ fn npy_inputs_in_either_order_give_the_in_memory_result_in_place() {
         )
         .expect("runs");
         assert!(done.residual.expect("verified").ok());
-        assert!(done.warnings.is_empty());
+        assert_eq!(done.written.len(), 1);
+        assert_eq!(
+            done.written[0].form,
+            runtime::outputs::Form::Dense { rows: 30, cols: 30 }
+        );
         assert!(done.timings.total >= done.timings.compute);
         let l = npy::read_file(&out.join("L.npy")).expect("L.npy");
         assert_eq!((l.nrows(), l.ncols()), (30, 30));
@@ -167,5 +172,37 @@ fn a_failed_run_leaves_no_marker_and_no_output_file() {
     .expect("fails");
     assert!(matches!(e, JobError::Input { .. }), "{e}");
     assert!(e.to_string().starts_with("input `A`: "), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_unmet_require_is_a_bind_error_with_the_parameters_bound() {
+    let p = program("cholesky");
+    let dir = scratch("require");
+    let inputs: BTreeMap<u32, InputSpec> = [(0, InputSpec::Spd(8))].into();
+    let params = [("N".to_string(), 0)];
+    let e = run_job(
+        &p,
+        &Job {
+            params: &params,
+            ..job(&inputs, &dir, false)
+        },
+        &Registry::standard(),
+        &ExecConfig { workers: 1 },
+        &Progress::default(),
+    )
+    .err()
+    .expect("fails");
+    let JobError::Bind { error, params } = &e else {
+        panic!("not a bind error: {e}");
+    };
+    assert_eq!(
+        *error,
+        model::program::BindError::Require {
+            index: 1,
+            text: "N >= 1".to_string()
+        }
+    );
+    assert_eq!(*params, [("N".to_string(), 0)]);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,12 +1,13 @@
 //! The runtime's integration tests, in one binary: each kernel against a
 //! naive reference (`kernels`), `.npy` reading and writing against the
 //! fixtures in `tests/fixtures/npy/` (`npy`), the tile stores (`store`),
-//! the shape check before a run (`shapes`) and whole runs from `.npy`
-//! files (`job`), on compiled programs in `tests/fixtures/programs/`.
+//! the shape check before a run (`shapes`), whole runs from `.npy`
+//! files (`job`) and what they write (`outputs`), on compiled programs in `tests/fixtures/programs/`.
 
 mod job;
 mod kernels;
 mod npy;
+mod outputs;
 mod shapes;
 mod store;
 

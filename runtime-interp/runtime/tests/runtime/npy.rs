@@ -444,12 +444,23 @@ fn huge_shapes_fail_fast_without_allocating() {
         error_of(&raw((1, 0), h, &[])),
         "t.npy: shape (18446744073709551615, 3) has more than 2147483648 elements"
     );
-    // An empty array with an absurd extent.
-    let h = "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 18446744073709551615), }";
-    assert_eq!(
-        error_of(&raw((1, 0), h, &[])),
-        "t.npy: shape (0, 18446744073709551615) has more than 2147483648 elements"
-    );
+    // An empty array with an absurd extent: it holds no elements, so the
+    // message says its extent is too long, not that it has too many
+    // elements.
+    for (shape, extent) in [
+        ("(0, 18446744073709551615)", "18446744073709551615"),
+        ("(0, 100000000000)", "100000000000"),
+        ("(100000000000, 0)", "100000000000"),
+    ] {
+        let h = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
+        assert_eq!(
+            error_of(&raw((1, 0), &h, &[])),
+            format!(
+                "t.npy: shape {shape} holds no elements, but its extent {extent} is more than \
+                 the limit of 2147483648 per extent"
+            )
+        );
+    }
     // Under the limit (16 GB of data) but the file holds 36 bytes: the
     // length check comes before any allocation, for files and streams.
     let h = "{'descr': '<f8', 'fortran_order': True, 'shape': (50000, 40000), }";
