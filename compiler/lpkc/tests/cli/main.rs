@@ -12,6 +12,8 @@
 //! - `outputs`: where `lint`'s report and `compile`'s artifact go;
 //! - `numerics`: `lpkc run --verify` with the standard kernels;
 //! - `stats`, `dot`, `repl_tty`: the explore commands;
+//! - `rendering`: diagnostics as text: rustc's closing count, and output
+//!   bounded on generated inputs;
 //! - `wording`: counts, headers, `--help` defaults and error texts;
 //! - `binary`: running the real binary.
 //!
@@ -27,6 +29,7 @@ mod interop;
 mod json_errors;
 mod numerics;
 mod outputs;
+mod rendering;
 mod repl_tty;
 mod stats;
 mod ui;
