@@ -6,6 +6,7 @@
 //! - `ui`: one test per file of `tests/ui/`, snapshotted;
 //! - `commands`: the command-line contract of `docs/cli.md`;
 //! - `json_errors`: every command's failures as the diagnostics object;
+//! - `fmt`: `fmt --check`'s diff, several files, the examples formatted;
 //! - `artifact_inputs`: artifacts given to `check`, `lint`, `fmt`, `compile`;
 //! - `artifact`, `interop`: the program artifact, and the independent
 //!   Python loader against `lpkc query`;
@@ -25,6 +26,7 @@ mod artifact_inputs;
 mod binary;
 mod commands;
 mod dot;
+mod fmt;
 mod interop;
 mod json_errors;
 mod numerics;
