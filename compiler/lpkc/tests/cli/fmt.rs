@@ -107,3 +107,42 @@ fn stdout_takes_one_file() {
     assert_eq!(code, 2);
     assert!(err.contains("`lpkc fmt --stdout` prints one file"), "{err}");
 }
+
+#[test]
+fn the_examples_are_formatted() {
+    let names = test_support::lpk_files_under("examples");
+    assert!(names.len() >= 8, "{names:?}");
+    let mut args = vec!["fmt", "--check"];
+    args.extend(names.iter().map(String::as_str));
+    let (code, out, err) = lpkc(&args);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+/// Formatting an example stripped of its indentation gives the example
+/// back, every comment in its place; formatting the result again changes
+/// nothing.
+#[test]
+fn formatting_the_examples_keeps_every_comment_and_is_idempotent() {
+    let dir = tmp_dir("examples");
+    let comments = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter_map(|l| l.find('#').map(|at| l[at..].to_string()))
+            .collect()
+    };
+    for name in test_support::lpk_files_under("examples") {
+        let text = test_support::read(&name);
+        let flat: String = text
+            .lines()
+            .map(|l| format!("{}\n", l.trim_start()))
+            .collect();
+        let path = dir.join(name.replace('/', "_"));
+        std::fs::write(&path, &flat).expect("write");
+        let (code, once, err) = lpkc(&["fmt", "--stdout", &path.display().to_string()]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert_eq!(comments(&once), comments(&text), "{name}");
+        assert_eq!(once, text, "{name}: formatting does not restore it");
+        std::fs::write(&path, &once).expect("write");
+        let (_, twice, _) = lpkc(&["fmt", "--stdout", &path.display().to_string()]);
+        assert_eq!(twice, once, "{name}: formatting twice differs from once");
+    }
+}
