@@ -28,7 +28,7 @@ use commands::{
     query::QueryArgs, repl::ReplArgs, run::RunArgs, stats::StatsArgs,
 };
 use error::CliError;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The lpk compiler, static analyzer and dependency query tool for `.lpk`
@@ -105,7 +105,7 @@ impl Command {
     fn file(&self) -> Option<&Path> {
         match self {
             Command::Check(a) => Some(&a.file),
-            Command::Fmt(a) => Some(&a.file),
+            Command::Fmt(a) => a.files.first().map(PathBuf::as_path),
             Command::Plans(a) => Some(&a.file),
             Command::Query(a) => Some(&a.file),
             Command::Dag(a) => Some(&a.file),

@@ -4,11 +4,10 @@
 //! `to_diagnostic()` and this module does the rest.
 
 pub mod codes;
+mod render;
 
 pub use codes::Code;
 
-use codespan_reporting::diagnostic as cs;
-use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term;
 use grammar::ast::{FileId, Span};
 use serde::Serialize;
@@ -114,10 +113,54 @@ impl Diagnostic {
 }
 
 /// The source files diagnostics point into.
+///
+/// Each file keeps, computed once when it is added, the byte offsets where
+/// its lines start and those of its UTF-8 continuation bytes, so that a
+/// line and column lookup is two binary searches and never rescans the
+/// text (a file may hold thousands of diagnostics on one long line).
 #[derive(Default)]
 pub struct SourceMap {
-    files: SimpleFiles<String, String>,
-    line_starts: Vec<Vec<usize>>,
+    files: Vec<SourceFile>,
+}
+
+/// One file of a [`SourceMap`] and its lookup tables.
+struct SourceFile {
+    name: String,
+    text: String,
+    /// Byte offsets where lines start; the first is 0.
+    line_starts: Vec<usize>,
+    /// Byte offsets of UTF-8 continuation bytes, ascending: a column in
+    /// characters is a column in bytes less those in between.
+    continuation: Vec<usize>,
+}
+
+impl SourceFile {
+    /// The 0-based index of the line holding byte `offset` (the last line
+    /// past the end).
+    fn line_index(&self, offset: usize) -> usize {
+        self.line_starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1)
+    }
+
+    /// The byte range of line `index` without its `\n` (empty past the
+    /// last line).
+    fn line_content(&self, index: usize) -> std::ops::Range<usize> {
+        let len = self.text.len();
+        let start = self.line_starts.get(index).copied().unwrap_or(len);
+        let end = match self.line_starts.get(index + 1) {
+            Some(&next) => next.saturating_sub(1),
+            None => len,
+        };
+        start..end.max(start)
+    }
+
+    /// The number of characters in the bytes `range`.
+    fn chars_in(&self, range: std::ops::Range<usize>) -> usize {
+        let before = |o: usize| self.continuation.partition_point(|&c| c < o);
+        let bytes = range.end.saturating_sub(range.start);
+        bytes.saturating_sub(before(range.end).saturating_sub(before(range.start)))
+    }
 }
 
 impl SourceMap {
@@ -128,44 +171,49 @@ impl SourceMap {
 
     /// Adds a file and returns its id.
     pub fn add(&mut self, name: impl Into<String>, source: impl Into<String>) -> FileId {
-        let source = source.into();
-        let starts = std::iter::once(0)
-            .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+        let text = source.into();
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
-        let id = self.files.add(name.into(), source);
-        self.line_starts.push(starts);
-        FileId(u32::try_from(id).unwrap_or(u32::MAX))
+        let continuation = text
+            .bytes()
+            .enumerate()
+            .filter(|&(_, b)| b & 0xC0 == 0x80)
+            .map(|(i, _)| i)
+            .collect();
+        let id = FileId(u32::try_from(self.files.len()).unwrap_or(u32::MAX));
+        self.files.push(SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+            continuation,
+        });
+        id
+    }
+
+    fn file(&self, file: FileId) -> Option<&SourceFile> {
+        self.files.get(file.0 as usize)
     }
 
     /// A file's name.
     pub fn name(&self, file: FileId) -> &str {
-        self.files
-            .get(file.0 as usize)
-            .map(|f| f.name().as_str())
-            .unwrap_or("<unknown>")
+        self.file(file).map_or("<unknown>", |f| f.name.as_str())
     }
 
     /// A file's text.
     pub fn source(&self, file: FileId) -> &str {
-        self.files
-            .get(file.0 as usize)
-            .map(|f| f.source().as_str())
-            .unwrap_or("")
+        self.file(file).map_or("", |f| f.text.as_str())
     }
 
     /// The 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, file: FileId, offset: u32) -> (u32, u32) {
-        let Some(starts) = self.line_starts.get(file.0 as usize) else {
+        let Some(f) = self.file(file) else {
             return (1, 1);
         };
-        let offset = offset as usize;
-        let line = starts.partition_point(|&s| s <= offset).max(1) - 1;
-        let start = starts.get(line).copied().unwrap_or(0);
-        let src = self.source(file);
-        let col = src
-            .get(start..offset.min(src.len()))
-            .map(|s| s.chars().count())
-            .unwrap_or(0);
+        let offset = (offset as usize).min(f.text.len());
+        let line = f.line_index(offset);
+        let start = f.line_starts.get(line).copied().unwrap_or(0);
+        let col = f.chars_in(start..offset);
         (
             u32::try_from(line + 1).unwrap_or(u32::MAX),
             u32::try_from(col + 1).unwrap_or(u32::MAX),
@@ -174,76 +222,44 @@ impl SourceMap {
 
     /// The text of a 1-based line, without its newline.
     pub fn line_text(&self, file: FileId, line: u32) -> &str {
-        let src = self.source(file);
-        let Some(starts) = self.line_starts.get(file.0 as usize) else {
+        let Some(f) = self.file(file) else {
             return "";
         };
-        let i = (line as usize).saturating_sub(1);
-        let start = starts.get(i).copied().unwrap_or(src.len());
-        let end = starts.get(i + 1).map(|e| e - 1).unwrap_or(src.len());
-        src.get(start..end.max(start)).unwrap_or("")
+        let range = f.line_content((line as usize).saturating_sub(1));
+        f.text.get(range).unwrap_or("")
     }
 
-    fn to_codespan(&self, d: &Diagnostic) -> cs::Diagnostic<usize> {
-        let severity = match d.severity {
-            Severity::Error => cs::Severity::Error,
-            Severity::Warning => cs::Severity::Warning,
-            Severity::Note => cs::Severity::Note,
-        };
-        let labels = d
-            .labels
-            .iter()
-            .map(|l| {
-                let style = if l.primary {
-                    cs::LabelStyle::Primary
-                } else {
-                    cs::LabelStyle::Secondary
-                };
-                cs::Label::new(style, l.span.file.0 as usize, self.clamp(l.span))
-                    .with_message(l.message.clone())
-            })
-            .collect();
-        cs::Diagnostic::new(severity)
-            .with_code(d.code.as_str())
-            .with_message(d.message.clone())
-            .with_labels(labels)
-            .with_notes(d.notes.clone())
-    }
-
-    fn clamp(&self, span: Span) -> std::ops::Range<usize> {
-        let len = self.source(span.file).len();
-        let start = (span.start as usize).min(len);
-        let end = (span.end as usize).clamp(start, len);
-        start..end
-    }
-
-    /// Renders diagnostics as rustc-style text without colour.
+    /// Renders diagnostics as rustc-style text without colour, bounded as
+    /// [`SourceMap::emit_stderr`] is, without the closing count.
     pub fn render_plain(&self, diagnostics: &[Diagnostic]) -> String {
-        let config = term::Config::default();
-        let mut out = String::new();
-        for d in diagnostics {
-            if term::emit_to_string(&mut out, &config, &self.files, &self.to_codespan(d)).is_err() {
-                out.push_str(&format!("{:?}: {}\n", d.severity, d.message));
-            }
+        let mut out = term::termcolor::NoColor::new(Vec::new());
+        if render::write_text(self, &mut out, diagnostics, false).is_err() {
+            return diagnostics
+                .iter()
+                .map(|d| format!("{:?}: {}\n", d.severity, d.message))
+                .collect();
         }
-        out
+        String::from_utf8_lossy(&out.into_inner()).into_owned()
     }
 
     /// Renders diagnostics to stderr, in colour when it is a terminal and
-    /// `color` allows.
+    /// `color` allows, and closes with rustc's count (`error: aborting due
+    /// to 2 previous errors; 1 warning emitted`). The output is bounded
+    /// whatever the input: long lines are cut around their labels, repeats
+    /// on one line are collapsed, and at most 100 diagnostics are shown
+    /// (the count still counts them all).
     pub fn emit_stderr(&self, diagnostics: &[Diagnostic], color: bool) {
-        use term::termcolor::{ColorChoice, StandardStream};
+        use std::io::Write;
+        use term::termcolor::{BufferedStandardStream, ColorChoice};
         let choice = if color {
             ColorChoice::Auto
         } else {
             ColorChoice::Never
         };
-        let mut stream = StandardStream::stderr(choice);
-        let config = term::Config::default();
-        for d in diagnostics {
-            let _ =
-                term::emit_to_write_style(&mut stream, &config, &self.files, &self.to_codespan(d));
-        }
+        let mut stream = BufferedStandardStream::stderr(choice);
+        // Stderr may be closed; there is nobody left to tell.
+        let _ = render::write_text(self, &mut stream, diagnostics, true);
+        let _ = stream.flush();
     }
 
     /// The JSON form of `spec/cli.md`: `{"diagnostics": [...]}`.

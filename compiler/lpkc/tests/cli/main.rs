@@ -6,6 +6,7 @@
 //! - `ui`: one test per file of `tests/ui/`, snapshotted;
 //! - `commands`: the command-line contract of `docs/cli.md`;
 //! - `json_errors`: every command's failures as the diagnostics object;
+//! - `fmt`: `fmt --check`'s diff, several files, the examples formatted;
 //! - `artifact_inputs`: artifacts given to `check`, `lint`, `fmt`, `compile`;
 //! - `artifact`, `interop`: the program artifact, and the independent
 //!   Python loader against `lpkc query`;
@@ -13,6 +14,8 @@
 //! - `numerics`: `lpkc run --verify` with the standard kernels;
 //! - `run`: the rest of `lpkc run`'s contract (bindings, outputs, timings);
 //! - `stats`, `dot`, `repl_tty`: the explore commands;
+//! - `rendering`: diagnostics as text: rustc's closing count, and output
+//!   bounded on generated inputs;
 //! - `wording`: counts, headers, `--help` defaults and error texts;
 //! - `binary`: running the real binary;
 //! - `bounds`: bounded work and memory on adversarial parameters.
@@ -26,10 +29,12 @@ mod binary;
 mod bounds;
 mod commands;
 mod dot;
+mod fmt;
 mod interop;
 mod json_errors;
 mod numerics;
 mod outputs;
+mod rendering;
 mod repl_tty;
 mod run;
 mod stats;

@@ -5,16 +5,21 @@ use crate::diag::{Code, Diagnostic};
 use crate::lint::span;
 use grammar::ast::FileId;
 use model::program::Program;
+use std::collections::BTreeMap;
 
 /// The rule's code.
 pub(crate) const CODE: Code = Code::W0509;
 
 /// A warning for every kernel call that starts on the line of an earlier
-/// one, in statement order.
+/// one, in statement order, pointing at the first call of the line. One
+/// pass: the first call of each line is looked up, not searched for (a
+/// generated line may hold thousands of calls).
 pub(crate) fn diagnostics(p: &Program, file: FileId) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    let mut first_on_line = BTreeMap::new();
     for (s, st) in p.statements.iter().enumerate() {
-        if let Some(first) = p.statements.iter().take(s).find(|o| o.line == st.line) {
+        let first = *first_on_line.entry(st.line).or_insert(s);
+        if let Some(first) = p.statements.get(first).filter(|_| first != s) {
             out.push(
                 Diagnostic::warning(
                     CODE,

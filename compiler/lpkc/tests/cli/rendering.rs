@@ -1,0 +1,181 @@
+//! How diagnostics read as text: rustc's closing count, and output bounded
+//! whatever the input (generated sources with thousands of diagnostics on
+//! one line, and a line of thousands of characters, whose snippet is cut
+//! around its label).
+
+use crate::binary::lpkc;
+
+/// Writes `text` to a fresh temporary file and returns its path.
+fn source(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("lpk-rendering-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write the source");
+    path.display().to_string()
+}
+
+/// A program whose body is `line`, one line of statements over the
+/// one-dimensional `A` (input) and `B` (output) of `n` tiles.
+fn program(n: usize, line: &str) -> String {
+    format!(
+        "kernel copy(a) -> (b);\n\nprogram p() {{\n    input  A[{n}];\n    output B[{n}];\n    {line}\n}}\n"
+    )
+}
+
+/// Text output worth reading stays under this size, whatever the input.
+const BOUND: usize = 100_000;
+
+#[test]
+fn errors_close_with_rustcs_count_in_the_right_number() {
+    let one = source("one.lpk", &program(2, "B[0] = copy(Q[0]);"));
+    let (code, _, err) = lpkc(&["check", "--color", "never", &one]);
+    assert_eq!(code, 1);
+    assert!(
+        err.ends_with("error: aborting due to 1 previous error\n\n"),
+        "{err}"
+    );
+
+    let two = source(
+        "two.lpk",
+        &program(2, "B[0] = copy(Q[0]);\n    B[1] = copy(R[1]);"),
+    );
+    let (_, _, err) = lpkc(&["check", "--color", "never", &two]);
+    assert!(
+        err.ends_with("error: aborting due to 2 previous errors\n\n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn warnings_are_counted_alone_or_after_the_errors() {
+    // W0509 twice: three calls on one line, two of them after the first
+    // (their two warnings collapse into one drawn, and both are counted).
+    let warn = source(
+        "warn.lpk",
+        &program(
+            3,
+            "B[0] = copy(A[0]); B[1] = copy(A[1]); B[2] = copy(A[2]);",
+        ),
+    );
+    let (code, _, err) = lpkc(&["lint", "--color", "never", &warn]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.ends_with("warning: 2 warnings emitted\n\n"), "{err}");
+
+    // A write to an input (E0502) and the same two warnings.
+    let both = source(
+        "both.lpk",
+        &program(
+            3,
+            "A[0] = copy(A[1]); B[1] = copy(A[1]); B[2] = copy(A[2]);",
+        ),
+    );
+    let (code, _, err) = lpkc(&["lint", "--color", "never", &both]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.ends_with("error: aborting due to 1 previous error; 2 warnings emitted\n\n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn json_has_no_closing_count() {
+    let one = source("json.lpk", &program(2, "B[0] = copy(Q[0]);"));
+    let (code, out, err) = lpkc(&["check", "--format", "json", &one]);
+    assert_eq!(code, 1);
+    assert!(
+        !out.contains("aborting") && !err.contains("aborting"),
+        "{out}{err}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(json["diagnostics"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn a_thousand_different_errors_on_one_line_stop_after_a_hundred() {
+    let line: String = (0..1000)
+        .map(|i| format!("B[0] = copy(Q{i}[0]); "))
+        .collect();
+    let path = source("distinct.lpk", &program(1, &line));
+    let (code, _, err) = lpkc(&["check", "--color", "never", &path]);
+    assert_eq!(code, 1);
+    assert!(err.len() < BOUND, "{} bytes of diagnostics", err.len());
+    assert_eq!(err.matches("error[E0103]").count(), 100);
+    assert!(
+        err.contains("error: too many errors; stopping after 100 diagnostics (900 more not shown)"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("error: aborting due to 1000 previous errors\n\n"),
+        "{err}"
+    );
+    // JSON still lists every one.
+    let (_, out, _) = lpkc(&["check", "--format", "json", &path]);
+    let json: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(json["diagnostics"].as_array().map(Vec::len), Some(1000));
+}
+
+#[test]
+fn a_thousand_identical_errors_on_one_line_are_drawn_once() {
+    let line = "B[0] = copy(Q[0]); ".repeat(1000);
+    let path = source("identical.lpk", &program(1, &line));
+    let (code, _, err) = lpkc(&["check", "--color", "never", &path]);
+    assert_eq!(code, 1);
+    assert!(err.len() < BOUND, "{} bytes of diagnostics", err.len());
+    assert_eq!(err.matches("error[E0103]").count(), 1, "{err}");
+    assert!(
+        err.contains("= and 999 more like this on this line"),
+        "{err}"
+    );
+    assert!(err.ends_with("error: aborting due to 1000 previous errors\n\n"));
+}
+
+#[test]
+fn two_thousand_calls_on_one_line_are_one_bounded_warning() {
+    let line: String = (0..2000)
+        .map(|i| format!("B[{i}] = copy(A[{i}]); "))
+        .collect();
+    let path = source("calls.lpk", &program(2000, &line));
+    let (code, _, err) = lpkc(&["lint", "--color", "never", &path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.len() < BOUND, "{} bytes of diagnostics", err.len());
+    assert_eq!(err.matches("warning[W0509]").count(), 1, "{err}");
+    assert!(
+        err.contains("= and 1998 more like this on this line"),
+        "{err}"
+    );
+    assert!(err.ends_with("warning: 1999 warnings emitted\n\n"), "{err}");
+}
+
+#[test]
+fn a_long_line_is_cut_around_its_label() {
+    // One error in the middle of a line of 5,000 characters.
+    let calls = |from: usize, n: usize| -> String {
+        (from..from + n)
+            .map(|i| format!("B[{}] = copy(A[{}]); ", i % 3, i % 3))
+            .collect()
+    };
+    let line = format!("{}B[1] = copy(Q[1]); {}", calls(0, 135), calls(0, 135));
+    assert!(line.len() > 5000);
+    let column = line.find("Q[1]").expect("the error") + 5; // 4 of indent, 1-based
+    let path = source("long.lpk", &program(3, &line));
+    let (code, _, err) = lpkc(&["check", "--color", "never", &path]);
+    assert_eq!(code, 1);
+    assert!(err.len() < 2000, "{err}");
+    // The header still says the real line and column.
+    assert!(err.contains(&format!("long.lpk:6:{column}")), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    let snippet = lines
+        .iter()
+        .position(|l| l.starts_with("6 │ "))
+        .expect("the snippet line");
+    let shown = lines[snippet];
+    assert!(
+        shown.starts_with("6 │ ...") && shown.ends_with("..."),
+        "{shown}"
+    );
+    assert!(shown.chars().count() < 140, "{shown}");
+    // The caret under the cut line points at the `Q`.
+    let carets = lines[snippet + 1];
+    let at = carets.find('^').expect("a caret");
+    assert_eq!(shown.get(at..at + 4), Some("Q[1]"), "{shown}\n{carets}");
+}
