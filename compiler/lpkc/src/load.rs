@@ -115,16 +115,3 @@ fn from_artifact(
         }
     }
 }
-
-/// The source text of `path` with the file name diagnostics give it: the
-/// file itself, or the source a valid artifact carries (under the name it
-/// was compiled from). `None` when there is none to read.
-pub fn source_text(path: &Path) -> Option<(String, String)> {
-    let bytes = std::fs::read(path).ok()?;
-    if artifact::looks_like_artifact(&bytes) {
-        let art = artifact::decode(&bytes).ok()?.artifact;
-        Some((art.source.file, art.source.text?))
-    } else {
-        Some((path.display().to_string(), String::from_utf8(bytes).ok()?))
-    }
-}

@@ -7,7 +7,7 @@
 
 use crate::args::Format;
 use crate::error::{BindFailure, CliError};
-use crate::{load, output};
+use crate::output;
 use compiler::diag::{Code, Diagnostic, Label, Severity, SourceMap};
 use compiler::pipeline::{declaration_spans, CompileError, DeclarationSpans, SelectError};
 use grammar::ast::Span;
@@ -133,11 +133,24 @@ pub fn failure(error: &CliError, file: Option<&Path>, format: Format, color: boo
 /// The source of `path` (a source file, or the text an artifact carries)
 /// in a new source map, with the declarations of `program` in it.
 fn locate(path: &Path, program: &str) -> Option<(SourceMap, DeclarationSpans)> {
-    let (name, text) = load::source_text(path)?;
+    let (name, text) = source_text(path)?;
     let mut sources = SourceMap::new();
     let file = sources.add(name, text);
     let spans = declaration_spans(sources.source(file), file, program)?;
     Some((sources, spans))
+}
+
+/// The source text of `path` with the file name diagnostics give it: the
+/// file itself, or the source a valid artifact carries (under the name it
+/// was compiled from). `None` when there is none to read.
+fn source_text(path: &Path) -> Option<(String, String)> {
+    let bytes = std::fs::read(path).ok()?;
+    if model::artifact::looks_like_artifact(&bytes) {
+        let art = model::artifact::decode(&bytes).ok()?.artifact;
+        Some((art.source.file, art.source.text?))
+    } else {
+        Some((path.display().to_string(), String::from_utf8(bytes).ok()?))
+    }
 }
 
 /// The diagnostic of a failed binding: at the `require` that does not hold

@@ -52,12 +52,6 @@ pub(crate) fn tile_text(matrix: &str, index: &[i64]) -> String {
     format!("{matrix}[{}]", idx.join(", "))
 }
 
-impl From<crate::store::StoreError> for TileError {
-    fn from(e: crate::store::StoreError) -> Self {
-        TileError::Store(Box::new(e))
-    }
-}
-
 /// Why a [`TileSource`] could not supply a tile or a [`TileSink`] could not
 /// store one. The executor adds the task and the tile's name
 /// ([`ExecError::Input`], [`ExecError::Output`]).
@@ -114,9 +108,10 @@ pub enum TileError {
         /// The shape of its place.
         want: (usize, usize),
     },
-    /// Reading from a tile store failed.
+    /// Reading from a tile store failed (the store's error: the executor
+    /// knows no store, so that stores can build on it).
     #[error(transparent)]
-    Store(Box<crate::store::StoreError>),
+    Store(Box<dyn std::error::Error + Send + Sync>),
     /// Writing to a tile store failed.
     #[error("storing {}: {source}", tile_text(matrix, index))]
     Storing {
@@ -125,7 +120,7 @@ pub enum TileError {
         /// The tile index.
         index: Vec<i64>,
         /// The store's error.
-        source: Box<crate::store::StoreError>,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 }
 

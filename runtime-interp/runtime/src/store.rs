@@ -89,6 +89,12 @@ pub enum StoreError {
     },
 }
 
+impl From<StoreError> for TileError {
+    fn from(e: StoreError) -> Self {
+        TileError::Store(Box::new(e))
+    }
+}
+
 /// A map from (matrix name, tile index) to tiles, shared by all worker
 /// threads.
 pub trait TileStore: Send + Sync {
