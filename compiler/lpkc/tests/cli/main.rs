@@ -32,6 +32,7 @@ mod dot;
 mod fmt;
 mod interop;
 mod json_errors;
+mod layout;
 mod numerics;
 mod outputs;
 mod rendering;
