@@ -288,24 +288,7 @@ impl<'i, 'p> Engine<'i, 'p> {
     /// The tasks that read a tile `task` writes, each with the tile; in
     /// sequential order, one entry per (child, tile).
     pub fn children(&mut self, task: &Task) -> Result<Vec<(Task, Tile)>, QueryError> {
-        self.check_task(task)?;
-        let mut out: Vec<(Task, Tile)> = Vec::new();
-        self.for_each_child(task, &mut |stmt, vars, matrix, tile| {
-            out.push((
-                Task {
-                    stmt,
-                    vars: vars.into(),
-                },
-                Tile {
-                    matrix,
-                    index: tile.to_vec(),
-                },
-            ))
-        })?;
-        let p = self.inst.program;
-        out.sort_by(|a, b| p.sequential_cmp(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
-        out.dedup();
-        Ok(out)
+        self.edge_list(task, Self::try_for_each_child)
     }
 
     /// Calls `f(parent statement, parent vars, matrix, tile)` for every
@@ -384,9 +367,21 @@ impl<'i, 'p> Engine<'i, 'p> {
 
     /// The tasks that wrote a tile `task` reads, each with the tile.
     pub fn parents(&mut self, task: &Task) -> Result<Vec<(Task, Tile)>, QueryError> {
+        self.edge_list(task, Self::for_each_parent)
+    }
+
+    /// Every edge `each` visits from `task` (checked first) as a (task,
+    /// tile) pair, in sequential order without repeats: the one list
+    /// builder behind [`children`](Self::children) and
+    /// [`parents`](Self::parents).
+    fn edge_list(
+        &mut self,
+        task: &Task,
+        each: fn(&mut Self, &Task, &mut EdgeFilter<'_>) -> Result<(), QueryError>,
+    ) -> Result<Vec<(Task, Tile)>, QueryError> {
         self.check_task(task)?;
         let mut out: Vec<(Task, Tile)> = Vec::new();
-        self.for_each_parent(task, &mut |stmt, vars, matrix, tile| {
+        each(self, task, &mut |stmt, vars, matrix, tile| {
             out.push((
                 Task {
                     stmt,
