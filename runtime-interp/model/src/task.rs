@@ -2,7 +2,7 @@
 //! enumeration of a program instance's tasks (the loop tree run in order).
 
 use crate::expr::{Env, EvalError, ExprPool, ExprRef};
-use crate::program::{DomainItem, Instance, Program, TreeNode};
+use crate::program::{Access, DomainItem, Instance, Program, TreeNode};
 use std::cmp::Ordering;
 use std::fmt;
 use std::ops::ControlFlow;
@@ -117,6 +117,23 @@ impl Program {
             .unwrap_or("?");
         let idx: Vec<String> = tile.index.iter().map(|i| i.to_string()).collect();
         format!("{name}[{}]", idx.join(", "))
+    }
+
+    /// The tile `acc` names at `task` with parameters `params` (the oracle's
+    /// and the exhaustive lint's one way from an access to its tile).
+    pub fn tile_of(&self, params: &[i64], task: &Task, acc: &Access) -> Result<Tile, EvalError> {
+        let env = Env {
+            params,
+            slots: &task.vars,
+        };
+        let mut index = Vec::with_capacity(acc.indices.len());
+        for &i in &acc.indices {
+            index.push(self.exprs.eval_int(i, env)?);
+        }
+        Ok(Tile {
+            matrix: acc.matrix,
+            index,
+        })
     }
 
     /// Compares two tasks in sequential (program) order.
