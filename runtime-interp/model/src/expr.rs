@@ -739,25 +739,17 @@ impl DisplayExpr<'_> {
             Node::Real(v) => write!(f, "{v:?}"),
             Node::Bool(v) => write!(f, "{v}"),
             Node::Param(_) | Node::Slot(_) => f.write_str(&(self.names)(*node)),
-            Node::Unary(UnOp::Neg, a) => {
-                let paren = parent > 7;
+            Node::Unary(op, a) => {
+                let (p, text) = match op {
+                    UnOp::Neg => (7, "-"),
+                    UnOp::Not => (3, "not "),
+                };
+                let paren = parent > p;
                 if paren {
                     f.write_str("(")?;
                 }
-                f.write_str("-")?;
-                self.write(f, a, 7)?;
-                if paren {
-                    f.write_str(")")?;
-                }
-                Ok(())
-            }
-            Node::Unary(UnOp::Not, a) => {
-                let paren = parent > 3;
-                if paren {
-                    f.write_str("(")?;
-                }
-                f.write_str("not ")?;
-                self.write(f, a, 3)?;
+                f.write_str(text)?;
+                self.write(f, a, p)?;
                 if paren {
                     f.write_str(")")?;
                 }
