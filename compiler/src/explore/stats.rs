@@ -639,18 +639,7 @@ pub fn profile_svg(s: &Stats, title: &str) -> Result<String, StatsError> {
 #[cfg(test)]
 mod count_tests {
     use super::*;
-    use crate::diag::SourceMap;
-    use crate::pipeline::{compile_source, LintGate};
-
-    fn program(example: &str) -> model::program::Program {
-        let path = format!("{}/../examples/{example}.lpk", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).expect("example exists");
-        let mut sources = SourceMap::new();
-        match compile_source(&mut sources, &path, &text, None, LintGate::Off) {
-            Ok(c) => c.program,
-            Err(_) => panic!("{example} compiles"),
-        }
-    }
+    use crate::explore::example_program;
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
@@ -664,7 +653,7 @@ mod count_tests {
             ("gemm_tree", vec![("M", 2), ("N", 3), ("K", 5)]),
             ("tsqr", vec![("N", 9)]),
         ] {
-            let p = program(example);
+            let p = example_program(example);
             let given: Vec<(String, i64)> =
                 params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
             let inst = p.bind(&given).expect("binds");
@@ -689,7 +678,7 @@ mod count_tests {
 
     #[test]
     fn counts_of_a_huge_instance_are_instant_and_exact() {
-        let p = program("cholesky");
+        let p = example_program("cholesky");
         let inst = p.bind(&[("N".to_string(), 1000)]).expect("binds");
         let c = counts(&inst, 256).expect("counts");
         // N(N+1)(N+2)/6 tasks: N chol, N(N-1)/2 trsm, (N-1)N(N+1)/6 syrk.
