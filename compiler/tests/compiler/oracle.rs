@@ -7,7 +7,7 @@ use crate::compile_example as compile;
 use model::dag::{expand, from_plans, ExpandError};
 use model::program::Program;
 use model::query::Engine;
-use model::task::Tile;
+use model::task::{Task, Tile};
 use std::collections::BTreeMap;
 
 /// Tasks an example instance may have.
@@ -101,40 +101,29 @@ pub(crate) fn compare(
             }
         }
     }
-    for (tile, ids) in &writers {
-        let got = engine
-            .writer(tile)
-            .map_err(|e| format!("writer of {}: {e}", program.tile_name(tile)))?;
-        let want: Vec<_> = ids.iter().map(|&i| oracle.tasks[i].clone()).collect();
-        if got != want {
-            return Err(format!(
-                "writer of {}: plans {:?}, oracle {:?}",
-                program.tile_name(tile),
-                got.iter()
-                    .map(|t| program.task_name(t).to_string())
-                    .collect::<Vec<_>>(),
-                want.iter()
-                    .map(|t| program.task_name(t).to_string())
-                    .collect::<Vec<_>>()
-            ));
-        }
-    }
-    for (tile, ids) in &readers {
-        let got = engine
-            .readers(tile)
-            .map_err(|e| format!("readers of {}: {e}", program.tile_name(tile)))?;
-        let want: Vec<_> = ids.iter().map(|&i| oracle.tasks[i].clone()).collect();
-        if got != want {
-            return Err(format!(
-                "readers of {}: plans {:?}, oracle {:?}",
-                program.tile_name(tile),
-                got.iter()
-                    .map(|t| program.task_name(t).to_string())
-                    .collect::<Vec<_>>(),
-                want.iter()
-                    .map(|t| program.task_name(t).to_string())
-                    .collect::<Vec<_>>()
-            ));
+    let names = |tasks: &[Task]| -> Vec<String> {
+        tasks
+            .iter()
+            .map(|t| program.task_name(t).to_string())
+            .collect()
+    };
+    for (what, tiles) in [("writer", &writers), ("readers", &readers)] {
+        for (tile, ids) in tiles {
+            let got = if what == "writer" {
+                engine.writer(tile)
+            } else {
+                engine.readers(tile)
+            };
+            let at = format!("{what} of {}", program.tile_name(tile));
+            let got = got.map_err(|e| format!("{at}: {e}"))?;
+            let want: Vec<_> = ids.iter().map(|&i| oracle.tasks[i].clone()).collect();
+            if got != want {
+                return Err(format!(
+                    "{at}: plans {:?}, oracle {:?}",
+                    names(&got),
+                    names(&want)
+                ));
+            }
         }
     }
     // parents of every task agree with the edges into it.
