@@ -5,7 +5,7 @@
 
 use crate::expr::{Env, EvalError};
 use crate::plan::{PlanError, Scratch};
-use crate::program::{Access, Instance};
+use crate::program::{Access, Instance, Statement, StatementPlans};
 use crate::task::{Task, Tile};
 
 /// Why a query could not be answered.
@@ -174,12 +174,29 @@ impl<'i, 'p> Engine<'i, 'p> {
         Ok(out)
     }
 
-    fn statement(&self, task: &Task) -> Result<&'p crate::program::Statement, QueryError> {
+    fn statement(&self, task: &Task) -> Result<&'p Statement, QueryError> {
         self.inst
             .program
             .statements
             .get(task.stmt as usize)
             .ok_or_else(|| QueryError::NotATask(format!("statement {}", task.stmt)))
+    }
+
+    /// Starts an edge walk from `task`: a fresh work budget, and the task's
+    /// statement and plans.
+    fn begin_edges(
+        &mut self,
+        task: &Task,
+    ) -> Result<(&'p Statement, &'p StatementPlans), QueryError> {
+        self.left = self.budget;
+        let st = self.statement(task)?;
+        let plans = self
+            .inst
+            .program
+            .plans
+            .get(task.stmt as usize)
+            .ok_or(PlanError::Malformed)?;
+        Ok((st, plans))
     }
 
     /// Calls `f(child statement, child vars, matrix, tile)` for every
@@ -204,13 +221,8 @@ impl<'i, 'p> Engine<'i, 'p> {
         task: &Task,
         f: &mut EdgeFilter<'_>,
     ) -> Result<(), QueryError> {
-        self.left = self.budget;
         let p = self.inst.program;
-        let st = self.statement(task)?;
-        let plans = p
-            .plans
-            .get(task.stmt as usize)
-            .ok_or(PlanError::Malformed)?;
+        let (st, plans) = self.begin_edges(task)?;
         let mut tile = std::mem::take(&mut self.tile);
         let result = (|| {
             for (w, acc) in st.writes.iter().enumerate() {
@@ -299,13 +311,8 @@ impl<'i, 'p> Engine<'i, 'p> {
         task: &Task,
         f: &mut EdgeFilter<'_>,
     ) -> Result<(), QueryError> {
-        self.left = self.budget;
         let p = self.inst.program;
-        let st = self.statement(task)?;
-        let plans = p
-            .plans
-            .get(task.stmt as usize)
-            .ok_or(PlanError::Malformed)?;
+        let (st, plans) = self.begin_edges(task)?;
         // The read tiles, flattened into one reused buffer.
         let mut flat = std::mem::take(&mut self.read_tiles);
         flat.clear();
