@@ -40,15 +40,7 @@ pub(crate) fn guard_equalities(
     cond: ExprRef,
     positive: bool,
 ) -> Vec<(ExprRef, ExprRef)> {
-    conjuncts(pool, cond, positive)
-        .into_iter()
-        .filter_map(|lit| match lit {
-            (Node::Binary(BinOp::Eq, a, b), true) | (Node::Binary(BinOp::Ne, a, b), false) => {
-                Some((a, b))
-            }
-            _ => None,
-        })
-        .collect()
+    equations(pool, cond, positive, true)
 }
 
 /// The `a != b` conjuncts a guard imposes (`a == b` when negated).
@@ -57,12 +49,22 @@ pub(crate) fn guard_disequalities(
     cond: ExprRef,
     positive: bool,
 ) -> Vec<(ExprRef, ExprRef)> {
+    equations(pool, cond, positive, false)
+}
+
+/// The sides of the conjuncts that say `a == b` (`equal`) or `a != b`: an
+/// `==` literal that holds or a `!=` literal that fails, or the reverse.
+fn equations(
+    pool: &ExprPool,
+    cond: ExprRef,
+    positive: bool,
+    equal: bool,
+) -> Vec<(ExprRef, ExprRef)> {
     conjuncts(pool, cond, positive)
         .into_iter()
         .filter_map(|lit| match lit {
-            (Node::Binary(BinOp::Ne, a, b), true) | (Node::Binary(BinOp::Eq, a, b), false) => {
-                Some((a, b))
-            }
+            (Node::Binary(BinOp::Eq, a, b), pos) if pos == equal => Some((a, b)),
+            (Node::Binary(BinOp::Ne, a, b), pos) if pos != equal => Some((a, b)),
             _ => None,
         })
         .collect()

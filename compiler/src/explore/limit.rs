@@ -181,22 +181,11 @@ impl LimitError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diag::SourceMap;
-    use crate::pipeline::{compile_source, LintGate};
-
-    fn cholesky() -> model::program::Program {
-        let path = format!("{}/../examples/cholesky.lpk", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).expect("example exists");
-        let mut sources = SourceMap::new();
-        match compile_source(&mut sources, &path, &text, None, LintGate::Off) {
-            Ok(c) => c.program,
-            Err(_) => panic!("cholesky compiles"),
-        }
-    }
+    use crate::explore::example_program;
 
     #[test]
     fn a_refusal_names_the_count_and_the_flag() {
-        let p = cholesky();
+        let p = example_program("cholesky");
         let limit = TaskLimit {
             max: 1000,
             flag: "--max-tasks",

@@ -831,18 +831,7 @@ pub fn task_json(program: &Program, t: &Task) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diag::SourceMap;
-    use crate::pipeline::{compile_source, LintGate};
-
-    fn program(example: &str) -> Program {
-        let path = format!("{}/../examples/{example}.lpk", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).expect("example exists");
-        let mut sources = SourceMap::new();
-        match compile_source(&mut sources, &path, &text, None, LintGate::Off) {
-            Ok(c) => c.program,
-            Err(_) => panic!("{example} compiles"),
-        }
-    }
+    use crate::explore::example_program;
 
     /// The answer line as the JSON tree of spec/cli.md would print it.
     fn reference(p: &Program, cmd: &str, pairs: &[(Task, Vec<Tile>)]) -> String {
@@ -878,7 +867,7 @@ mod tests {
             ("tsqr", vec![("N", 9)]),
             ("trsolve", vec![("N", 3), ("R", 2)]),
         ] {
-            let p = program(example);
+            let p = example_program(example);
             let given: Vec<(String, i64)> =
                 params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
             let inst = p.bind(&given).expect("binds");
@@ -911,7 +900,7 @@ mod tests {
 
     #[test]
     fn an_answer_over_the_limit_is_refused_and_leaves_the_buffer_alone() {
-        let p = program("cholesky");
+        let p = example_program("cholesky");
         let inst = p.bind(&[("N".to_string(), 50)]).expect("binds");
         let mut answerer = Answerer::new(&inst, 10, "--max-tasks");
         let mut out = b"kept\n".to_vec();

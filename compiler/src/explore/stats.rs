@@ -392,41 +392,63 @@ pub fn counts(inst: &Instance<'_>, block: u64) -> Result<Counts, StatsError> {
 /// the reason (`why`, e.g. the task limit and the flag that raises it).
 pub fn counts_text(c: &Counts, why: &str) -> String {
     let mut out = String::new();
-    let width = c.kernels.keys().map(|k| k.len()).max().unwrap_or(6).max(6);
-    let opt = |x: Option<f64>| x.map_or_else(|| "-".to_string(), si);
-    out.push_str(&format!(
-        "{:<width$}  {:>14}  {:>12}  {:>12}\n",
-        "kernel", "tasks", "flops", "bytes"
-    ));
-    for (k, ks) in &c.kernels {
-        out.push_str(&format!(
-            "{k:<width$}  {:>14}  {:>12}  {:>12}\n",
-            ks.tasks,
-            opt(ks.flops),
-            opt(ks.bytes)
-        ));
-    }
-    out.push_str(&format!(
-        "{:<width$}  {:>14}  {:>12}  {:>12}\n",
-        "total",
-        c.tasks,
-        si(c.flops),
-        si(c.bytes)
-    ));
-    out.push_str(&format!(
-        "flops and bytes at block {b}: every tile taken as {b} x {b} (1-D matrices too)\n",
-        b = c.block
-    ));
-    if !c.unmodelled.is_empty() {
-        out.push_str(&format!(
-            "no flop model (counted as 0): {}\n",
-            c.unmodelled.join(", ")
-        ));
-    }
+    let total = KernelStats {
+        tasks: c.tasks,
+        edges_out: 0,
+        flops: Some(c.flops),
+        bytes: Some(c.bytes),
+    };
+    kernel_table(&mut out, &c.kernels, &total, false, c.block, &c.unmodelled);
     out.push_str(&format!(
         "edges, critical path and parallelism profile not computed: {why}\n"
     ));
     out
+}
+
+/// The kernel table [`stats_text`] and [`counts_text`] open with: a row per
+/// kernel and the `total` row, with an `edges out` column when the DAG was
+/// expanded (`with_edges`; counts of unexpanded instances get a wider tasks
+/// column instead), then the block size and the kernels without a flop
+/// model.
+fn kernel_table(
+    out: &mut String,
+    kernels: &BTreeMap<String, KernelStats>,
+    total: &KernelStats,
+    with_edges: bool,
+    block: u64,
+    unmodelled: &[String],
+) {
+    let width = kernels.keys().map(|k| k.len()).max().unwrap_or(6).max(6);
+    let tasks_width = if with_edges { 12 } else { 14 };
+    let opt = |x: Option<f64>| x.map_or_else(|| "-".to_string(), si);
+    let mut row = |name: &str, tasks: String, edges: String, flops: String, bytes: String| {
+        out.push_str(&format!("{name:<width$}  {tasks:>tasks_width$}"));
+        if with_edges {
+            out.push_str(&format!("  {edges:>12}"));
+        }
+        out.push_str(&format!("  {flops:>12}  {bytes:>12}\n"));
+    };
+    let [tasks, edges, flops, bytes] = ["tasks", "edges out", "flops", "bytes"].map(String::from);
+    row("kernel", tasks, edges, flops, bytes);
+    let rows = kernels.iter().map(|(k, ks)| (k.as_str(), ks));
+    for (name, ks) in rows.chain([("total", total)]) {
+        row(
+            name,
+            ks.tasks.to_string(),
+            ks.edges_out.to_string(),
+            opt(ks.flops),
+            opt(ks.bytes),
+        );
+    }
+    out.push_str(&format!(
+        "flops and bytes at block {block}: every tile taken as {block} x {block} (1-D matrices too)\n"
+    ));
+    if !unmodelled.is_empty() {
+        out.push_str(&format!(
+            "no flop model (counted as 0): {}\n",
+            unmodelled.join(", ")
+        ));
+    }
 }
 
 /// The JSON of expanded statistics: the fields of [`Stats`] and
@@ -526,39 +548,13 @@ pub fn profile_rows(levels: &[u64], rows: usize) -> Vec<ProfileRow> {
 /// the parallelism profile.
 pub fn stats_text(s: &Stats) -> String {
     let mut out = String::new();
-    let width = s.kernels.keys().map(|k| k.len()).max().unwrap_or(6).max(6);
-    let opt = |x: Option<f64>| x.map_or_else(|| "-".to_string(), si);
-    out.push_str(&format!(
-        "{:<width$}  {:>12}  {:>12}  {:>12}  {:>12}\n",
-        "kernel", "tasks", "edges out", "flops", "bytes"
-    ));
-    for (k, ks) in &s.kernels {
-        out.push_str(&format!(
-            "{k:<width$}  {:>12}  {:>12}  {:>12}  {:>12}\n",
-            ks.tasks,
-            ks.edges_out,
-            opt(ks.flops),
-            opt(ks.bytes)
-        ));
-    }
-    out.push_str(&format!(
-        "{:<width$}  {:>12}  {:>12}  {:>12}  {:>12}\n",
-        "total",
-        s.tasks,
-        s.edges,
-        si(s.flops),
-        si(s.bytes)
-    ));
-    out.push_str(&format!(
-        "flops and bytes at block {b}: every tile taken as {b} x {b} (1-D matrices too)\n",
-        b = s.block
-    ));
-    if !s.unmodelled.is_empty() {
-        out.push_str(&format!(
-            "no flop model (counted as 0): {}\n",
-            s.unmodelled.join(", ")
-        ));
-    }
+    let total = KernelStats {
+        tasks: s.tasks,
+        edges_out: s.edges,
+        flops: Some(s.flops),
+        bytes: Some(s.bytes),
+    };
+    kernel_table(&mut out, &s.kernels, &total, true, s.block, &s.unmodelled);
     out.push_str(&format!("critical path: {} tasks\n", s.critical_path));
     out.push_str(&format!(
         "critical path in flops: {}flops over {} tasks\n",
@@ -643,18 +639,7 @@ pub fn profile_svg(s: &Stats, title: &str) -> Result<String, StatsError> {
 #[cfg(test)]
 mod count_tests {
     use super::*;
-    use crate::diag::SourceMap;
-    use crate::pipeline::{compile_source, LintGate};
-
-    fn program(example: &str) -> model::program::Program {
-        let path = format!("{}/../examples/{example}.lpk", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).expect("example exists");
-        let mut sources = SourceMap::new();
-        match compile_source(&mut sources, &path, &text, None, LintGate::Off) {
-            Ok(c) => c.program,
-            Err(_) => panic!("{example} compiles"),
-        }
-    }
+    use crate::explore::example_program;
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
@@ -668,7 +653,7 @@ mod count_tests {
             ("gemm_tree", vec![("M", 2), ("N", 3), ("K", 5)]),
             ("tsqr", vec![("N", 9)]),
         ] {
-            let p = program(example);
+            let p = example_program(example);
             let given: Vec<(String, i64)> =
                 params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
             let inst = p.bind(&given).expect("binds");
@@ -693,7 +678,7 @@ mod count_tests {
 
     #[test]
     fn counts_of_a_huge_instance_are_instant_and_exact() {
-        let p = program("cholesky");
+        let p = example_program("cholesky");
         let inst = p.bind(&[("N".to_string(), 1000)]).expect("binds");
         let c = counts(&inst, 256).expect("counts");
         // N(N+1)(N+2)/6 tasks: N chol, N(N-1)/2 trsm, (N-1)N(N+1)/6 syrk.

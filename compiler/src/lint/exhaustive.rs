@@ -16,8 +16,7 @@ use super::rules;
 use super::scan::{scan, Scratch, Verdict};
 use crate::diag::Code;
 use model::dag::{expand, ExpandError, Violation};
-use model::expr::{Env, EvalError};
-use model::program::{Access, Instance, Program, Role};
+use model::program::{Instance, Program, Role};
 use model::task::{Task, Tile};
 use std::ops::ControlFlow;
 
@@ -156,22 +155,6 @@ pub struct Budget {
     pub tasks: usize,
 }
 
-/// The tile an access names at a task.
-fn tile_of(p: &Program, params: &[i64], task: &Task, acc: &Access) -> Result<Tile, EvalError> {
-    let env = Env {
-        params,
-        slots: &task.vars,
-    };
-    let mut index = Vec::with_capacity(acc.indices.len());
-    for &i in &acc.indices {
-        index.push(p.exprs.eval_int(i, env)?);
-    }
-    Ok(Tile {
-        matrix: acc.matrix,
-        index,
-    })
-}
-
 /// The accesses of a task that name `tile` (writes or reads).
 fn sites(p: &Program, params: &[i64], task: &Task, tile: &Tile, write: bool) -> Vec<Site> {
     let Some(st) = p.statements.get(task.stmt as usize) else {
@@ -180,7 +163,7 @@ fn sites(p: &Program, params: &[i64], task: &Task, tile: &Tile, write: bool) -> 
     let list = if write { &st.writes } else { &st.reads };
     list.iter()
         .enumerate()
-        .filter(|(_, a)| tile_of(p, params, task, a).is_ok_and(|t| &t == tile))
+        .filter(|(_, a)| p.tile_of(params, task, a).is_ok_and(|t| &t == tile))
         .map(|(i, _)| Site {
             stmt: task.stmt,
             write,

@@ -5,7 +5,8 @@
 //! - `resolve`, `types`, `plans`, `lint`: one `check(src, expect)` helper
 //!   per phase boundary, with inline expectations;
 //! - `oracle`: plans against the brute-force expansion for the examples;
-//!   `generated`: the same for random valid programs;
+//!   `generated`: the same for random valid programs, through the same
+//!   `oracle::compare`;
 //! - `exec`: the executor against a sequential run;
 //! - `lint_honesty`: lint against the expansion (slow in debug builds; run
 //!   it with `cargo test --release -p lpk-compiler --test compiler

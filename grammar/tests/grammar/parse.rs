@@ -1,6 +1,7 @@
 //! Parser behaviour through one `check` helper: parse a source and compare
 //! the error codes (and, where it matters, the tree).
 
+use crate::TSQR;
 use grammar::ast::{BinOp, ExprKind, FileId, Item, StmtKind, UnOp};
 use grammar::parse;
 
@@ -24,33 +25,6 @@ fn expr(src: &str) -> grammar::ast::Expr {
     };
     l.value.clone()
 }
-
-const TSQR: &str = r#"
-kernel qr_factor(a) -> (v, t, r);
-kernel qr_pair(r0, r1) -> (v, t, r);
-
-program tsqr(N: int) {
-    require N >= 1;
-    input  A[N];
-    output R[ceil(log2(N)) + 1, N];
-    matrix V[ceil(log2(N)) + 1, N];
-    matrix T[ceil(log2(N)) + 1, N];
-
-    for j in range(N) {
-        V[0, j], T[0, j], R[0, j] = qr_factor(A[j]);
-    }
-    for level in range(ceil(log2(N))) {
-        for j in range(0, N, 2 ** (level + 1)) {
-            if j + 2 ** level < N {
-                V[level + 1, j], T[level + 1, j], R[level + 1, j] =
-                    qr_pair(R[level, j], R[level, j + 2 ** level]);
-            } else {
-                V[level + 1, j], T[level + 1, j], R[level + 1, j] = qr_factor(R[level, j]);
-            }
-        }
-    }
-}
-"#;
 
 #[test]
 fn the_contract_example_parses() {

@@ -4,8 +4,8 @@
 //! and reads each tile. The brute-force expansion is the oracle the plans
 //! are tested against, and it reports every rule violation it sees.
 
-use crate::expr::{Env, EvalError};
-use crate::program::{Instance, Role};
+use crate::expr::EvalError;
+use crate::program::{Access, Instance, Role};
 use crate::query::{Engine, QueryError};
 use crate::task::{Task, Tile, WalkError};
 use std::collections::HashMap;
@@ -215,33 +215,29 @@ pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violati
         let Some(st) = p.statements.get(task.stmt as usize) else {
             return ControlFlow::Continue(());
         };
-        let env = Env {
-            params: &inst.params,
-            slots: &task.vars,
+        // Every tile first: an index that fails to evaluate fails the whole
+        // expansion, whichever access it is.
+        let tiles = |accs: &[Access]| -> Result<Vec<Tile>, ExpandError> {
+            accs.iter()
+                .map(|acc| {
+                    p.tile_of(&inst.params, task, acc)
+                        .map_err(|error| ExpandError::Eval {
+                            line: st.line,
+                            error,
+                        })
+                })
+                .collect()
         };
-        let eval = |acc: &crate::program::Access| -> Result<Tile, EvalError> {
-            let mut index = Vec::with_capacity(acc.indices.len());
-            for &i in &acc.indices {
-                index.push(p.exprs.eval_int(i, env)?);
+        let (reads, writes) = match tiles(&st.reads).and_then(|r| Ok((r, tiles(&st.writes)?))) {
+            Ok(tiles) => tiles,
+            Err(e) => {
+                failure = Some(e);
+                return ControlFlow::Break(());
             }
-            Ok(Tile {
-                matrix: acc.matrix,
-                index,
-            })
         };
         // Reads first: a kernel reads its arguments before it writes.
         let mut seen_reads: Vec<Tile> = Vec::new();
-        for acc in &st.reads {
-            let tile = match eval(acc) {
-                Ok(t) => t,
-                Err(error) => {
-                    failure = Some(ExpandError::Eval {
-                        line: st.line,
-                        error,
-                    });
-                    return ControlFlow::Break(());
-                }
-            };
+        for tile in reads {
             if seen_reads.contains(&tile) {
                 continue;
             }
@@ -271,17 +267,7 @@ pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violati
             }
         }
         let mut seen_writes: Vec<Tile> = Vec::new();
-        for acc in &st.writes {
-            let tile = match eval(acc) {
-                Ok(t) => t,
-                Err(error) => {
-                    failure = Some(ExpandError::Eval {
-                        line: st.line,
-                        error,
-                    });
-                    return ControlFlow::Break(());
-                }
-            };
+        for tile in writes {
             if !in_bounds(&tile) {
                 violations.push(Violation::OutOfBounds {
                     tile,

@@ -102,6 +102,23 @@ impl BinOp {
             BinOp::Min | BinOp::Max => 10,
         }
     }
+
+    /// Whether the operator gives an integer from integer operands (every
+    /// arithmetic operator but `/`): what the pool's typing and the
+    /// evaluator's integer path agree on.
+    fn keeps_int(self) -> bool {
+        matches!(
+            self,
+            BinOp::Add
+                | BinOp::Sub
+                | BinOp::Mul
+                | BinOp::FloorDiv
+                | BinOp::Mod
+                | BinOp::Pow
+                | BinOp::Min
+                | BinOp::Max
+        )
+    }
 }
 
 /// Unary built-in functions, including the exact integer forms.
@@ -276,20 +293,7 @@ impl ExprPool {
             Node::Real(_) | Node::Bool(_) => false,
             Node::Unary(UnOp::Neg, a) => int(a, t),
             Node::Unary(UnOp::Not, _) => false,
-            Node::Binary(op, a, b) => {
-                matches!(
-                    op,
-                    BinOp::Add
-                        | BinOp::Sub
-                        | BinOp::Mul
-                        | BinOp::FloorDiv
-                        | BinOp::Mod
-                        | BinOp::Pow
-                        | BinOp::Min
-                        | BinOp::Max
-                ) && int(a, t)
-                    && int(b, t)
-            }
+            Node::Binary(op, a, b) => op.keeps_int() && int(a, t) && int(b, t),
             Node::Call(Func::Ceil | Func::Floor | Func::CeilLog2 | Func::FloorLog2, _) => true,
             Node::Call(Func::Abs, a) => int(a, t),
             Node::Call(Func::Log | Func::Log2, _) => false,
@@ -370,20 +374,7 @@ impl ExprPool {
                 .eval_int(a, env)?
                 .checked_neg()
                 .ok_or(EvalError::Overflow),
-            Node::Binary(op, a, b)
-                if matches!(
-                    op,
-                    BinOp::Add
-                        | BinOp::Sub
-                        | BinOp::Mul
-                        | BinOp::FloorDiv
-                        | BinOp::Mod
-                        | BinOp::Pow
-                        | BinOp::Min
-                        | BinOp::Max
-                ) && self.is_int(a)
-                    && self.is_int(b) =>
-            {
+            Node::Binary(op, a, b) if op.keeps_int() && self.is_int(a) && self.is_int(b) => {
                 let (x, y) = (self.eval_int(a, env)?, self.eval_int(b, env)?);
                 match op {
                     BinOp::Add => x.checked_add(y).ok_or(EvalError::Overflow),
@@ -739,25 +730,17 @@ impl DisplayExpr<'_> {
             Node::Real(v) => write!(f, "{v:?}"),
             Node::Bool(v) => write!(f, "{v}"),
             Node::Param(_) | Node::Slot(_) => f.write_str(&(self.names)(*node)),
-            Node::Unary(UnOp::Neg, a) => {
-                let paren = parent > 7;
+            Node::Unary(op, a) => {
+                let (p, text) = match op {
+                    UnOp::Neg => (7, "-"),
+                    UnOp::Not => (3, "not "),
+                };
+                let paren = parent > p;
                 if paren {
                     f.write_str("(")?;
                 }
-                f.write_str("-")?;
-                self.write(f, a, 7)?;
-                if paren {
-                    f.write_str(")")?;
-                }
-                Ok(())
-            }
-            Node::Unary(UnOp::Not, a) => {
-                let paren = parent > 3;
-                if paren {
-                    f.write_str("(")?;
-                }
-                f.write_str("not ")?;
-                self.write(f, a, 3)?;
+                f.write_str(text)?;
+                self.write(f, a, p)?;
                 if paren {
                     f.write_str(")")?;
                 }

@@ -5,7 +5,7 @@
 
 use crate::expr::{Env, EvalError};
 use crate::plan::{PlanError, Scratch};
-use crate::program::{Access, Instance};
+use crate::program::{Access, Instance, Statement, StatementPlans};
 use crate::task::{Task, Tile};
 
 /// Why a query could not be answered.
@@ -174,12 +174,29 @@ impl<'i, 'p> Engine<'i, 'p> {
         Ok(out)
     }
 
-    fn statement(&self, task: &Task) -> Result<&'p crate::program::Statement, QueryError> {
+    fn statement(&self, task: &Task) -> Result<&'p Statement, QueryError> {
         self.inst
             .program
             .statements
             .get(task.stmt as usize)
             .ok_or_else(|| QueryError::NotATask(format!("statement {}", task.stmt)))
+    }
+
+    /// Starts an edge walk from `task`: a fresh work budget, and the task's
+    /// statement and plans.
+    fn begin_edges(
+        &mut self,
+        task: &Task,
+    ) -> Result<(&'p Statement, &'p StatementPlans), QueryError> {
+        self.left = self.budget;
+        let st = self.statement(task)?;
+        let plans = self
+            .inst
+            .program
+            .plans
+            .get(task.stmt as usize)
+            .ok_or(PlanError::Malformed)?;
+        Ok((st, plans))
     }
 
     /// Calls `f(child statement, child vars, matrix, tile)` for every
@@ -204,13 +221,8 @@ impl<'i, 'p> Engine<'i, 'p> {
         task: &Task,
         f: &mut EdgeFilter<'_>,
     ) -> Result<(), QueryError> {
-        self.left = self.budget;
         let p = self.inst.program;
-        let st = self.statement(task)?;
-        let plans = p
-            .plans
-            .get(task.stmt as usize)
-            .ok_or(PlanError::Malformed)?;
+        let (st, plans) = self.begin_edges(task)?;
         let mut tile = std::mem::take(&mut self.tile);
         let result = (|| {
             for (w, acc) in st.writes.iter().enumerate() {
@@ -288,24 +300,7 @@ impl<'i, 'p> Engine<'i, 'p> {
     /// The tasks that read a tile `task` writes, each with the tile; in
     /// sequential order, one entry per (child, tile).
     pub fn children(&mut self, task: &Task) -> Result<Vec<(Task, Tile)>, QueryError> {
-        self.check_task(task)?;
-        let mut out: Vec<(Task, Tile)> = Vec::new();
-        self.for_each_child(task, &mut |stmt, vars, matrix, tile| {
-            out.push((
-                Task {
-                    stmt,
-                    vars: vars.into(),
-                },
-                Tile {
-                    matrix,
-                    index: tile.to_vec(),
-                },
-            ))
-        })?;
-        let p = self.inst.program;
-        out.sort_by(|a, b| p.sequential_cmp(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
-        out.dedup();
-        Ok(out)
+        self.edge_list(task, Self::try_for_each_child)
     }
 
     /// Calls `f(parent statement, parent vars, matrix, tile)` for every
@@ -316,13 +311,8 @@ impl<'i, 'p> Engine<'i, 'p> {
         task: &Task,
         f: &mut EdgeFilter<'_>,
     ) -> Result<(), QueryError> {
-        self.left = self.budget;
         let p = self.inst.program;
-        let st = self.statement(task)?;
-        let plans = p
-            .plans
-            .get(task.stmt as usize)
-            .ok_or(PlanError::Malformed)?;
+        let (st, plans) = self.begin_edges(task)?;
         // The read tiles, flattened into one reused buffer.
         let mut flat = std::mem::take(&mut self.read_tiles);
         flat.clear();
@@ -384,9 +374,21 @@ impl<'i, 'p> Engine<'i, 'p> {
 
     /// The tasks that wrote a tile `task` reads, each with the tile.
     pub fn parents(&mut self, task: &Task) -> Result<Vec<(Task, Tile)>, QueryError> {
+        self.edge_list(task, Self::for_each_parent)
+    }
+
+    /// Every edge `each` visits from `task` (checked first) as a (task,
+    /// tile) pair, in sequential order without repeats: the one list
+    /// builder behind [`children`](Self::children) and
+    /// [`parents`](Self::parents).
+    fn edge_list(
+        &mut self,
+        task: &Task,
+        each: fn(&mut Self, &Task, &mut EdgeFilter<'_>) -> Result<(), QueryError>,
+    ) -> Result<Vec<(Task, Tile)>, QueryError> {
         self.check_task(task)?;
         let mut out: Vec<(Task, Tile)> = Vec::new();
-        self.for_each_parent(task, &mut |stmt, vars, matrix, tile| {
+        each(self, task, &mut |stmt, vars, matrix, tile| {
             out.push((
                 Task {
                     stmt,

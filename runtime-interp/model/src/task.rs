@@ -2,7 +2,7 @@
 //! enumeration of a program instance's tasks (the loop tree run in order).
 
 use crate::expr::{Env, EvalError, ExprPool, ExprRef};
-use crate::program::{DomainItem, Instance, Program, TreeNode};
+use crate::program::{Access, DomainItem, Instance, Program, TreeNode};
 use std::cmp::Ordering;
 use std::fmt;
 use std::ops::ControlFlow;
@@ -117,6 +117,23 @@ impl Program {
             .unwrap_or("?");
         let idx: Vec<String> = tile.index.iter().map(|i| i.to_string()).collect();
         format!("{name}[{}]", idx.join(", "))
+    }
+
+    /// The tile `acc` names at `task` with parameters `params` (the oracle's
+    /// and the exhaustive lint's one way from an access to its tile).
+    pub fn tile_of(&self, params: &[i64], task: &Task, acc: &Access) -> Result<Tile, EvalError> {
+        let env = Env {
+            params,
+            slots: &task.vars,
+        };
+        let mut index = Vec::with_capacity(acc.indices.len());
+        for &i in &acc.indices {
+            index.push(self.exprs.eval_int(i, env)?);
+        }
+        Ok(Tile {
+            matrix: acc.matrix,
+            index,
+        })
     }
 
     /// Compares two tasks in sequential (program) order.
@@ -436,23 +453,7 @@ impl Instance<'_> {
                     if !has_call(body, only) {
                         continue;
                     }
-                    let err = |e| WalkError {
-                        line: *line,
-                        error: WalkErrorKind::Eval(e),
-                    };
-                    let env = Env {
-                        params: &self.params,
-                        slots,
-                    };
-                    let lo = p.exprs.eval_int(*lo, env).map_err(err)?;
-                    let hi = p.exprs.eval_int(*hi, env).map_err(err)?;
-                    let step = p.exprs.eval_int(*step, env).map_err(err)?;
-                    if step <= 0 {
-                        return Err(WalkError {
-                            line: *line,
-                            error: WalkErrorKind::Step(step),
-                        });
-                    }
+                    let (lo, hi, step) = self.loop_header([*lo, *hi, *step], *line, slots)?;
                     let depth = *slot as usize;
                     slots.truncate(depth);
                     slots.push(lo);
@@ -482,22 +483,7 @@ impl Instance<'_> {
                     else_body,
                     line,
                 } => {
-                    let mut taken = None;
-                    for (cond, body) in branches {
-                        let env = Env {
-                            params: &self.params,
-                            slots,
-                        };
-                        let c = p.exprs.eval_bool(*cond, env).map_err(|e| WalkError {
-                            line: *line,
-                            error: WalkErrorKind::Eval(e),
-                        })?;
-                        if c {
-                            taken = Some(body);
-                            break;
-                        }
-                    }
-                    let body = taken.unwrap_or(else_body);
+                    let body = self.taken_branch(branches, else_body, *line, slots)?;
                     if self.walk(body, only, slots, task, idle, visit)?.is_break() {
                         return Ok(ControlFlow::Break(()));
                     }
@@ -561,24 +547,7 @@ impl Instance<'_> {
                     if !has_call(body, c.only) {
                         continue;
                     }
-                    let err = |e| WalkError {
-                        line: *line,
-                        error: WalkErrorKind::Eval(e),
-                    };
-                    let env = Env {
-                        params: &self.params,
-                        slots: &c.slots,
-                    };
-                    let lo = p.exprs.eval_int(*lo, env).map_err(err)?;
-                    let hi = p.exprs.eval_int(*hi, env).map_err(err)?;
-                    let step = p.exprs.eval_int(*step, env).map_err(err)?;
-                    if step <= 0 {
-                        return Err(WalkError {
-                            line: *line,
-                            error: WalkErrorKind::Step(step),
-                        }
-                        .into());
-                    }
+                    let (lo, hi, step) = self.loop_header([*lo, *hi, *step], *line, &c.slots)?;
                     let trips = if hi > lo {
                         ((i128::from(hi) - i128::from(lo) - 1) / i128::from(step) + 1) as u64
                     } else {
@@ -621,22 +590,8 @@ impl Instance<'_> {
                     else_body,
                     line,
                 } => {
-                    let mut taken = None;
-                    for (cond, body) in branches {
-                        let env = Env {
-                            params: &self.params,
-                            slots: &c.slots,
-                        };
-                        let holds = p.exprs.eval_bool(*cond, env).map_err(|e| WalkError {
-                            line: *line,
-                            error: WalkErrorKind::Eval(e),
-                        })?;
-                        if holds {
-                            taken = Some(body);
-                            break;
-                        }
-                    }
-                    self.count(taken.unwrap_or(else_body), c)?;
+                    let body = self.taken_branch(branches, else_body, *line, &c.slots)?;
+                    self.count(body, c)?;
                 }
                 // Another statement's task is not counted, but the loops
                 // that reach it are not idle (as in the walk).
@@ -645,6 +600,67 @@ impl Instance<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The bounds and step of the loop on `line`, with the enclosing loops'
+    /// variables at `slots`: the one reading of a loop header that the walk
+    /// and the count share, so both fail alike (an expression error, or a
+    /// step that is not positive).
+    fn loop_header(
+        &self,
+        [lo, hi, step]: [ExprRef; 3],
+        line: u32,
+        slots: &[i64],
+    ) -> Result<(i64, i64, i64), WalkError> {
+        let err = |e| WalkError {
+            line,
+            error: WalkErrorKind::Eval(e),
+        };
+        let env = Env {
+            params: &self.params,
+            slots,
+        };
+        let exprs = &self.program.exprs;
+        let lo = exprs.eval_int(lo, env).map_err(err)?;
+        let hi = exprs.eval_int(hi, env).map_err(err)?;
+        let step = exprs.eval_int(step, env).map_err(err)?;
+        if step <= 0 {
+            return Err(WalkError {
+                line,
+                error: WalkErrorKind::Step(step),
+            });
+        }
+        Ok((lo, hi, step))
+    }
+
+    /// The body the `if` chain on `line` runs with the loop variables at
+    /// `slots`: the first branch whose condition holds, else `else_body`
+    /// (shared by the walk and the count).
+    fn taken_branch<'n>(
+        &self,
+        branches: &'n [(ExprRef, Vec<TreeNode>)],
+        else_body: &'n [TreeNode],
+        line: u32,
+        slots: &[i64],
+    ) -> Result<&'n [TreeNode], WalkError> {
+        let env = Env {
+            params: &self.params,
+            slots,
+        };
+        for (cond, body) in branches {
+            let holds = self
+                .program
+                .exprs
+                .eval_bool(*cond, env)
+                .map_err(|e| WalkError {
+                    line,
+                    error: WalkErrorKind::Eval(e),
+                })?;
+            if holds {
+                return Ok(body);
+            }
+        }
+        Ok(else_body)
     }
 
     /// Every task in sequential order (for small instances).

@@ -1038,6 +1038,13 @@ impl<'c> Gen<'c> {
             .collect()
     }
 
+    /// A fresh owner, naming a new call site in its write records (the
+    /// branches of an if/else that write one tile share theirs).
+    fn new_owner(&mut self) -> usize {
+        self.owners += 1;
+        self.owners
+    }
+
     /// A new write of the current call site: fresh matrix or a disjoint
     /// slice of a shared one.
     fn new_write(&mut self, owner: usize) -> Acc {
@@ -1056,24 +1063,19 @@ impl<'c> Gen<'c> {
             }
             _ => self.new_matrix(rank, true),
         };
-        self.grow(m, &ext);
-        self.records.push(Record {
-            matrix: m,
-            rows: rows.clone(),
-            path: self.path.clone(),
-            owner,
-            nest: self.nest,
-        });
-        Acc {
-            matrix: m,
-            idx: rows,
-        }
+        self.record_write(m, rows, &ext, owner)
     }
 
     /// A write with fixed rows (motifs), recorded.
     fn fixed_write(&mut self, m: usize, rows: Vec<Ex>, owner: usize) -> Acc {
         let ext: Vec<Lin> = rows.iter().map(|r| self.row_extent(r)).collect();
-        self.grow(m, &ext);
+        self.record_write(m, rows, &ext, owner)
+    }
+
+    /// Grows matrix `m` to `ext` and records the write of `rows` at the
+    /// current call site (the one bookkeeping of new and fixed writes).
+    fn record_write(&mut self, m: usize, rows: Vec<Ex>, ext: &[Lin], owner: usize) -> Acc {
+        self.grow(m, ext);
         self.records.push(Record {
             matrix: m,
             rows: rows.clone(),
@@ -1417,8 +1419,7 @@ impl<'c> Gen<'c> {
     /// A call site: the call, possibly guarded by what its reads need, with
     /// an `else` that writes the same tiles or other ones.
     fn call_site(&mut self, _depth: usize, nesting: usize) -> Vec<St> {
-        self.owners += 1;
-        let owner = self.owners;
+        let owner = self.new_owner();
         let nouts = self.ch.weighted(&[72, 20, 8]) + 1;
         let first_record = self.records.len();
         let outs: Vec<Acc> = (0..nouts).map(|_| self.new_write(owner)).collect();
@@ -2003,8 +2004,7 @@ impl<'c> Gen<'c> {
         let m = self.new_matrix(2, false);
         let mut out = vec![St::Comment(format!("reduction tree, base {base}"))];
         // leaves
-        self.owners += 1;
-        let owner = self.owners;
+        let owner = self.new_owner();
         let j = self.fresh_loop_name(false);
         let jv = self.simple_loop(j, Ex::Int(0), e.clone(), Lin::k(0), eb.clone());
         let saved = self.est;
@@ -2045,8 +2045,7 @@ impl<'c> Gen<'c> {
         );
         let saved = self.est;
         self.est *= 3.0 * self.width(&Lin::k(0), &eb, &Ex::Int(1));
-        self.owners += 1;
-        let owner = self.owners;
+        let owner = self.new_owner();
         let w = self.fixed_write(m, vec![add(Ex::Var(lv), Ex::Int(1)), Ex::Var(jv)], owner);
         let s = pow(base, Ex::Var(lv));
         let child = |k: i64| -> Acc {
@@ -2100,8 +2099,7 @@ impl<'c> Gen<'c> {
         let saved0 = self.est;
         self.est *= 6.0;
         // leaves
-        self.owners += 1;
-        let owner = self.owners;
+        let owner = self.new_owner();
         let iname = self.fresh_loop_name(false);
         let iv = self.simple_loop(iname, Ex::Var(p), n.clone(), lp.clone(), ln.clone());
         let saved = self.est;
@@ -2142,8 +2140,7 @@ impl<'c> Gen<'c> {
         );
         let saved = self.est;
         self.est *= 8.0;
-        self.owners += 1;
-        let owner = self.owners;
+        let owner = self.new_owner();
         let w = self.fixed_write(
             m,
             vec![Ex::Var(p), add(Ex::Var(lv), Ex::Int(1)), Ex::Var(iv)],
@@ -2190,8 +2187,7 @@ impl<'c> Gen<'c> {
     fn motif_butterfly(&mut self) -> Vec<St> {
         let (e, eb) = self.positive_extent();
         let m = self.new_matrix(2, false);
-        self.owners += 1;
-        let owner = self.owners;
+        let owner = self.new_owner();
         let j = self.fresh_loop_name(false);
         let jv = self.simple_loop(j, Ex::Int(0), e.clone(), Lin::k(0), eb.clone());
         let saved = self.est;
@@ -2219,8 +2215,7 @@ impl<'c> Gen<'c> {
         let j = self.fresh_loop_name(false);
         let jv2 = self.simple_loop(j, Ex::Int(0), e.clone(), Lin::k(0), eb.clone());
         self.est *= 3.0;
-        self.owners += 1;
-        let owner = self.owners;
+        let owner = self.new_owner();
         let (l, x) = (Ex::Var(lv), Ex::Var(jv2));
         let w = self.fixed_write(m, vec![add(l.clone(), Ex::Int(1)), x.clone()], owner);
         let s = pow(2, l.clone());
@@ -2283,8 +2278,7 @@ impl<'c> Gen<'c> {
         let saved = self.est;
         self.est *=
             self.width(&Lin::k(0), &b1, &Ex::Int(1)) * self.width(&Lin::k(0), &b2, &Ex::Int(1));
-        self.owners += 1;
-        let owner = self.owners;
+        let owner = self.new_owner();
         let (i, j) = (Ex::Var(iv), Ex::Var(jv));
         let w = self.fixed_write(m, vec![i.clone(), j.clone()], owner);
         let at = |a: Ex, b: Ex| {
@@ -2343,8 +2337,7 @@ impl<'c> Gen<'c> {
         let saved = self.est;
         let wd = self.width(&Lin::k(0), &eb, &Ex::Int(1));
         self.est *= wd * wd;
-        self.owners += 1;
-        let owner = self.owners;
+        let owner = self.new_owner();
         let (k, i) = (Ex::Var(kv), Ex::Var(iv));
         let w = self.fixed_write(m, vec![k.clone(), i.clone()], owner);
         let km = sub(k.clone(), Ex::Int(1));
@@ -2393,8 +2386,7 @@ impl<'c> Gen<'c> {
         let iv = self.simple_loop(iname, Ex::Int(0), e, Lin::k(0), eb.clone());
         let saved = self.est;
         self.est *= self.width(&Lin::k(0), &eb, &Ex::Int(1));
-        self.owners += 1;
-        let owner = self.owners;
+        let owner = self.new_owner();
         let i = Ex::Var(iv);
         let w = self.fixed_write(m, vec![i.clone()], owner);
         let first_args = self.plain_args(owner, 1);

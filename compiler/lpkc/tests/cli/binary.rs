@@ -1,7 +1,9 @@
 //! Running the real `lpkc` binary (which only this test binary can do: it
 //! needs `CARGO_BIN_EXE_lpkc`) from the workspace root.
 
-use std::process::Command;
+use std::ffi::OsStr;
+use std::io::Write;
+use std::process::{Command, Stdio};
 
 /// Runs lpkc in the workspace root with `args` and returns (exit code,
 /// stdout, stderr).
@@ -16,4 +18,41 @@ pub fn lpkc(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// Runs `program` in the workspace root with `args`, writes `stdin` to it
+/// and returns (exit code, stdout, stderr).
+pub fn run<S: AsRef<OsStr>>(
+    program: &str,
+    args: &[S],
+    stdin: impl AsRef<[u8]>,
+) -> (i32, String, String) {
+    let mut child = Command::new(program)
+        .current_dir(test_support::workspace_root())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(stdin.as_ref())
+        .expect("stdin written");
+    let out = child.wait_with_output().expect("finishes");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// [`lpkc`] with `stdin` written to it.
+pub fn lpkc_with_stdin<S: AsRef<OsStr>>(
+    args: &[S],
+    stdin: impl AsRef<[u8]>,
+) -> (i32, String, String) {
+    run(env!("CARGO_BIN_EXE_lpkc"), args, stdin)
 }

@@ -8,36 +8,7 @@
 // The tests print the figures they measure (sizes, answer counts).
 #![allow(clippy::print_stdout)]
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-/// Runs a program with `stdin` and returns (exit code, stdout, stderr).
-fn run(program: &str, args: &[String], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(program)
-        .current_dir(test_support::workspace_root())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
-    child
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(stdin.as_bytes())
-        .expect("stdin written");
-    let out = child.wait_with_output().expect("finishes");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn lpkc(args: &[String], stdin: &str) -> (i32, String, String) {
-    run(env!("CARGO_BIN_EXE_lpkc"), args, stdin)
-}
+use crate::binary::{lpkc_with_stdin, run};
 
 fn python(args: &[String], stdin: &str) -> (i32, String, String) {
     let mut a = vec!["tests/interop/lpka.py".to_string()];
@@ -47,7 +18,7 @@ fn python(args: &[String], stdin: &str) -> (i32, String, String) {
 
 #[test]
 fn cbor2_is_installed() {
-    let (code, _, err) = run("python3", &["-c".into(), "import cbor2".into()], "");
+    let (code, _, err) = run("python3", &["-c", "import cbor2"], "");
     assert_eq!(
         code, 0,
         "python3 with cbor2 is required (pip install cbor2): {err}"
@@ -71,7 +42,7 @@ fn python_loader_answers_as_lpkc_does() {
         let cbor = dir.join(format!("{stem}.lpka")).display().to_string();
         let json = dir.join(format!("{stem}.lpka.json")).display().to_string();
         for (out, enc) in [(&cbor, "cbor"), (&json, "json")] {
-            let (code, _, err) = lpkc(
+            let (code, _, err) = lpkc_with_stdin(
                 &[
                     "compile".into(),
                     rel.clone(),
@@ -109,7 +80,7 @@ fn python_loader_answers_as_lpkc_does() {
             let mut base = vec!["query".to_string(), cbor.clone()];
             base.extend(pargs.iter().cloned());
             base.extend(["--format".into(), "json".into()]);
-            let (code, tasks_out, err) = lpkc(&base, "tasks\n");
+            let (code, tasks_out, err) = lpkc_with_stdin(&base, "tasks\n");
             if code != 0 {
                 // A `require` this N does not meet: Python must refuse too.
                 assert!(err.contains("requirement"), "{rel} {pargs:?}: {err}");
@@ -139,7 +110,7 @@ fn python_loader_answers_as_lpkc_does() {
                 cmds.push(format!("parents {name}"));
             }
             let stdin = cmds.join("\n") + "\n";
-            let (c1, expected, e1) = lpkc(&base, &stdin);
+            let (c1, expected, e1) = lpkc_with_stdin(&base, &stdin);
             assert_eq!(c1, 0, "{rel} {pargs:?}: {e1}");
             for file in [&cbor, &json] {
                 let mut a = vec![file.clone()];

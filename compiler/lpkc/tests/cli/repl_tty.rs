@@ -6,6 +6,7 @@
 //! Ctrl-D leaving. tmux must be installed: without it these tests fail
 //! rather than skip.
 
+use crate::binary::lpkc_with_stdin;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -321,71 +322,35 @@ fn ctrl_c_cancels_a_long_command() {
 
 #[test]
 fn without_a_terminal_it_reads_stdin_like_query() {
-    use std::io::Write;
-    use std::process::Stdio;
-    let root = test_support::workspace_root();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lpkc"))
-        .current_dir(root)
-        .args(["repl", "examples/tsqr.lpk", "-p", "N=4", "--no-history"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("lpkc runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"children qr_factor@41(j=1)\nnope\ncount\n")
-        .expect("write");
-    let out = child.wait_with_output().expect("lpkc ends");
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "a failed command gives exit code 1"
+    let (code, out, err) = lpkc_with_stdin(
+        &["repl", "examples/tsqr.lpk", "-p", "N=4", "--no-history"],
+        b"children qr_factor@41(j=1)\nnope\ncount\n",
     );
+    assert_eq!(code, 1, "a failed command gives exit code 1");
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
+        out,
         "qr_pair@46(level=0, j=0)  via R[0, 1]\n\
          qr_factor@41         4\nqr_pair@46           3\nqr_factor@49         0\ntotal                7\n"
     );
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        err,
         "error: nope: unknown command `nope`; `help` lists the commands\n"
     );
 }
 
 #[test]
 fn a_line_that_is_not_utf8_is_reported_and_the_session_goes_on() {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lpkc"))
-        .current_dir(test_support::workspace_root())
-        .args(["repl", "examples/cholesky.lpk", "-p", "N=2", "--no-history"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("lpkc runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"tasks 37\n\xff\xfe bad\ntasks 37\n")
-        .expect("write");
-    let out = child.wait_with_output().expect("lpkc ends");
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "the bad line counts as a failure"
+    let (code, out, err) = lpkc_with_stdin(
+        &["repl", "examples/cholesky.lpk", "-p", "N=2", "--no-history"],
+        b"tasks 37\n\xff\xfe bad\ntasks 37\n",
     );
+    assert_eq!(code, 1, "the bad line counts as a failure");
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "chol@37(k=0)\nchol@37(k=0)\n",
+        out, "chol@37(k=0)\nchol@37(k=0)\n",
         "the line after the bad one runs"
     );
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        err,
         "error: line 2 is not valid UTF-8: \u{fffd}\u{fffd} bad\n"
     );
 }
