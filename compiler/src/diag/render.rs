@@ -126,15 +126,24 @@ fn closing(diagnostics: &[Diagnostic]) -> Option<(cs::Severity, String)> {
 /// The diagnostics to draw, in order, as (index, how many later ones with
 /// the same severity, code and message on the same line were folded into
 /// it).
-fn collapse(map: &SourceMap, diagnostics: &[Diagnostic]) -> Vec<(usize, usize)> {
+fn collapse<'d>(map: &SourceMap, diagnostics: &'d [Diagnostic]) -> Vec<(usize, usize)> {
     type Key<'d> = (FileId, u32, Severity, super::Code, &'d str);
+    let key = |d: &'d Diagnostic| -> Option<Key<'d>> {
+        let span = d.primary_span()?;
+        let line = map.line_col(span.file, span.start).0;
+        Some((span.file, line, d.severity, d.code, d.message.as_str()))
+    };
+    // Two alike on a line are both shown (they point at different places);
+    // from COLLAPSE_FROM on, they are repeats.
+    let mut count: BTreeMap<Key<'d>, usize> = BTreeMap::new();
+    for k in diagnostics.iter().filter_map(key) {
+        *count.entry(k).or_default() += 1;
+    }
     let mut shown: Vec<(usize, usize)> = Vec::new();
-    let mut first: BTreeMap<Key<'_>, usize> = BTreeMap::new();
+    let mut first: BTreeMap<Key<'d>, usize> = BTreeMap::new();
     for (i, d) in diagnostics.iter().enumerate() {
-        if let Some(span) = d.primary_span() {
-            let line = map.line_col(span.file, span.start).0;
-            let key = (span.file, line, d.severity, d.code, d.message.as_str());
-            match first.entry(key) {
+        if let Some(k) = key(d).filter(|k| count.get(k).is_some_and(|&n| n >= COLLAPSE_FROM)) {
+            match first.entry(k) {
                 Entry::Occupied(at) => {
                     if let Some(s) = shown.get_mut(*at.get()) {
                         s.1 += 1;
@@ -150,6 +159,9 @@ fn collapse(map: &SourceMap, diagnostics: &[Diagnostic]) -> Vec<(usize, usize)> 
     }
     shown
 }
+
+/// How many diagnostics alike on one line are collapsed into one.
+const COLLAPSE_FROM: usize = 3;
 
 /// What a label needs shown on one line, in bytes from the line's start.
 struct Mark {

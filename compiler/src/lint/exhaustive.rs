@@ -172,8 +172,11 @@ fn sites(p: &Program, params: &[i64], task: &Task, tile: &Tile, write: bool) -> 
         .collect()
 }
 
-/// The primary and secondary access of a violation.
-fn locate(p: &Program, params: &[i64], v: &Violation) -> (Site, Option<Site>) {
+/// The primary and secondary access of a violation: for a read, one pair
+/// per access of the reader that reads the tile (`k(M[j], M[2 * j])` at
+/// `j = 0` reads `M[0]` through both), so each access's finding starts at
+/// the first instance where it fails.
+fn locate(p: &Program, params: &[i64], v: &Violation) -> Vec<(Site, Option<Site>)> {
     let fallback = |t: &Task, write| Site {
         stmt: t.stmt,
         write,
@@ -185,6 +188,15 @@ fn locate(p: &Program, params: &[i64], v: &Violation) -> (Site, Option<Site>) {
             .copied()
             .unwrap_or_else(|| fallback(t, write))
     };
+    let every_read = |t: &Task, tile: &Tile| {
+        let s = sites(p, params, t, tile, false);
+        let all = if s.is_empty() {
+            vec![fallback(t, false)]
+        } else {
+            s
+        };
+        all.into_iter()
+    };
     match v {
         Violation::DoubleWrite {
             tile,
@@ -194,22 +206,27 @@ fn locate(p: &Program, params: &[i64], v: &Violation) -> (Site, Option<Site>) {
             if a == b {
                 let s = sites(p, params, b, tile, true);
                 let primary = s.get(1).copied().unwrap_or_else(|| fallback(b, true));
-                (primary, s.first().copied())
+                vec![(primary, s.first().copied())]
             } else {
-                (first(b, tile, true), Some(first(a, tile, true)))
+                vec![(first(b, tile, true), Some(first(a, tile, true)))]
             }
         }
-        Violation::WriteToInput { tile, task } => (first(task, tile, true), None),
+        Violation::WriteToInput { tile, task } => vec![(first(task, tile, true), None)],
         Violation::ReadBeforeWrite {
             tile,
             reader,
             writer,
-        } => (first(reader, tile, false), Some(first(writer, tile, true))),
-        Violation::ReadUnwritten { tile, reader } => (first(reader, tile, false), None),
+        } => {
+            let writer = Some(first(writer, tile, true));
+            every_read(reader, tile).map(|s| (s, writer)).collect()
+        }
+        Violation::ReadUnwritten { tile, reader } => {
+            every_read(reader, tile).map(|s| (s, None)).collect()
+        }
         Violation::OutOfBounds { tile, task, write } => {
             // Out-of-bounds accesses are found by value and bounds, the
             // first one of the task naming the tile.
-            (first(task, tile, *write), None)
+            vec![(first(task, tile, *write), None)]
         }
     }
 }
@@ -262,44 +279,45 @@ fn record(
     let mut seen_here: Vec<usize> = Vec::new();
     for v in violations {
         let kind = ErrorKind::of(&v);
-        let (primary, secondary) = locate(p, &inst.params, &v);
-        let existing = findings
-            .iter()
-            .position(|f| f.kind == kind && f.primary == primary && f.secondary == secondary);
-        match existing {
-            Some(i) => {
-                if seen_here.contains(&i) {
-                    continue;
-                }
-                seen_here.push(i);
-                let Some(f) = findings.get_mut(i) else {
-                    continue;
-                };
-                if given {
-                    f.in_given_instance = true;
-                } else {
-                    f.failing_count += 1;
-                    if f.failing.len() < MAX_FAILING {
-                        f.failing.push(inst.params.clone());
+        for (primary, secondary) in locate(p, &inst.params, &v) {
+            let existing = findings
+                .iter()
+                .position(|f| f.kind == kind && f.primary == primary && f.secondary == secondary);
+            match existing {
+                Some(i) => {
+                    if seen_here.contains(&i) {
+                        continue;
+                    }
+                    seen_here.push(i);
+                    let Some(f) = findings.get_mut(i) else {
+                        continue;
+                    };
+                    if given {
+                        f.in_given_instance = true;
+                    } else {
+                        f.failing_count += 1;
+                        if f.failing.len() < MAX_FAILING {
+                            f.failing.push(inst.params.clone());
+                        }
                     }
                 }
-            }
-            None => {
-                seen_here.push(findings.len());
-                findings.push(Finding {
-                    kind,
-                    primary,
-                    secondary,
-                    params: inst.params.clone(),
-                    violation: v,
-                    failing: if given {
-                        Vec::new()
-                    } else {
-                        vec![inst.params.clone()]
-                    },
-                    failing_count: usize::from(!given),
-                    in_given_instance: given,
-                });
+                None => {
+                    seen_here.push(findings.len());
+                    findings.push(Finding {
+                        kind,
+                        primary,
+                        secondary,
+                        params: inst.params.clone(),
+                        violation: v.clone(),
+                        failing: if given {
+                            Vec::new()
+                        } else {
+                            vec![inst.params.clone()]
+                        },
+                        failing_count: usize::from(!given),
+                        in_given_instance: given,
+                    });
+                }
             }
         }
     }

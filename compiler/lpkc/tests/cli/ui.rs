@@ -50,6 +50,7 @@ ui_tests! {
         E0501_double_write_trsm
         E0501_double_write_with_instance
         E0502_write_to_input
+        E0503_duplicate_read
         E0503_read_unwritten
         E0504_read_before_write
         E0505_checked_power
