@@ -81,7 +81,7 @@ pub enum SelectError {
 pub fn select_program<'m>(
     module: &'m crate::front::hir::Module,
     name: Option<&str>,
-) -> Result<&'m crate::front::hir::Program, SelectError> {
+) -> Result<&'m crate::front::hir::ProgramDef, SelectError> {
     let known = || {
         module
             .programs
@@ -107,7 +107,7 @@ pub fn select_program<'m>(
 /// invariant of the checked HIR is an internal error.
 pub fn try_compile_program(
     module: &crate::front::hir::Module,
-    program: &crate::front::hir::Program,
+    program: &crate::front::hir::ProgramDef,
     sources: &SourceMap,
 ) -> Result<model::program::Program, LowerError> {
     let lowered = crate::plan::lower::lower(module, program, sources)?;
@@ -123,7 +123,7 @@ pub fn try_compile_program(
 /// [`compile_source`] return it as a value instead.
 pub fn compile_program(
     module: &crate::front::hir::Module,
-    program: &crate::front::hir::Program,
+    program: &crate::front::hir::ProgramDef,
     sources: &SourceMap,
 ) -> model::program::Program {
     match try_compile_program(module, program, sources) {
@@ -163,7 +163,7 @@ pub struct Compiled {
 
 impl Compiled {
     /// The chosen program in the HIR.
-    pub fn hir(&self) -> &crate::front::hir::Program {
+    pub fn hir(&self) -> &crate::front::hir::ProgramDef {
         &self.checked.module.programs[self.program_index]
     }
 }

@@ -13,7 +13,7 @@
 use crate::explore::limit::{instance_name, LimitError, Size, TaskLimit};
 use model::program::{Instance, Program};
 use model::query::{Engine, QueryError};
-use model::task::{Task, Tile, COUNT_BUDGET};
+use model::task::{Task, TileRef, COUNT_BUDGET};
 use std::ops::ControlFlow;
 
 /// The most tasks one answer may hold unless told otherwise (`lpkc query
@@ -28,9 +28,9 @@ pub enum Query {
     /// `parents TASK`
     Parents(Task),
     /// `writer TILE`
-    Writer(Tile),
+    Writer(TileRef),
     /// `readers TILE`
-    Readers(Tile),
+    Readers(TileRef),
     /// `tasks [LINE]`
     Tasks(Option<u32>),
 }
@@ -230,7 +230,7 @@ pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
 }
 
 /// Parses `M[INT, ...]`.
-pub fn parse_tile(program: &Program, text: &str) -> Result<Tile, CommandError> {
+pub fn parse_tile(program: &Program, text: &str) -> Result<TileRef, CommandError> {
     let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
     let open = text
         .find('[')
@@ -260,7 +260,7 @@ pub fn parse_tile(program: &Program, text: &str) -> Result<Tile, CommandError> {
             index.len()
         )));
     }
-    Ok(Tile {
+    Ok(TileRef {
         matrix: matrix as u32,
         index,
     })
@@ -682,7 +682,7 @@ impl<'i, 'p> Answerer<'i, 'p> {
 
     /// Collects the tasks that write (`write`) or read `tile` into
     /// `self.found`, in sequential order without repeats, within the limit.
-    fn touching(&mut self, tile: &Tile, write: bool) -> Result<(), CommandError> {
+    fn touching(&mut self, tile: &TileRef, write: bool) -> Result<(), CommandError> {
         let p = self.engine.instance().program;
         let max = self.limit_max;
         let found = &mut self.found;
@@ -718,7 +718,7 @@ impl<'i, 'p> Answerer<'i, 'p> {
 
     /// The tasks that write (`write`) or read `tile`, in sequential order,
     /// refused above the limit (for the REPL's `show`).
-    pub fn tasks_touching(&mut self, tile: &Tile, write: bool) -> Result<&[Task], CommandError> {
+    pub fn tasks_touching(&mut self, tile: &TileRef, write: bool) -> Result<&[Task], CommandError> {
         self.touching(tile, write)?;
         Ok(&self.found)
     }
@@ -834,7 +834,7 @@ mod tests {
     use crate::explore::example_program;
 
     /// The answer line as the JSON tree of spec/cli.md would print it.
-    fn reference(p: &Program, cmd: &str, pairs: &[(Task, Vec<Tile>)]) -> String {
+    fn reference(p: &Program, cmd: &str, pairs: &[(Task, Vec<TileRef>)]) -> String {
         let tasks: Vec<serde_json::Value> = pairs
             .iter()
             .map(|(t, tiles)| {
@@ -848,8 +848,8 @@ mod tests {
         format!("{}\n", serde_json::json!({ "cmd": cmd, "tasks": tasks }))
     }
 
-    fn grouped(pairs: Vec<(Task, Tile)>) -> Vec<(Task, Vec<Tile>)> {
-        let mut out: Vec<(Task, Vec<Tile>)> = Vec::new();
+    fn grouped(pairs: Vec<(Task, TileRef)>) -> Vec<(Task, Vec<TileRef>)> {
+        let mut out: Vec<(Task, Vec<TileRef>)> = Vec::new();
         for (t, tile) in pairs {
             match out.last_mut() {
                 Some((last, tiles)) if *last == t => tiles.push(tile),

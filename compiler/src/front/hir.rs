@@ -66,7 +66,7 @@ pub struct Module {
     /// Kernel signatures, in declaration order.
     pub kernels: Vec<Kernel>,
     /// Programs, in declaration order.
-    pub programs: Vec<Program>,
+    pub programs: Vec<ProgramDef>,
 }
 
 impl Module {
@@ -76,7 +76,7 @@ impl Module {
     }
 
     /// Finds a program by name.
-    pub fn program_named(&self, name: &str) -> Option<&Program> {
+    pub fn program_named(&self, name: &str) -> Option<&ProgramDef> {
         self.programs.iter().find(|p| p.name == name)
     }
 }
@@ -116,7 +116,7 @@ pub enum ParamKind {
 
 /// A program.
 #[derive(Clone, Debug)]
-pub struct Program {
+pub struct ProgramDef {
     /// Its name.
     pub name: String,
     /// The whole program.
@@ -141,7 +141,7 @@ pub struct Program {
     pub body: Vec<StmtId>,
 }
 
-impl Program {
+impl ProgramDef {
     /// The expression with this id.
     pub fn expr(&self, id: ExprId) -> &Expr {
         &self.exprs[id.index()]
@@ -370,7 +370,7 @@ pub struct Stmt {
 }
 
 /// The kinds of statement that remain after resolution (requires and
-/// declarations moved into the [`Program`]).
+/// declarations moved into the [`ProgramDef`]).
 #[derive(Clone, Debug)]
 pub enum StmtKind {
     /// A kernel call: one task per execution.

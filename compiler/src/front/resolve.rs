@@ -494,7 +494,7 @@ struct ProgramResolver<'a> {
     kernels: &'a [Kernel],
     sources: &'a SourceMap,
     errors: &'a mut Vec<ResolveError>,
-    program: Program,
+    program: ProgramDef,
     /// Innermost scope last; each holds the names bound in one block.
     scopes: Vec<Vec<(String, Binding)>>,
     /// Every name in scope (names never shadow, so one binding each), for
@@ -512,7 +512,7 @@ impl<'a> ProgramResolver<'a> {
             kernels,
             sources,
             errors,
-            program: Program {
+            program: ProgramDef {
                 name: String::new(),
                 span: Span::default(),
                 name_span: Span::default(),
@@ -530,7 +530,7 @@ impl<'a> ProgramResolver<'a> {
         }
     }
 
-    fn program(mut self, p: &ast::ProgramDecl) -> Program {
+    fn program(mut self, p: &ast::ProgramDecl) -> ProgramDef {
         self.program.name = p.name.name.clone();
         self.program.span = p.span;
         self.program.name_span = p.name.span;

@@ -174,7 +174,7 @@ pub fn typeck(module: &mut Module) -> Vec<TypeError> {
 pub const MAX_EXPANDED: u64 = 100_000;
 
 struct Checker<'a> {
-    program: &'a mut Program,
+    program: &'a mut ProgramDef,
     kernels: &'a [Kernel],
     errors: &'a mut Vec<TypeError>,
     /// Expanded size of each `let` seen so far.

@@ -17,7 +17,7 @@ use super::scan::{scan, Scratch, Verdict};
 use crate::diag::Code;
 use model::dag::{expand, ExpandError, Violation};
 use model::program::{Instance, Program, Role};
-use model::task::{Task, Tile};
+use model::task::{Task, TileRef};
 use std::ops::ControlFlow;
 
 /// The lint error a violation is.
@@ -156,7 +156,7 @@ pub struct Budget {
 }
 
 /// The accesses of a task that name `tile` (writes or reads).
-fn sites(p: &Program, params: &[i64], task: &Task, tile: &Tile, write: bool) -> Vec<Site> {
+fn sites(p: &Program, params: &[i64], task: &Task, tile: &TileRef, write: bool) -> Vec<Site> {
     let Some(st) = p.statements.get(task.stmt as usize) else {
         return Vec::new();
     };
@@ -182,13 +182,13 @@ fn locate(p: &Program, params: &[i64], v: &Violation) -> Vec<(Site, Option<Site>
         write,
         access: 0,
     };
-    let first = |t: &Task, tile: &Tile, write: bool| {
+    let first = |t: &Task, tile: &TileRef, write: bool| {
         sites(p, params, t, tile, write)
             .first()
             .copied()
             .unwrap_or_else(|| fallback(t, write))
     };
-    let every_read = |t: &Task, tile: &Tile| {
+    let every_read = |t: &Task, tile: &TileRef| {
         let s = sites(p, params, t, tile, false);
         let all = if s.is_empty() {
             vec![fallback(t, false)]

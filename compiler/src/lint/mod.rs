@@ -195,7 +195,7 @@ pub struct RuleLine {
 /// names of the HIR, as diagnostics with spans in `file`.
 pub fn lint_program(
     module: &hir::Module,
-    hir_program: &hir::Program,
+    hir_program: &hir::ProgramDef,
     program: &Program,
     file: FileId,
     opts: &LintOptions,
@@ -215,7 +215,7 @@ pub fn lint_program(
 /// the default options.
 pub fn lint_errors(
     module: &hir::Module,
-    hir_program: &hir::Program,
+    hir_program: &hir::ProgramDef,
     program: &Program,
     file: FileId,
 ) -> Vec<Diagnostic> {
@@ -300,7 +300,7 @@ fn site_span(p: &Program, file: FileId, site: Site) -> Option<Span> {
 }
 
 fn render(
-    hir_program: &hir::Program,
+    hir_program: &hir::ProgramDef,
     p: &Program,
     file: FileId,
     a: &Analysis,

@@ -15,7 +15,7 @@
 //! [`LowerError::Internal`], never a silent default.
 
 use crate::diag::SourceMap;
-use crate::front::hir::{self, Builtin, ExprId, Program, StmtKind, Ty, VarId};
+use crate::front::hir::{self, Builtin, ExprId, ProgramDef, StmtKind, Ty, VarId};
 use grammar::ast::{self, Span};
 use model::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
 use model::program::{
@@ -94,7 +94,7 @@ fn id(i: usize, what: &'static str, span: Span) -> Result<u32, InternalError> {
 /// Lowers one program of a module.
 pub fn lower(
     module: &hir::Module,
-    program: &Program,
+    program: &ProgramDef,
     sources: &SourceMap,
 ) -> Result<model::program::Program, LowerError> {
     let mut l = Lowerer {
@@ -180,7 +180,7 @@ enum Binding {
 }
 
 struct Lowerer<'a> {
-    hir: &'a Program,
+    hir: &'a ProgramDef,
     sources: &'a SourceMap,
     pool: ExprPool,
     bindings: HashMap<VarId, Binding>,

@@ -7,7 +7,7 @@ use crate::compile_example as compile;
 use model::dag::{expand, from_plans, ExpandError};
 use model::program::Program;
 use model::query::Engine;
-use model::task::{Task, Tile};
+use model::task::{Task, TileRef};
 use std::collections::BTreeMap;
 
 /// Tasks an example instance may have.
@@ -87,8 +87,8 @@ pub(crate) fn compare(
         ));
     }
     // writer / readers of every tile touched, from the expansion.
-    let mut writers: BTreeMap<Tile, Vec<usize>> = BTreeMap::new();
-    let mut readers: BTreeMap<Tile, Vec<usize>> = BTreeMap::new();
+    let mut writers: BTreeMap<TileRef, Vec<usize>> = BTreeMap::new();
+    let mut readers: BTreeMap<TileRef, Vec<usize>> = BTreeMap::new();
     let mut engine = Engine::new(&inst);
     for (id, t) in oracle.tasks.iter().enumerate() {
         for tile in engine.writes(t).map_err(|e| format!("writes: {e}"))? {

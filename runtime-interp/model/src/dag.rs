@@ -7,7 +7,7 @@
 use crate::expr::EvalError;
 use crate::program::{Access, Instance, Role};
 use crate::query::{Engine, QueryError};
-use crate::task::{Task, Tile, WalkError};
+use crate::task::{Task, TileRef, WalkError};
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
@@ -19,7 +19,7 @@ pub struct Edge {
     /// Index of the reader.
     pub to: usize,
     /// The tile.
-    pub tile: Tile,
+    pub tile: TileRef,
 }
 
 /// An expanded DAG.
@@ -37,7 +37,7 @@ pub enum Violation {
     /// Two tasks (or one task twice) write one tile.
     DoubleWrite {
         /// The tile.
-        tile: Tile,
+        tile: TileRef,
         /// The first writer.
         first: Task,
         /// The second writer.
@@ -46,7 +46,7 @@ pub enum Violation {
     /// A task writes a tile of an `input` matrix.
     WriteToInput {
         /// The tile.
-        tile: Tile,
+        tile: TileRef,
         /// The writer.
         task: Task,
     },
@@ -54,7 +54,7 @@ pub enum Violation {
     /// that writes it).
     ReadBeforeWrite {
         /// The tile.
-        tile: Tile,
+        tile: TileRef,
         /// The reader.
         reader: Task,
         /// The later writer.
@@ -63,14 +63,14 @@ pub enum Violation {
     /// A tile of a non-input matrix is read but never written.
     ReadUnwritten {
         /// The tile.
-        tile: Tile,
+        tile: TileRef,
         /// The reader.
         reader: Task,
     },
     /// An index outside the declared extents.
     OutOfBounds {
         /// The tile.
-        tile: Tile,
+        tile: TileRef,
         /// The task.
         task: Task,
         /// Whether the access writes.
@@ -194,13 +194,13 @@ pub enum ExpandError {
 pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violation>), ExpandError> {
     let p = inst.program;
     let mut tasks: Vec<Task> = Vec::new();
-    let mut writer: HashMap<Tile, usize> = HashMap::new();
+    let mut writer: HashMap<TileRef, usize> = HashMap::new();
     // Reads that happened before any write: (tile, reader id).
-    let mut early_reads: Vec<(Tile, usize)> = Vec::new();
+    let mut early_reads: Vec<(TileRef, usize)> = Vec::new();
     let mut edges: Vec<Edge> = Vec::new();
     let mut violations = Vec::new();
     let mut failure: Option<ExpandError> = None;
-    let in_bounds = |tile: &Tile| {
+    let in_bounds = |tile: &TileRef| {
         inst.extents.get(tile.matrix as usize).is_some_and(|e| {
             e.len() == tile.index.len() && tile.index.iter().zip(e).all(|(&i, &n)| i >= 0 && i < n)
         })
@@ -217,7 +217,7 @@ pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violati
         };
         // Every tile first: an index that fails to evaluate fails the whole
         // expansion, whichever access it is.
-        let tiles = |accs: &[Access]| -> Result<Vec<Tile>, ExpandError> {
+        let tiles = |accs: &[Access]| -> Result<Vec<TileRef>, ExpandError> {
             accs.iter()
                 .map(|acc| {
                     p.tile_of(&inst.params, task, acc)
@@ -236,7 +236,7 @@ pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violati
             }
         };
         // Reads first: a kernel reads its arguments before it writes.
-        let mut seen_reads: Vec<Tile> = Vec::new();
+        let mut seen_reads: Vec<TileRef> = Vec::new();
         for tile in reads {
             if seen_reads.contains(&tile) {
                 continue;
@@ -266,7 +266,7 @@ pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violati
                 None => early_reads.push((tile, id)),
             }
         }
-        let mut seen_writes: Vec<Tile> = Vec::new();
+        let mut seen_writes: Vec<TileRef> = Vec::new();
         for tile in writes {
             if !in_bounds(&tile) {
                 violations.push(Violation::OutOfBounds {

@@ -6,7 +6,7 @@
 use crate::expr::{Env, EvalError};
 use crate::plan::{PlanError, Scratch};
 use crate::program::{Access, Instance, Statement, StatementPlans};
-use crate::task::{Task, Tile};
+use crate::task::{Task, TileRef};
 
 /// Why a query could not be answered.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -111,7 +111,7 @@ impl<'i, 'p> Engine<'i, 'p> {
     }
 
     /// Checks that a tile lies inside its matrix's extents.
-    pub fn check_tile(&self, tile: &Tile) -> Result<(), QueryError> {
+    pub fn check_tile(&self, tile: &TileRef) -> Result<(), QueryError> {
         let p = self.inst.program;
         let ext = self.inst.extents.get(tile.matrix as usize);
         let inside = ext.is_some_and(|e| {
@@ -152,21 +152,21 @@ impl<'i, 'p> Engine<'i, 'p> {
     }
 
     /// The tiles a task writes, in result order.
-    pub fn writes(&self, task: &Task) -> Result<Vec<Tile>, QueryError> {
+    pub fn writes(&self, task: &Task) -> Result<Vec<TileRef>, QueryError> {
         self.tiles(&self.statement(task)?.writes, task)
     }
 
     /// The tiles a task reads, in argument order.
-    pub fn reads(&self, task: &Task) -> Result<Vec<Tile>, QueryError> {
+    pub fn reads(&self, task: &Task) -> Result<Vec<TileRef>, QueryError> {
         self.tiles(&self.statement(task)?.reads, task)
     }
 
-    fn tiles(&self, accesses: &[Access], task: &Task) -> Result<Vec<Tile>, QueryError> {
+    fn tiles(&self, accesses: &[Access], task: &Task) -> Result<Vec<TileRef>, QueryError> {
         let mut out = Vec::with_capacity(accesses.len());
         for acc in accesses {
             let mut index = Vec::new();
             self.eval_access(acc, &task.vars, &mut index)?;
-            out.push(Tile {
+            out.push(TileRef {
                 matrix: acc.matrix,
                 index,
             });
@@ -299,7 +299,7 @@ impl<'i, 'p> Engine<'i, 'p> {
 
     /// The tasks that read a tile `task` writes, each with the tile; in
     /// sequential order, one entry per (child, tile).
-    pub fn children(&mut self, task: &Task) -> Result<Vec<(Task, Tile)>, QueryError> {
+    pub fn children(&mut self, task: &Task) -> Result<Vec<(Task, TileRef)>, QueryError> {
         self.edge_list(task, Self::try_for_each_child)
     }
 
@@ -373,7 +373,7 @@ impl<'i, 'p> Engine<'i, 'p> {
     }
 
     /// The tasks that wrote a tile `task` reads, each with the tile.
-    pub fn parents(&mut self, task: &Task) -> Result<Vec<(Task, Tile)>, QueryError> {
+    pub fn parents(&mut self, task: &Task) -> Result<Vec<(Task, TileRef)>, QueryError> {
         self.edge_list(task, Self::for_each_parent)
     }
 
@@ -385,16 +385,16 @@ impl<'i, 'p> Engine<'i, 'p> {
         &mut self,
         task: &Task,
         each: fn(&mut Self, &Task, &mut EdgeFilter<'_>) -> Result<(), QueryError>,
-    ) -> Result<Vec<(Task, Tile)>, QueryError> {
+    ) -> Result<Vec<(Task, TileRef)>, QueryError> {
         self.check_task(task)?;
-        let mut out: Vec<(Task, Tile)> = Vec::new();
+        let mut out: Vec<(Task, TileRef)> = Vec::new();
         each(self, task, &mut |stmt, vars, matrix, tile| {
             out.push((
                 Task {
                     stmt,
                     vars: vars.into(),
                 },
-                Tile {
+                TileRef {
                     matrix,
                     index: tile.to_vec(),
                 },
@@ -431,16 +431,16 @@ impl<'i, 'p> Engine<'i, 'p> {
     }
 
     /// The tasks that write a tile (none for an input or unwritten tile).
-    pub fn writer(&mut self, tile: &Tile) -> Result<Vec<Task>, QueryError> {
+    pub fn writer(&mut self, tile: &TileRef) -> Result<Vec<Task>, QueryError> {
         self.touching(tile, true)
     }
 
     /// The tasks that read a tile.
-    pub fn readers(&mut self, tile: &Tile) -> Result<Vec<Task>, QueryError> {
+    pub fn readers(&mut self, tile: &TileRef) -> Result<Vec<Task>, QueryError> {
         self.touching(tile, false)
     }
 
-    fn touching(&mut self, tile: &Tile, write: bool) -> Result<Vec<Task>, QueryError> {
+    fn touching(&mut self, tile: &TileRef, write: bool) -> Result<Vec<Task>, QueryError> {
         let mut out: Vec<Task> = Vec::new();
         self.for_each_touching(tile, write, &mut |stmt, vars| {
             out.push(Task {
@@ -461,7 +461,7 @@ impl<'i, 'p> Engine<'i, 'p> {
     /// soon as `f` returns false. The tile is checked against the extents.
     pub fn for_each_touching(
         &mut self,
-        tile: &Tile,
+        tile: &TileRef,
         write: bool,
         f: &mut dyn FnMut(u32, &[i64]) -> bool,
     ) -> Result<(), QueryError> {

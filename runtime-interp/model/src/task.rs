@@ -84,9 +84,10 @@ impl fmt::Debug for Vars {
     }
 }
 
-/// A tile: a matrix and one index per dimension.
+/// A tile's name: a matrix and one index per dimension (no data; the
+/// runtime's `kernels::Tile` holds a tile's numbers).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Tile {
+pub struct TileRef {
     /// The matrix's index.
     pub matrix: u32,
     /// The indices.
@@ -109,7 +110,7 @@ impl Program {
     }
 
     /// Renders a tile as `M[1, 2]`.
-    pub fn tile_name(&self, tile: &Tile) -> String {
+    pub fn tile_name(&self, tile: &TileRef) -> String {
         let name = self
             .matrices
             .get(tile.matrix as usize)
@@ -121,7 +122,7 @@ impl Program {
 
     /// The tile `acc` names at `task` with parameters `params` (the oracle's
     /// and the exhaustive lint's one way from an access to its tile).
-    pub fn tile_of(&self, params: &[i64], task: &Task, acc: &Access) -> Result<Tile, EvalError> {
+    pub fn tile_of(&self, params: &[i64], task: &Task, acc: &Access) -> Result<TileRef, EvalError> {
         let env = Env {
             params,
             slots: &task.vars,
@@ -130,7 +131,7 @@ impl Program {
         for &i in &acc.indices {
             index.push(self.exprs.eval_int(i, env)?);
         }
-        Ok(Tile {
+        Ok(TileRef {
             matrix: acc.matrix,
             index,
         })

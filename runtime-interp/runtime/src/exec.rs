@@ -866,7 +866,7 @@ fn run_task(
     // Free the tiles this task was the last reader of.
     shared.bytes.fetch_sub(input_bytes, Ordering::Relaxed);
     drop(loaded);
-    let mut seen: Vec<&model::task::Tile> = Vec::with_capacity(reads.len());
+    let mut seen: Vec<&model::task::TileRef> = Vec::with_capacity(reads.len());
     for t in &reads {
         if role(t.matrix) == Some(Role::Input) || seen.contains(&t) {
             continue;

@@ -281,7 +281,7 @@ pub fn check(inst: &Instance<'_>, selected: &[Selected]) -> Result<(), OutputErr
             }
         }
         if let Some(tile) = s.request.tile() {
-            let tile = model::task::Tile {
+            let tile = model::task::TileRef {
                 matrix: s.matrix,
                 index: tile,
             };

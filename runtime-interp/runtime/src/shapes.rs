@@ -24,7 +24,7 @@
 use crate::kernels::rules::{shape_rule, Dim};
 use model::program::{Arg, Instance, ParamKind, Role};
 use model::query::{Engine, QueryError};
-use model::task::{Task, Tile};
+use model::task::{Task, TileRef};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -155,7 +155,7 @@ struct Checker<'a, 'p> {
     engine: Engine<'a, 'p>,
     inputs: &'a BTreeMap<u32, (usize, usize)>,
     block: usize,
-    shapes: FxHashMap<Tile, Shape>,
+    shapes: FxHashMap<TileRef, Shape>,
     evaluated: FxHashSet<Task>,
     work: usize,
 }
@@ -223,7 +223,7 @@ pub fn predict_output(
     };
     let corners = [(0, 0), (tr - 1, 0), (0, tc - 1), (tr - 1, tc - 1)];
     for (i, j) in corners {
-        let tile = Tile {
+        let tile = TileRef {
             matrix,
             index: vec![i, j],
         };
@@ -272,7 +272,7 @@ impl Checker<'_, '_> {
         (start < n).then(|| self.block.min(n - start))
     }
 
-    fn input_shape(&self, tile: &Tile) -> Shape {
+    fn input_shape(&self, tile: &TileRef) -> Shape {
         let Some(&(rows, cols)) = self.inputs.get(&tile.matrix) else {
             return [None, None];
         };
@@ -297,7 +297,7 @@ impl Checker<'_, '_> {
         ]
     }
 
-    fn shape(&self, tile: &Tile) -> Shape {
+    fn shape(&self, tile: &TileRef) -> Shape {
         if self.role(tile.matrix) == Some(Role::Input) {
             self.input_shape(tile)
         } else {
@@ -369,7 +369,7 @@ impl Checker<'_, '_> {
             for (m, tiles) in &mut lists {
                 let Some(index) = tiles.next() else { continue };
                 any = true;
-                let tile = Tile { matrix: *m, index };
+                let tile = TileRef { matrix: *m, index };
                 start.extend(self.engine.readers(&tile)?);
                 if start.len() >= TASK_BUDGET {
                     break 'collect;
@@ -460,7 +460,7 @@ impl Checker<'_, '_> {
 
     /// Checks the kernel's ties on the task's tiles and returns its result
     /// shapes (`None` when the kernel has no standard rule).
-    fn apply(&self, task: &Task, reads: &[Tile]) -> Result<Option<Vec<Shape>>, Stop> {
+    fn apply(&self, task: &Task, reads: &[TileRef]) -> Result<Option<Vec<Shape>>, Stop> {
         let program = self.inst.program;
         let Some(st) = program.statements.get(task.stmt as usize) else {
             return Ok(None);
@@ -477,7 +477,7 @@ impl Checker<'_, '_> {
             .filter(|(_, k)| *k == ParamKind::Tile)
             .map(|(n, _)| n.as_str())
             .collect();
-        let args: Vec<(Shape, Option<&Tile>)> = st
+        let args: Vec<(Shape, Option<&TileRef>)> = st
             .args
             .iter()
             .filter_map(|a| match a {

@@ -291,7 +291,7 @@ pub fn final_qr_r(
     }
     let mut engine = model::query::Engine::new(inst);
     let mut unread = outputs.get(&(m as u32))?.iter().filter(|(idx, _)| {
-        let tile = model::task::Tile {
+        let tile = model::task::TileRef {
             matrix: m as u32,
             index: (*idx).clone(),
         };

@@ -32,7 +32,7 @@ pub(crate) fn unsatisfiable_require(p: &Program) -> Option<usize> {
 /// The diagnostic of requirement `i`, proved unsatisfiable or only
 /// checked (with the exhaustive check's coverage).
 pub(crate) fn diagnostic(
-    hir_program: &hir::Program,
+    hir_program: &hir::ProgramDef,
     p: &Program,
     i: usize,
     proved: bool,

@@ -10,7 +10,7 @@ use crate::front::hir::{self, ExprKind, StmtKind, VarKind};
 
 /// Diagnostics for unused names of one program of a module. A name that
 /// starts with `_` is never reported.
-pub(crate) fn unused_names(module: &hir::Module, program: &hir::Program) -> Vec<Diagnostic> {
+pub(crate) fn unused_names(module: &hir::Module, program: &hir::ProgramDef) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut used_vars = vec![false; program.vars.len()];
     for e in &program.exprs {

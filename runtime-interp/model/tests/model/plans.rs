@@ -9,7 +9,7 @@ use crate::load;
 use model::dag::{expand, from_plans, Dag};
 use model::program::{BindError, Instance, Program};
 use model::query::Engine;
-use model::task::{Task, Tile};
+use model::task::{Task, TileRef};
 use std::collections::BTreeMap;
 
 const MAX_TASKS: usize = 200_000;
@@ -25,7 +25,7 @@ fn bind<'p>(program: &'p Program, params: &[(&str, i64)]) -> Option<Instance<'p>
 }
 
 /// The (task, tile) pairs of `edges`, ordered as the engine answers.
-fn sorted(program: &Program, dag: &Dag, mut pairs: Vec<(usize, Tile)>) -> Vec<(Task, Tile)> {
+fn sorted(program: &Program, dag: &Dag, mut pairs: Vec<(usize, TileRef)>) -> Vec<(Task, TileRef)> {
     pairs.sort_by(|a, b| {
         program
             .sequential_cmp(&dag.tasks[a.0], &dag.tasks[b.0])
@@ -52,8 +52,8 @@ fn check_instance(program: &Program, params: &[(&str, i64)]) -> usize {
     assert_eq!(planned.edges, oracle.edges, "{at}: edges");
 
     let mut engine = Engine::new(&inst);
-    let mut writers: BTreeMap<Tile, Vec<usize>> = BTreeMap::new();
-    let mut readers: BTreeMap<Tile, Vec<usize>> = BTreeMap::new();
+    let mut writers: BTreeMap<TileRef, Vec<usize>> = BTreeMap::new();
+    let mut readers: BTreeMap<TileRef, Vec<usize>> = BTreeMap::new();
     for (id, t) in oracle.tasks.iter().enumerate() {
         for tile in engine.writes(t).expect("writes") {
             writers.entry(tile).or_default().push(id);
@@ -85,7 +85,7 @@ fn check_instance(program: &Program, params: &[(&str, i64)]) -> usize {
     }
     for (id, t) in oracle.tasks.iter().enumerate() {
         let name = program.task_name(t).to_string();
-        let into: Vec<(usize, Tile)> = oracle
+        let into: Vec<(usize, TileRef)> = oracle
             .edges
             .iter()
             .filter(|e| e.to == id)
@@ -96,7 +96,7 @@ fn check_instance(program: &Program, params: &[(&str, i64)]) -> usize {
             sorted(program, &oracle, into),
             "{at}: parents of {name}"
         );
-        let out: Vec<(usize, Tile)> = oracle
+        let out: Vec<(usize, TileRef)> = oracle
             .edges
             .iter()
             .filter(|e| e.from == id)
