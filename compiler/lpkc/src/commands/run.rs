@@ -145,9 +145,6 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
     if args.block == 0 {
         return Err(usage_error("--block must be at least 1"));
     }
-    if args.workers == Some(0) {
-        return Err(usage_error("--workers must be at least 1"));
-    }
     // Inputs: every `input` matrix needs data; every --input must name one.
     let mut specs: BTreeMap<u32, (String, InputSpec)> = BTreeMap::new();
     for (name, spec) in &args.inputs {
