@@ -3,17 +3,15 @@
 //! outputs written with a completion marker, an optional residual check.
 
 use crate::args::{Format, GlobalOpts, InstanceArgs};
-use crate::error::{BindFailure, CliError};
-use crate::{load, output};
+use crate::error::{bind_failure, CliError};
+use crate::{inputs, load, output};
 use clap::ValueEnum;
-use model::program::{BindError, Program, Role};
-use runtime::dense::InputSpec;
+use model::program::Program;
 use runtime::exec::{self, ExecConfig, Progress, Stage};
 use runtime::job;
 use runtime::kernels::Registry;
 use runtime::outputs::{Form, OutputRequest};
 use runtime::store::{open_store, TileStore};
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -31,7 +29,7 @@ pub struct RunArgs {
     pub block: usize,
     /// Data of an input matrix (repeatable): NAME=FILE.npy,
     /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
-    #[arg(long = "input", value_name = "NAME=SPEC", value_parser = parse_input)]
+    #[arg(long = "input", value_name = "NAME=SPEC", value_parser = inputs::parse_input)]
     pub inputs: Vec<(String, String)>,
     /// Write the outputs into DIR: each one that forms a grid of tiles as
     /// DIR/M.npy (in place, as its tiles are computed, where it can), any
@@ -87,19 +85,6 @@ pub enum KernelSet {
     Noop,
 }
 
-/// Parses one `--input NAME=SPEC` (the spec itself is checked later,
-/// against the program's matrices).
-fn parse_input(s: &str) -> Result<(String, String), String> {
-    let (name, spec) = s
-        .split_once('=')
-        .ok_or_else(|| format!("expected NAME=SPEC (e.g. A=a.npy or A=spd:1024), found `{s}`"))?;
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(format!("expected NAME=SPEC, found `{s}`"));
-    }
-    Ok((name.to_string(), spec.trim().to_string()))
-}
-
 /// Parses one `--output` (checked against the program later).
 fn parse_output(s: &str) -> Result<OutputRequest, String> {
     OutputRequest::parse(s).map_err(|e| e.to_string())
@@ -115,25 +100,6 @@ fn usage_error(message: &str) -> CliError {
     CliError::Usage(message.to_string())
 }
 
-/// A failed binding of the given and inferred parameters, reported like
-/// that of any command: at the `require` (or declaration) it breaks, with
-/// the values each parameter got.
-fn bind_failure(program: &Program, error: BindError, params: &[(String, i64)]) -> CliError {
-    let values = program
-        .params
-        .iter()
-        .map(|p| {
-            let bound = params.iter().rev().find(|(n, _)| *n == p.name);
-            (p.name.clone(), bound.map(|(_, v)| *v).or(p.default))
-        })
-        .collect();
-    CliError::Bind(Box::new(BindFailure {
-        error,
-        program: program.name.clone(),
-        values,
-    }))
-}
-
 /// Runs `lpkc run`.
 pub fn run(args: &RunArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (_, program) = load::program(&args.file, &args.instance.program, global)?;
@@ -145,53 +111,7 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
     if args.block == 0 {
         return Err(usage_error("--block must be at least 1"));
     }
-    // Inputs: every `input` matrix needs data; every --input must name one.
-    let mut specs: BTreeMap<u32, (String, InputSpec)> = BTreeMap::new();
-    for (name, spec) in &args.inputs {
-        let Some(m) = program.matrices.iter().position(|m| m.name == *name) else {
-            let known: Vec<&str> = program
-                .matrices
-                .iter()
-                .filter(|m| m.role == Role::Input)
-                .map(|m| m.name.as_str())
-                .collect();
-            return Err(usage_error(&format!(
-                "`{name}` is not a matrix of program `{}` (its inputs: {})",
-                program.name,
-                known.join(", ")
-            )));
-        };
-        if program.matrices[m].role != Role::Input {
-            return Err(usage_error(&format!(
-                "`{name}` is not an input of program `{}`; only input matrices take data",
-                program.name
-            )));
-        }
-        let spec = match InputSpec::parse(spec) {
-            Ok(s) => s,
-            Err(e) => return Err(usage_error(&e.to_string())),
-        };
-        if specs.insert(m as u32, (name.clone(), spec)).is_some() {
-            return Err(usage_error(&format!("--input {name} is given twice")));
-        }
-    }
-    let missing: Vec<&str> = program
-        .matrices
-        .iter()
-        .enumerate()
-        .filter(|(i, m)| m.role == Role::Input && !specs.contains_key(&(*i as u32)))
-        .map(|(_, m)| m.name.as_str())
-        .collect();
-    if let Some(first) = missing.first() {
-        return Err(usage_error(&format!(
-            "input matrix `{first}` needs data: --input {first}=FILE.npy (or random:ROWSxCOLS, spd:N, identity:N){}",
-            if missing.len() > 1 {
-                format!("; also missing: {}", missing[1..].join(", "))
-            } else {
-                String::new()
-            }
-        )));
-    }
+    let specs = inputs::specs(program, &args.inputs)?;
     if args.verify && args.kernels == KernelSet::Noop {
         return Err(usage_error(
             "--verify needs real kernels (not --kernels noop)",
@@ -209,7 +129,6 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
         },
         None => None,
     };
-    let specs: BTreeMap<u32, InputSpec> = specs.into_iter().map(|(m, (_, s))| (m, s)).collect();
 
     let registry = match args.kernels {
         KernelSet::Std => Registry::standard(),
