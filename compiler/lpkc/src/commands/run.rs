@@ -71,6 +71,18 @@ pub struct RunArgs {
     /// Do not show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// Run through this Redis with local worker processes (--workers of
+    /// them, default 2) instead of in this process: submit, wait, collect,
+    /// as `lpkc submit`, `lpkc worker` and `lpkc collect` do.
+    #[arg(long, value_name = "URL", requires = "store")]
+    pub redis: Option<String>,
+    /// With --redis: where the run's tiles live (a shared directory's
+    /// absolute path, file:///abs/path or s3://bucket/prefix).
+    #[arg(long, value_name = "URL", requires = "redis")]
+    pub store: Option<String>,
+    /// With --redis: the local workers' lease in seconds.
+    #[arg(long, value_name = "S", default_value_t = 10.0, requires = "redis")]
+    pub lease: f64,
     /// The summary as text, or one JSON object.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
@@ -103,7 +115,177 @@ fn usage_error(message: &str) -> CliError {
 /// Runs `lpkc run`.
 pub fn run(args: &RunArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (_, program) = load::program(&args.file, &args.instance.program, global)?;
-    execute(&program, args)
+    match (&args.redis, &args.store) {
+        (Some(redis), Some(store)) => distributed(&program, args, redis, store),
+        _ => execute(&program, args),
+    }
+}
+
+/// Local worker processes, killed when dropped.
+struct Workers(Vec<std::process::Child>);
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// `lpkc run --redis`: starts local workers, submits, waits, collects.
+fn distributed(
+    program: &Program,
+    args: &RunArgs,
+    redis_url: &str,
+    store: &str,
+) -> Result<(), CliError> {
+    use cluster::record::{Kernels, RunState};
+    if args.block == 0 {
+        return Err(usage_error("--block must be at least 1"));
+    }
+    for (given, flag) in [
+        (args.verify, "--verify"),
+        (!args.outputs.is_empty(), "--output"),
+        (args.tile_store.is_some(), "--tile-store"),
+    ] {
+        if given {
+            return Err(usage_error(&format!(
+                "{flag} is not available with --redis (yet); run without --redis for it"
+            )));
+        }
+    }
+    if !(args.lease > 0.0 && args.lease.is_finite()) {
+        return Err(usage_error("--lease must be a number of seconds above 0"));
+    }
+    let specs = inputs::specs(program, &args.inputs)?;
+    cluster::tiles::check_store_url(store).map_err(|e| usage_error(&e.to_string()))?;
+    let mut redis = crate::cluster::open(redis_url)?;
+    let workers = args.workers.unwrap_or(2);
+    let exe = std::env::current_exe().map_err(|e| {
+        fail(&format!(
+            "cannot find the lpkc executable to start workers: {e}"
+        ))
+    })?;
+    let started = std::time::Instant::now();
+    let mut children = Workers(Vec::new());
+    for k in 0..workers {
+        let child = std::process::Command::new(&exe)
+            .args(["worker", "--redis", redis_url, "--quiet", "--idle", "3600"])
+            .args(["--lease", &args.lease.to_string()])
+            .args([
+                "--name",
+                &format!("{}-local{k}", cluster::worker::default_name()),
+            ])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| fail(&format!("cannot start a worker ({}): {e}", exe.display())))?;
+        children.0.push(child);
+    }
+    let file = args.file.display().to_string();
+    let quiet = args.no_progress || args.format == Format::Json;
+    let submitted = cluster::submit::submit(
+        &mut redis,
+        &cluster::submit::Submission {
+            program,
+            file: &file,
+            params: &args.instance.params,
+            inputs: &specs,
+            seed: args.seed,
+            block: args.block,
+            store,
+            kernels: match args.kernels {
+                KernelSet::Std => Kernels::Standard,
+                KernelSet::Noop => Kernels::Noop,
+            },
+            max_expiries: 3,
+        },
+        &mut |m| {
+            if !quiet {
+                eprintln!("{m}");
+            }
+        },
+    );
+    let submitted = match submitted {
+        Ok(s) => s,
+        Err(cluster::ClusterError::Job(e)) => {
+            return match *e {
+                job::JobError::Bind { error, params } => Err(bind_failure(program, error, &params)),
+                other => Err(fail(&other.to_string())),
+            }
+        }
+        Err(e) => return Err(crate::cluster::error(e)),
+    };
+    let submitted_at = started.elapsed();
+    let record = crate::cluster::wait(
+        &mut redis,
+        &submitted.run,
+        !args.no_progress,
+        Duration::from_secs_f64(args.lease),
+        &mut || {
+            let mut alive = 0;
+            for c in &mut children.0 {
+                if matches!(c.try_wait(), Ok(None)) {
+                    alive += 1;
+                }
+            }
+            if alive == 0 {
+                Err(fail(
+                    "every local worker exited before the run finished (see their messages above)",
+                ))
+            } else {
+                Ok(())
+            }
+        },
+    )?;
+    let wall = started.elapsed();
+    drop(children);
+    if record.state != RunState::Done {
+        let why = record.error.map(|(_, m)| m).unwrap_or_default();
+        return Err(fail(&format!("run {} failed: {why}", record.id)));
+    }
+    let written = match &args.output_dir {
+        Some(dir) => cluster::collect::collect(&mut redis, &submitted.run, dir)
+            .map_err(crate::cluster::error)?,
+        None => Vec::new(),
+    };
+    let total = started.elapsed();
+    let secs = wall.as_secs_f64();
+    match args.format {
+        Format::Json => output::json(&serde_json::json!({
+            "program": program.name,
+            "run": submitted.run,
+            "block": args.block,
+            "workers": workers,
+            "tasks": record.total,
+            "wall_seconds": secs,
+            "submit_seconds": submitted_at.as_secs_f64(),
+            "total_seconds": total.as_secs_f64(),
+            "outputs": written.iter().map(|w| serde_json::json!({
+                "output": w.request.to_string(),
+                "path": w.path.display().to_string(),
+            })).collect::<Vec<_>>(),
+        })),
+        Format::Human => {
+            output::line(&format!(
+                "ran {} as run {} with block {}: {} tasks on {} local workers through {} in {:.3} s ({:.0} tasks/s; submitting {:.3} s)",
+                program.name,
+                submitted.run,
+                args.block,
+                record.total,
+                workers,
+                redis_url,
+                secs,
+                record.total as f64 / secs.max(1e-12),
+                submitted_at.as_secs_f64(),
+            ));
+            if let Some(dir) = &args.output_dir {
+                output::line(&format!("  outputs in {}", dir.display()));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Runs the program.
