@@ -21,10 +21,15 @@ fn is_url(spec: &str) -> bool {
 /// reach: an object store URL (`file:///shared/dir`, `s3://bucket/prefix`)
 /// or a shared directory's absolute path.
 pub fn open_run_store(url: &str, run: &str) -> Result<Box<dyn TileStore>, ClusterError> {
+    // A directory is opened as a file:// URL: object_store writes each
+    // tile to a temporary file and renames it (atomic, no fsync per tile).
     let spec = if is_url(url) {
         format!("{}/{run}", url.trim_end_matches('/'))
     } else {
-        std::path::Path::new(url).join(run).display().to_string()
+        let dir = std::path::Path::new(url).join(run);
+        url::Url::from_file_path(&dir)
+            .map(String::from)
+            .map_err(|()| ClusterError::Refused(format!("--store `{url}`: not an absolute path")))?
     };
     open_store(&spec).map_err(|source| ClusterError::Store {
         store: spec.clone(),

@@ -361,6 +361,16 @@ fn task_loop(sh: &Shared<'_>, k: usize) {
 /// reads (a run it cannot read is reported once and skipped).
 fn active_runs(sh: &Shared<'_>, r: &mut Redis) -> Result<Vec<Arc<RunCtx>>, ClusterError> {
     let ids: Vec<String> = r.query(redis::cmd("SMEMBERS").arg(RUNS), "listing runs")?;
+    // Runs that finished: forget them and their cached tiles.
+    let gone: Vec<String> = lock(&sh.runs)
+        .keys()
+        .filter(|id| !ids.contains(id))
+        .cloned()
+        .collect();
+    for id in gone {
+        lock(&sh.runs).remove(&id);
+        sh.cache.forget_run(&id);
+    }
     let mut out = Vec::new();
     for id in ids {
         let known = lock(&sh.runs).get(&id).cloned();
