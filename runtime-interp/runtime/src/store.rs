@@ -435,7 +435,7 @@ pub fn check_key(key: &str) -> Result<(), StoreError> {
 /// retries, before a call returns an error. Local stores ignore it.
 ///
 /// The defaults suit a worker that holds a lease: a refused connection
-/// fails after about a second (three retries, backing off from 0.1 s), and
+/// fails in under a second (three retries, backing off from 0.1 s), and
 /// a server that stops answering fails after one request timeout, since no
 /// retry starts later than `retry_timeout` after the first try. The
 /// environment variables `AWS_CONNECT_TIMEOUT` and `AWS_TIMEOUT` (e.g.
