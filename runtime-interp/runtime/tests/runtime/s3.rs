@@ -203,17 +203,13 @@ fn raw_objects_round_trip_through_s3() {
     assert_eq!(run.get_bytes("done/t").unwrap(), Some(vec![1]));
 }
 
-#[test]
-fn many_threads_put_and_get_at_once_through_s3() {
-    let s3 = s3_endpoint();
-    let (_, store) = s3_store(&s3, "threads", "run");
-    check_concurrent(&store);
-    // Readers and writers of the same keys at once: a reader sees a whole
-    // old tile or a whole new one.
+/// Readers and writers of the same key at once, and writers of done
+/// markers beside them: a reader sees a whole old tile or a whole new one,
+/// and every marker is there at the end.
+fn check_readers_race_writers(store: &ObjectStoreTiles) {
     store.put("R", &[0], Arc::new(sample(16, 16, 0.0))).unwrap();
     std::thread::scope(|s| {
         for t in 0..4i64 {
-            let store = &store;
             s.spawn(move || {
                 for k in 0..20i64 {
                     let seed = (t * 100 + k) as f64;
@@ -234,7 +230,30 @@ fn many_threads_put_and_get_at_once_through_s3() {
             });
         }
     });
-    assert_eq!(store.list("done").unwrap().len(), 4 * 20);
+    let done = store.list("done").unwrap();
+    assert_eq!(done.len(), 4 * 20);
+    assert!(done.contains(&"done/3_19".to_string()), "{done:?}");
+}
+
+#[test]
+fn many_threads_put_and_get_at_once_through_s3() {
+    let s3 = s3_endpoint();
+    let (_, store) = s3_store(&s3, "threads", "run");
+    check_concurrent(&store);
+    check_readers_race_writers(&store);
+}
+
+#[test]
+fn many_threads_put_and_get_at_once_in_a_file_url() {
+    let dir = temp_dir("race");
+    let store = ObjectStoreTiles::open(&format!("file://{}", dir.path().display())).unwrap();
+    check_readers_race_writers(&store);
+    // No temporary file is left beside the tile.
+    let names: Vec<String> = std::fs::read_dir(dir.path().join("R"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["0.npy".to_string()]);
 }
 
 #[test]
