@@ -32,14 +32,14 @@ use crate::faults::{Dice, Faults, EXIT_AFTER_WRITE, EXIT_BEFORE_WRITE};
 use crate::ids::{parse_task, task_id, tile_id};
 use crate::protocol::{Keys, COMPLETE, FAIL, GROUP, RECLAIM, RENEW, RUNS};
 use crate::record::{now_ms, Kernels, RunRecord, RunState};
-use crate::tiles::{open_run_store, TileCache};
+use crate::tiles::{marker_key, open_run_store, TileCache};
 use model::program::{Instance, Program};
 use model::query::Engine;
 use model::task::Task;
 use redis::Value;
 use runtime::exec::call_kernel;
 use runtime::kernels::{Kernel, Registry, Tile};
-use runtime::store::TileStore;
+use runtime::store::{BlobStore, ObjectStoreTiles, TileStore};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -113,7 +113,7 @@ struct RunCtx {
     params: Vec<i64>,
     kernels: Vec<Arc<dyn Kernel>>,
     noop: bool,
-    store: Option<Box<dyn TileStore>>,
+    store: Option<ObjectStoreTiles>,
     max_expiries: u32,
 }
 
@@ -822,7 +822,7 @@ fn run_task(
     if !ctx.noop {
         let store = ctx
             .store
-            .as_deref()
+            .as_ref()
             .ok_or_else(|| TaskFailure::Run("no tile store".into()))?;
         let reads = engine.reads(task).map_err(query)?;
         let writes = engine.writes(task).map_err(query)?;
@@ -874,6 +874,19 @@ fn run_task(
             })?;
             sh.cache.put(&ctx.id, t.matrix, &t.index, tile);
         }
+        // Then the done marker (the run's state can be rebuilt from them).
+        let marker = format!(
+            "{{\"task\":\"{}\",\"worker\":\"{}\",\"ms\":{}}}\n",
+            task_id(task),
+            sh.cfg.name,
+            now_ms()
+        );
+        retry(|| store.put_bytes(&marker_key(task), marker.clone().into_bytes())).map_err(|e| {
+            TaskFailure::Run(format!(
+                "task {}: cannot write its done marker: {e}",
+                name()
+            ))
+        })?;
     }
     if dice.hit(sh.cfg.faults.crash_after_write) {
         (sh.log)(&format!(
