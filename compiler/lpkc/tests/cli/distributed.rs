@@ -603,3 +603,109 @@ fn bad_urls_stores_and_runs_are_clear_errors() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// A Redis of this test's own, with an append-only file synced after
+/// every write, that the test can kill and start again.
+struct OwnRedis {
+    port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl OwnRedis {
+    fn start(dir: &Path) -> OwnRedis {
+        let port = services::free_port().expect("a free port");
+        let mut r = OwnRedis {
+            port,
+            dir: dir.to_path_buf(),
+            child: None,
+        };
+        r.restart();
+        r
+    }
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+    fn restart(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+            ])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server (scripts/test installs it)");
+        self.child = Some(child);
+        let started = Instant::now();
+        while services::redis_ping(services::socket_addr(&self.url())).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(15),
+                "redis-server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            c.kill().expect("SIGKILL redis-server");
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[test]
+fn workers_reconnect_after_redis_is_killed_and_restarted() {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let mut redis = OwnRedis::start(tmp.path());
+    let url = redis.url();
+    let store = dir_store(&tmp);
+    let args = ["--block", "256", "--input", "A=spd:4096"];
+    let emb = tmp.path().join("embedded");
+    embedded(&example("cholesky.lpk"), &args, &emb);
+    let run = submit(&url, &store, &example("cholesky.lpk"), &args);
+    let mut pool = Workers::new(
+        &url,
+        &store,
+        &["--lease", "2", "--idle", "60", "--threads", "2"],
+    );
+    pool.spawn();
+    pool.spawn();
+    // Let the run get going, then take Redis away twice while it runs.
+    let mut restarts = 0;
+    let started = Instant::now();
+    while restarts < 2 {
+        std::thread::sleep(Duration::from_millis(700));
+        let s = status(&url, &run);
+        assert_eq!(
+            s["state"], "running",
+            "finished before Redis could be restarted twice: {s}"
+        );
+        redis.kill();
+        std::thread::sleep(Duration::from_millis(1500));
+        redis.restart();
+        restarts += 1;
+        assert!(started.elapsed() < Duration::from_secs(120));
+    }
+    let s = wait_finished(&url, &run, Duration::from_secs(180), &mut pool);
+    assert_eq!(s["state"], "done", "{s}");
+    let dist = tmp.path().join("distributed");
+    collect(&url, &store, &run, &dist);
+    assert_same_outputs(&emb, &dist);
+    // Every worker is still there: none gave up while Redis was away.
+    for c in &mut pool.children {
+        assert!(matches!(c.try_wait(), Ok(None)), "a worker exited");
+    }
+}
