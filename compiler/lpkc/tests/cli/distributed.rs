@@ -709,3 +709,86 @@ fn workers_reconnect_after_redis_is_killed_and_restarted() {
         assert!(matches!(c.try_wait(), Ok(None)), "a worker exited");
     }
 }
+
+#[test]
+fn status_blocked_says_what_a_stalled_run_waits_for() {
+    let redis = redis_db(9);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let run = submit(
+        &redis,
+        &store,
+        &example("cholesky.lpk"),
+        &["--block", "128", "--input", "A=spd:2048"],
+    );
+    // One worker makes some progress, then dies: the run stalls.
+    let mut pool = Workers::new(&redis, &store, &["--lease", "30", "--idle", "60"]);
+    pool.spawn();
+    let started = Instant::now();
+    loop {
+        let s = status(&redis, &run);
+        let done = s["tasks_done"].as_u64().unwrap_or(0);
+        assert!(
+            s["state"] == "running",
+            "finished before it could be stopped: {s}"
+        );
+        if done >= 40 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "{s}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(pool);
+    let out = lpkc()
+        .args([
+            "status",
+            &run,
+            "--redis",
+            &redis,
+            "--blocked",
+            "--lease",
+            "0.001",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("run lpkc status");
+    let s: Value = serde_json::from_str(&ok(&out, "lpkc status --blocked")).expect("JSON");
+    assert_eq!(s["state"], "running");
+    let stuck = s["unclaimed_tasks"].as_array().map_or(0, Vec::len)
+        + s["expired_leases"].as_array().map_or(0, Vec::len);
+    assert!(stuck > 0, "nothing ready or expired listed: {s}");
+    let waiting = s["waiting"].as_array().expect("waiting tasks");
+    assert!(!waiting.is_empty(), "{s}");
+    for w in waiting {
+        let need = w["in_degree"].as_u64().expect("in_degree");
+        let have = w["counted"].as_u64().expect("counted");
+        let missing = w["waits_for"].as_array().expect("waits_for");
+        assert!(have < need, "{w}");
+        assert_eq!(have + missing.len() as u64, need, "{w}");
+        for p in missing {
+            assert!(
+                p["task"]["kernel"].is_string()
+                    && p["tile"].as_str().is_some_and(|t| t.starts_with("L[")),
+                "{p}"
+            );
+        }
+    }
+    let text = lpkc()
+        .args([
+            "status",
+            &run,
+            "--redis",
+            &redis,
+            "--blocked",
+            "--lease",
+            "0.001",
+        ])
+        .output()
+        .expect("run lpkc status");
+    let text = ok(&text, "lpkc status --blocked");
+    assert!(
+        text.contains("waits for") && text.contains("running"),
+        "{text}"
+    );
+}
