@@ -11,6 +11,7 @@
 //! - [`shapes`]: input shapes against the kernels' shape rules, before a run;
 //! - [`npy`]: NumPy `.npy` reading and writing;
 //! - [`outputs`]: which outputs a run writes (`--output`) and in what form;
+//! - [`timeline`]: task timelines as Chrome trace JSON and SVG Gantt charts;
 //! - [`store`]: tile stores (memory, `.npy` directories, `object_store` URLs).
 #![warn(missing_docs)]
 
@@ -23,4 +24,5 @@ pub mod outputs;
 pub mod reference;
 pub mod shapes;
 pub mod store;
+pub mod timeline;
 pub mod verify;

@@ -287,6 +287,47 @@ fn run_under_faults(
     let dist = tmp.path().join("distributed");
     collect(&redis, &store, &run, &dist);
     assert_same_outputs(&emb, &dist);
+    check_trace(&redis, &run, &final_state, tmp.path(), kill);
+}
+
+/// `lpkc trace`: one complete event per execution, every task at least
+/// once, retries marked (with `retried`: at least one), and an SVG.
+fn check_trace(redis: &str, run: &str, status: &Value, dir: &Path, retried: bool) {
+    let json = dir.join("trace.json");
+    let svg = dir.join("trace.svg");
+    let out = lpkc()
+        .args(["trace", run, "--redis", redis, "-o"])
+        .arg(&json)
+        .arg("--svg")
+        .arg(&svg)
+        .output()
+        .expect("run lpkc trace");
+    ok(&out, "lpkc trace");
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("trace.json")).expect("JSON");
+    let events: Vec<&Value> = v["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .collect();
+    let total = status["tasks_total"].as_u64().expect("tasks_total") as usize;
+    let names: std::collections::HashSet<&str> =
+        events.iter().filter_map(|e| e["name"].as_str()).collect();
+    assert_eq!(names.len(), total, "every task appears in the trace");
+    assert!(events.len() >= total);
+    assert!(events
+        .iter()
+        .all(|e| e["dur"].as_u64().is_some_and(|d| d >= 1)
+            && e["tid"].as_u64().is_some_and(|t| t >= 1)));
+    if retried {
+        assert!(
+            events.iter().any(|e| e["args"]["retry"] == true),
+            "no retried execution in the trace"
+        );
+    }
+    let svg = std::fs::read_to_string(&svg).expect("trace.svg");
+    assert!(svg.starts_with("<svg") && svg.contains("live workers") && svg.contains("ready tasks"));
 }
 
 fn dir_store(tmp: &tempfile::TempDir) -> Store {
