@@ -27,8 +27,8 @@ use clap::{Parser, Subcommand};
 use commands::{
     bench::BenchArgs, check::CheckArgs, collect::CollectArgs, compile::CompileArgs, dag::DagArgs,
     dot::DotArgs, explain::ExplainArgs, fmt::FmtArgs, inspect::InspectArgs, lint::LintArgs,
-    plans::PlansArgs, query::QueryArgs, repl::ReplArgs, run::RunArgs, stats::StatsArgs,
-    status::StatusArgs, submit::SubmitArgs, trace::TraceArgs, worker::WorkerArgs,
+    plans::PlansArgs, query::QueryArgs, repl::ReplArgs, resume::ResumeArgs, run::RunArgs,
+    stats::StatsArgs, status::StatusArgs, submit::SubmitArgs, trace::TraceArgs, worker::WorkerArgs,
 };
 use error::CliError;
 use std::path::{Path, PathBuf};
@@ -103,6 +103,10 @@ pub enum Command {
     /// trace-event JSON (Perfetto, chrome://tracing), and with --svg a
     /// Gantt chart of the workers with live workers and ready tasks.
     Trace(TraceArgs),
+    /// Rebuild a distributed run in Redis from the done markers in its
+    /// store, after Redis lost it (restarted without persistence, flushed,
+    /// replaced); workers then finish it.
+    Resume(ResumeArgs),
     /// Check a source file and write its program artifact (`docs/artifact.md`).
     Compile(CompileArgs),
     /// Check the program's rules for every parameter value (single
@@ -145,7 +149,8 @@ impl Command {
             | Command::Worker(_)
             | Command::Status(_)
             | Command::Collect(_)
-            | Command::Trace(_) => None,
+            | Command::Trace(_)
+            | Command::Resume(_) => None,
         }
     }
 
@@ -171,7 +176,8 @@ impl Command {
             | Command::Explain(_)
             | Command::Worker(_)
             | Command::Collect(_)
-            | Command::Trace(_) => false,
+            | Command::Trace(_)
+            | Command::Resume(_) => false,
         };
         if json {
             Format::Json
@@ -203,6 +209,7 @@ fn run(cli: &Cli, global: &GlobalOpts) -> Result<(), CliError> {
         Command::Status(args) => commands::status::run(args, global),
         Command::Collect(args) => commands::collect::run(args, global),
         Command::Trace(args) => commands::trace::run(args, global),
+        Command::Resume(args) => commands::resume::run(args, global),
     }
 }
 

@@ -11,6 +11,7 @@
 //! - [`record`]: the run record workers read;
 //! - [`submit`]: uploads inputs, records the run, seeds the roots;
 //! - [`worker`]: the worker loop (leases, renewals, take-overs, faults);
+//! - [`resume`]: a run rebuilt in Redis from its store's done markers;
 //! - [`status`]: what a run is doing, and why it waits;
 //! - [`collect`]: the outputs as `.npy`, as `lpkc run` writes them;
 //! - [`tiles`]: a run's tile store and the workers' tile cache;
@@ -26,6 +27,7 @@ pub mod faults;
 pub mod ids;
 pub mod protocol;
 pub mod record;
+pub mod resume;
 pub mod status;
 pub mod submit;
 pub mod tiles;
@@ -33,3 +35,5 @@ pub mod trace;
 pub mod worker;
 
 pub use error::ClusterError;
+/// The Redis client, for callers that talk to Redis beside the protocol.
+pub use redis;

@@ -80,7 +80,9 @@ impl Keys {
 /// Completes a task. ARGV: prefix, stream entry id (or empty), task,
 /// now (ms), then (child, tile, in-degree) triples. Returns `{fresh,
 /// released, state}`: whether the task was newly done, how many children
-/// it released, and the run's state before the call.
+/// it released, and the run's state before the call. Only a running run
+/// counts; a finished or failed one only acknowledges the entry; a run
+/// without a record (lost, or being resumed) leaves it pending.
 pub const COMPLETE: &str = r#"
 local p = ARGV[1]
 local meta = p .. 'meta'
@@ -112,7 +114,9 @@ if state == 'running' then
     end
   end
 end
-if msg ~= '' then
+-- A run this Redis does not know (yet: `lpkc resume` is rebuilding it)
+-- keeps the entry pending, so it is taken over once the run is back.
+if msg ~= '' and state then
   redis.pcall('XACK', q, 'w', msg)
   redis.pcall('XDEL', q, msg)
 end

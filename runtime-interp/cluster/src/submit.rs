@@ -173,6 +173,7 @@ pub fn submit(
             "block": s.block,
             "kernels": s.kernels.as_str(),
             "tasks": total,
+            "max_expiries": s.max_expiries,
             "created_ms": now_ms(),
         });
         let put = |key: &str, bytes: Vec<u8>| {

@@ -16,6 +16,7 @@ pub mod lint;
 pub mod plans;
 pub mod query;
 pub mod repl;
+pub mod resume;
 pub mod run;
 pub mod stats;
 pub mod status;

@@ -424,10 +424,16 @@ fn wait_finished(redis: &str, run: &str, deadline: Duration, pool: &mut Workers)
         if s["state"] != "running" {
             return s;
         }
-        assert!(
-            started.elapsed() < deadline,
-            "run {run} still running after {deadline:?}: {s}"
-        );
+        if started.elapsed() >= deadline {
+            let blocked = lpkc()
+                .args(["status", run, "--redis", redis, "--blocked", "--lease", "1"])
+                .output()
+                .expect("lpkc status --blocked");
+            panic!(
+                "run {run} still running after {deadline:?}:\n{}",
+                String::from_utf8_lossy(&blocked.stdout)
+            );
+        }
         pool.replace_exited();
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -832,4 +838,66 @@ fn status_blocked_says_what_a_stalled_run_waits_for() {
         text.contains("waits for") && text.contains("running"),
         "{text}"
     );
+}
+
+#[test]
+fn a_run_lost_by_redis_resumes_from_its_done_markers() {
+    let redis = redis_db(10);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let args = ["--block", "128", "--input", "A=spd:2048"];
+    let emb = tmp.path().join("embedded");
+    embedded(&example("cholesky.lpk"), &args, &emb);
+    let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
+    let mut pool = Workers::new(&redis, &store, &["--lease", "2", "--idle", "60"]);
+    pool.spawn();
+    pool.spawn();
+    let started = Instant::now();
+    loop {
+        let s = status(&redis, &run);
+        assert!(
+            s["state"] == "running",
+            "finished before Redis could lose it: {s}"
+        );
+        if s["tasks_done"].as_u64().unwrap_or(0) >= 150 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "{s}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Redis loses everything while workers run (they keep running).
+    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
+    r.query::<()>(&cluster::redis::cmd("FLUSHDB"), "flush")
+        .expect("FLUSHDB");
+    let out = lpkc()
+        .args(["status", &run, "--redis", &redis])
+        .output()
+        .expect("lpkc status");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no run"));
+    // Resume from the store; the same workers pick the run up again.
+    let out = lpkc()
+        .args(["resume", &run, "--redis", &redis, "--store", &store.url()])
+        .output()
+        .expect("lpkc resume");
+    let said = ok(&out, "lpkc resume");
+    assert!(said.contains("tasks done"), "{said}");
+    let s = status(&redis, &run);
+    let done_after_resume = s["tasks_done"].as_u64().unwrap_or(0);
+    assert!(
+        done_after_resume >= 150,
+        "resume found fewer done tasks than were done: {s}"
+    );
+    // Resuming a run Redis holds is refused.
+    let out = lpkc()
+        .args(["resume", &run, "--redis", &redis, "--store", &store.url()])
+        .output()
+        .expect("lpkc resume");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("still in Redis"));
+    let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
+    assert_eq!(s["state"], "done", "{s}");
+    let dist = tmp.path().join("distributed");
+    collect(&redis, &store, &run, &dist);
+    assert_same_outputs(&emb, &dist);
 }

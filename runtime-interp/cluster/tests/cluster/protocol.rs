@@ -200,3 +200,45 @@ fn leases_are_renewed_by_their_holder_and_taken_over_when_they_expire() {
     assert_eq!(pending.len(), 1);
     assert_eq!((pending[0].1.as_str(), pending[0].3), ("b", 2));
 }
+
+#[test]
+fn completing_a_task_of_an_unknown_run_leaves_its_entry_pending() {
+    let mut r = Redis::open(&services::redis_url()).expect("the test Redis");
+    let s = Script::new(COMPLETE);
+    let (_run, keys) = fresh_run(&mut r, "u", 2);
+    let id: String = r
+        .query(
+            redis::cmd("XADD")
+                .arg(keys.queue())
+                .arg("*")
+                .arg("t")
+                .arg("0:"),
+            "t",
+        )
+        .expect("XADD");
+    let _: redis::Value = r
+        .query(
+            redis::cmd("XREADGROUP")
+                .arg("GROUP")
+                .arg(GROUP)
+                .arg("a")
+                .arg("STREAMS")
+                .arg(keys.queue())
+                .arg(">"),
+            "t",
+        )
+        .expect("XREADGROUP");
+    // The record is gone (Redis lost it, `lpkc resume` has not written it yet).
+    let _: () = r
+        .query(redis::cmd("DEL").arg(keys.meta()), "t")
+        .expect("DEL");
+    let args = [keys.prefix.as_str(), id.as_str(), "0:", "0"];
+    let got: (i64, i64, String) = r.script(&s, &args, "complete").expect("COMPLETE");
+    assert_eq!(got, (0, 0, String::new()));
+    assert_eq!(
+        int(&mut r, redis::cmd("XLEN").arg(keys.queue())),
+        1,
+        "the entry was deleted"
+    );
+    assert_eq!(int(&mut r, redis::cmd("SCARD").arg(keys.done())), 0);
+}

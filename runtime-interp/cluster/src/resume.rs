@@ -1,0 +1,332 @@
+//! `lpkc resume`: rebuilds a run's state in Redis from its store alone,
+//! after Redis lost it (restarted without persistence, flushed, replaced).
+//!
+//! The store holds the run's manifest and artifact (written by `submit`)
+//! and a done marker per completed task (written by the worker after the
+//! task's outputs, before completing it). From the markers alone:
+//! - the finished set is the markers;
+//! - every waiting task's counter is the set of tiles its finished parents
+//!   wrote: the children of the finished tasks, from the children plans
+//!   (only the frontier is visited, never the whole DAG's edges);
+//! - the ready queue is the tasks whose counter reaches their in-degree
+//!   (from the parents plans), plus the roots not finished (one pass over
+//!   the iteration domain asking the parents plans, as `submit` does).
+//!
+//! A task whose outputs were written but whose marker was not runs again
+//! and writes the same bits; a marker whose completion never reached Redis
+//! counts as done, which is right since its outputs came first.
+
+use crate::conn::Redis;
+use crate::error::ClusterError;
+use crate::ids::{task_id, tile_id};
+use crate::protocol::{Keys, GROUP, RUNS};
+use crate::record::{now_ms, Kernels, RunRecord, RunState};
+use crate::tiles::{check_store_url, open_run_store};
+use model::query::Engine;
+use model::task::{Task, Vars};
+use runtime::store::{BlobStore, TileStore};
+use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
+
+/// What a resumption rebuilt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resumed {
+    /// Tasks found done.
+    pub done: u64,
+    /// Tasks in the run.
+    pub total: u64,
+    /// Tasks put into the ready queue.
+    pub ready: u64,
+    /// Waiting tasks with some parents counted.
+    pub waiting: u64,
+}
+
+/// Reads a done marker's key back: `done/STMT=V1,V2`.
+pub fn parse_marker(key: &str) -> Option<Task> {
+    let rest = key.rsplit('/').next()?;
+    let (stmt, vars) = rest.split_once('=')?;
+    let stmt: u32 = stmt.parse().ok()?;
+    let vars: Vec<i64> = if vars.is_empty() {
+        Vec::new()
+    } else {
+        vars.split(',')
+            .map(|v| v.parse().ok())
+            .collect::<Option<_>>()?
+    };
+    Some(Task {
+        stmt,
+        vars: Vars::from(&vars[..]),
+    })
+}
+
+/// Rebuilds run `run` in Redis from store `store`; refuses when Redis
+/// still holds the run (unless `force`).
+pub fn resume(
+    redis: &mut Redis,
+    run: &str,
+    store_url: &str,
+    force: bool,
+    note: &mut dyn FnMut(&str),
+) -> Result<Resumed, ClusterError> {
+    crate::error::check_run_id(run)?;
+    check_store_url(store_url)?;
+    let keys = Keys::new(run);
+    let exists: i64 = redis.query(redis::cmd("EXISTS").arg(keys.meta()), "looking for the run")?;
+    if exists == 1 && !force {
+        return Err(ClusterError::Refused(format!(
+            "run {run} is still in Redis at {}: resume rebuilds a run Redis lost (give --force to rebuild it anyway)",
+            redis.url()
+        )));
+    }
+    let store = open_run_store(store_url, run)?;
+    let store_err = |source| ClusterError::Store {
+        store: store.describe(),
+        source: Box::new(source),
+    };
+    let missing = |what: &str| {
+        ClusterError::Refused(format!(
+            "{}/{what} is missing: is {run} a run submitted to this store?",
+            store.describe()
+        ))
+    };
+    let manifest = store
+        .get_bytes("manifest.json")
+        .map_err(store_err)?
+        .ok_or_else(|| missing("manifest.json"))?;
+    let manifest: serde_json::Value = serde_json::from_slice(&manifest).map_err(|e| {
+        ClusterError::Refused(format!(
+            "{}/manifest.json is not JSON: {e}",
+            store.describe()
+        ))
+    })?;
+    let artifact = store
+        .get_bytes("program.lpka")
+        .map_err(store_err)?
+        .ok_or_else(|| missing("program.lpka"))?;
+    let bad = |field: &'static str| ClusterError::BadRecord {
+        run: run.to_string(),
+        field,
+        why: "missing or wrong in manifest.json".into(),
+    };
+    let block = manifest["block"]
+        .as_u64()
+        .filter(|&b| b > 0)
+        .ok_or_else(|| bad("block"))? as usize;
+    let kernels = match manifest["kernels"].as_str() {
+        Some("standard") => Kernels::Standard,
+        _ => return Err(bad("kernels")),
+    };
+    let max_expiries = manifest["max_expiries"]
+        .as_u64()
+        .unwrap_or(3)
+        .min(u64::from(u32::MAX)) as u32;
+    let params: Vec<(String, i64)> = manifest["params"]
+        .as_object()
+        .ok_or_else(|| bad("params"))?
+        .iter()
+        .map(|(k, v)| {
+            v.as_i64()
+                .map(|v| (k.clone(), v))
+                .ok_or_else(|| bad("params"))
+        })
+        .collect::<Result<_, _>>()?;
+    let program = model::artifact::decode(&artifact)
+        .map(|l| l.artifact.program)
+        .map_err(|source| ClusterError::Artifact {
+            run: run.to_string(),
+            source: Box::new(source),
+        })?;
+    let inst = program.bind(&params).map_err(|source| ClusterError::Bind {
+        run: run.to_string(),
+        source: Box::new(source),
+    })?;
+    let total = inst
+        .count_tasks(model::task::COUNT_BUDGET)
+        .map_err(|e| ClusterError::Refused(format!("cannot count the run's tasks: {e}")))?
+        .total();
+    let mut engine = Engine::new(&inst);
+
+    // The finished set.
+    let keys_listed = store.list("done").map_err(store_err)?;
+    let mut done: HashSet<Task> = HashSet::with_capacity(keys_listed.len());
+    let mut skipped = Vec::new();
+    for k in &keys_listed {
+        // Anything else under done/ (a write a crash left half-way, a
+        // file someone put there) is reported, not taken for a task.
+        match parse_marker(k).filter(|t| engine.check_task(t).is_ok()) {
+            Some(task) => {
+                done.insert(task);
+            }
+            None => skipped.push(k.clone()),
+        }
+    }
+    if !skipped.is_empty() {
+        note(&format!(
+            "ignored {} object(s) under done/ that are not done markers of this run's tasks, e.g. {}",
+            skipped.len(),
+            skipped[0]
+        ));
+    }
+    note(&format!(
+        "{} of {total} tasks have done markers",
+        done.len()
+    ));
+
+    // The frontier: children of finished tasks that are not finished.
+    let mut counted: HashMap<Task, HashSet<String>> = HashMap::new();
+    for t in &done {
+        let mut edges = Vec::new();
+        engine.for_each_child(t, &mut |stmt, vars, matrix, tile| {
+            edges.push((
+                Task {
+                    stmt,
+                    vars: vars.into(),
+                },
+                tile_id(matrix, tile),
+            ));
+        })?;
+        for (child, tile) in edges {
+            if !done.contains(&child) {
+                counted.entry(child).or_default().insert(tile);
+            }
+        }
+    }
+    let mut ready: Vec<Task> = Vec::new();
+    let mut waiting: Vec<(Task, Vec<String>)> = Vec::new();
+    for (child, tiles) in counted {
+        let d = engine.in_degree(&child)?;
+        if tiles.len() >= d {
+            ready.push(child);
+        } else {
+            waiting.push((child, tiles.into_iter().collect()));
+        }
+    }
+    // Roots not finished.
+    let mut failure = None;
+    inst.for_each_task(&mut |t| {
+        if !done.contains(t) {
+            match engine.has_parent(t) {
+                Ok(true) => {}
+                Ok(false) => ready.push(t.clone()),
+                Err(e) => {
+                    failure = Some(e);
+                    return ControlFlow::Break(());
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    })?;
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+    ready.sort_by(|a, b| program.sequential_cmp(a, b));
+
+    // Write the state: the finished set and the counters, the record, then
+    // the ready queue, and the run's announcement last.
+    let pattern = keys.pattern();
+    let old: Vec<String> = redis.query(
+        redis::cmd("KEYS").arg(&pattern),
+        "clearing the run's old keys",
+    )?;
+    for chunk in old.chunks(1000) {
+        redis.query::<()>(redis::cmd("DEL").arg(chunk), "clearing the run's old keys")?;
+    }
+    let done_ids: Vec<String> = done.iter().map(task_id).collect();
+    for chunk in done_ids.chunks(1000) {
+        let mut pipe = redis::pipe();
+        pipe.cmd("SADD").arg(keys.done()).arg(chunk).ignore();
+        pipe.cmd("SADD").arg(keys.enqueued()).arg(chunk).ignore();
+        redis.pipe::<()>(&pipe, "restoring the finished tasks")?;
+    }
+    for chunk in waiting.chunks(1000) {
+        let mut pipe = redis::pipe();
+        for (t, tiles) in chunk {
+            pipe.cmd("SADD")
+                .arg(format!("{}e:{}", keys.prefix, task_id(t)))
+                .arg(tiles)
+                .ignore();
+        }
+        redis.pipe::<()>(&pipe, "restoring the waiting tasks' counters")?;
+    }
+    let finished = done.len() as u64 >= total;
+    let record = RunRecord {
+        id: run.to_string(),
+        artifact,
+        program: program.name.clone(),
+        params: inst.params.clone(),
+        block,
+        store: store_url.to_string(),
+        kernels,
+        total,
+        done: done.len() as u64,
+        state: if finished {
+            RunState::Done
+        } else {
+            RunState::Running
+        },
+        max_expiries,
+        created_ms: manifest["created_ms"].as_u64().unwrap_or_else(now_ms),
+        finished_ms: None,
+        error: None,
+    };
+    let mut hset = redis::cmd("HSET");
+    hset.arg(keys.meta());
+    for (field, value) in record.fields() {
+        hset.arg(field).arg(value);
+    }
+    redis.query::<()>(&hset, "writing the run record")?;
+    // The queue last: a worker may read it at once, and completing a task
+    // needs the record.
+    redis.query::<()>(
+        redis::cmd("XGROUP")
+            .arg("CREATE")
+            .arg(keys.queue())
+            .arg(GROUP)
+            .arg("0")
+            .arg("MKSTREAM"),
+        "creating the ready stream",
+    )?;
+    let ready_ids: Vec<String> = ready.iter().map(task_id).collect();
+    for chunk in ready_ids.chunks(1000) {
+        let mut pipe = redis::pipe();
+        for id in chunk {
+            pipe.cmd("XADD")
+                .arg(keys.queue())
+                .arg("*")
+                .arg("t")
+                .arg(id)
+                .ignore();
+        }
+        pipe.cmd("SADD").arg(keys.enqueued()).arg(chunk).ignore();
+        redis.pipe::<()>(&pipe, "restoring the ready tasks")?;
+    }
+    if !finished {
+        redis.query::<()>(redis::cmd("SADD").arg(RUNS).arg(run), "announcing the run")?;
+    }
+    Ok(Resumed {
+        done: done.len() as u64,
+        total,
+        ready: ready_ids.len() as u64,
+        waiting: waiting.len() as u64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tiles::marker_key;
+
+    #[test]
+    fn markers_round_trip() {
+        for vars in [vec![], vec![0], vec![3, -1, 12]] {
+            let t = Task {
+                stmt: 4,
+                vars: Vars::from(&vars[..]),
+            };
+            assert_eq!(parse_marker(&marker_key(&t)), Some(t));
+        }
+        for bad in ["done/x=1", "done/1", "done/1=a", "done/1=1,,2"] {
+            assert_eq!(parse_marker(bad), None, "{bad}");
+        }
+    }
+}
