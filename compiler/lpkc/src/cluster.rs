@@ -56,6 +56,8 @@ pub fn status_json(s: &Status) -> serde_json::Value {
         "tasks_per_second": s.rate,
         "ready_unclaimed": s.unclaimed,
         "claimed": s.claimed,
+        "store_bytes": r.stored_bytes,
+        "store_peak_bytes": r.peak_bytes,
         "error": s.error.as_ref().map(|(t, m)| serde_json::json!({
             "task": task_value(&s.program, t),
             "message": m,

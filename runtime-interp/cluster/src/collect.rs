@@ -1,7 +1,8 @@
 //! `lpkc collect`: a finished run's outputs, from its store into a
 //! directory, exactly as `lpkc run --output-dir` writes them: each output
 //! matrix that forms a grid of tiles as `DIR/M.npy`, any other as its
-//! tiles with an `index.json`, and `DIR/_SUCCESS` last.
+//! tiles with an `index.json`, and `DIR/_SUCCESS` last. It also deletes the
+//! dead tiles that workers killed at the wrong moment left in the store.
 
 use crate::conn::Redis;
 use crate::error::ClusterError;
@@ -47,6 +48,30 @@ pub fn collect(redis: &mut Redis, run: &str, dir: &Path) -> Result<Vec<Written>,
             source: Box::new(source),
         })?;
     let store = open_run_store(&record.store, run)?;
+    // Dead tiles a killed worker did not get to delete.
+    let keys = crate::protocol::Keys::new(run);
+    let dead: Vec<String> = redis.query(
+        redis::cmd("SMEMBERS").arg(keys.dead()),
+        "reading the dead tiles",
+    )?;
+    for id in &dead {
+        let tile = crate::ids::parse_tile(id).map_err(|source| ClusterError::BadId {
+            run: run.to_string(),
+            source,
+        })?;
+        if let Some(decl) = program.matrices.get(tile.matrix as usize) {
+            store
+                .delete(&decl.name, &tile.index)
+                .map_err(|source| ClusterError::Store {
+                    store: store.describe(),
+                    source: Box::new(source),
+                })?;
+        }
+        redis.query::<()>(
+            redis::cmd("SREM").arg(keys.dead()).arg(id),
+            "forgetting a deleted tile",
+        )?;
+    }
     let io = |path: &Path, e: &dyn std::fmt::Display| ClusterError::Output {
         path: path.display().to_string(),
         why: e.to_string(),

@@ -15,6 +15,12 @@
 //! - `enq` (set): the tasks ever put into `q` (roots and released children);
 //! - `e:TASK` (set): for a task still waiting, the tiles of the parent
 //!   edges counted so far;
+//! - `r:TILE` (set): for a stored tile that is neither an output nor kept,
+//!   the tasks that read it so far; at its reader count (from the readers
+//!   plans) the tile is dead and its last reader deletes it;
+//! - `dead` (set): dead tiles not yet deleted from the store (the last
+//!   reader removes a tile from it once deleted; `collect` deletes what a
+//!   killed worker left);
 //! - `trace` (stream): one entry per task execution ([`crate::trace`]).
 //!
 //! [`COMPLETE`] is the one step that changes the DAG's state, atomically:
@@ -35,7 +41,7 @@ pub const GROUP: &str = "w";
 
 /// The version of this protocol, recorded in every run; a worker refuses
 /// runs of another version.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// The keys of one run.
 #[derive(Clone, Debug)]
@@ -67,6 +73,10 @@ impl Keys {
     pub fn enqueued(&self) -> String {
         format!("{}enq", self.prefix)
     }
+    /// Dead tiles not yet deleted from the store.
+    pub fn dead(&self) -> String {
+        format!("{}dead", self.prefix)
+    }
     /// The timeline: one entry per task execution.
     pub fn trace(&self) -> String {
         format!("{}trace", self.prefix)
@@ -78,24 +88,36 @@ impl Keys {
 }
 
 /// Completes a task. ARGV: prefix, stream entry id (or empty), task,
-/// now (ms), then (child, tile, in-degree) triples. Returns `{fresh,
-/// released, state}`: whether the task was newly done, how many children
-/// it released, and the run's state before the call. Only a running run
-/// counts; a finished or failed one only acknowledges the entry; a run
-/// without a record (lost, or being resumed) leaves it pending.
+/// now (ms), bytes the task stored, the number E of edges, then E
+/// (child, tile, in-degree) triples, then (tile, readers, bytes) triples
+/// for the stored tiles the task read that may be deleted after their last
+/// reader. Returns `{fresh, released, state, tiles to delete...}`: whether
+/// the task was newly done, how many children it released, the run's
+/// state before the call, and the tiles whose last reader this was. Only a
+/// running run counts; a finished or failed one only acknowledges the
+/// entry; a run without a record (lost, or being resumed) leaves it
+/// pending.
 pub const COMPLETE: &str = r#"
 local p = ARGV[1]
 local meta = p .. 'meta'
 local q = p .. 'q'
 local msg = ARGV[2]
 local state = redis.call('HGET', meta, 'state')
-local fresh = 0
-local released = 0
+local out = {0, 0, state or ''}
 if state == 'running' then
-  fresh = redis.call('SADD', p .. 'done', ARGV[3])
+  local fresh = redis.call('SADD', p .. 'done', ARGV[3])
+  out[1] = fresh
   if fresh == 1 then
     local done = redis.call('HINCRBY', meta, 'done', 1)
-    for i = 5, #ARGV - 2, 3 do
+    local stored = redis.call('HINCRBY', meta, 'stored_bytes', tonumber(ARGV[5]))
+    -- The outputs are stored before the dead tiles are deleted.
+    if stored > tonumber(redis.call('HGET', meta, 'peak_bytes') or '0') then
+      redis.call('HSET', meta, 'peak_bytes', stored)
+    end
+    local n = tonumber(ARGV[6])
+    local released = 0
+    local last = 6 + 3 * n
+    for i = 7, last, 3 do
       local child = ARGV[i]
       if redis.call('SISMEMBER', p .. 'enq', child) == 0 then
         local ek = p .. 'e:' .. child
@@ -108,19 +130,28 @@ if state == 'running' then
         end
       end
     end
+    out[2] = released
+    for i = last + 1, #ARGV - 2, 3 do
+      local rk = p .. 'r:' .. ARGV[i]
+      if redis.call('SADD', rk, ARGV[3]) == 1
+          and redis.call('SCARD', rk) >= tonumber(ARGV[i + 1]) then
+        redis.call('DEL', rk)
+        redis.call('SADD', p .. 'dead', ARGV[i])
+        stored = redis.call('HINCRBY', meta, 'stored_bytes', -tonumber(ARGV[i + 2]))
+        table.insert(out, ARGV[i])
+      end
+    end
     if done >= tonumber(redis.call('HGET', meta, 'total')) then
       redis.call('HSET', meta, 'state', 'done', 'finished_ms', ARGV[4])
       redis.call('SREM', 'lpk:runs', redis.call('HGET', meta, 'id'))
     end
   end
 end
--- A run this Redis does not know (yet: `lpkc resume` is rebuilding it)
--- keeps the entry pending, so it is taken over once the run is back.
 if msg ~= '' and state then
   redis.pcall('XACK', q, 'w', msg)
   redis.pcall('XDEL', q, msg)
 end
-return {fresh, released, state or ''}
+return out
 "#;
 
 /// Fails a run (once: the first error wins). ARGV: prefix, task, message,

@@ -80,6 +80,13 @@ pub struct RunRecord {
     pub finished_ms: Option<u64>,
     /// The failed task's id and the error, if it failed.
     pub error: Option<(String, String)>,
+    /// Keep intermediate tiles (`--keep-intermediates`).
+    pub keep: bool,
+    /// Bytes of tile data in the store now (inputs uploaded, tiles written,
+    /// dead tiles deleted).
+    pub stored_bytes: i64,
+    /// The most bytes of tile data the store held at once.
+    pub peak_bytes: i64,
 }
 
 /// Milliseconds since the Unix epoch.
@@ -108,6 +115,16 @@ impl RunRecord {
             ("state", self.state.as_str().as_bytes().to_vec()),
             ("max_expiries", self.max_expiries.to_string().into_bytes()),
             ("created_ms", self.created_ms.to_string().into_bytes()),
+            (
+                "keep",
+                if self.keep {
+                    b"1".to_vec()
+                } else {
+                    b"0".to_vec()
+                },
+            ),
+            ("stored_bytes", self.stored_bytes.to_string().into_bytes()),
+            ("peak_bytes", self.peak_bytes.to_string().into_bytes()),
         ]
     }
 
@@ -150,6 +167,11 @@ impl RunRecord {
                     ),
                 )
             })
+        };
+        let signed = |field: &'static str| -> i64 {
+            map.get(field)
+                .and_then(|b| std::str::from_utf8(b).ok()?.parse().ok())
+                .unwrap_or(0)
         };
         let protocol = number("protocol")?;
         if protocol != u64::from(PROTOCOL) {
@@ -210,6 +232,9 @@ impl RunRecord {
                 .get("finished_ms")
                 .and_then(|b| std::str::from_utf8(b).ok()?.parse().ok()),
             error,
+            keep: text("keep")? == "1",
+            stored_bytes: signed("stored_bytes"),
+            peak_bytes: signed("peak_bytes"),
         })
     }
 

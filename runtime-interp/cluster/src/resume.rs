@@ -268,6 +268,10 @@ pub fn resume(
         created_ms: manifest["created_ms"].as_u64().unwrap_or_else(now_ms),
         finished_ms: None,
         error: None,
+        keep: manifest["keep_intermediates"].as_bool().unwrap_or(false),
+        // Tile bytes are counted from the resumption on.
+        stored_bytes: 0,
+        peak_bytes: 0,
     };
     let mut hset = redis::cmd("HSET");
     hset.arg(keys.meta());

@@ -3,7 +3,7 @@
 //! In order: the inputs are opened and checked and the instance bound
 //! exactly as `lpkc run` does ([`runtime::job::prepare`]); the instance is
 //! counted (a run of more than [`MAX_TASKS`] tasks is refused before
-//! anything is uploaded); the input tiles are uploaded to the store under
+//! anything is uploaded); the input tiles some task reads are uploaded to the store under
 //! the run's id as `.npy`; the run record is written; the roots (tasks
 //! without parents, found by the parents plans in one pass) are put into
 //! the ready stream; and the run is added to the set workers poll, last,
@@ -48,6 +48,8 @@ pub struct Submission<'a> {
     pub kernels: Kernels,
     /// Lease expiries allowed per task before the run fails.
     pub max_expiries: u32,
+    /// Keep intermediate tiles after their last reader.
+    pub keep_intermediates: bool,
 }
 
 /// A submitted run.
@@ -114,16 +116,35 @@ pub fn submit(
         .map_err(|e| ClusterError::Refused(format!("cannot encode the program: {e}")))?;
     // Input tiles, unless the kernels read nothing.
     let mut input_tiles = 0u64;
+    let mut input_bytes = 0i64;
     if s.kernels == Kernels::Standard {
         let store = open_run_store(s.store, &run)?;
         let source = InputSource::new(program, &prepared.inputs, s.block);
         let mut jobs: Vec<(u32, Vec<i64>)> = Vec::new();
+        let mut readers_engine = Engine::new(inst);
         for (m, decl) in program.matrices.iter().enumerate() {
             if decl.role != Role::Input {
                 continue;
             }
+            // Only the tiles some task reads.
             let extents = inst.extents.get(m).cloned().unwrap_or_default();
-            grid(&extents, &mut |idx| jobs.push((m as u32, idx.to_vec())));
+            let mut failure = None;
+            grid(&extents, &mut |idx| {
+                let tile = model::task::TileRef {
+                    matrix: m as u32,
+                    index: idx.to_vec(),
+                };
+                match readers_engine.readers(&tile) {
+                    Ok(r) if r.is_empty() => {}
+                    Ok(_) => jobs.push((m as u32, idx.to_vec())),
+                    Err(e) => {
+                        failure.get_or_insert(e);
+                    }
+                }
+            });
+            if let Some(e) = failure {
+                return Err(e.into());
+            }
         }
         note(&format!(
             "uploading {} input tiles to {}",
@@ -131,6 +152,7 @@ pub fn submit(
             store.describe()
         ));
         let failed = std::sync::Mutex::new(None);
+        let uploaded = std::sync::atomic::AtomicU64::new(0);
         let next = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|scope| {
             for _ in 0..4 {
@@ -144,6 +166,10 @@ pub fn submit(
                             ClusterError::Refused(format!("input tile {name}{idx:?}: {e}"))
                         })
                         .and_then(|tile| {
+                            uploaded.fetch_add(
+                                (tile.nrows() * tile.ncols() * 8) as u64,
+                                std::sync::atomic::Ordering::Relaxed,
+                            );
                             store
                                 .put(name, idx, tile)
                                 .map_err(|source| ClusterError::Store {
@@ -163,6 +189,7 @@ pub fn submit(
             return Err(e);
         }
         input_tiles = jobs.len() as u64;
+        input_bytes = uploaded.into_inner() as i64;
         // The run's manifest and program beside its tiles.
         let manifest = serde_json::json!({
             "run": run,
@@ -174,6 +201,7 @@ pub fn submit(
             "kernels": s.kernels.as_str(),
             "tasks": total,
             "max_expiries": s.max_expiries,
+            "keep_intermediates": s.keep_intermediates,
             "created_ms": now_ms(),
         });
         let put = |key: &str, bytes: Vec<u8>| {
@@ -226,6 +254,9 @@ pub fn submit(
         created_ms: now_ms(),
         finished_ms: None,
         error: None,
+        keep: s.keep_intermediates,
+        stored_bytes: input_bytes,
+        peak_bytes: input_bytes,
     };
     let mut hset = redis::cmd("HSET");
     hset.arg(keys.meta());

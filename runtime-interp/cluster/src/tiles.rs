@@ -120,6 +120,14 @@ impl TileCache {
         }
     }
 
+    /// Forgets one tile.
+    pub fn remove(&self, run: &Arc<str>, matrix: u32, index: &[i64]) {
+        let mut inner = self.lock();
+        if let Some(t) = inner.map.pop(&(run.clone(), matrix, index.to_vec())) {
+            inner.bytes -= bytes_of(&t);
+        }
+    }
+
     /// Forgets every tile of a run (it finished or failed).
     pub fn forget_run(&self, run: &str) {
         let mut inner = self.lock();

@@ -116,6 +116,8 @@ struct RunCtx {
     noop: bool,
     store: Option<ObjectStoreTiles>,
     max_expiries: u32,
+    /// Keep intermediate tiles (else a dead one is deleted by its last reader).
+    keep: bool,
 }
 
 /// Tasks a worker holds: run → entry id → (consumer, renew?).
@@ -425,6 +427,7 @@ fn load_run(r: &mut Redis, id: &str) -> Result<RunCtx, ClusterError> {
         noop: rec.kernels == Kernels::Noop,
         store,
         max_expiries: rec.max_expiries,
+        keep: rec.keep,
     })
 }
 
@@ -584,6 +587,18 @@ struct Scripts<'a> {
 enum TaskFailure {
     /// The run must fail: the task and why.
     Run(String),
+    /// A tile it reads is gone from the store: right if another worker
+    /// completed the task meanwhile (its last reader deleted the tile),
+    /// else the run fails with this message.
+    Missing(String),
+}
+
+/// What running a task gives: the arguments of its completion after the
+/// fixed ones, and the bytes it read and wrote.
+struct Ran {
+    args: Vec<String>,
+    read: u64,
+    written: u64,
 }
 
 /// Runs a batch of entries of one run, then completes them in one
@@ -686,14 +701,18 @@ fn run_held(
         }
         let start_us = now_us();
         match run_task(sh, ctx, &inst, &mut engine, &task, dice) {
-            Ok((edges, read, written)) => {
+            Ok(Ran {
+                args: rest,
+                read,
+                written,
+            }) => {
                 let mut args = vec![
                     ctx.keys.prefix.clone(),
                     e.id.clone(),
                     e.task.clone(),
                     now_ms().to_string(),
                 ];
-                args.extend(edges);
+                args.extend(rest);
                 let event = TraceEvent {
                     task: e.task.clone(),
                     worker: consumer_of(sh, ctx, &e.id),
@@ -706,8 +725,41 @@ fn run_held(
                 completions.push((args, ctx.keys.trace(), event));
             }
             Err(TaskFailure::Run(msg)) => {
-                flush(sh, r, scripts, &completions)?;
+                flush(sh, r, scripts, ctx, &completions)?;
                 return fail_run(sh, r, scripts, ctx, &e.task, &msg);
+            }
+            Err(TaskFailure::Missing(msg)) => {
+                flush(sh, r, scripts, ctx, &completions)?;
+                completions.clear();
+                sh.round_trips.fetch_add(1, Ordering::Relaxed);
+                let done: i64 = r.query(
+                    redis::cmd("SISMEMBER").arg(ctx.keys.done()).arg(&e.task),
+                    "checking whether a task is done",
+                )?;
+                if done == 1 {
+                    // Another worker completed it and its last reader
+                    // deleted a tile this copy needed: acknowledge it.
+                    let args = vec![
+                        ctx.keys.prefix.clone(),
+                        e.id.clone(),
+                        e.task.clone(),
+                        now_ms().to_string(),
+                        "0".to_string(),
+                        "0".to_string(),
+                    ];
+                    let event = TraceEvent {
+                        task: e.task.clone(),
+                        worker: consumer_of(sh, ctx, &e.id),
+                        start_us,
+                        end_us: now_us(),
+                        read_bytes: 0,
+                        written_bytes: 0,
+                        retry: true,
+                    };
+                    completions.push((args, ctx.keys.trace(), event));
+                } else {
+                    return fail_run(sh, r, scripts, ctx, &e.task, &msg);
+                }
             }
         }
         worked(sh);
@@ -719,7 +771,7 @@ fn run_held(
     } else {
         ((0.005 / per_task) as usize).clamp(1, 64)
     };
-    flush(sh, r, scripts, &completions)
+    flush(sh, r, scripts, ctx, &completions)
 }
 
 /// A task to complete: the script's arguments, the run's trace key and
@@ -749,6 +801,7 @@ fn flush(
     sh: &Shared<'_>,
     r: &mut Redis,
     scripts: &Scripts<'_>,
+    ctx: &RunCtx,
     completions: &[Completion],
 ) -> Result<(), ClusterError> {
     if completions.is_empty() {
@@ -764,15 +817,32 @@ fn flush(
     let give_up = Instant::now() + sh.cfg.idle.max(Duration::from_secs(10));
     loop {
         sh.round_trips.fetch_add(1, Ordering::Relaxed);
-        match r.scripts::<Vec<(i64, i64, String)>>(&pipe, &[scripts.complete], "completing tasks") {
+        match r.scripts::<Vec<Vec<Value>>>(&pipe, &[scripts.complete], "completing tasks") {
             Ok(results) => {
-                for (fresh, _, state) in results {
+                let mut deleted: Vec<String> = Vec::new();
+                for result in results {
+                    let fresh = result.first().and_then(int).unwrap_or(0);
+                    let state = result.get(2).and_then(text).unwrap_or_default();
                     if state == RunState::Running.as_str() {
                         sh.tasks.fetch_add(1, Ordering::Relaxed);
                         if fresh == 0 {
                             sh.duplicates.fetch_add(1, Ordering::Relaxed);
                         }
                     }
+                    // Tiles whose last reader this was.
+                    for dead in result.iter().skip(3).filter_map(text) {
+                        if delete_dead(sh, ctx, &dead) {
+                            deleted.push(dead);
+                        }
+                    }
+                }
+                if !deleted.is_empty() {
+                    sh.round_trips.fetch_add(1, Ordering::Relaxed);
+                    // Best effort: what stays in the set is swept by `collect`.
+                    let _ = r.query::<()>(
+                        redis::cmd("SREM").arg(ctx.keys.dead()).arg(&deleted),
+                        "forgetting deleted tiles",
+                    );
                 }
                 return Ok(());
             }
@@ -785,6 +855,28 @@ fn flush(
                 wait = (wait * 2).min(Duration::from_secs(2));
             }
             Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Deletes a dead tile from the run's store and the cache; false if it
+/// could not (it stays in the run's `dead` set, for `collect` to sweep).
+fn delete_dead(sh: &Shared<'_>, ctx: &RunCtx, id: &str) -> bool {
+    let (Ok(tile), Some(store)) = (crate::ids::parse_tile(id), ctx.store.as_ref()) else {
+        return false;
+    };
+    let Some(decl) = ctx.program.matrices.get(tile.matrix as usize) else {
+        return false;
+    };
+    sh.cache.remove(&ctx.id, tile.matrix, &tile.index);
+    match retry(|| store.delete(&decl.name, &tile.index)) {
+        Ok(()) => true,
+        Err(e) => {
+            (sh.log)(&format!(
+                "could not delete dead tile {}: {e}",
+                ctx.program.tile_name(&tile)
+            ));
+            false
         }
     }
 }
@@ -848,10 +940,11 @@ fn run_task(
     engine: &mut Engine<'_, '_>,
     task: &Task,
     dice: &mut Dice,
-) -> Result<(Vec<String>, u64, u64), TaskFailure> {
+) -> Result<Ran, TaskFailure> {
     let program = &ctx.program;
     let mut read_bytes = 0u64;
     let mut written_bytes = 0u64;
+    let mut dead_candidates: Vec<(model::task::TileRef, u64)> = Vec::new();
     let name = || program.task_name(task).to_string();
     let query = |e: model::query::QueryError| TaskFailure::Run(format!("task {}: {e}", name()));
     if !ctx.noop {
@@ -862,6 +955,7 @@ fn run_task(
         let reads = engine.reads(task).map_err(query)?;
         let writes = engine.writes(task).map_err(query)?;
         let mut loaded: Vec<Arc<Tile>> = Vec::with_capacity(reads.len());
+        dead_candidates.reserve(reads.len());
         for t in &reads {
             let mname = &program.matrices[t.matrix as usize].name;
             let tile = match sh.cache.get(&ctx.id, t.matrix, &t.index) {
@@ -875,7 +969,7 @@ fn run_task(
                         ))
                     })?;
                     let tile = got.ok_or_else(|| {
-                        TaskFailure::Run(format!(
+                        TaskFailure::Missing(format!(
                             "task {}: tile {} is not in the store ({}); was the store cleared while the run ran?",
                             name(),
                             program.tile_name(t),
@@ -886,7 +980,11 @@ fn run_task(
                     tile
                 }
             };
-            read_bytes += (tile.nrows() * tile.ncols() * 8) as u64;
+            let bytes = (tile.nrows() * tile.ncols() * 8) as u64;
+            read_bytes += bytes;
+            if program.matrices[t.matrix as usize].role != model::program::Role::Output {
+                dead_candidates.push((t.clone(), bytes));
+            }
             loaded.push(tile);
         }
         let called = call_kernel(inst, &ctx.kernels, task, &reads, &loaded, None)
@@ -945,7 +1043,9 @@ fn run_task(
         })
         .map_err(query)?;
     let mut degrees: HashMap<Task, usize> = HashMap::new();
-    let mut out = Vec::with_capacity(edges.len() * 3);
+    let mut out = Vec::with_capacity(edges.len() * 3 + 1);
+    out.push(written_bytes.to_string());
+    out.push(edges.len().to_string());
     for (child, tile) in edges {
         let d = match degrees.get(&child) {
             Some(&d) => d,
@@ -959,5 +1059,24 @@ fn run_task(
         out.push(tile);
         out.push(d.to_string());
     }
-    Ok((out, read_bytes, written_bytes))
+    // The stored tiles it read that are neither outputs nor kept: each is
+    // deleted by the completion that makes its reader count complete.
+    if !ctx.noop && !ctx.keep {
+        let mut seen: Vec<&model::task::TileRef> = Vec::new();
+        for (t, bytes) in &dead_candidates {
+            if seen.contains(&t) {
+                continue;
+            }
+            seen.push(t);
+            let readers = engine.readers(t).map_err(query)?.len();
+            out.push(tile_id(t.matrix, &t.index));
+            out.push(readers.to_string());
+            out.push(bytes.to_string());
+        }
+    }
+    Ok(Ran {
+        args: out,
+        read: read_bytes,
+        written: written_bytes,
+    })
 }

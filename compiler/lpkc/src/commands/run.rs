@@ -81,6 +81,10 @@ pub struct RunArgs {
     /// absolute path, file:///abs/path or s3://bucket/prefix).
     #[arg(long, value_name = "URL", requires = "redis")]
     pub store: Option<String>,
+    /// With --redis: keep every intermediate tile in the store (by default
+    /// one that is not an output is deleted after its last reader).
+    #[arg(long, requires = "redis")]
+    pub keep_intermediates: bool,
     /// With --redis: the local workers' lease in seconds.
     #[arg(long, value_name = "S", default_value_t = 10.0, requires = "redis")]
     pub lease: f64,
@@ -201,6 +205,7 @@ fn distributed(
                 KernelSet::Noop => Kernels::Noop,
             },
             max_expiries: 3,
+            keep_intermediates: args.keep_intermediates,
         },
         &mut |m| {
             if !quiet {
@@ -262,6 +267,8 @@ fn distributed(
             "tasks": record.total,
             "wall_seconds": secs,
             "submit_seconds": submitted_at.as_secs_f64(),
+            "store_peak_bytes": record.peak_bytes,
+            "store_final_bytes": record.stored_bytes,
             "total_seconds": total.as_secs_f64(),
             "outputs": written.iter().map(|w| serde_json::json!({
                 "output": w.request.to_string(),
@@ -280,6 +287,16 @@ fn distributed(
                 secs,
                 record.total as f64 / secs.max(1e-12),
                 submitted_at.as_secs_f64(),
+            ));
+            output::line(&format!(
+                "  tile store: peak {}, at the end {} ({})",
+                human_bytes(record.peak_bytes.max(0) as u64),
+                human_bytes(record.stored_bytes.max(0) as u64),
+                if args.keep_intermediates {
+                    "intermediates kept"
+                } else {
+                    "dead tiles deleted"
+                }
             ));
             if let Some(dir) = &args.output_dir {
                 output::line(&format!("  outputs in {}", dir.display()));

@@ -45,6 +45,10 @@ pub struct SubmitArgs {
     #[arg(long, value_name = "K", default_value_t = 3,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_expiries: u32,
+    /// Keep every intermediate tile in the store (by default a tile that is
+    /// not an output is deleted as soon as its last reader is done).
+    #[arg(long)]
+    pub keep_intermediates: bool,
     /// Wait for the run: exit 0 when it is done, 1 when it failed.
     #[arg(long)]
     pub wait: bool,
@@ -92,6 +96,7 @@ pub fn run(args: &SubmitArgs, global: &GlobalOpts) -> Result<(), CliError> {
                 KernelChoice::Noop => Kernels::Noop,
             },
             max_expiries: args.max_expiries,
+            keep_intermediates: args.keep_intermediates,
         },
         &mut |m| {
             if !quiet {

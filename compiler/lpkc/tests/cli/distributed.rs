@@ -288,6 +288,67 @@ fn run_under_faults(
     collect(&redis, &store, &run, &dist);
     assert_same_outputs(&emb, &dist);
     check_trace(&redis, &run, &final_state, tmp.path(), kill);
+    if let Store::Dir(dir) = &store {
+        assert_only_outputs_left(&dir.join(&run), &emb);
+    }
+}
+
+fn walk_files(p: &Path) -> Vec<PathBuf> {
+    if p.is_file() {
+        return vec![p.to_path_buf()];
+    }
+    std::fs::read_dir(p)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .flat_map(|e| walk_files(&e.path()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// After a run (without --keep-intermediates) its store holds only the
+/// output tiles, the done markers, the manifest and the artifact: every
+/// dead tile was deleted, even with workers killed.
+fn assert_only_outputs_left(run_dir: &Path, embedded: &Path) {
+    let outputs: Vec<String> = std::fs::read_dir(embedded)
+        .expect("embedded outputs")
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            (p.extension()? == "npy")
+                .then(|| p.file_stem().map(|s| s.to_string_lossy().into_owned()))?
+        })
+        .collect();
+    let mut left = Vec::new();
+    for e in std::fs::read_dir(run_dir).expect("the run's store") {
+        let name = e
+            .expect("an entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        if !outputs.contains(&name)
+            && !["done", "manifest.json", "program.lpka"].contains(&name.as_str())
+        {
+            // Deleting a tile may leave its matrix's directory, empty.
+            // A worker killed in the middle of a put leaves the local
+            // store's staging file `NAME#N` (never read as a tile).
+            let files: Vec<PathBuf> = walk_files(&run_dir.join(&name))
+                .into_iter()
+                .filter(|f| !f.to_string_lossy().contains('#'))
+                .collect();
+            if !files.is_empty() {
+                left.push(format!(
+                    "{name}: {} files, e.g. {}",
+                    files.len(),
+                    files[0].display()
+                ));
+            }
+        }
+    }
+    assert!(
+        left.is_empty(),
+        "dead tiles left in {}: {left:?}",
+        run_dir.display()
+    );
 }
 
 /// `lpkc trace`: one complete event per execution, every task at least

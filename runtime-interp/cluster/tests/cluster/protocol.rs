@@ -52,7 +52,14 @@ fn complete(
     task: &str,
     edges: &[(&str, &str, u32)],
 ) -> (i64, i64, String) {
-    let mut args: Vec<String> = vec![keys.prefix.clone(), String::new(), task.into(), "0".into()];
+    let mut args: Vec<String> = vec![
+        keys.prefix.clone(),
+        String::new(),
+        task.into(),
+        "0".into(),
+        "0".into(),
+        edges.len().to_string(),
+    ];
     for (c, t, d) in edges {
         args.extend([c.to_string(), t.to_string(), d.to_string()]);
     }
@@ -232,7 +239,7 @@ fn completing_a_task_of_an_unknown_run_leaves_its_entry_pending() {
     let _: () = r
         .query(redis::cmd("DEL").arg(keys.meta()), "t")
         .expect("DEL");
-    let args = [keys.prefix.as_str(), id.as_str(), "0:", "0"];
+    let args = [keys.prefix.as_str(), id.as_str(), "0:", "0", "0", "0"];
     let got: (i64, i64, String) = r.script(&s, &args, "complete").expect("COMPLETE");
     assert_eq!(got, (0, 0, String::new()));
     assert_eq!(
@@ -241,4 +248,58 @@ fn completing_a_task_of_an_unknown_run_leaves_its_entry_pending() {
         "the entry was deleted"
     );
     assert_eq!(int(&mut r, redis::cmd("SCARD").arg(keys.done())), 0);
+}
+
+#[test]
+fn the_last_reader_of_a_tile_deletes_it_once() {
+    let mut r = Redis::open(&services::redis_url()).expect("the test Redis");
+    let s = Script::new(COMPLETE);
+    let (_run, keys) = fresh_run(&mut r, "d", 3);
+    let _: () = r
+        .query(
+            redis::cmd("HSET")
+                .arg(keys.meta())
+                .arg("stored_bytes")
+                .arg(100)
+                .arg("peak_bytes")
+                .arg(100),
+            "t",
+        )
+        .expect("HSET");
+    // Tasks 0: and 1: read tile 5:0 (100 bytes, 2 readers); each writes 10.
+    let call = |r: &mut Redis, task: &str| -> Vec<String> {
+        let args = [
+            keys.prefix.as_str(),
+            "",
+            task,
+            "0",
+            "10",
+            "0",
+            "5:0",
+            "2",
+            "100",
+        ];
+        let v: Vec<redis::Value> = r.script(&s, &args, "complete").expect("COMPLETE");
+        v.iter()
+            .skip(3)
+            .map(|x| match x {
+                redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    };
+    assert!(call(&mut r, "0:").is_empty());
+    assert!(
+        call(&mut r, "0:").is_empty(),
+        "a repeated completion counts once"
+    );
+    assert_eq!(call(&mut r, "1:"), vec!["5:0".to_string()]);
+    assert!(call(&mut r, "1:").is_empty(), "deleted once");
+    let stored: i64 = r
+        .query(redis::cmd("HGET").arg(keys.meta()).arg("stored_bytes"), "t")
+        .expect("stored");
+    let peak: i64 = r
+        .query(redis::cmd("HGET").arg(keys.meta()).arg("peak_bytes"), "t")
+        .expect("peak");
+    assert_eq!((stored, peak), (100 + 10 + 10 - 100, 120));
 }
