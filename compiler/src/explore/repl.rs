@@ -429,6 +429,7 @@ impl Session {
             } else {
                 match answerer.tasks_touching(tile, true)?.first() {
                     Some(w) => format!("written by {}", p.task_name(w)),
+                    None if p.is_zero(tile.matrix) => "never written: a zero tile".to_string(),
                     None => "never written".to_string(),
                 }
             };
