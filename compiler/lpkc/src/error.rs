@@ -67,3 +67,26 @@ impl BindFailure {
         )
     }
 }
+
+/// A failed binding of the given and inferred parameters, reported like
+/// that of any command: at the `require` (or declaration) it breaks, with
+/// the values each parameter got.
+pub fn bind_failure(
+    program: &model::program::Program,
+    error: BindError,
+    params: &[(String, i64)],
+) -> CliError {
+    let values = program
+        .params
+        .iter()
+        .map(|p| {
+            let bound = params.iter().rev().find(|(n, _)| *n == p.name);
+            (p.name.clone(), bound.map(|(_, v)| *v).or(p.default))
+        })
+        .collect();
+    CliError::Bind(Box::new(BindFailure {
+        error,
+        program: program.name.clone(),
+        values,
+    }))
+}

@@ -13,8 +13,10 @@
 //! and maps it.
 
 mod args;
+mod cluster;
 mod commands;
 mod error;
+mod inputs;
 mod instance;
 mod load;
 mod output;
@@ -23,9 +25,10 @@ mod report;
 use args::{Color, Format, GlobalOpts};
 use clap::{Parser, Subcommand};
 use commands::{
-    bench::BenchArgs, check::CheckArgs, compile::CompileArgs, dag::DagArgs, dot::DotArgs,
-    explain::ExplainArgs, fmt::FmtArgs, inspect::InspectArgs, lint::LintArgs, plans::PlansArgs,
-    query::QueryArgs, repl::ReplArgs, run::RunArgs, stats::StatsArgs,
+    bench::BenchArgs, check::CheckArgs, collect::CollectArgs, compile::CompileArgs, dag::DagArgs,
+    dot::DotArgs, explain::ExplainArgs, fmt::FmtArgs, inspect::InspectArgs, lint::LintArgs,
+    plans::PlansArgs, query::QueryArgs, repl::ReplArgs, run::RunArgs, stats::StatsArgs,
+    status::StatusArgs, submit::SubmitArgs, worker::WorkerArgs,
 };
 use error::CliError;
 use std::path::{Path, PathBuf};
@@ -80,6 +83,22 @@ pub enum Command {
     /// inferred from the input shapes (`A[N, N]` with 1000 rows and block
     /// 256 gives N = 4); edge tiles are smaller than the block.
     Run(RunArgs),
+    /// Submit a distributed run to Redis: uploads the input tiles to
+    /// --store, records the run, seeds its ready tasks and prints its id.
+    /// Workers (`lpkc worker`) on any machine that reaches the same Redis
+    /// and store run it; `--wait` waits with a progress bar (exit 0 done,
+    /// 1 failed).
+    Submit(SubmitArgs),
+    /// A stateless worker: runs the tasks of every run in one Redis,
+    /// renewing a lease on each task it holds, taking over tasks whose
+    /// lease expired, and exiting after --idle seconds without work.
+    Worker(WorkerArgs),
+    /// The state of a distributed run: counts, rate, the failed task and
+    /// its error; with --blocked, why a run does not progress.
+    Status(StatusArgs),
+    /// Write a finished distributed run's outputs as .npy files, exactly
+    /// as `lpkc run --output-dir` writes them.
+    Collect(CollectArgs),
     /// Check a source file and write its program artifact (`docs/artifact.md`).
     Compile(CompileArgs),
     /// Check the program's rules for every parameter value (single
@@ -116,7 +135,12 @@ impl Command {
             Command::Compile(a) => Some(&a.file),
             Command::Lint(a) => Some(&a.file),
             Command::Inspect(a) => Some(&a.file),
-            Command::Bench(_) | Command::Explain(_) => None,
+            Command::Submit(a) => Some(&a.file),
+            Command::Bench(_)
+            | Command::Explain(_)
+            | Command::Worker(_)
+            | Command::Status(_)
+            | Command::Collect(_) => None,
         }
     }
 
@@ -133,11 +157,15 @@ impl Command {
             Command::Lint(a) => a.format == Format::Json,
             Command::Inspect(a) => a.format == Format::Json,
             Command::Bench(a) => a.format == Format::Json,
+            Command::Submit(a) => a.format == Format::Json,
+            Command::Status(a) => a.format == Format::Json,
             Command::Fmt(_)
             | Command::Plans(_)
             | Command::Dot(_)
             | Command::Repl(_)
-            | Command::Explain(_) => false,
+            | Command::Explain(_)
+            | Command::Worker(_)
+            | Command::Collect(_) => false,
         };
         if json {
             Format::Json
@@ -164,6 +192,10 @@ fn run(cli: &Cli, global: &GlobalOpts) -> Result<(), CliError> {
         Command::Inspect(args) => commands::inspect::run(args, global),
         Command::Bench(args) => commands::bench::run(args, global),
         Command::Explain(args) => commands::explain::run(args, global),
+        Command::Submit(args) => commands::submit::run(args, global),
+        Command::Worker(args) => commands::worker::run(args, global),
+        Command::Status(args) => commands::status::run(args, global),
+        Command::Collect(args) => commands::collect::run(args, global),
     }
 }
 

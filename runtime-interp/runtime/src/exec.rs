@@ -447,37 +447,7 @@ pub fn execute(
 ) -> Result<RunReport, ExecError> {
     let start = Instant::now();
     let program = inst.program;
-    let mut kernels = Vec::with_capacity(program.kernels.len());
-    let mut missing = Vec::new();
-    for k in &program.kernels {
-        match registry.get(&k.name) {
-            Some(imp) => kernels.push(imp.clone()),
-            None => missing.push(k.name.clone()),
-        }
-    }
-    // Only kernels that some statement calls must exist.
-    for st in &program.statements {
-        if let Some(k) = program.kernels.get(st.kernel as usize) {
-            if missing.contains(&k.name) {
-                return Err(ExecError::MissingKernel(
-                    k.name.clone(),
-                    registry.names().collect::<Vec<_>>().join(", "),
-                ));
-            }
-        }
-    }
-    if !missing.is_empty() {
-        // Uncalled kernels without an implementation: keep indices aligned.
-        kernels.clear();
-        for k in &program.kernels {
-            kernels.push(
-                registry
-                    .get(&k.name)
-                    .cloned()
-                    .unwrap_or_else(|| Arc::new(Unimplemented)),
-            );
-        }
-    }
+    let kernels = resolve_kernels(program, registry)?;
 
     // Roots and task count, in one sequential pass.
     let mut engine = Engine::new(inst);
@@ -578,6 +548,48 @@ pub fn execute(
         max_waiting: sc.max_waiting,
         workers,
     })
+}
+
+/// The implementation of every kernel the program declares, indexed like
+/// `Program::kernels`. A kernel that some statement calls must be in the
+/// registry; an uncalled one without an implementation fails if called.
+pub fn resolve_kernels(
+    program: &model::program::Program,
+    registry: &Registry,
+) -> Result<Vec<Arc<dyn Kernel>>, ExecError> {
+    let mut kernels = Vec::with_capacity(program.kernels.len());
+    let mut missing = Vec::new();
+    for k in &program.kernels {
+        match registry.get(&k.name) {
+            Some(imp) => kernels.push(imp.clone()),
+            None => missing.push(k.name.clone()),
+        }
+    }
+    // Only kernels that some statement calls must exist.
+    for st in &program.statements {
+        if let Some(k) = program.kernels.get(st.kernel as usize) {
+            if missing.contains(&k.name) {
+                return Err(ExecError::MissingKernel(
+                    k.name.clone(),
+                    registry.names().collect::<Vec<_>>().join(", "),
+                ));
+            }
+        }
+    }
+    if !missing.is_empty() {
+        // Uncalled kernels without an implementation: keep indices aligned.
+        kernels.clear();
+        for k in &program.kernels {
+            kernels.push(
+                registry
+                    .get(&k.name)
+                    .cloned()
+                    .unwrap_or_else(|| Arc::new(Unimplemented)),
+            );
+        }
+    }
+
+    Ok(kernels)
 }
 
 struct Unimplemented;
@@ -684,10 +696,6 @@ fn run_task(
     let inst = shared.inst;
     let program = inst.program;
     let name = || program.task_name(task).to_string();
-    let st = program
-        .statements
-        .get(task.stmt as usize)
-        .ok_or_else(|| ExecError::Inconsistent(format!("no statement {}", task.stmt)))?;
     let reads = engine.reads(task)?;
     let writes = engine.writes(task)?;
     let role = |m: u32| program.matrices.get(m as usize).map(|m| m.role);
@@ -727,90 +735,17 @@ fn run_task(
     let now = shared.bytes.fetch_add(input_bytes, Ordering::Relaxed) + input_bytes;
     shared.peak.fetch_max(now, Ordering::Relaxed);
 
-    // Arguments in kernel-parameter order.
-    let kernel = shared
-        .kernels
-        .get(st.kernel as usize)
-        .ok_or_else(|| ExecError::Inconsistent(format!("no kernel {}", st.kernel)))?;
-    let decl = program.kernels.get(st.kernel as usize);
-    let mut args = Vec::with_capacity(st.args.len());
-    let mut shapes = Vec::new();
-    let env = Env {
-        params: &inst.params,
-        slots: &task.vars,
-    };
-    for (pos, a) in st.args.iter().enumerate() {
-        match a {
-            Arg::Tile(i) => {
-                let t = loaded.get(*i as usize).ok_or_else(|| {
-                    ExecError::Inconsistent(format!("argument {i} of {}", name()))
-                })?;
-                shapes.push((t.nrows(), t.ncols()));
-                args.push(KernelArg::Tile(t));
-            }
-            Arg::Scalar(e) => {
-                let want = decl
-                    .and_then(|d| d.params.get(pos))
-                    .map(|p| p.1)
-                    .unwrap_or(ParamKind::Real);
-                let v = program
-                    .exprs
-                    .eval(*e, env)
-                    .map_err(|err| ExecError::Scalar {
-                        task: name(),
-                        arg: pos + 1,
-                        reason: err.to_string(),
-                    })?;
-                args.push(match (want, v) {
-                    (ParamKind::Int, Value::Int(v)) => KernelArg::Int(v),
-                    (_, Value::Int(v)) => KernelArg::Real(v as f64),
-                    (_, Value::Real(v)) => KernelArg::Real(v),
-                    (_, Value::Bool(_)) => {
-                        return Err(ExecError::Scalar {
-                            task: name(),
-                            arg: pos + 1,
-                            reason: "a boolean is not a kernel argument".into(),
-                        })
-                    }
-                });
-            }
-        }
-    }
-    let kernel_start = Instant::now();
-    let outputs = kernel.call(&args).map_err(|e| ExecError::Kernel {
-        task: name(),
-        tiles: if reads.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " reading {}",
-                reads
-                    .iter()
-                    .map(|t| program.tile_name(t))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        },
-        reason: e.reason,
-    })?;
+    let called = call_kernel(inst, &shared.kernels, task, &reads, &loaded, shared.flops)?;
     shared
         .kernel_nanos
-        .fetch_add(kernel_start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    drop(args);
-    if outputs.len() != writes.len() {
-        return Err(ExecError::ResultCount {
-            task: name(),
-            kernel: decl.map(|d| d.name.clone()).unwrap_or_default(),
-            got: outputs.len(),
-            want: writes.len(),
-        });
-    }
-    if let Some(model) = shared.flops {
-        match decl.and_then(|d| model(&d.name, &shapes)) {
+        .fetch_add(called.kernel_time.as_nanos() as u64, Ordering::Relaxed);
+    if shared.flops.is_some() {
+        match called.flops {
             Some(f) => shared.progress.add_flops(f),
             None => shared.flops_unknown.store(true, Ordering::Relaxed),
         }
     }
+    let outputs = called.tiles;
 
     // The children, and how many readers each written tile has.
     children.clear();
@@ -905,6 +840,119 @@ fn run_task(
         }
     }
     Ok(newly)
+}
+
+/// What [`call_kernel`] returns.
+pub struct Called {
+    /// The tiles the kernel returned, one per write of the statement.
+    pub tiles: Vec<Tile>,
+    /// The call's floating-point operations, where the flop model knows
+    /// the kernel.
+    pub flops: Option<f64>,
+    /// Time inside the kernel.
+    pub kernel_time: Duration,
+}
+
+/// Calls `task`'s kernel on the tiles it reads (`loaded`, in the order of
+/// `reads`, as [`Engine::reads`] lists them): the arguments in
+/// kernel-parameter order with scalars evaluated, the flops counted with
+/// `flops` (if given), and the number of results checked against the statement's writes. The embedded executor
+/// and the distributed worker both run tasks through it.
+pub fn call_kernel(
+    inst: &Instance<'_>,
+    kernels: &[Arc<dyn Kernel>],
+    task: &Task,
+    reads: &[model::task::TileRef],
+    loaded: &[Arc<Tile>],
+    flops: Option<FlopModel>,
+) -> Result<Called, ExecError> {
+    let program = inst.program;
+    let name = || program.task_name(task).to_string();
+    let st = program
+        .statements
+        .get(task.stmt as usize)
+        .ok_or_else(|| ExecError::Inconsistent(format!("no statement {}", task.stmt)))?;
+    let writes = st.writes.len();
+    // Arguments in kernel-parameter order.
+    let kernel = kernels
+        .get(st.kernel as usize)
+        .ok_or_else(|| ExecError::Inconsistent(format!("no kernel {}", st.kernel)))?;
+    let decl = program.kernels.get(st.kernel as usize);
+    let mut args = Vec::with_capacity(st.args.len());
+    let mut shapes = Vec::new();
+    let env = Env {
+        params: &inst.params,
+        slots: &task.vars,
+    };
+    for (pos, a) in st.args.iter().enumerate() {
+        match a {
+            Arg::Tile(i) => {
+                let t = loaded.get(*i as usize).ok_or_else(|| {
+                    ExecError::Inconsistent(format!("argument {i} of {}", name()))
+                })?;
+                shapes.push((t.nrows(), t.ncols()));
+                args.push(KernelArg::Tile(t));
+            }
+            Arg::Scalar(e) => {
+                let want = decl
+                    .and_then(|d| d.params.get(pos))
+                    .map(|p| p.1)
+                    .unwrap_or(ParamKind::Real);
+                let v = program
+                    .exprs
+                    .eval(*e, env)
+                    .map_err(|err| ExecError::Scalar {
+                        task: name(),
+                        arg: pos + 1,
+                        reason: err.to_string(),
+                    })?;
+                args.push(match (want, v) {
+                    (ParamKind::Int, Value::Int(v)) => KernelArg::Int(v),
+                    (_, Value::Int(v)) => KernelArg::Real(v as f64),
+                    (_, Value::Real(v)) => KernelArg::Real(v),
+                    (_, Value::Bool(_)) => {
+                        return Err(ExecError::Scalar {
+                            task: name(),
+                            arg: pos + 1,
+                            reason: "a boolean is not a kernel argument".into(),
+                        })
+                    }
+                });
+            }
+        }
+    }
+    let kernel_start = Instant::now();
+    let outputs = kernel.call(&args).map_err(|e| ExecError::Kernel {
+        task: name(),
+        tiles: if reads.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " reading {}",
+                reads
+                    .iter()
+                    .map(|t| program.tile_name(t))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        },
+        reason: e.reason,
+    })?;
+    let kernel_time = kernel_start.elapsed();
+    drop(args);
+    if outputs.len() != writes {
+        return Err(ExecError::ResultCount {
+            task: name(),
+            kernel: decl.map(|d| d.name.clone()).unwrap_or_default(),
+            got: outputs.len(),
+            want: writes,
+        });
+    }
+    Ok(Called {
+        flops: flops.and_then(|model| decl.and_then(|d| model(&d.name, &shapes))),
+        tiles: outputs,
+        kernel_time,
+    })
 }
 
 /// A kernel that does nothing and returns empty tiles: for measuring the

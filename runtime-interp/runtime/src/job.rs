@@ -406,6 +406,68 @@ impl From<ShapeError> for JobError {
     }
 }
 
+/// The inputs of a run opened and checked, and its instance bound.
+pub struct Prepared<'p> {
+    /// Every input, by matrix index.
+    pub inputs: BTreeMap<u32, Input>,
+    /// The inputs' shapes (rows, columns).
+    pub shapes: BTreeMap<u32, (usize, usize)>,
+    /// The parameters: those given, then those inferred.
+    pub params: Vec<(String, i64)>,
+    /// The parameters inferred from the input shapes.
+    pub inferred: Vec<(String, i64)>,
+    /// The instance.
+    pub instance: Instance<'p>,
+}
+
+/// Opens the inputs (`.npy` headers; generated matrices, the `k`th input
+/// in matrix order with seed `seed + k`), infers the parameters not given
+/// from their shapes, binds the instance and checks the inputs' grids and
+/// shapes against it: everything a run does before its first task, for
+/// `lpkc run` and for a distributed submission alike.
+pub fn prepare<'p>(
+    program: &'p Program,
+    given: &[(String, i64)],
+    specs: &BTreeMap<u32, InputSpec>,
+    seed: u64,
+    block: usize,
+) -> Result<Prepared<'p>, JobError> {
+    let name_of = |m: u32| {
+        program
+            .matrices
+            .get(m as usize)
+            .map(|d| d.name.clone())
+            .unwrap_or_default()
+    };
+    let mut inputs: BTreeMap<u32, Input> = BTreeMap::new();
+    for (k, (&m, spec)) in specs.iter().enumerate() {
+        let input =
+            Input::open(spec, seed.wrapping_add(k as u64)).map_err(|source| JobError::Input {
+                matrix: name_of(m),
+                source: Box::new(source),
+            })?;
+        inputs.insert(m, input);
+    }
+    let shapes: BTreeMap<u32, (usize, usize)> =
+        inputs.iter().map(|(&m, i)| (m, i.shape())).collect();
+    let mut params = given.to_vec();
+    let inferred = dense::infer_params_from_shapes(program, &params, &shapes, block)?;
+    params.extend(inferred.iter().cloned());
+    let instance = program.bind(&params).map_err(|error| JobError::Bind {
+        error,
+        params: params.clone(),
+    })?;
+    dense::check_grids(&instance, &shapes, block)?;
+    crate::shapes::check(&instance, &shapes, block).map_err(ShapeError::Disagree)?;
+    Ok(Prepared {
+        inputs,
+        shapes,
+        params,
+        inferred,
+        instance,
+    })
+}
+
 /// Runs `program` as `job` says: see the module documentation.
 pub fn run_job<'p>(
     program: &'p Program,
@@ -446,27 +508,13 @@ pub fn run_job<'p>(
             .map(|d| d.name.clone())
             .unwrap_or_default()
     };
-    let mut inputs: BTreeMap<u32, Input> = BTreeMap::new();
-    for (k, (&m, spec)) in job.inputs.iter().enumerate() {
-        let input = Input::open(spec, job.seed.wrapping_add(k as u64)).map_err(|source| {
-            JobError::Input {
-                matrix: name_of(m),
-                source: Box::new(source),
-            }
-        })?;
-        inputs.insert(m, input);
-    }
-    let shapes: BTreeMap<u32, (usize, usize)> =
-        inputs.iter().map(|(&m, i)| (m, i.shape())).collect();
-    let mut params = job.params.to_vec();
-    let inferred = dense::infer_params_from_shapes(program, &params, &shapes, block)?;
-    params.extend(inferred.iter().cloned());
-    let inst = program.bind(&params).map_err(|error| JobError::Bind {
-        error,
-        params: params.clone(),
-    })?;
-    dense::check_grids(&inst, &shapes, block)?;
-    crate::shapes::check(&inst, &shapes, block).map_err(ShapeError::Disagree)?;
+    let Prepared {
+        inputs,
+        shapes,
+        params: _,
+        inferred,
+        instance: inst,
+    } = prepare(program, job.params, job.inputs, job.seed, block)?;
     outputs::check(&inst, &selected)?;
 
     // Outputs: a whole matrix in place where its shape is known; else the

@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod collect;
 pub mod compile;
 pub mod dag;
 pub mod dot;
@@ -17,3 +18,6 @@ pub mod query;
 pub mod repl;
 pub mod run;
 pub mod stats;
+pub mod status;
+pub mod submit;
+pub mod worker;

@@ -3,17 +3,15 @@
 //! outputs written with a completion marker, an optional residual check.
 
 use crate::args::{Format, GlobalOpts, InstanceArgs};
-use crate::error::{BindFailure, CliError};
-use crate::{load, output};
+use crate::error::{bind_failure, CliError};
+use crate::{inputs, load, output};
 use clap::ValueEnum;
-use model::program::{BindError, Program, Role};
-use runtime::dense::InputSpec;
+use model::program::Program;
 use runtime::exec::{self, ExecConfig, Progress, Stage};
 use runtime::job;
 use runtime::kernels::Registry;
 use runtime::outputs::{Form, OutputRequest};
 use runtime::store::{open_store, TileStore};
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -31,7 +29,7 @@ pub struct RunArgs {
     pub block: usize,
     /// Data of an input matrix (repeatable): NAME=FILE.npy,
     /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
-    #[arg(long = "input", value_name = "NAME=SPEC", value_parser = parse_input)]
+    #[arg(long = "input", value_name = "NAME=SPEC", value_parser = inputs::parse_input)]
     pub inputs: Vec<(String, String)>,
     /// Write the outputs into DIR: each one that forms a grid of tiles as
     /// DIR/M.npy (in place, as its tiles are computed, where it can), any
@@ -73,6 +71,18 @@ pub struct RunArgs {
     /// Do not show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// Run through this Redis with local worker processes (--workers of
+    /// them, default 2) instead of in this process: submit, wait, collect,
+    /// as `lpkc submit`, `lpkc worker` and `lpkc collect` do.
+    #[arg(long, value_name = "URL", requires = "store")]
+    pub redis: Option<String>,
+    /// With --redis: where the run's tiles live (a shared directory's
+    /// absolute path, file:///abs/path or s3://bucket/prefix).
+    #[arg(long, value_name = "URL", requires = "redis")]
+    pub store: Option<String>,
+    /// With --redis: the local workers' lease in seconds.
+    #[arg(long, value_name = "S", default_value_t = 10.0, requires = "redis")]
+    pub lease: f64,
     /// The summary as text, or one JSON object.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
@@ -85,19 +95,6 @@ pub enum KernelSet {
     Std,
     /// Kernels that do nothing and return empty tiles.
     Noop,
-}
-
-/// Parses one `--input NAME=SPEC` (the spec itself is checked later,
-/// against the program's matrices).
-fn parse_input(s: &str) -> Result<(String, String), String> {
-    let (name, spec) = s
-        .split_once('=')
-        .ok_or_else(|| format!("expected NAME=SPEC (e.g. A=a.npy or A=spd:1024), found `{s}`"))?;
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(format!("expected NAME=SPEC, found `{s}`"));
-    }
-    Ok((name.to_string(), spec.trim().to_string()))
 }
 
 /// Parses one `--output` (checked against the program later).
@@ -115,29 +112,180 @@ fn usage_error(message: &str) -> CliError {
     CliError::Usage(message.to_string())
 }
 
-/// A failed binding of the given and inferred parameters, reported like
-/// that of any command: at the `require` (or declaration) it breaks, with
-/// the values each parameter got.
-fn bind_failure(program: &Program, error: BindError, params: &[(String, i64)]) -> CliError {
-    let values = program
-        .params
-        .iter()
-        .map(|p| {
-            let bound = params.iter().rev().find(|(n, _)| *n == p.name);
-            (p.name.clone(), bound.map(|(_, v)| *v).or(p.default))
-        })
-        .collect();
-    CliError::Bind(Box::new(BindFailure {
-        error,
-        program: program.name.clone(),
-        values,
-    }))
-}
-
 /// Runs `lpkc run`.
 pub fn run(args: &RunArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (_, program) = load::program(&args.file, &args.instance.program, global)?;
-    execute(&program, args)
+    match (&args.redis, &args.store) {
+        (Some(redis), Some(store)) => distributed(&program, args, redis, store),
+        _ => execute(&program, args),
+    }
+}
+
+/// Local worker processes, killed when dropped.
+struct Workers(Vec<std::process::Child>);
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// `lpkc run --redis`: starts local workers, submits, waits, collects.
+fn distributed(
+    program: &Program,
+    args: &RunArgs,
+    redis_url: &str,
+    store: &str,
+) -> Result<(), CliError> {
+    use cluster::record::{Kernels, RunState};
+    if args.block == 0 {
+        return Err(usage_error("--block must be at least 1"));
+    }
+    for (given, flag) in [
+        (args.verify, "--verify"),
+        (!args.outputs.is_empty(), "--output"),
+        (args.tile_store.is_some(), "--tile-store"),
+    ] {
+        if given {
+            return Err(usage_error(&format!(
+                "{flag} is not available with --redis (yet); run without --redis for it"
+            )));
+        }
+    }
+    if !(args.lease > 0.0 && args.lease.is_finite()) {
+        return Err(usage_error("--lease must be a number of seconds above 0"));
+    }
+    let specs = inputs::specs(program, &args.inputs)?;
+    cluster::tiles::check_store_url(store).map_err(|e| usage_error(&e.to_string()))?;
+    let mut redis = crate::cluster::open(redis_url)?;
+    let workers = args.workers.unwrap_or(2);
+    let exe = std::env::current_exe().map_err(|e| {
+        fail(&format!(
+            "cannot find the lpkc executable to start workers: {e}"
+        ))
+    })?;
+    let started = std::time::Instant::now();
+    let mut children = Workers(Vec::new());
+    for k in 0..workers {
+        let child = std::process::Command::new(&exe)
+            .args(["worker", "--redis", redis_url, "--quiet", "--idle", "3600"])
+            .args(["--lease", &args.lease.to_string()])
+            .args([
+                "--name",
+                &format!("{}-local{k}", cluster::worker::default_name()),
+            ])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| fail(&format!("cannot start a worker ({}): {e}", exe.display())))?;
+        children.0.push(child);
+    }
+    let file = args.file.display().to_string();
+    let quiet = args.no_progress || args.format == Format::Json;
+    let submitted = cluster::submit::submit(
+        &mut redis,
+        &cluster::submit::Submission {
+            program,
+            file: &file,
+            params: &args.instance.params,
+            inputs: &specs,
+            seed: args.seed,
+            block: args.block,
+            store,
+            kernels: match args.kernels {
+                KernelSet::Std => Kernels::Standard,
+                KernelSet::Noop => Kernels::Noop,
+            },
+            max_expiries: 3,
+        },
+        &mut |m| {
+            if !quiet {
+                eprintln!("{m}");
+            }
+        },
+    );
+    let submitted = match submitted {
+        Ok(s) => s,
+        Err(cluster::ClusterError::Job(e)) => {
+            return match *e {
+                job::JobError::Bind { error, params } => Err(bind_failure(program, error, &params)),
+                other => Err(fail(&other.to_string())),
+            }
+        }
+        Err(e) => return Err(crate::cluster::error(e)),
+    };
+    let submitted_at = started.elapsed();
+    let record = crate::cluster::wait(
+        &mut redis,
+        &submitted.run,
+        !args.no_progress,
+        Duration::from_secs_f64(args.lease),
+        &mut || {
+            let mut alive = 0;
+            for c in &mut children.0 {
+                if matches!(c.try_wait(), Ok(None)) {
+                    alive += 1;
+                }
+            }
+            if alive == 0 {
+                Err(fail(
+                    "every local worker exited before the run finished (see their messages above)",
+                ))
+            } else {
+                Ok(())
+            }
+        },
+    )?;
+    let wall = started.elapsed();
+    drop(children);
+    if record.state != RunState::Done {
+        let why = record.error.map(|(_, m)| m).unwrap_or_default();
+        return Err(fail(&format!("run {} failed: {why}", record.id)));
+    }
+    let written = match &args.output_dir {
+        Some(dir) => cluster::collect::collect(&mut redis, &submitted.run, dir)
+            .map_err(crate::cluster::error)?,
+        None => Vec::new(),
+    };
+    let total = started.elapsed();
+    let secs = wall.as_secs_f64();
+    match args.format {
+        Format::Json => output::json(&serde_json::json!({
+            "program": program.name,
+            "run": submitted.run,
+            "block": args.block,
+            "workers": workers,
+            "tasks": record.total,
+            "wall_seconds": secs,
+            "submit_seconds": submitted_at.as_secs_f64(),
+            "total_seconds": total.as_secs_f64(),
+            "outputs": written.iter().map(|w| serde_json::json!({
+                "output": w.request.to_string(),
+                "path": w.path.display().to_string(),
+            })).collect::<Vec<_>>(),
+        })),
+        Format::Human => {
+            output::line(&format!(
+                "ran {} as run {} with block {}: {} tasks on {} local workers through {} in {:.3} s ({:.0} tasks/s; submitting {:.3} s)",
+                program.name,
+                submitted.run,
+                args.block,
+                record.total,
+                workers,
+                redis_url,
+                secs,
+                record.total as f64 / secs.max(1e-12),
+                submitted_at.as_secs_f64(),
+            ));
+            if let Some(dir) = &args.output_dir {
+                output::line(&format!("  outputs in {}", dir.display()));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Runs the program.
@@ -145,53 +293,7 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
     if args.block == 0 {
         return Err(usage_error("--block must be at least 1"));
     }
-    // Inputs: every `input` matrix needs data; every --input must name one.
-    let mut specs: BTreeMap<u32, (String, InputSpec)> = BTreeMap::new();
-    for (name, spec) in &args.inputs {
-        let Some(m) = program.matrices.iter().position(|m| m.name == *name) else {
-            let known: Vec<&str> = program
-                .matrices
-                .iter()
-                .filter(|m| m.role == Role::Input)
-                .map(|m| m.name.as_str())
-                .collect();
-            return Err(usage_error(&format!(
-                "`{name}` is not a matrix of program `{}` (its inputs: {})",
-                program.name,
-                known.join(", ")
-            )));
-        };
-        if program.matrices[m].role != Role::Input {
-            return Err(usage_error(&format!(
-                "`{name}` is not an input of program `{}`; only input matrices take data",
-                program.name
-            )));
-        }
-        let spec = match InputSpec::parse(spec) {
-            Ok(s) => s,
-            Err(e) => return Err(usage_error(&e.to_string())),
-        };
-        if specs.insert(m as u32, (name.clone(), spec)).is_some() {
-            return Err(usage_error(&format!("--input {name} is given twice")));
-        }
-    }
-    let missing: Vec<&str> = program
-        .matrices
-        .iter()
-        .enumerate()
-        .filter(|(i, m)| m.role == Role::Input && !specs.contains_key(&(*i as u32)))
-        .map(|(_, m)| m.name.as_str())
-        .collect();
-    if let Some(first) = missing.first() {
-        return Err(usage_error(&format!(
-            "input matrix `{first}` needs data: --input {first}=FILE.npy (or random:ROWSxCOLS, spd:N, identity:N){}",
-            if missing.len() > 1 {
-                format!("; also missing: {}", missing[1..].join(", "))
-            } else {
-                String::new()
-            }
-        )));
-    }
+    let specs = inputs::specs(program, &args.inputs)?;
     if args.verify && args.kernels == KernelSet::Noop {
         return Err(usage_error(
             "--verify needs real kernels (not --kernels noop)",
@@ -209,7 +311,6 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
         },
         None => None,
     };
-    let specs: BTreeMap<u32, InputSpec> = specs.into_iter().map(|(m, (_, s))| (m, s)).collect();
 
     let registry = match args.kernels {
         KernelSet::Std => Registry::standard(),

@@ -1,0 +1,179 @@
+//! What the distributed commands (`submit`, `worker`, `status`, `collect`,
+//! `run --redis`) share: opening Redis, waiting for a run with a progress
+//! bar, and showing a run's status as text or JSON.
+
+use crate::error::CliError;
+use cluster::conn::Redis;
+use cluster::record::{RunRecord, RunState};
+use cluster::status::{status, ShownTask, Status};
+use cluster::ClusterError;
+use compiler::explore::query::task_json;
+use model::program::Program;
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+/// Maps a back-end error: a bad URL or run id is a usage error (exit 2),
+/// anything else a failed command (exit 1).
+pub fn error(e: ClusterError) -> CliError {
+    match e {
+        ClusterError::BadUrl { .. } | ClusterError::BadRunId(_) => CliError::Usage(e.to_string()),
+        other => CliError::Input(other.to_string()),
+    }
+}
+
+/// Connects to Redis.
+pub fn open(url: &str) -> Result<Redis, CliError> {
+    Redis::open(url).map_err(error)
+}
+
+/// A task as the status shows it: `kernel@LINE(i=0)`, or its raw id.
+pub fn task_text(program: &Program, t: &ShownTask) -> String {
+    match &t.task {
+        Some(task) if (task.stmt as usize) < program.statements.len() => {
+            program.task_name(task).to_string()
+        }
+        _ => t.id.clone(),
+    }
+}
+
+fn task_value(program: &Program, t: &ShownTask) -> serde_json::Value {
+    match &t.task {
+        Some(task) if (task.stmt as usize) < program.statements.len() => task_json(program, task),
+        _ => serde_json::json!({ "id": t.id }),
+    }
+}
+
+/// The status object of the JSON contract (`docs/cli.md`), with the
+/// fields it adds.
+pub fn status_json(s: &Status) -> serde_json::Value {
+    let r = &s.record;
+    serde_json::json!({
+        "run": r.id,
+        "state": r.state.as_str(),
+        "program": r.program,
+        "tasks_total": r.total,
+        "tasks_done": r.done,
+        "tasks_per_second": s.rate,
+        "ready_unclaimed": s.unclaimed,
+        "claimed": s.claimed,
+        "error": s.error.as_ref().map(|(t, m)| serde_json::json!({
+            "task": task_value(&s.program, t),
+            "message": m,
+        })),
+        "unclaimed_tasks": s.unclaimed_tasks.iter().map(|t| task_value(&s.program, t)).collect::<Vec<_>>(),
+        "expired_leases": s.expired.iter().map(|e| serde_json::json!({
+            "task": task_value(&s.program, &e.task),
+            "worker": e.consumer,
+            "idle_seconds": e.idle.as_secs_f64(),
+            "deliveries": e.deliveries,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The status as lines of text.
+pub fn status_lines(s: &Status, blocked: bool) -> Vec<String> {
+    let r = &s.record;
+    let mut out = vec![format!(
+        "run {}: {} ({}), {} of {} tasks done, {:.0} tasks/s",
+        r.id,
+        r.state.as_str(),
+        r.program,
+        r.done,
+        r.total,
+        s.rate
+    )];
+    if let Some((t, m)) = &s.error {
+        out.push(format!(
+            "  failed at task {}: {m}",
+            task_text(&s.program, t)
+        ));
+    }
+    if r.state == RunState::Running || blocked {
+        out.push(format!(
+            "  ready and unclaimed: {}, claimed by workers: {}, claimed with an expired lease: {}",
+            s.unclaimed,
+            s.claimed,
+            s.expired.len()
+        ));
+        for t in &s.unclaimed_tasks {
+            out.push(format!("    unclaimed: {}", task_text(&s.program, t)));
+        }
+        for e in &s.expired {
+            out.push(format!(
+                "    expired: {} held by {} (no renewal for {:.1} s, handed out {} time(s))",
+                task_text(&s.program, &e.task),
+                e.consumer,
+                e.idle.as_secs_f64(),
+                e.deliveries
+            ));
+        }
+        if r.state == RunState::Running && s.claimed == 0 && s.unclaimed > 0 {
+            out.push(
+                "  hint: no worker holds a task: start workers with `lpkc worker --redis URL`"
+                    .into(),
+            );
+        }
+    }
+    out
+}
+
+/// Waits until run `run` is done or failed, with a progress bar on a
+/// terminal; `alive` says whether it is still worth waiting (e.g. local
+/// workers still run). Returns the final record.
+pub fn wait(
+    redis: &mut Redis,
+    run: &str,
+    progress: bool,
+    lease: Duration,
+    alive: &mut dyn FnMut() -> Result<(), CliError>,
+) -> Result<RunRecord, CliError> {
+    let show = progress && std::io::stderr().is_terminal();
+    let bar = show.then(|| {
+        let pb = indicatif::ProgressBar::new(0);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks  {per_sec}  {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb
+    });
+    let mut last_done = 0;
+    let mut last_change = Instant::now();
+    let mut warned = false;
+    loop {
+        let record = RunRecord::read(redis, run).map_err(error)?;
+        if let Some(pb) = &bar {
+            pb.set_length(record.total);
+            pb.set_position(record.done);
+        }
+        if record.state != RunState::Running {
+            if let Some(pb) = &bar {
+                pb.finish_and_clear();
+            }
+            return Ok(record);
+        }
+        if record.done != last_done {
+            last_done = record.done;
+            last_change = Instant::now();
+            warned = false;
+        } else if !warned && last_change.elapsed() > Duration::from_secs(30) {
+            warned = true;
+            if let Ok(s) = status(redis, run, lease, 5) {
+                let lines = status_lines(&s, true);
+                let text = format!("no progress for 30 s:\n{}", lines.join("\n"));
+                match &bar {
+                    Some(pb) => pb.println(text),
+                    None => eprintln!("{text}"),
+                }
+            }
+        }
+        if let Err(e) = alive() {
+            if let Some(pb) = &bar {
+                pb.finish_and_clear();
+            }
+            return Err(e);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -1,0 +1,31 @@
+//! `lpkc collect`: a finished distributed run's outputs as `.npy` files,
+//! exactly as `lpkc run --output-dir` writes them.
+
+use crate::args::GlobalOpts;
+use crate::error::CliError;
+use crate::{cluster as ui, output};
+use std::path::PathBuf;
+
+/// Arguments of `lpkc collect`.
+#[derive(clap::Args, Debug)]
+pub struct CollectArgs {
+    /// The run id `lpkc submit` printed.
+    pub run: String,
+    /// The Redis that holds the run.
+    #[arg(long, value_name = "URL")]
+    pub redis: String,
+    /// Where to write the outputs (`DIR/M.npy`, then `DIR/_SUCCESS`).
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: PathBuf,
+}
+
+/// Runs `lpkc collect`.
+pub fn run(args: &CollectArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+    let mut redis = ui::open(&args.redis)?;
+    let written =
+        cluster::collect::collect(&mut redis, &args.run, &args.output_dir).map_err(ui::error)?;
+    for w in &written {
+        output::line(&format!("{}: {}", w.request, w.path.display()));
+    }
+    Ok(())
+}

@@ -1,0 +1,53 @@
+//! `lpkc status`: the state of one distributed run.
+
+use crate::args::{Format, GlobalOpts};
+use crate::error::CliError;
+use crate::{cluster as ui, output};
+use std::time::Duration;
+
+/// Arguments of `lpkc status`.
+#[derive(clap::Args, Debug)]
+pub struct StatusArgs {
+    /// The run id `lpkc submit` printed.
+    pub run: String,
+    /// The Redis that holds the run.
+    #[arg(long, value_name = "URL")]
+    pub redis: String,
+    /// Also list, for a run that does not progress, the ready tasks no
+    /// worker took and the claimed tasks whose lease expired.
+    #[arg(long)]
+    pub blocked: bool,
+    /// A claimed task not renewed for this many seconds counts as expired.
+    #[arg(long, value_name = "S", default_value_t = 30.0)]
+    pub lease: f64,
+    /// The answer as text, or one JSON object.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// Runs `lpkc status`.
+pub fn run(args: &StatusArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+    if !(args.lease > 0.0 && args.lease.is_finite()) {
+        return Err(CliError::Usage(
+            "--lease must be a number of seconds above 0".into(),
+        ));
+    }
+    let mut redis = ui::open(&args.redis)?;
+    let limit = if args.blocked { 20 } else { 5 };
+    let s = cluster::status::status(
+        &mut redis,
+        &args.run,
+        Duration::from_secs_f64(args.lease),
+        limit,
+    )
+    .map_err(ui::error)?;
+    match args.format {
+        Format::Json => output::json(&ui::status_json(&s)),
+        Format::Human => {
+            for l in ui::status_lines(&s, args.blocked) {
+                output::line(&l);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,146 @@
+//! `lpkc submit`: records a distributed run in Redis (program, parameters,
+//! block, store), uploads its input tiles, seeds its roots and prints its
+//! id; with `--wait`, waits for it with a progress bar.
+
+use crate::args::{Format, GlobalOpts, InstanceArgs};
+use crate::error::{bind_failure, CliError};
+use crate::{cluster as ui, inputs, load, output};
+use clap::ValueEnum;
+use cluster::record::{Kernels, RunState};
+use cluster::submit::{submit, Submission};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Arguments of `lpkc submit`.
+#[derive(clap::Args, Debug)]
+pub struct SubmitArgs {
+    /// The `.lpk` source file or compiled artifact.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub instance: InstanceArgs,
+    /// Tile size: every tile is BLOCK x BLOCK except at the edges.
+    #[arg(long, value_name = "B")]
+    pub block: usize,
+    /// Data of an input matrix (repeatable): NAME=FILE.npy,
+    /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
+    #[arg(long = "input", value_name = "NAME=SPEC", value_parser = inputs::parse_input)]
+    pub inputs: Vec<(String, String)>,
+    /// The Redis that holds the run, e.g. redis://127.0.0.1:6379.
+    #[arg(long, value_name = "URL")]
+    pub redis: String,
+    /// Where the run's tiles live, reachable by every worker: a shared
+    /// directory (absolute path or file:///abs/path) or s3://bucket/prefix
+    /// (with the usual AWS_* variables). Tiles go under STORE/RUN/.
+    #[arg(long, value_name = "URL")]
+    pub store: String,
+    /// `standard`: the standard kernels; `noop`: kernels that do nothing
+    /// and move no tiles (to measure the scheduler and the queue).
+    #[arg(long, value_enum, default_value_t = KernelChoice::Standard)]
+    pub kernels: KernelChoice,
+    /// Seed of generated inputs.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Fail the run when one task's lease has expired this many times
+    /// (the task keeps killing or hanging its workers).
+    #[arg(long, value_name = "K", default_value_t = 3,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_expiries: u32,
+    /// Wait for the run: exit 0 when it is done, 1 when it failed.
+    #[arg(long)]
+    pub wait: bool,
+    /// Do not show a progress bar while waiting.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// The answer as text, or one JSON object `{"run": ID}`.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// Which kernels a distributed run uses.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum KernelChoice {
+    /// The standard kernels on faer.
+    #[value(alias = "std")]
+    Standard,
+    /// Kernels that do nothing.
+    Noop,
+}
+
+/// Runs `lpkc submit`.
+pub fn run(args: &SubmitArgs, global: &GlobalOpts) -> Result<(), CliError> {
+    if args.block == 0 {
+        return Err(CliError::Usage("--block must be at least 1".into()));
+    }
+    let (_, program) = load::program(&args.file, &args.instance.program, global)?;
+    let specs = inputs::specs(&program, &args.inputs)?;
+    cluster::tiles::check_store_url(&args.store).map_err(|e| CliError::Usage(e.to_string()))?;
+    let mut redis = ui::open(&args.redis)?;
+    let file = args.file.display().to_string();
+    let quiet = args.no_progress;
+    let submitted = submit(
+        &mut redis,
+        &Submission {
+            program: &program,
+            file: &file,
+            params: &args.instance.params,
+            inputs: &specs,
+            seed: args.seed,
+            block: args.block,
+            store: &args.store,
+            kernels: match args.kernels {
+                KernelChoice::Standard => Kernels::Standard,
+                KernelChoice::Noop => Kernels::Noop,
+            },
+            max_expiries: args.max_expiries,
+        },
+        &mut |m| {
+            if !quiet {
+                eprintln!("{m}");
+            }
+        },
+    );
+    let submitted = match submitted {
+        Ok(s) => s,
+        Err(cluster::ClusterError::Job(e)) => {
+            return match *e {
+                runtime::job::JobError::Bind { error, params } => {
+                    Err(bind_failure(&program, error, &params))
+                }
+                other => Err(CliError::Input(other.to_string())),
+            }
+        }
+        Err(e) => return Err(ui::error(e)),
+    };
+    match args.format {
+        Format::Json => output::json(&serde_json::json!({ "run": submitted.run })),
+        Format::Human => {
+            if !quiet {
+                eprintln!(
+                    "submitted run {} of {}: {} tasks, {} roots ready",
+                    submitted.run, program.name, submitted.tasks, submitted.roots
+                );
+            }
+            output::line(&submitted.run);
+        }
+    }
+    if !args.wait {
+        return Ok(());
+    }
+    let record = ui::wait(
+        &mut redis,
+        &submitted.run,
+        !args.no_progress,
+        Duration::from_secs(30),
+        &mut || Ok(()),
+    )?;
+    match record.state {
+        RunState::Done => {
+            eprintln!("run {} done: {} tasks", record.id, record.done);
+            Ok(())
+        }
+        _ => {
+            let why = record.error.map(|(_, m)| m).unwrap_or_default();
+            Err(CliError::Input(format!("run {} failed: {why}", record.id)))
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! `--input NAME=SPEC`: the data of a program's input matrices, for the
+//! commands that run a program (`run`, `submit`).
+
+use crate::error::CliError;
+use model::program::{Program, Role};
+use runtime::dense::InputSpec;
+use std::collections::BTreeMap;
+
+/// Parses one `--input NAME=SPEC` (the spec itself is checked later,
+/// against the program's matrices).
+pub fn parse_input(s: &str) -> Result<(String, String), String> {
+    let (name, spec) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=SPEC (e.g. A=a.npy or A=spd:1024), found `{s}`"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("expected NAME=SPEC, found `{s}`"));
+    }
+    Ok((name.to_string(), spec.trim().to_string()))
+}
+
+/// Checks the `--input`s against the program: every `input` matrix needs
+/// data, and every `--input` must name an input matrix, once. Returns the
+/// specs by matrix index.
+pub fn specs(
+    program: &Program,
+    given: &[(String, String)],
+) -> Result<BTreeMap<u32, InputSpec>, CliError> {
+    // Inputs: every `input` matrix needs data; every --input must name one.
+    let mut specs: BTreeMap<u32, (String, InputSpec)> = BTreeMap::new();
+    for (name, spec) in given {
+        let Some(m) = program.matrices.iter().position(|m| m.name == *name) else {
+            let known: Vec<&str> = program
+                .matrices
+                .iter()
+                .filter(|m| m.role == Role::Input)
+                .map(|m| m.name.as_str())
+                .collect();
+            return Err(CliError::Usage(format!(
+                "`{name}` is not a matrix of program `{}` (its inputs: {})",
+                program.name,
+                known.join(", ")
+            )));
+        };
+        if program.matrices[m].role != Role::Input {
+            return Err(CliError::Usage(format!(
+                "`{name}` is not an input of program `{}`; only input matrices take data",
+                program.name
+            )));
+        }
+        let spec = match InputSpec::parse(spec) {
+            Ok(s) => s,
+            Err(e) => return Err(CliError::Usage(e.to_string())),
+        };
+        if specs.insert(m as u32, (name.clone(), spec)).is_some() {
+            return Err(CliError::Usage(format!("--input {name} is given twice")));
+        }
+    }
+    let missing: Vec<&str> = program
+        .matrices
+        .iter()
+        .enumerate()
+        .filter(|(i, m)| m.role == Role::Input && !specs.contains_key(&(*i as u32)))
+        .map(|(_, m)| m.name.as_str())
+        .collect();
+    if let Some(first) = missing.first() {
+        return Err(CliError::Usage(format!(
+            "input matrix `{first}` needs data: --input {first}=FILE.npy (or random:ROWSxCOLS, spd:N, identity:N){}",
+            if missing.len() > 1 {
+                format!("; also missing: {}", missing[1..].join(", "))
+            } else {
+                String::new()
+            }
+        )));
+    }
+    Ok(specs.into_iter().map(|(m, (_, s))| (m, s)).collect())
+}

@@ -1,0 +1,116 @@
+//! `lpkc collect`: a finished run's outputs, from its store into a
+//! directory, exactly as `lpkc run --output-dir` writes them: each output
+//! matrix that forms a grid of tiles as `DIR/M.npy`, any other as its
+//! tiles with an `index.json`, and `DIR/_SUCCESS` last.
+
+use crate::conn::Redis;
+use crate::error::ClusterError;
+use crate::record::{Kernels, RunRecord, RunState};
+use crate::submit::grid;
+use crate::tiles::open_run_store;
+use model::program::Role;
+use runtime::job::MARKER;
+use runtime::kernels::Tile;
+use runtime::npy;
+use runtime::outputs::{self, Form, OutputRequest, Written};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Writes run `run`'s outputs into `dir`.
+pub fn collect(redis: &mut Redis, run: &str, dir: &Path) -> Result<Vec<Written>, ClusterError> {
+    let record = RunRecord::read(redis, run)?;
+    match record.state {
+        RunState::Done => {}
+        RunState::Running => {
+            return Err(ClusterError::Refused(format!(
+                "run {run} is still running ({} of {} tasks done); collect it when it is done (`lpkc submit --wait`, or `lpkc status`)",
+                record.done, record.total
+            )))
+        }
+        RunState::Failed => {
+            let why = record.error.as_ref().map(|e| e.1.clone()).unwrap_or_default();
+            return Err(ClusterError::Refused(format!("run {run} failed, it has no outputs: {why}")));
+        }
+    }
+    if record.kernels == Kernels::Noop {
+        return Err(ClusterError::Refused(format!(
+            "run {run} ran with no-op kernels, which compute no tiles: there is nothing to collect"
+        )));
+    }
+    let program = record.load_program()?;
+    let inst = program
+        .bind_values(record.params.clone())
+        .map_err(|source| ClusterError::Bind {
+            run: run.to_string(),
+            source: Box::new(source),
+        })?;
+    let store = open_run_store(&record.store, run)?;
+    let io = |path: &Path, e: &dyn std::fmt::Display| ClusterError::Output {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, &e))?;
+    let marker = dir.join(MARKER);
+    if marker.exists() {
+        std::fs::remove_file(&marker).map_err(|e| io(&marker, &e))?;
+    }
+    let mut written = Vec::new();
+    for (m, decl) in program.matrices.iter().enumerate() {
+        if decl.role != Role::Output {
+            continue;
+        }
+        let extents = inst.extents.get(m).cloned().unwrap_or_default();
+        let mut tiles: BTreeMap<Vec<i64>, Arc<Tile>> = BTreeMap::new();
+        let mut failure = None;
+        grid(&extents, &mut |idx| {
+            if failure.is_some() {
+                return;
+            }
+            match store.get(&decl.name, idx) {
+                Ok(Some(t)) => {
+                    tiles.insert(idx.to_vec(), t);
+                }
+                Ok(None) => {}
+                Err(source) => {
+                    failure = Some(ClusterError::Store {
+                        store: store.describe(),
+                        source: Box::new(source),
+                    })
+                }
+            }
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let request = OutputRequest::whole(&decl.name);
+        match outputs::assemble(&request, &extents, &tiles, record.block) {
+            Ok(t) => {
+                let path = dir.join(format!("{}.npy", request.file_stem()));
+                npy::write_file(&path, &t).map_err(|e| io(&path, &e))?;
+                written.push(Written {
+                    request,
+                    path,
+                    form: Form::Dense {
+                        rows: t.nrows(),
+                        cols: t.ncols(),
+                    },
+                });
+            }
+            Err(why) => {
+                let (path, count) =
+                    outputs::write_tiles(dir, &request, &tiles).map_err(|(p, e)| io(&p, &e))?;
+                written.push(Written {
+                    request,
+                    path,
+                    form: Form::Tiles {
+                        count,
+                        why: Some(why),
+                    },
+                });
+            }
+        }
+    }
+    std::fs::write(&marker, "complete\n").map_err(|e| io(&marker, &e))?;
+    Ok(written)
+}

@@ -1,0 +1,172 @@
+//! A Redis connection that says which server and which step failed,
+//! reconnects after the server went away, and runs the protocol's scripts
+//! (loading them again after a Redis restart).
+
+use crate::error::ClusterError;
+use redis::{Cmd, FromRedisValue, Pipeline};
+use std::time::Duration;
+
+/// How long connecting may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long one reply may take (longer than any `BLOCK` the workers use).
+const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One connection to one Redis server.
+pub struct Redis {
+    url: String,
+    client: redis::Client,
+    con: Option<redis::Connection>,
+}
+
+impl Redis {
+    /// Opens a connection to `url` (`redis://HOST:PORT[/DB]`).
+    pub fn open(url: &str) -> Result<Redis, ClusterError> {
+        let client = redis::Client::open(url).map_err(|source| ClusterError::BadUrl {
+            url: url.to_string(),
+            source,
+        })?;
+        let mut r = Redis {
+            url: url.to_string(),
+            client,
+            con: None,
+        };
+        r.connection("connecting")?;
+        Ok(r)
+    }
+
+    /// The server's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn error(&self, what: &str, source: redis::RedisError) -> ClusterError {
+        ClusterError::Redis {
+            url: self.url.clone(),
+            what: what.to_string(),
+            source,
+        }
+    }
+
+    fn connection(&mut self, what: &str) -> Result<&mut redis::Connection, ClusterError> {
+        let con = match self.con.take() {
+            Some(con) => con,
+            None => {
+                let con = self
+                    .client
+                    .get_connection_with_timeout(CONNECT_TIMEOUT)
+                    .map_err(|e| self.error(what, e))?;
+                con.set_read_timeout(Some(REPLY_TIMEOUT))
+                    .and_then(|()| con.set_write_timeout(Some(REPLY_TIMEOUT)))
+                    .map_err(|e| self.error(what, e))?;
+                con
+            }
+        };
+        Ok(self.con.insert(con))
+    }
+
+    /// Forgets a connection that failed, so the next call reconnects.
+    fn after(&mut self, e: &redis::RedisError) {
+        if e.is_io_error()
+            || e.is_connection_dropped()
+            || e.is_timeout()
+            || e.is_unrecoverable_error()
+        {
+            self.con = None;
+        }
+    }
+
+    /// Runs one command.
+    pub fn query<T: FromRedisValue>(&mut self, cmd: &Cmd, what: &str) -> Result<T, ClusterError> {
+        let con = self.connection(what)?;
+        match cmd.query(con) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                self.after(&e);
+                Err(self.error(what, e))
+            }
+        }
+    }
+
+    /// Runs a pipeline (one round trip).
+    pub fn pipe<T: FromRedisValue>(
+        &mut self,
+        pipe: &Pipeline,
+        what: &str,
+    ) -> Result<T, ClusterError> {
+        let con = self.connection(what)?;
+        match pipe.query(con) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                self.after(&e);
+                Err(self.error(what, e))
+            }
+        }
+    }
+
+    /// Runs a script once (loading it if the server does not have it).
+    pub fn script<T: FromRedisValue>(
+        &mut self,
+        script: &Script,
+        args: &[&str],
+        what: &str,
+    ) -> Result<T, ClusterError> {
+        let mut pipe = redis::pipe();
+        script.add_to(&mut pipe, args);
+        let mut out: Vec<T> = self.scripts(&pipe, &[script], what)?;
+        out.pop()
+            .ok_or_else(|| ClusterError::Refused(format!("{what}: Redis returned nothing")))
+    }
+
+    /// Runs a pipeline of script calls; if the server does not know a
+    /// script (it restarted), loads `scripts` and runs the pipeline again.
+    /// Callers only pipeline idempotent scripts, so running twice is safe.
+    pub fn scripts<T: FromRedisValue>(
+        &mut self,
+        pipe: &Pipeline,
+        scripts: &[&Script],
+        what: &str,
+    ) -> Result<T, ClusterError> {
+        let con = self.connection(what)?;
+        match pipe.query(con) {
+            Ok(v) => return Ok(v),
+            Err(e) if e.kind() == redis::ErrorKind::NoScriptError => {}
+            Err(e) => {
+                self.after(&e);
+                return Err(self.error(what, e));
+            }
+        }
+        for s in scripts {
+            let _: String = self.query(
+                redis::cmd("SCRIPT").arg("LOAD").arg(s.source),
+                "loading a script",
+            )?;
+        }
+        self.pipe(pipe, what)
+    }
+}
+
+/// A protocol script: its source and SHA-1.
+pub struct Script {
+    /// The Lua source.
+    pub source: &'static str,
+    hash: String,
+}
+
+impl Script {
+    /// A script from its source.
+    pub fn new(source: &'static str) -> Script {
+        Script {
+            source,
+            hash: redis::Script::new(source).get_hash().to_string(),
+        }
+    }
+
+    /// Adds one call (`EVALSHA`, no keys) to a pipeline.
+    pub fn add_to(&self, pipe: &mut Pipeline, args: &[&str]) {
+        let cmd = pipe.cmd("EVALSHA").arg(&self.hash).arg(0);
+        for a in args {
+            cmd.arg(*a);
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The Redis side of a run: its keys and the server-side scripts that
+//! change them. `docs/distributed.md` describes the protocol for users;
+//! this module is its one implementation.
+//!
+//! Every key of run `R` starts with `lpk:R:` ([`Keys`]):
+//! - `meta` (hash): the run record ([`crate::record`]), its `state`
+//!   (`running`, `done`, `failed`), the `done` counter, the error;
+//! - `q` (stream) with consumer group `w`: the ready tasks. A worker reads
+//!   a task with `XREADGROUP`, which makes it the task's holder (the entry
+//!   is pending with its name); the *lease* is the entry's idle time, which
+//!   the holder resets while it runs the task ([`RENEW`]); an entry idle
+//!   for longer than the lease is taken over by another worker with
+//!   `XAUTOCLAIM` ([`RECLAIM`]), which counts the deliveries;
+//! - `done` (set): the tasks completed;
+//! - `enq` (set): the tasks ever put into `q` (roots and released children);
+//! - `e:TASK` (set): for a task still waiting, the tiles of the parent
+//!   edges counted so far.
+//!
+//! [`COMPLETE`] is the one step that changes the DAG's state, atomically:
+//! it adds the task to `done` (if it is there already, nothing else
+//! happens: a task that ran twice counts once), then for every (child,
+//! tile) edge adds the tile to the child's `e:` set — a set, so an edge is
+//! counted once however often it is reported — and releases the child into
+//! `q` exactly when the set reaches the child's in-degree, remembering it
+//! in `enq` so that a late duplicate of an edge cannot release it again.
+//! It also acknowledges and deletes the stream entry. The global set
+//! `lpk:runs` lists the runs workers should look at.
+
+/// The set of runs that are running (workers poll it).
+pub const RUNS: &str = "lpk:runs";
+
+/// The consumer group of every run's stream.
+pub const GROUP: &str = "w";
+
+/// The version of this protocol, recorded in every run; a worker refuses
+/// runs of another version.
+pub const PROTOCOL: u32 = 1;
+
+/// The keys of one run.
+#[derive(Clone, Debug)]
+pub struct Keys {
+    /// `lpk:RUN:`.
+    pub prefix: String,
+}
+
+impl Keys {
+    /// The keys of run `run`.
+    pub fn new(run: &str) -> Keys {
+        Keys {
+            prefix: format!("lpk:{run}:"),
+        }
+    }
+    /// The run record.
+    pub fn meta(&self) -> String {
+        format!("{}meta", self.prefix)
+    }
+    /// The ready queue.
+    pub fn queue(&self) -> String {
+        format!("{}q", self.prefix)
+    }
+    /// The completed tasks.
+    pub fn done(&self) -> String {
+        format!("{}done", self.prefix)
+    }
+    /// The tasks ever enqueued.
+    pub fn enqueued(&self) -> String {
+        format!("{}enq", self.prefix)
+    }
+    /// The pattern of every key of the run (for deleting it).
+    pub fn pattern(&self) -> String {
+        format!("{}*", self.prefix)
+    }
+}
+
+/// Completes a task. ARGV: prefix, stream entry id (or empty), task,
+/// now (ms), then (child, tile, in-degree) triples. Returns `{fresh,
+/// released, state}`: whether the task was newly done, how many children
+/// it released, and the run's state before the call.
+pub const COMPLETE: &str = r#"
+local p = ARGV[1]
+local meta = p .. 'meta'
+local q = p .. 'q'
+local msg = ARGV[2]
+local state = redis.call('HGET', meta, 'state')
+local fresh = 0
+local released = 0
+if state == 'running' then
+  fresh = redis.call('SADD', p .. 'done', ARGV[3])
+  if fresh == 1 then
+    local done = redis.call('HINCRBY', meta, 'done', 1)
+    for i = 5, #ARGV - 2, 3 do
+      local child = ARGV[i]
+      if redis.call('SISMEMBER', p .. 'enq', child) == 0 then
+        local ek = p .. 'e:' .. child
+        if redis.call('SADD', ek, ARGV[i + 1]) == 1
+            and redis.call('SCARD', ek) >= tonumber(ARGV[i + 2]) then
+          redis.call('DEL', ek)
+          redis.call('SADD', p .. 'enq', child)
+          redis.call('XADD', q, '*', 't', child)
+          released = released + 1
+        end
+      end
+    end
+    if done >= tonumber(redis.call('HGET', meta, 'total')) then
+      redis.call('HSET', meta, 'state', 'done', 'finished_ms', ARGV[4])
+      redis.call('SREM', 'lpk:runs', redis.call('HGET', meta, 'id'))
+    end
+  end
+end
+if msg ~= '' then
+  redis.pcall('XACK', q, 'w', msg)
+  redis.pcall('XDEL', q, msg)
+end
+return {fresh, released, state or ''}
+"#;
+
+/// Fails a run (once: the first error wins). ARGV: prefix, task, message,
+/// now (ms). Returns 1 if this call failed the run.
+pub const FAIL: &str = r#"
+local meta = ARGV[1] .. 'meta'
+if redis.call('HGET', meta, 'state') ~= 'running' then
+  return 0
+end
+redis.call('HSET', meta, 'state', 'failed', 'error_task', ARGV[2], 'error', ARGV[3],
+  'finished_ms', ARGV[4])
+redis.call('SREM', 'lpk:runs', redis.call('HGET', meta, 'id'))
+return 1
+"#;
+
+/// Renews the leases of entries this consumer still holds. ARGV: prefix,
+/// consumer, entry ids. Returns the ids it no longer holds (another
+/// worker took them over, or they are gone).
+pub const RENEW: &str = r#"
+local q = ARGV[1] .. 'q'
+local lost = {}
+for i = 3, #ARGV do
+  local e = redis.pcall('XPENDING', q, 'w', ARGV[i], ARGV[i], 1)
+  if type(e) == 'table' and e[1] and e[1][2] == ARGV[2] then
+    redis.call('XCLAIM', q, 'w', ARGV[2], 0, ARGV[i], 'JUSTID')
+  else
+    table.insert(lost, ARGV[i])
+  end
+end
+return lost
+"#;
+
+/// Takes over entries whose lease expired. ARGV: prefix, consumer, lease
+/// (ms), count. Returns `{{id, task, deliveries}, ...}` (deliveries
+/// counts this one).
+pub const RECLAIM: &str = r#"
+local q = ARGV[1] .. 'q'
+local r = redis.call('XAUTOCLAIM', q, 'w', ARGV[2], ARGV[3], '0-0', 'COUNT', ARGV[4])
+local out = {}
+for _, e in ipairs(r[2]) do
+  if type(e) == 'table' and type(e[2]) == 'table' then
+    local id = e[1]
+    local pe = redis.call('XPENDING', q, 'w', id, id, 1)
+    local n = 1
+    if pe[1] then n = pe[1][4] end
+    table.insert(out, {id, e[2][2] or '', n})
+  end
+end
+return out
+"#;

@@ -1,0 +1,225 @@
+//! The run record: what a worker needs to run any task of a run, kept in
+//! the run's `meta` hash so that workers need only the Redis URL.
+
+use crate::conn::Redis;
+use crate::error::{check_run_id, ClusterError};
+use crate::protocol::{Keys, PROTOCOL};
+use std::collections::HashMap;
+
+/// The state of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunState {
+    /// Tasks are still to run.
+    Running,
+    /// Every task completed.
+    Done,
+    /// A task failed; the run stopped.
+    Failed,
+}
+
+impl RunState {
+    /// `running`, `done` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Running => "running",
+            RunState::Done => "done",
+            RunState::Failed => "failed",
+        }
+    }
+}
+
+/// Which kernels a run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernels {
+    /// The standard kernels (`docs/kernels.md`).
+    Standard,
+    /// Kernels that do nothing, to measure the scheduler and the queue:
+    /// no tile is read or written.
+    Noop,
+}
+
+impl Kernels {
+    /// `standard` or `noop`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kernels::Standard => "standard",
+            Kernels::Noop => "noop",
+        }
+    }
+}
+
+/// A run as recorded in Redis.
+#[derive(Clone, Debug)]
+pub struct RunRecord {
+    /// The run id.
+    pub id: String,
+    /// The program's artifact (CBOR).
+    pub artifact: Vec<u8>,
+    /// The program's name.
+    pub program: String,
+    /// Every parameter's value, in declaration order.
+    pub params: Vec<i64>,
+    /// The block size.
+    pub block: usize,
+    /// The tile store's URL (the run's tiles live under `URL/RUN/`).
+    pub store: String,
+    /// The kernels.
+    pub kernels: Kernels,
+    /// Tasks in the instance.
+    pub total: u64,
+    /// Tasks completed.
+    pub done: u64,
+    /// The state.
+    pub state: RunState,
+    /// A lease may expire this many times on one task before the run
+    /// fails naming it.
+    pub max_expiries: u32,
+    /// When it was submitted (ms since the Unix epoch).
+    pub created_ms: u64,
+    /// When it finished, if it did.
+    pub finished_ms: Option<u64>,
+    /// The failed task's id and the error, if it failed.
+    pub error: Option<(String, String)>,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl RunRecord {
+    /// The fields written at submission (`state`, `done` included).
+    pub fn fields(&self) -> Vec<(&'static str, Vec<u8>)> {
+        let params: Vec<String> = self.params.iter().map(i64::to_string).collect();
+        vec![
+            ("id", self.id.clone().into_bytes()),
+            ("protocol", PROTOCOL.to_string().into_bytes()),
+            ("artifact", self.artifact.clone()),
+            ("program", self.program.clone().into_bytes()),
+            ("params", params.join(",").into_bytes()),
+            ("block", self.block.to_string().into_bytes()),
+            ("store", self.store.clone().into_bytes()),
+            ("kernels", self.kernels.as_str().as_bytes().to_vec()),
+            ("total", self.total.to_string().into_bytes()),
+            ("done", self.done.to_string().into_bytes()),
+            ("state", self.state.as_str().as_bytes().to_vec()),
+            ("max_expiries", self.max_expiries.to_string().into_bytes()),
+            ("created_ms", self.created_ms.to_string().into_bytes()),
+        ]
+    }
+
+    /// Reads run `run`'s record.
+    pub fn read(redis: &mut Redis, run: &str) -> Result<RunRecord, ClusterError> {
+        check_run_id(run)?;
+        let keys = Keys::new(run);
+        let map: HashMap<String, Vec<u8>> = redis.query(
+            redis::cmd("HGETALL").arg(keys.meta()),
+            "reading the run record",
+        )?;
+        if map.is_empty() {
+            return Err(ClusterError::NoRun {
+                run: run.to_string(),
+                url: redis.url().to_string(),
+            });
+        }
+        Self::from_map(run, &map)
+    }
+
+    /// Reads a record from the hash's fields.
+    pub fn from_map(run: &str, map: &HashMap<String, Vec<u8>>) -> Result<RunRecord, ClusterError> {
+        let bad = |field: &'static str, why: String| ClusterError::BadRecord {
+            run: run.to_string(),
+            field,
+            why,
+        };
+        let text = |field: &'static str| -> Result<String, ClusterError> {
+            let bytes = map.get(field).ok_or_else(|| bad(field, "missing".into()))?;
+            String::from_utf8(bytes.clone()).map_err(|_| bad(field, "not UTF-8".into()))
+        };
+        let number = |field: &'static str| -> Result<u64, ClusterError> {
+            let t = text(field)?;
+            t.parse::<u64>().map_err(|_| {
+                bad(
+                    field,
+                    format!(
+                        "`{}` is not a count",
+                        t.chars().take(40).collect::<String>()
+                    ),
+                )
+            })
+        };
+        let protocol = number("protocol")?;
+        if protocol != u64::from(PROTOCOL) {
+            return Err(bad(
+                "protocol",
+                format!("version {protocol}; this lpk speaks version {PROTOCOL}"),
+            ));
+        }
+        let params_text = text("params")?;
+        let params = if params_text.is_empty() {
+            Vec::new()
+        } else {
+            params_text
+                .split(',')
+                .map(|v| v.parse::<i64>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| bad("params", "not a list of integers".into()))?
+        };
+        let state = match text("state")?.as_str() {
+            "running" => RunState::Running,
+            "done" => RunState::Done,
+            "failed" => RunState::Failed,
+            other => return Err(bad("state", format!("unknown state `{other}`"))),
+        };
+        let kernels = match text("kernels")?.as_str() {
+            "standard" => Kernels::Standard,
+            "noop" => Kernels::Noop,
+            other => return Err(bad("kernels", format!("unknown kernel set `{other}`"))),
+        };
+        let block = usize::try_from(number("block")?).unwrap_or(0);
+        if block == 0 {
+            return Err(bad("block", "must be at least 1".into()));
+        }
+        let error = match (map.get("error_task"), map.get("error")) {
+            (Some(t), Some(e)) => Some((
+                String::from_utf8_lossy(t).into_owned(),
+                String::from_utf8_lossy(e).into_owned(),
+            )),
+            _ => None,
+        };
+        Ok(RunRecord {
+            id: run.to_string(),
+            artifact: map
+                .get("artifact")
+                .cloned()
+                .ok_or_else(|| bad("artifact", "missing".into()))?,
+            program: text("program")?,
+            params,
+            block,
+            store: text("store")?,
+            kernels,
+            total: number("total")?,
+            done: number("done")?,
+            state,
+            max_expiries: u32::try_from(number("max_expiries")?).unwrap_or(u32::MAX),
+            created_ms: number("created_ms")?,
+            finished_ms: map
+                .get("finished_ms")
+                .and_then(|b| std::str::from_utf8(b).ok()?.parse().ok()),
+            error,
+        })
+    }
+
+    /// The run's program, loaded and validated from its artifact.
+    pub fn load_program(&self) -> Result<model::program::Program, ClusterError> {
+        model::artifact::decode(&self.artifact)
+            .map(|l| l.artifact.program)
+            .map_err(|source| ClusterError::Artifact {
+                run: self.id.clone(),
+                source: Box::new(source),
+            })
+    }
+}

@@ -1,0 +1,219 @@
+//! `lpkc status`: what a run is doing, and for a run that does not
+//! progress, what it waits for.
+
+use crate::conn::Redis;
+use crate::error::ClusterError;
+use crate::ids::parse_task;
+use crate::protocol::{Keys, GROUP};
+use crate::record::{now_ms, RunRecord, RunState};
+use model::program::Program;
+use model::task::Task;
+use redis::Value;
+use std::time::Duration;
+
+/// A task as the status shows it: its id, and the task if the id reads.
+#[derive(Clone, Debug)]
+pub struct ShownTask {
+    /// The id in Redis.
+    pub id: String,
+    /// The task.
+    pub task: Option<Task>,
+}
+
+/// A claimed task whose lease expired.
+#[derive(Clone, Debug)]
+pub struct Expired {
+    /// The task.
+    pub task: ShownTask,
+    /// The worker thread that holds it.
+    pub consumer: String,
+    /// Time since its holder last renewed it.
+    pub idle: Duration,
+    /// Times it was handed out.
+    pub deliveries: u64,
+}
+
+/// The state of one run.
+#[derive(Clone, Debug)]
+pub struct Status {
+    /// The record.
+    pub record: RunRecord,
+    /// The run's program (for task names).
+    pub program: Program,
+    /// Ready tasks no worker has taken yet.
+    pub unclaimed: u64,
+    /// Tasks workers hold.
+    pub claimed: u64,
+    /// A few unclaimed tasks, oldest first.
+    pub unclaimed_tasks: Vec<ShownTask>,
+    /// Claimed tasks whose lease expired (at most `limit`).
+    pub expired: Vec<Expired>,
+    /// The failed task and the error.
+    pub error: Option<(ShownTask, String)>,
+    /// Tasks completed per second since submission (until it finished).
+    pub rate: f64,
+}
+
+fn shown(id: &str) -> ShownTask {
+    ShownTask {
+        id: id.to_string(),
+        task: parse_task(id).ok(),
+    }
+}
+
+fn array(v: &Value) -> &[Value] {
+    match v {
+        Value::Array(items) | Value::Set(items) => items,
+        _ => &[],
+    }
+}
+
+fn text(v: &Value) -> Option<String> {
+    match v {
+        Value::BulkString(b) => String::from_utf8(b.clone()).ok(),
+        Value::SimpleString(s) => Some(s.clone()),
+        Value::Int(i) => Some(i.to_string()),
+        _ => None,
+    }
+}
+
+/// Reads run `run`'s state; leases idle longer than `lease` count as
+/// expired; lists at most `limit` tasks of each kind.
+pub fn status(
+    redis: &mut Redis,
+    run: &str,
+    lease: Duration,
+    limit: usize,
+) -> Result<Status, ClusterError> {
+    let record = RunRecord::read(redis, run)?;
+    let program = record.load_program()?;
+    let keys = Keys::new(run);
+    let queue = keys.queue();
+    let len: u64 = redis.query(redis::cmd("XLEN").arg(&queue), "reading the ready stream")?;
+    let summary: Value = redis.query(
+        redis::cmd("XPENDING").arg(&queue).arg(GROUP),
+        "reading the claimed tasks",
+    )?;
+    let claimed = array(&summary)
+        .first()
+        .and_then(text)
+        .and_then(|t| t.parse::<u64>().ok())
+        .unwrap_or(0);
+    let unclaimed = len.saturating_sub(claimed);
+    let limit = limit.max(1);
+
+    // Unclaimed: the entries after the group's last delivered id.
+    let mut unclaimed_tasks = Vec::new();
+    if unclaimed > 0 {
+        let groups: Value = redis.query(
+            redis::cmd("XINFO").arg("GROUPS").arg(&queue),
+            "reading the consumer group",
+        )?;
+        let mut last = None;
+        for g in array(&groups) {
+            let fields = array(g);
+            let mut name = None;
+            let mut delivered = None;
+            for pair in fields.chunks(2) {
+                match (pair.first().and_then(text).as_deref(), pair.get(1)) {
+                    (Some("name"), Some(v)) => name = text(v),
+                    (Some("last-delivered-id"), Some(v)) => delivered = text(v),
+                    _ => {}
+                }
+            }
+            if name.as_deref() == Some(GROUP) {
+                last = delivered;
+            }
+        }
+        let start = match last {
+            Some(id) => format!("({id}"),
+            None => "-".to_string(),
+        };
+        let entries: Value = redis.query(
+            redis::cmd("XRANGE")
+                .arg(&queue)
+                .arg(start)
+                .arg("+")
+                .arg("COUNT")
+                .arg(limit),
+            "reading unclaimed tasks",
+        )?;
+        for e in array(&entries) {
+            let fields = array(e).get(1).map(array).unwrap_or(&[]);
+            if let Some(id) = fields.get(1).and_then(text) {
+                unclaimed_tasks.push(shown(&id));
+            }
+        }
+    }
+
+    // Expired leases.
+    let mut expired = Vec::new();
+    if claimed > 0 {
+        let idle_ms = lease.as_millis().max(1) as u64;
+        let pending: Value = redis.query(
+            redis::cmd("XPENDING")
+                .arg(&queue)
+                .arg(GROUP)
+                .arg("IDLE")
+                .arg(idle_ms)
+                .arg("-")
+                .arg("+")
+                .arg(limit),
+            "reading expired leases",
+        )?;
+        for p in array(&pending) {
+            let f = array(p);
+            let (Some(id), Some(consumer), Some(idle), Some(n)) = (
+                f.first().and_then(text),
+                f.get(1).and_then(text),
+                f.get(2).and_then(text).and_then(|t| t.parse::<u64>().ok()),
+                f.get(3).and_then(text).and_then(|t| t.parse::<u64>().ok()),
+            ) else {
+                continue;
+            };
+            let entry: Value = redis.query(
+                redis::cmd("XRANGE").arg(&queue).arg(&id).arg(&id),
+                "reading an expired task",
+            )?;
+            let task = array(&entry)
+                .first()
+                .map(array)
+                .and_then(|e| e.get(1))
+                .map(array)
+                .and_then(|f| f.get(1))
+                .and_then(text)
+                .unwrap_or(id);
+            expired.push(Expired {
+                task: shown(&task),
+                consumer,
+                idle: Duration::from_millis(idle),
+                deliveries: n,
+            });
+        }
+    }
+    let end = if record.state == RunState::Running {
+        now_ms()
+    } else {
+        record.finished_ms.unwrap_or_else(now_ms)
+    };
+    let secs = end.saturating_sub(record.created_ms) as f64 / 1000.0;
+    let rate = if secs > 0.0 {
+        record.done as f64 / secs
+    } else {
+        0.0
+    };
+    let error = record
+        .error
+        .as_ref()
+        .map(|(task, message)| (shown(task), message.clone()));
+    Ok(Status {
+        record,
+        program,
+        unclaimed,
+        claimed,
+        unclaimed_tasks,
+        expired,
+        error,
+        rate,
+    })
+}

@@ -1,0 +1,268 @@
+//! `lpkc submit`: records a run in Redis and makes it ready for workers.
+//!
+//! In order: the inputs are opened and checked and the instance bound
+//! exactly as `lpkc run` does ([`runtime::job::prepare`]); the instance is
+//! counted (a run of more than [`MAX_TASKS`] tasks is refused before
+//! anything is uploaded); the input tiles are uploaded to the store under
+//! the run's id as `.npy`; the run record is written; the roots (tasks
+//! without parents, found by the parents plans in one pass) are put into
+//! the ready stream; and the run is added to the set workers poll, last,
+//! so no worker sees a half-made run.
+
+use crate::conn::Redis;
+use crate::error::ClusterError;
+use crate::ids::task_id;
+use crate::protocol::{Keys, GROUP, RUNS};
+use crate::record::{now_ms, Kernels, RunRecord, RunState};
+use crate::tiles::{check_store_url, open_run_store};
+use model::artifact::{self, Artifact, SourceInfo};
+use model::program::{Program, Role};
+use model::query::Engine;
+use runtime::dense::InputSpec;
+use runtime::exec::TileSource;
+use runtime::job::{self, InputSource};
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+
+/// The largest run `submit` accepts, in tasks.
+pub const MAX_TASKS: u64 = 1 << 26;
+
+/// What to submit.
+pub struct Submission<'a> {
+    /// The program.
+    pub program: &'a Program,
+    /// The file it came from (for the artifact's source map).
+    pub file: &'a str,
+    /// Parameters given; the others are inferred from the input shapes.
+    pub params: &'a [(String, i64)],
+    /// The data of every input matrix, by matrix index.
+    pub inputs: &'a BTreeMap<u32, InputSpec>,
+    /// Seed of generated inputs (as `lpkc run --seed`).
+    pub seed: u64,
+    /// The block size.
+    pub block: usize,
+    /// The tile store's URL.
+    pub store: &'a str,
+    /// The kernels.
+    pub kernels: Kernels,
+    /// Lease expiries allowed per task before the run fails.
+    pub max_expiries: u32,
+}
+
+/// A submitted run.
+#[derive(Debug)]
+pub struct Submitted {
+    /// The run id.
+    pub run: String,
+    /// Tasks in the instance.
+    pub tasks: u64,
+    /// Root tasks seeded.
+    pub roots: u64,
+    /// Input tiles uploaded.
+    pub input_tiles: u64,
+    /// Parameters inferred from the input shapes.
+    pub inferred: Vec<(String, i64)>,
+}
+
+/// A fresh run id: the submission time and a random part, in hex.
+pub fn new_run_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    h.write_u32(std::process::id());
+    format!("{:x}-{:08x}", now_ms() / 1000, h.finish() as u32)
+}
+
+/// Submits a run (see the module documentation); `note` receives progress
+/// messages.
+pub fn submit(
+    redis: &mut Redis,
+    s: &Submission<'_>,
+    note: &mut dyn FnMut(&str),
+) -> Result<Submitted, ClusterError> {
+    if s.block == 0 {
+        return Err(ClusterError::Refused("--block must be at least 1".into()));
+    }
+    check_store_url(s.store)?;
+    let program = s.program;
+    let prepared = job::prepare(program, s.params, s.inputs, s.seed, s.block)?;
+    let inst = &prepared.instance;
+    let counts = inst
+        .count_tasks(model::task::COUNT_BUDGET)
+        .map_err(|e| ClusterError::Refused(format!("cannot count the run's tasks: {e}")))?;
+    let total = counts.total();
+    if total > MAX_TASKS {
+        return Err(ClusterError::Refused(format!(
+            "the run has {total} tasks; a distributed run takes at most {MAX_TASKS} (use a larger --block)"
+        )));
+    }
+    let run = new_run_id();
+    let keys = Keys::new(&run);
+
+    // Input tiles, unless the kernels read nothing.
+    let mut input_tiles = 0u64;
+    if s.kernels == Kernels::Standard {
+        let store = open_run_store(s.store, &run)?;
+        let source = InputSource::new(program, &prepared.inputs, s.block);
+        let mut jobs: Vec<(u32, Vec<i64>)> = Vec::new();
+        for (m, decl) in program.matrices.iter().enumerate() {
+            if decl.role != Role::Input {
+                continue;
+            }
+            let extents = inst.extents.get(m).cloned().unwrap_or_default();
+            grid(&extents, &mut |idx| jobs.push((m as u32, idx.to_vec())));
+        }
+        note(&format!(
+            "uploading {} input tiles to {}",
+            jobs.len(),
+            store.describe()
+        ));
+        let failed = std::sync::Mutex::new(None);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((m, idx)) = jobs.get(k) else { break };
+                    let name = &program.matrices[*m as usize].name;
+                    let r = source
+                        .input(*m, idx)
+                        .map_err(|e| {
+                            ClusterError::Refused(format!("input tile {name}{idx:?}: {e}"))
+                        })
+                        .and_then(|tile| {
+                            store
+                                .put(name, idx, tile)
+                                .map_err(|source| ClusterError::Store {
+                                    store: store.describe(),
+                                    source: Box::new(source),
+                                })
+                        });
+                    if let Err(e) = r {
+                        let mut f = failed.lock().unwrap_or_else(|e| e.into_inner());
+                        f.get_or_insert(e);
+                        break;
+                    }
+                });
+            }
+        });
+        if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(e);
+        }
+        input_tiles = jobs.len() as u64;
+    }
+
+    // The roots, in sequential order.
+    let mut engine = Engine::new(inst);
+    let mut roots: Vec<String> = Vec::new();
+    let mut failure = None;
+    inst.for_each_task(&mut |t| match engine.has_parent(t) {
+        Ok(true) => ControlFlow::Continue(()),
+        Ok(false) => {
+            roots.push(task_id(t));
+            ControlFlow::Continue(())
+        }
+        Err(e) => {
+            failure = Some(e);
+            ControlFlow::Break(())
+        }
+    })?;
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+
+    let art = Artifact {
+        compiler: format!("lpk-cluster {}", env!("CARGO_PKG_VERSION")),
+        source: SourceInfo::of_program(program, s.file, None),
+        program: program.clone(),
+    };
+    let bytes = artifact::encode(&art)
+        .map_err(|e| ClusterError::Refused(format!("cannot encode the program: {e}")))?;
+    let record = RunRecord {
+        id: run.clone(),
+        artifact: bytes,
+        program: program.name.clone(),
+        params: inst.params.clone(),
+        block: s.block,
+        store: s.store.to_string(),
+        kernels: s.kernels,
+        total,
+        done: 0,
+        state: if total == 0 {
+            RunState::Done
+        } else {
+            RunState::Running
+        },
+        max_expiries: s.max_expiries,
+        created_ms: now_ms(),
+        finished_ms: None,
+        error: None,
+    };
+    let mut hset = redis::cmd("HSET");
+    hset.arg(keys.meta());
+    for (field, value) in record.fields() {
+        hset.arg(field).arg(value);
+    }
+    redis.query::<()>(&hset, "writing the run record")?;
+    redis.query::<()>(
+        redis::cmd("XGROUP")
+            .arg("CREATE")
+            .arg(keys.queue())
+            .arg(GROUP)
+            .arg("0")
+            .arg("MKSTREAM"),
+        "creating the ready stream",
+    )?;
+    note(&format!("seeding {} root tasks of {total}", roots.len()));
+    for chunk in roots.chunks(1000) {
+        let mut pipe = redis::pipe();
+        for id in chunk {
+            pipe.cmd("XADD")
+                .arg(keys.queue())
+                .arg("*")
+                .arg("t")
+                .arg(id)
+                .ignore();
+        }
+        pipe.cmd("SADD").arg(keys.enqueued()).arg(chunk).ignore();
+        redis.pipe::<()>(&pipe, "seeding the root tasks")?;
+    }
+    if total > 0 {
+        redis.query::<()>(redis::cmd("SADD").arg(RUNS).arg(&run), "announcing the run")?;
+    }
+    Ok(Submitted {
+        run,
+        tasks: total,
+        roots: roots.len() as u64,
+        input_tiles,
+        inferred: prepared.inferred,
+    })
+}
+
+/// Calls `f` for every index of a grid with these extents (row-major).
+pub fn grid(extents: &[i64], f: &mut dyn FnMut(&[i64])) {
+    if extents.iter().any(|&e| e <= 0) {
+        return;
+    }
+    let mut idx = vec![0i64; extents.len()];
+    loop {
+        f(&idx);
+        let mut d = extents.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < extents[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}

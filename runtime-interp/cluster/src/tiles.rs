@@ -1,0 +1,167 @@
+//! A run's tiles: its store (under the run's id) and the workers' cache.
+
+use crate::error::ClusterError;
+use lru::LruCache;
+use runtime::kernels::Tile;
+use runtime::store::{open_store, TileStore};
+use std::sync::{Arc, Mutex};
+
+/// Whether `spec` is a URL (`scheme://...`) rather than a path.
+fn is_url(spec: &str) -> bool {
+    spec.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    })
+}
+
+/// The store of run `run`: `URL/RUN/` (tiles at `URL/RUN/M/i_j.npy`).
+/// Workers on other machines open the same URL, so it must be one they
+/// reach: an object store URL (`file:///shared/dir`, `s3://bucket/prefix`)
+/// or a shared directory's absolute path.
+pub fn open_run_store(url: &str, run: &str) -> Result<Box<dyn TileStore>, ClusterError> {
+    // A directory is opened as a file:// URL: object_store writes each
+    // tile to a temporary file and renames it (atomic, no fsync per tile).
+    let spec = if is_url(url) {
+        format!("{}/{run}", url.trim_end_matches('/'))
+    } else {
+        let dir = std::path::Path::new(url).join(run);
+        url::Url::from_file_path(&dir)
+            .map(String::from)
+            .map_err(|()| ClusterError::Refused(format!("--store `{url}`: not an absolute path")))?
+    };
+    open_store(&spec).map_err(|source| ClusterError::Store {
+        store: spec.clone(),
+        source: Box::new(source),
+    })
+}
+
+/// Checks a store URL given to `submit`: one that separate worker
+/// processes can reach (not the in-process `mem`).
+pub fn check_store_url(url: &str) -> Result<(), ClusterError> {
+    if url.is_empty() || url == "mem" || url.starts_with("memory:") {
+        return Err(ClusterError::Refused(format!(
+            "--store `{url}`: workers are separate processes and need a store they all reach: \
+             a shared directory (an absolute path or file:///abs/path) or an object store URL (s3://bucket/prefix)"
+        )));
+    }
+    if !is_url(url) && !std::path::Path::new(url).is_absolute() {
+        return Err(ClusterError::Refused(format!(
+            "--store `{url}`: give an absolute path (workers may run in other directories), or a URL"
+        )));
+    }
+    Ok(())
+}
+
+/// The key of a cached tile: run, matrix, index.
+type Key = (Arc<str>, u32, Vec<i64>);
+
+/// Tiles a worker keeps because its tasks may read them again: bounded by
+/// bytes, least recently used first out.
+pub struct TileCache {
+    inner: Mutex<Inner>,
+    capacity: u64,
+}
+
+struct Inner {
+    map: LruCache<Key, Arc<Tile>>,
+    bytes: u64,
+}
+
+fn bytes_of(t: &Tile) -> u64 {
+    (t.nrows() * t.ncols() * 8) as u64
+}
+
+impl TileCache {
+    /// A cache of at most `capacity` bytes of tiles.
+    pub fn new(capacity: u64) -> TileCache {
+        TileCache {
+            inner: Mutex::new(Inner {
+                map: LruCache::unbounded(),
+                bytes: 0,
+            }),
+            capacity,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The tile, if cached.
+    pub fn get(&self, run: &Arc<str>, matrix: u32, index: &[i64]) -> Option<Arc<Tile>> {
+        let key = (run.clone(), matrix, index.to_vec());
+        self.lock().map.get(&key).cloned()
+    }
+
+    /// Keeps a tile (a tile larger than the whole cache is not kept).
+    pub fn put(&self, run: &Arc<str>, matrix: u32, index: &[i64], tile: Arc<Tile>) {
+        let size = bytes_of(&tile);
+        if size > self.capacity {
+            return;
+        }
+        let mut inner = self.lock();
+        if let Some(old) = inner.map.put((run.clone(), matrix, index.to_vec()), tile) {
+            inner.bytes -= bytes_of(&old);
+        }
+        inner.bytes += size;
+        while inner.bytes > self.capacity {
+            match inner.map.pop_lru() {
+                Some((_, t)) => inner.bytes -= bytes_of(&t),
+                None => break,
+            }
+        }
+    }
+
+    /// Forgets every tile of a run (it finished or failed).
+    pub fn forget_run(&self, run: &str) {
+        let mut inner = self.lock();
+        let keys: Vec<Key> = inner
+            .map
+            .iter()
+            .filter(|(k, _)| &*k.0 == run)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in keys {
+            if let Some(t) = inner.map.pop(&k) {
+                inner.bytes -= bytes_of(&t);
+            }
+        }
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.lock().bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_stays_within_its_bytes() {
+        let run: Arc<str> = Arc::from("r");
+        let cache = TileCache::new(3 * 8 * 4);
+        for i in 0..10 {
+            cache.put(&run, 0, &[i], Arc::new(Tile::zeros(2, 2)));
+        }
+        assert_eq!(cache.bytes(), 3 * 32);
+        assert!(cache.get(&run, 0, &[9]).is_some());
+        assert!(cache.get(&run, 0, &[0]).is_none());
+        cache.put(&run, 0, &[99], Arc::new(Tile::zeros(10, 10)));
+        assert!(cache.get(&run, 0, &[99]).is_none(), "larger than the cache");
+        cache.forget_run("r");
+        assert_eq!(cache.bytes(), 0);
+    }
+
+    #[test]
+    fn stores_must_be_shared() {
+        assert!(check_store_url("mem").is_err());
+        assert!(check_store_url("relative/dir").is_err());
+        assert!(check_store_url("/abs/dir").is_ok());
+        assert!(check_store_url("file:///abs/dir").is_ok());
+        assert!(check_store_url("s3://bucket/p").is_ok());
+    }
+}

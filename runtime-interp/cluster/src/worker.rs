@@ -1,0 +1,913 @@
+//! `lpkc worker`: a stateless worker for every run in one Redis.
+//!
+//! Each of its threads loops: look at the runs in `lpk:runs`; take over
+//! tasks whose lease expired ([`crate::protocol::RECLAIM`], at most every
+//! half lease); read new tasks from the runs' streams (`XREADGROUP`,
+//! blocking for half a second); run each task — read its tiles (from the
+//! worker's cache, else the run's store), call its kernel, write its
+//! outputs, list its children and their in-degrees from the plans — and
+//! complete it ([`crate::protocol::COMPLETE`], pipelined for a batch). A
+//! separate thread renews the leases of the tasks the worker holds every
+//! third of the lease. The worker exits after `idle` without work.
+//!
+//! What can go wrong, and what happens:
+//! - the worker dies: its tasks' leases expire and other workers take them
+//!   over; a task taken over more than the run's `max_expiries` times
+//!   fails the run naming it;
+//! - it dies after writing a task's outputs but before completing it: the
+//!   task runs again and writes the same bits (kernels are deterministic),
+//!   and completing is idempotent;
+//! - a kernel fails (a non-SPD tile, a zero pivot): the run fails with the
+//!   task and the reason, and every worker stops taking its tasks;
+//! - Redis goes away: every thread backs off and reconnects; what it
+//!   computed meanwhile is completed once Redis is back (completing is
+//!   idempotent, so a completion sent twice counts once); after `idle`
+//!   without reaching it, the worker exits with an error;
+//! - a tile store error: retried three times, then the run fails naming
+//!   the task and the tile.
+
+use crate::conn::{Redis, Script};
+use crate::error::ClusterError;
+use crate::faults::{Dice, Faults, EXIT_AFTER_WRITE, EXIT_BEFORE_WRITE};
+use crate::ids::{parse_task, task_id, tile_id};
+use crate::protocol::{Keys, COMPLETE, FAIL, GROUP, RECLAIM, RENEW, RUNS};
+use crate::record::{now_ms, Kernels, RunRecord, RunState};
+use crate::tiles::{open_run_store, TileCache};
+use model::program::{Instance, Program};
+use model::query::Engine;
+use model::task::Task;
+use redis::Value;
+use runtime::exec::call_kernel;
+use runtime::kernels::{Kernel, Registry, Tile};
+use runtime::store::TileStore;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// How a worker runs.
+#[derive(Clone, Debug)]
+pub struct WorkerConfig {
+    /// The Redis URL.
+    pub redis: String,
+    /// Threads taking tasks.
+    pub threads: usize,
+    /// Exit after this long without work.
+    pub idle: Duration,
+    /// The lease: a task this worker stops renewing is taken over by
+    /// others after this long.
+    pub lease: Duration,
+    /// Faults to inject (testing aid).
+    pub faults: Faults,
+    /// Bytes of tiles to cache.
+    pub cache_bytes: u64,
+    /// The worker's name in Redis (its threads are `NAME-0`, `NAME-1`, ...).
+    pub name: String,
+}
+
+impl WorkerConfig {
+    /// A configuration with the defaults of `lpkc worker`.
+    pub fn new(redis: &str) -> WorkerConfig {
+        WorkerConfig {
+            redis: redis.to_string(),
+            threads: 1,
+            idle: Duration::from_secs(60),
+            lease: Duration::from_secs(30),
+            faults: Faults::default(),
+            cache_bytes: 1 << 30,
+            name: default_name(),
+        }
+    }
+}
+
+/// `HOST-PID`.
+pub fn default_name() -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "worker".to_string());
+    format!("{host}-{}", std::process::id())
+}
+
+/// What a worker did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorkerReport {
+    /// Tasks it ran and completed.
+    pub tasks: u64,
+    /// Of those, tasks it took over after another worker's lease expired.
+    pub taken_over: u64,
+    /// Completions that found the task already done (it ran twice).
+    pub duplicates: u64,
+    /// Runs it failed (a kernel error, a task that kept losing its lease).
+    pub failed_runs: u64,
+    /// Redis round trips.
+    pub round_trips: u64,
+}
+
+/// A run as a worker holds it.
+struct RunCtx {
+    id: Arc<str>,
+    keys: Keys,
+    program: Program,
+    params: Vec<i64>,
+    kernels: Vec<Arc<dyn Kernel>>,
+    noop: bool,
+    store: Option<Box<dyn TileStore>>,
+    max_expiries: u32,
+}
+
+/// Tasks a worker holds: run → entry id → (consumer, renew?).
+type Held = HashMap<Arc<str>, HashMap<String, (String, bool)>>;
+
+struct Shared<'a> {
+    cfg: &'a WorkerConfig,
+    runs: Mutex<HashMap<String, Option<Arc<RunCtx>>>>,
+    cache: TileCache,
+    held: Mutex<Held>,
+    last_work: Mutex<Instant>,
+    stop: AtomicBool,
+    tasks: AtomicU64,
+    taken_over: AtomicU64,
+    duplicates: AtomicU64,
+    failed_runs: AtomicU64,
+    round_trips: AtomicU64,
+    error: Mutex<Option<ClusterError>>,
+    log: &'a (dyn Fn(&str) + Sync),
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs a worker until it has been idle for `cfg.idle`; `log` receives
+/// one line per notable event.
+pub fn work(cfg: &WorkerConfig, log: &(dyn Fn(&str) + Sync)) -> Result<WorkerReport, ClusterError> {
+    // Fail at once on a bad URL or a Redis that is not there.
+    drop(Redis::open(&cfg.redis)?);
+    let shared = Shared {
+        cfg,
+        runs: Mutex::new(HashMap::new()),
+        cache: TileCache::new(cfg.cache_bytes),
+        held: Mutex::new(HashMap::new()),
+        last_work: Mutex::new(Instant::now()),
+        stop: AtomicBool::new(false),
+        tasks: AtomicU64::new(0),
+        taken_over: AtomicU64::new(0),
+        duplicates: AtomicU64::new(0),
+        failed_runs: AtomicU64::new(0),
+        round_trips: AtomicU64::new(0),
+        error: Mutex::new(None),
+        log,
+    };
+    std::thread::scope(|s| {
+        let sh = &shared;
+        s.spawn(move || renew_loop(sh));
+        let threads: Vec<_> = (0..cfg.threads.max(1))
+            .map(|k| s.spawn(move || task_loop(sh, k)))
+            .collect();
+        for t in threads {
+            let _ = t.join();
+        }
+        shared.stop.store(true, Ordering::Relaxed);
+    });
+    if let Some(e) = lock(&shared.error).take() {
+        return Err(e);
+    }
+    Ok(WorkerReport {
+        tasks: shared.tasks.load(Ordering::Relaxed),
+        taken_over: shared.taken_over.load(Ordering::Relaxed),
+        duplicates: shared.duplicates.load(Ordering::Relaxed),
+        failed_runs: shared.failed_runs.load(Ordering::Relaxed),
+        round_trips: shared.round_trips.load(Ordering::Relaxed),
+    })
+}
+
+/// Sleeps in small steps until `d` passed or the worker stops.
+fn nap(sh: &Shared<'_>, d: Duration) {
+    let until = Instant::now() + d;
+    while !sh.stop.load(Ordering::Relaxed) {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+}
+
+fn idle_for(sh: &Shared<'_>) -> Duration {
+    lock(&sh.last_work).elapsed()
+}
+
+fn worked(sh: &Shared<'_>) {
+    *lock(&sh.last_work) = Instant::now();
+}
+
+/// Renews the leases of held tasks every third of the lease.
+fn renew_loop(sh: &Shared<'_>) {
+    let renew = Script::new(RENEW);
+    let mut redis: Option<Redis> = None;
+    let period = (sh.cfg.lease / 3).max(Duration::from_millis(50));
+    while !sh.stop.load(Ordering::Relaxed) {
+        nap(sh, period);
+        let batches: Vec<(Arc<str>, String, Vec<String>)> = {
+            let held = lock(&sh.held);
+            let mut out: HashMap<(Arc<str>, String), Vec<String>> = HashMap::new();
+            for (run, entries) in held.iter() {
+                for (id, (consumer, keep)) in entries {
+                    if *keep {
+                        out.entry((run.clone(), consumer.clone()))
+                            .or_default()
+                            .push(id.clone());
+                    }
+                }
+            }
+            out.into_iter().map(|((r, c), ids)| (r, c, ids)).collect()
+        };
+        if batches.is_empty() {
+            continue;
+        }
+        if redis.is_none() {
+            redis = Redis::open(&sh.cfg.redis).ok();
+        }
+        let Some(r) = redis.as_mut() else { continue };
+        let mut pipe = redis::pipe();
+        for (run, consumer, ids) in &batches {
+            let prefix = Keys::new(run).prefix;
+            let mut args: Vec<&str> = vec![&prefix, consumer];
+            args.extend(ids.iter().map(String::as_str));
+            renew.add_to(&mut pipe, &args);
+        }
+        if r.scripts::<Vec<Vec<String>>>(&pipe, &[&renew], "renewing leases")
+            .is_err()
+        {
+            redis = None;
+        }
+    }
+}
+
+/// One entry of a run's stream, as read or taken over.
+struct Entry {
+    id: String,
+    task: String,
+    deliveries: u64,
+}
+
+/// One task-taking thread.
+fn task_loop(sh: &Shared<'_>, k: usize) {
+    let consumer = format!("{}-{k}", sh.cfg.name);
+    let complete = Script::new(COMPLETE);
+    let fail = Script::new(FAIL);
+    let reclaim = Script::new(RECLAIM);
+    let scripts = Scripts {
+        complete: &complete,
+        fail: &fail,
+    };
+    let mut dice = Dice::new();
+    let mut redis: Option<Redis> = None;
+    let mut down_since: Option<Instant> = None;
+    let mut active: Vec<Arc<RunCtx>> = Vec::new();
+    let mut refreshed: Option<Instant> = None;
+    let mut reclaimed: Option<Instant> = None;
+    // Tasks per read: more for tiny tasks, one for real ones.
+    let mut count: usize = 1;
+    while !sh.stop.load(Ordering::Relaxed) {
+        if idle_for(sh) >= sh.cfg.idle {
+            if let Some(since) = down_since {
+                let mut e = lock(&sh.error);
+                e.get_or_insert(ClusterError::Refused(format!(
+                    "Redis at {} unreachable for {:.0} s",
+                    sh.cfg.redis,
+                    since.elapsed().as_secs_f64()
+                )));
+            }
+            sh.stop.store(true, Ordering::Relaxed);
+            break;
+        }
+        let r = match redis.as_mut() {
+            Some(r) => r,
+            None => match Redis::open(&sh.cfg.redis) {
+                Ok(r) => {
+                    if down_since.take().is_some() {
+                        (sh.log)(&format!("{consumer}: Redis is back"));
+                    }
+                    redis.insert(r)
+                }
+                Err(e) => {
+                    let since = *down_since.get_or_insert_with(|| {
+                        (sh.log)(&format!("{consumer}: {e}; retrying"));
+                        Instant::now()
+                    });
+                    let wait = since.elapsed().as_millis().clamp(100, 2000) as u64;
+                    nap(sh, Duration::from_millis(wait));
+                    continue;
+                }
+            },
+        };
+        let step = (|| -> Result<(), ClusterError> {
+            if refreshed.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) || active.is_empty()
+            {
+                active = active_runs(sh, r)?;
+                refreshed = Some(Instant::now());
+                sh.round_trips.fetch_add(1, Ordering::Relaxed);
+            }
+            if active.is_empty() {
+                nap(sh, Duration::from_millis(200));
+                return Ok(());
+            }
+            if reclaimed.is_none_or(|t| t.elapsed() >= sh.cfg.lease / 2) {
+                reclaimed = Some(Instant::now());
+                for ctx in &active {
+                    let entries = take_over(sh, r, &reclaim, ctx, &consumer, count.max(4))?;
+                    if !entries.is_empty() {
+                        sh.taken_over
+                            .fetch_add(entries.len() as u64, Ordering::Relaxed);
+                        (sh.log)(&format!(
+                            "{consumer}: took over {} task(s) of run {} whose lease expired",
+                            entries.len(),
+                            ctx.id
+                        ));
+                        run_batch(
+                            sh, r, &scripts, ctx, &consumer, entries, true, &mut dice, &mut count,
+                        )?;
+                    }
+                }
+            }
+            let read = read_new(sh, r, &active, &consumer, count)?;
+            for (ctx, entries) in read {
+                run_batch(
+                    sh, r, &scripts, &ctx, &consumer, entries, false, &mut dice, &mut count,
+                )?;
+            }
+            Ok(())
+        })();
+        match step {
+            Ok(()) => {}
+            Err(e @ ClusterError::Redis { .. }) => {
+                (sh.log)(&format!("{consumer}: {e}; reconnecting"));
+                redis = None;
+                down_since.get_or_insert_with(Instant::now);
+                nap(sh, Duration::from_millis(200));
+            }
+            Err(e) => {
+                (sh.log)(&format!("{consumer}: {e}"));
+                nap(sh, Duration::from_millis(200));
+            }
+        }
+    }
+}
+
+/// The runs to work on: those in `lpk:runs` whose record this worker
+/// reads (a run it cannot read is reported once and skipped).
+fn active_runs(sh: &Shared<'_>, r: &mut Redis) -> Result<Vec<Arc<RunCtx>>, ClusterError> {
+    let ids: Vec<String> = r.query(redis::cmd("SMEMBERS").arg(RUNS), "listing runs")?;
+    // Runs that finished: forget them and their cached tiles.
+    let gone: Vec<String> = lock(&sh.runs)
+        .keys()
+        .filter(|id| !ids.contains(id))
+        .cloned()
+        .collect();
+    for id in gone {
+        lock(&sh.runs).remove(&id);
+        sh.cache.forget_run(&id);
+    }
+    let mut out = Vec::new();
+    for id in ids {
+        let known = lock(&sh.runs).get(&id).cloned();
+        let ctx = match known {
+            Some(ctx) => ctx,
+            None => {
+                let ctx = match load_run(r, &id) {
+                    Ok(ctx) => Some(Arc::new(ctx)),
+                    Err(e @ ClusterError::Redis { .. }) => return Err(e),
+                    Err(e) => {
+                        (sh.log)(&format!("skipping run {id}: {e}"));
+                        None
+                    }
+                };
+                lock(&sh.runs).insert(id.clone(), ctx.clone());
+                ctx
+            }
+        };
+        if let Some(ctx) = ctx {
+            out.push(ctx);
+        }
+    }
+    Ok(out)
+}
+
+fn load_run(r: &mut Redis, id: &str) -> Result<RunCtx, ClusterError> {
+    let rec = RunRecord::read(r, id)?;
+    let program = rec.load_program()?;
+    // Check the binding once; each batch binds again (cheap).
+    program
+        .bind_values(rec.params.clone())
+        .map_err(|source| ClusterError::Bind {
+            run: id.to_string(),
+            source: Box::new(source),
+        })?;
+    let registry = match rec.kernels {
+        Kernels::Standard => Registry::standard(),
+        Kernels::Noop => runtime::exec::noop_registry(&program),
+    };
+    let kernels = runtime::exec::resolve_kernels(&program, &registry)?;
+    let store = match rec.kernels {
+        Kernels::Standard => Some(open_run_store(&rec.store, id)?),
+        Kernels::Noop => None,
+    };
+    Ok(RunCtx {
+        id: Arc::from(id),
+        keys: Keys::new(id),
+        program,
+        params: rec.params,
+        kernels,
+        noop: rec.kernels == Kernels::Noop,
+        store,
+        max_expiries: rec.max_expiries,
+    })
+}
+
+/// Takes over entries of a run whose lease expired.
+fn take_over(
+    sh: &Shared<'_>,
+    r: &mut Redis,
+    reclaim: &Script,
+    ctx: &RunCtx,
+    consumer: &str,
+    count: usize,
+) -> Result<Vec<Entry>, ClusterError> {
+    let lease_ms = sh.cfg.lease.as_millis().max(1).to_string();
+    let count = count.to_string();
+    sh.round_trips.fetch_add(1, Ordering::Relaxed);
+    let got: Result<Value, ClusterError> = r.script(
+        reclaim,
+        &[&ctx.keys.prefix, consumer, &lease_ms, &count],
+        "taking over expired leases",
+    );
+    let got = match got {
+        Ok(v) => v,
+        // The run was deleted meanwhile: nothing to take over.
+        Err(ClusterError::Redis { source, .. }) if source.code() == Some("NOGROUP") => {
+            return Ok(Vec::new())
+        }
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for item in array(&got) {
+        let parts = array(item);
+        if let (Some(id), Some(task), Some(n)) = (
+            parts.first().and_then(text),
+            parts.get(1).and_then(text),
+            parts.get(2).and_then(int),
+        ) {
+            out.push(Entry {
+                id,
+                task,
+                deliveries: n.max(1) as u64,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Entries read from one run's stream.
+type RunEntries = (Arc<RunCtx>, Vec<Entry>);
+
+/// Reads new entries from every active run's stream.
+fn read_new(
+    sh: &Shared<'_>,
+    r: &mut Redis,
+    active: &[Arc<RunCtx>],
+    consumer: &str,
+    count: usize,
+) -> Result<Vec<RunEntries>, ClusterError> {
+    let mut cmd = redis::cmd("XREADGROUP");
+    cmd.arg("GROUP")
+        .arg(GROUP)
+        .arg(consumer)
+        .arg("COUNT")
+        .arg(count)
+        .arg("BLOCK")
+        .arg(500)
+        .arg("STREAMS");
+    for ctx in active {
+        cmd.arg(ctx.keys.queue());
+    }
+    for _ in active {
+        cmd.arg(">");
+    }
+    sh.round_trips.fetch_add(1, Ordering::Relaxed);
+    let reply: Value = match r.query(&cmd, "reading ready tasks") {
+        Ok(v) => v,
+        Err(ClusterError::Redis { source, .. }) if source.code() == Some("NOGROUP") => {
+            // A run vanished (deleted): look at the runs again.
+            lock(&sh.runs).clear();
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for stream in streams(&reply) {
+        let (Some(key), Some(entries)) = (stream.0, stream.1) else {
+            continue;
+        };
+        let Some(ctx) = active.iter().find(|c| c.keys.queue() == key) else {
+            continue;
+        };
+        let mut list = Vec::new();
+        for e in array(entries) {
+            let parts = array(e);
+            let id = parts.first().and_then(text);
+            let fields = parts.get(1).map(array).unwrap_or(&[]);
+            let task = fields.get(1).and_then(text);
+            if let Some(id) = id {
+                list.push(Entry {
+                    id,
+                    task: task.unwrap_or_default(),
+                    deliveries: 1,
+                });
+            }
+        }
+        if !list.is_empty() {
+            out.push((ctx.clone(), list));
+        }
+    }
+    Ok(out)
+}
+
+/// The (key, entries) pairs of an `XREADGROUP` reply (RESP2 arrays or a
+/// RESP3 map).
+fn streams(v: &Value) -> Vec<(Option<String>, Option<&Value>)> {
+    match v {
+        Value::Map(pairs) => pairs.iter().map(|(k, e)| (text(k), Some(e))).collect(),
+        Value::Array(items) => items
+            .iter()
+            .map(|s| {
+                let p = array(s);
+                (p.first().and_then(text), p.get(1))
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn array(v: &Value) -> &[Value] {
+    match v {
+        Value::Array(items) | Value::Set(items) => items,
+        _ => &[],
+    }
+}
+
+fn text(v: &Value) -> Option<String> {
+    match v {
+        Value::BulkString(b) => String::from_utf8(b.clone()).ok(),
+        Value::SimpleString(s) => Some(s.clone()),
+        Value::Int(i) => Some(i.to_string()),
+        _ => None,
+    }
+}
+
+fn int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        other => text(other)?.parse().ok(),
+    }
+}
+
+struct Scripts<'a> {
+    complete: &'a Script,
+    fail: &'a Script,
+}
+
+/// Why a task could not be run.
+enum TaskFailure {
+    /// The run must fail: the task and why.
+    Run(String),
+}
+
+/// Runs a batch of entries of one run, then completes them in one
+/// pipeline.
+#[allow(clippy::too_many_arguments)]
+fn run_batch(
+    sh: &Shared<'_>,
+    r: &mut Redis,
+    scripts: &Scripts<'_>,
+    ctx: &Arc<RunCtx>,
+    consumer: &str,
+    entries: Vec<Entry>,
+    taken_over: bool,
+    dice: &mut Dice,
+    count: &mut usize,
+) -> Result<(), ClusterError> {
+    {
+        let mut held = lock(&sh.held);
+        let mine = held.entry(ctx.id.clone()).or_default();
+        for e in &entries {
+            mine.insert(e.id.clone(), (consumer.to_string(), true));
+        }
+    }
+    let result = run_held(sh, r, scripts, ctx, &entries, taken_over, dice, count);
+    {
+        let mut held = lock(&sh.held);
+        if let Some(mine) = held.get_mut(&ctx.id) {
+            for e in &entries {
+                mine.remove(&e.id);
+            }
+            if mine.is_empty() {
+                held.remove(&ctx.id);
+            }
+        }
+    }
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_held(
+    sh: &Shared<'_>,
+    r: &mut Redis,
+    scripts: &Scripts<'_>,
+    ctx: &Arc<RunCtx>,
+    entries: &[Entry],
+    taken_over: bool,
+    dice: &mut Dice,
+    count: &mut usize,
+) -> Result<(), ClusterError> {
+    let inst = match ctx.program.bind_values(ctx.params.clone()) {
+        Ok(i) => i,
+        Err(e) => {
+            return fail_run(
+                sh,
+                r,
+                scripts,
+                ctx,
+                "",
+                &format!("the run's parameters make no instance: {e}"),
+            );
+        }
+    };
+    let mut engine = Engine::new(&inst);
+    let mut completions: Vec<Vec<String>> = Vec::with_capacity(entries.len());
+    let started = Instant::now();
+    for e in entries {
+        if sh.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if taken_over && e.deliveries > u64::from(ctx.max_expiries) {
+            let task = describe_task(&ctx.program, &e.task);
+            let msg = format!(
+                "task {task}: its lease expired {} times (each worker that took it died or stopped renewing its lease); giving up",
+                e.deliveries - 1
+            );
+            return fail_run(sh, r, scripts, ctx, &e.task, &msg);
+        }
+        let task = match parse_task(&e.task) {
+            Ok(t) if engine.check_task(&t).is_ok() => t,
+            _ => {
+                let msg = format!(
+                    "the ready queue holds `{}`, which is not a task of this run (written by another version of lpk?)",
+                    e.task.chars().take(80).collect::<String>()
+                );
+                return fail_run(sh, r, scripts, ctx, &e.task, &msg);
+            }
+        };
+        if dice.hit(sh.cfg.faults.stall) {
+            if let Some(mine) = lock(&sh.held).get_mut(&ctx.id) {
+                if let Some(h) = mine.get_mut(&e.id) {
+                    h.1 = false;
+                }
+            }
+            (sh.log)(&format!(
+                "fault injected: stalling on task {} of run {} without renewing its lease",
+                ctx.program.task_name(&task),
+                ctx.id
+            ));
+            nap(sh, sh.cfg.lease * 2 + Duration::from_millis(200));
+        }
+        match run_task(sh, ctx, &inst, &mut engine, &task, dice) {
+            Ok(edges) => {
+                let mut args = vec![
+                    ctx.keys.prefix.clone(),
+                    e.id.clone(),
+                    e.task.clone(),
+                    now_ms().to_string(),
+                ];
+                args.extend(edges);
+                completions.push(args);
+            }
+            Err(TaskFailure::Run(msg)) => {
+                flush(sh, r, scripts, &completions)?;
+                return fail_run(sh, r, scripts, ctx, &e.task, &msg);
+            }
+        }
+        worked(sh);
+    }
+    // Tasks per read: aim at ~5 ms of work per batch.
+    let per_task = started.elapsed().as_secs_f64() / entries.len().max(1) as f64;
+    *count = if per_task <= 0.0 {
+        64
+    } else {
+        ((0.005 / per_task) as usize).clamp(1, 64)
+    };
+    flush(sh, r, scripts, &completions)
+}
+
+/// Completes tasks in one pipeline; retried (it is idempotent) until Redis
+/// answers or the worker gives up.
+fn flush(
+    sh: &Shared<'_>,
+    r: &mut Redis,
+    scripts: &Scripts<'_>,
+    completions: &[Vec<String>],
+) -> Result<(), ClusterError> {
+    if completions.is_empty() {
+        return Ok(());
+    }
+    let mut pipe = redis::pipe();
+    for args in completions {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        scripts.complete.add_to(&mut pipe, &a);
+    }
+    let mut wait = Duration::from_millis(100);
+    let give_up = Instant::now() + sh.cfg.idle.max(Duration::from_secs(10));
+    loop {
+        sh.round_trips.fetch_add(1, Ordering::Relaxed);
+        match r.scripts::<Vec<(i64, i64, String)>>(&pipe, &[scripts.complete], "completing tasks") {
+            Ok(results) => {
+                for (fresh, _, state) in results {
+                    if state == RunState::Running.as_str() {
+                        sh.tasks.fetch_add(1, Ordering::Relaxed);
+                        if fresh == 0 {
+                            sh.duplicates.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+                return Ok(());
+            }
+            Err(e) if Instant::now() < give_up && matches!(e, ClusterError::Redis { .. }) => {
+                (sh.log)(&format!(
+                    "{e}; retrying the completion of {} task(s)",
+                    completions.len()
+                ));
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_secs(2));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn fail_run(
+    sh: &Shared<'_>,
+    r: &mut Redis,
+    scripts: &Scripts<'_>,
+    ctx: &RunCtx,
+    task: &str,
+    message: &str,
+) -> Result<(), ClusterError> {
+    let now = now_ms().to_string();
+    sh.round_trips.fetch_add(1, Ordering::Relaxed);
+    let first: i64 = r.script(
+        scripts.fail,
+        &[&ctx.keys.prefix, task, message, &now],
+        "failing the run",
+    )?;
+    if first == 1 {
+        sh.failed_runs.fetch_add(1, Ordering::Relaxed);
+        (sh.log)(&format!("run {} failed: {message}", ctx.id));
+    }
+    sh.cache.forget_run(&ctx.id);
+    Ok(())
+}
+
+/// `kernel@LINE(vars)` for a task id, or the id itself if it is not one.
+fn describe_task(program: &Program, id: &str) -> String {
+    match parse_task(id) {
+        Ok(t) if (t.stmt as usize) < program.statements.len() => program.task_name(&t).to_string(),
+        _ => id.to_string(),
+    }
+}
+
+/// Tries a store operation three times.
+fn retry<T>(
+    mut op: impl FnMut() -> Result<T, runtime::store::StoreError>,
+) -> Result<T, runtime::store::StoreError> {
+    let mut wait = Duration::from_millis(100);
+    let mut attempt = 0;
+    loop {
+        match op() {
+            Ok(v) => return Ok(v),
+            Err(e) if attempt >= 2 => return Err(e),
+            Err(_) => {
+                attempt += 1;
+                std::thread::sleep(wait);
+                wait *= 4;
+            }
+        }
+    }
+}
+
+/// Runs one task; returns its edges as (child, tile, child's in-degree)
+/// triples for [`COMPLETE`].
+fn run_task(
+    sh: &Shared<'_>,
+    ctx: &RunCtx,
+    inst: &Instance<'_>,
+    engine: &mut Engine<'_, '_>,
+    task: &Task,
+    dice: &mut Dice,
+) -> Result<Vec<String>, TaskFailure> {
+    let program = &ctx.program;
+    let name = || program.task_name(task).to_string();
+    let query = |e: model::query::QueryError| TaskFailure::Run(format!("task {}: {e}", name()));
+    if !ctx.noop {
+        let store = ctx
+            .store
+            .as_deref()
+            .ok_or_else(|| TaskFailure::Run("no tile store".into()))?;
+        let reads = engine.reads(task).map_err(query)?;
+        let writes = engine.writes(task).map_err(query)?;
+        let mut loaded: Vec<Arc<Tile>> = Vec::with_capacity(reads.len());
+        for t in &reads {
+            let mname = &program.matrices[t.matrix as usize].name;
+            let tile = match sh.cache.get(&ctx.id, t.matrix, &t.index) {
+                Some(tile) => tile,
+                None => {
+                    let got = retry(|| store.get(mname, &t.index)).map_err(|e| {
+                        TaskFailure::Run(format!(
+                            "task {}: cannot read tile {}: {e}",
+                            name(),
+                            program.tile_name(t)
+                        ))
+                    })?;
+                    let tile = got.ok_or_else(|| {
+                        TaskFailure::Run(format!(
+                            "task {}: tile {} is not in the store ({}); was the store cleared while the run ran?",
+                            name(),
+                            program.tile_name(t),
+                            store.describe()
+                        ))
+                    })?;
+                    sh.cache.put(&ctx.id, t.matrix, &t.index, tile.clone());
+                    tile
+                }
+            };
+            loaded.push(tile);
+        }
+        let called = call_kernel(inst, &ctx.kernels, task, &reads, &loaded, None)
+            .map_err(|e| TaskFailure::Run(e.to_string()))?;
+        if dice.hit(sh.cfg.faults.crash_before_write) {
+            (sh.log)(&format!(
+                "fault injected: crashing before writing the outputs of {}",
+                name()
+            ));
+            std::process::exit(EXIT_BEFORE_WRITE);
+        }
+        for (t, tile) in writes.iter().zip(called.tiles) {
+            let tile = Arc::new(tile);
+            let mname = &program.matrices[t.matrix as usize].name;
+            retry(|| store.put(mname, &t.index, tile.clone())).map_err(|e| {
+                TaskFailure::Run(format!(
+                    "task {}: cannot write tile {}: {e}",
+                    name(),
+                    program.tile_name(t)
+                ))
+            })?;
+            sh.cache.put(&ctx.id, t.matrix, &t.index, tile);
+        }
+    }
+    if dice.hit(sh.cfg.faults.crash_after_write) {
+        (sh.log)(&format!(
+            "fault injected: crashing after writing the outputs of {}",
+            name()
+        ));
+        std::process::exit(EXIT_AFTER_WRITE);
+    }
+    let mut edges: Vec<(Task, String)> = Vec::new();
+    engine
+        .for_each_child(task, &mut |stmt, vars, matrix, tile| {
+            edges.push((
+                Task {
+                    stmt,
+                    vars: vars.into(),
+                },
+                tile_id(matrix, tile),
+            ));
+        })
+        .map_err(query)?;
+    let mut degrees: HashMap<Task, usize> = HashMap::new();
+    let mut out = Vec::with_capacity(edges.len() * 3);
+    for (child, tile) in edges {
+        let d = match degrees.get(&child) {
+            Some(&d) => d,
+            None => {
+                let d = engine.in_degree(&child).map_err(query)?;
+                degrees.insert(child.clone(), d);
+                d
+            }
+        };
+        out.push(task_id(&child));
+        out.push(tile);
+        out.push(d.to_string());
+    }
+    Ok(out)
+}
