@@ -298,9 +298,7 @@ impl Program {
     /// Whether `matrix` is a zero matrix: its tiles that no task writes
     /// read as zero tiles. `false` for an id out of range.
     pub fn is_zero(&self, matrix: u32) -> bool {
-        self.matrices
-            .get(matrix as usize)
-            .is_some_and(|m| m.zero)
+        self.matrices.get(matrix as usize).is_some_and(|m| m.zero)
     }
 
     /// Renders an expression of a statement's context.

@@ -11,7 +11,8 @@
 //! - [`shapes`]: input shapes against the kernels' shape rules, before a run;
 //! - [`npy`]: NumPy `.npy` reading and writing;
 //! - [`outputs`]: which outputs a run writes (`--output`) and in what form;
-//! - [`store`]: tile stores (memory, `.npy` directories, `object_store` URLs).
+//! - [`store`]: tile stores (memory, `.npy` directories, `object_store` URLs);
+//! - [`zero`]: the zero tiles a task reads from a zero matrix, made on demand.
 #![warn(missing_docs)]
 
 pub mod dense;
@@ -24,3 +25,4 @@ pub mod reference;
 pub mod shapes;
 pub mod store;
 pub mod verify;
+pub mod zero;

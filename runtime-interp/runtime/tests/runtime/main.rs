@@ -2,7 +2,7 @@
 //! naive reference (`kernels`), `.npy` reading and writing against the
 //! fixtures in `tests/fixtures/npy/` (`npy`), the tile stores (`store`),
 //! the shape check before a run (`shapes`), whole runs from `.npy`
-//! files (`job`) and what they write (`outputs`), on compiled programs in `tests/fixtures/programs/`.
+//! files (`job`) and what they write (`outputs`), zero tiles (`zero`), on compiled programs in `tests/fixtures/programs/`.
 
 mod job;
 mod kernels;
@@ -10,6 +10,7 @@ mod npy;
 mod outputs;
 mod shapes;
 mod store;
+mod zero;
 
 /// A compiled program of `tests/fixtures/programs/` (made with `lpkc
 /// compile --no-source`, so these tests need no compiler).
