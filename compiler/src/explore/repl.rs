@@ -874,6 +874,15 @@ mod tests {
             shown.contains("writes R[0, 1]  (read by 1 task)\n"),
             "{shown}"
         );
+        let mut z = session("gemm_tree_zero", &[("M", 1), ("N", 1), ("K", 3)]);
+        let shown = out(&mut z, "show add@61(level=0, m=0, n=0, k=2)");
+        assert!(
+            shown.contains(
+                "reads  P[0, 0, 0, 2]  (written by gemm@50(m=0, n=0, k=2))\n\
+                 reads  P[0, 0, 0, 3]  (never written: a zero tile)\n"
+            ),
+            "{shown}"
+        );
         assert_eq!(
             err(&mut s, "show chol@37(k=1)"),
             "chol@37(k=1) is not a task of this instance"

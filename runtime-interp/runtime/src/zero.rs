@@ -1,9 +1,10 @@
 //! Zero tiles: what a task reads from a tile of a zero matrix
 //! (`matrix T[..] = 0;`) that no task writes. Such a tile is made on
 //! demand for the task that reads it, filled with zeros, and never stored.
-//! Both the embedded executor ([`crate::exec`]) and the distributed worker
-//! decide which reads are zero tiles ([`is_zero_tile`]) and make them
-//! ([`zero_tiles`]) here, so the two agree on their shapes.
+//! Which reads are zero tiles ([`is_zero_tile`]) and the tiles themselves
+//! ([`zero_tiles`]) are decided here, for the embedded executor
+//! ([`crate::exec`]) and for any other executor (the distributed worker),
+//! so that they agree on the shapes.
 //!
 //! The shape: a matrix's intermediate tiles have no declared size (only
 //! their count), so a zero tile takes the sizes the kernel's shape rule
