@@ -301,23 +301,9 @@ pub enum ExecError {
         /// The tile.
         tile: String,
     },
-    /// A zero tile whose size neither a kernel argument nor the run's block
-    /// size gives.
-    #[error(
-        "task {task} reads the zero tile {tile}, whose {} no other argument of kernel \
-         `{kernel}` gives, and the run has no block size for it",
-        dim.plural()
-    )]
-    ZeroTileShape {
-        /// The task.
-        task: String,
-        /// The tile.
-        tile: String,
-        /// The kernel.
-        kernel: String,
-        /// The size missing.
-        dim: crate::kernels::rules::Dim,
-    },
+    /// A zero tile could not be made (no size for it).
+    #[error(transparent)]
+    ZeroTile(#[from] crate::zero::ZeroTileError),
     /// Loading an input tile failed.
     #[error("task {task}: cannot load input tile {tile}: {source}")]
     Input {

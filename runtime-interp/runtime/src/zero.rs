@@ -15,15 +15,40 @@
 //! gives (a kernel without a rule, `copy` of a zero tile, the rows of
 //! `qr_pair`'s second argument) is the block size of the run, what an
 //! interior tile of a grid measures; a run that knows no block size fails
-//! with [`ExecError::ZeroTileShape`] naming the tile.
+//! with [`ZeroTileError::NoSize`] naming the tile.
+//!
+//! The module uses no other module of the executor, which uses it.
 
-use crate::exec::ExecError;
 use crate::kernels::rules::{shape_rule, Dim};
 use crate::kernels::Tile;
 use model::program::{Arg, Instance};
 use model::query::{Engine, QueryError};
 use model::task::{Task, TileRef};
 use std::sync::Arc;
+
+/// Why a zero tile could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ZeroTileError {
+    /// A size that neither a tied kernel argument nor the block gives.
+    #[error(
+        "task {task} reads the zero tile {tile}, whose {} no other argument of kernel \
+         `{kernel}` gives, and the run has no block size for it",
+        dim.plural()
+    )]
+    NoSize {
+        /// The task.
+        task: String,
+        /// The tile.
+        tile: String,
+        /// The kernel.
+        kernel: String,
+        /// The size missing.
+        dim: Dim,
+    },
+    /// A task of a statement the program does not have.
+    #[error("no statement {0}")]
+    NoStatement(u32),
+}
 
 /// Whether `tile`, read by some task, is a zero tile: a tile of a zero
 /// matrix that no task writes. A tile of a zero matrix that a task does
@@ -42,7 +67,7 @@ pub fn zero_tiles(
     task: &Task,
     tiles: Vec<Option<Arc<Tile>>>,
     block: Option<usize>,
-) -> Result<Vec<Arc<Tile>>, ExecError> {
+) -> Result<Vec<Arc<Tile>>, ZeroTileError> {
     if tiles.iter().all(Option::is_some) {
         return Ok(tiles.into_iter().flatten().collect());
     }
@@ -50,7 +75,7 @@ pub fn zero_tiles(
     let st = program
         .statements
         .get(task.stmt as usize)
-        .ok_or_else(|| ExecError::Inconsistent(format!("no statement {}", task.stmt)))?;
+        .ok_or(ZeroTileError::NoStatement(task.stmt))?;
     let kernel = program
         .kernels
         .get(st.kernel as usize)
@@ -102,14 +127,14 @@ pub fn zero_tiles(
             out.push(t);
             continue;
         }
-        let size = |dim: Dim| -> Result<usize, ExecError> {
+        let size = |dim: Dim| -> Result<usize, ZeroTileError> {
             tile_args
                 .iter()
                 .position(|&x| x == r)
                 .and_then(|a| sizes.get(a))
                 .and_then(|s| s[dim.index()])
                 .or(block)
-                .ok_or_else(|| ExecError::ZeroTileShape {
+                .ok_or_else(|| ZeroTileError::NoSize {
                     task: program.task_name(task).to_string(),
                     tile: read_name(inst, task, r),
                     kernel: kernel.to_string(),

@@ -11,7 +11,7 @@ use runtime::dense::{self, RunError};
 use runtime::exec::{ExecConfig, ExecError, Progress};
 use runtime::kernels::rules::Dim;
 use runtime::kernels::{Registry, Tile};
-use runtime::zero::zero_tiles;
+use runtime::zero::{zero_tiles, ZeroTileError};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -76,7 +76,7 @@ fn a_zero_tile_of_no_known_size_is_an_error_naming_it() {
         .expect("binds");
     let e = zero_tiles(&inst, &task_of(&p, "add"), vec![None, None], None).expect_err("no size");
     assert!(
-        matches!(&e, ExecError::ZeroTileShape { dim: Dim::Rows, kernel, .. } if kernel == "add"),
+        matches!(&e, ZeroTileError::NoSize { dim: Dim::Rows, kernel, .. } if kernel == "add"),
         "{e}"
     );
     assert_eq!(
