@@ -98,8 +98,7 @@ fn a_zero_tile_has_no_writer_and_gives_no_parent() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(
-        out,
-        "(none)\ngemm@50(m=0, n=0, k=2)  via P[0, 0, 0, 2]\n",
+        out, "(none)\ngemm@50(m=0, n=0, k=2)  via P[0, 0, 0, 2]\n",
         "{out}"
     );
     let (code, out, err) = lpkc(&[
