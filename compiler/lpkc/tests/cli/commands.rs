@@ -125,6 +125,36 @@ fn a_zero_tile_has_no_writer_and_gives_no_parent() {
     assert_eq!(into_padded, 1, "one parent: the zero tile gives no edge");
 }
 
+/// Lint proves every rule of the GEMM tree padded with a zero matrix, for
+/// all parameter values (not only up to the exhaustive bound), with no
+/// diagnostic; without `= 0` its padded reads are E0503.
+#[test]
+fn the_zero_padded_gemm_tree_lints_proved_and_needs_its_zero_matrix() {
+    let (code, out, err) = lpkc(&["lint", "examples/gemm_tree_zero.lpk", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["diagnostics"], serde_json::json!([]));
+    let rules = v["lint"]["rules"].as_array().expect("rules");
+    assert_eq!(rules.len(), 5);
+    for r in rules {
+        assert_eq!(r["status"], "proved", "{r}");
+    }
+    let text = test_support::read("examples/gemm_tree_zero.lpk").replace("] = 0;", "];");
+    let plain = std::env::temp_dir().join(format!("lpk-plain-{}.lpk", std::process::id()));
+    std::fs::write(&plain, text).expect("written");
+    let (code, out, _) = lpkc(&["lint", &plain.display().to_string(), "--format", "json"]);
+    let _ = std::fs::remove_file(&plain);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let codes: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["E0503"], "{out}");
+}
+
 #[test]
 fn dag_json_has_the_contract_fields_and_both_methods_agree() {
     let (code, plans, _) = lpkc(&["dag", "examples/tsqr.lpk", "-p", "N=5", "--format", "json"]);
