@@ -61,6 +61,15 @@ pub fn status_json(s: &Status) -> serde_json::Value {
             "message": m,
         })),
         "unclaimed_tasks": s.unclaimed_tasks.iter().map(|t| task_value(&s.program, t)).collect::<Vec<_>>(),
+        "waiting": s.waiting.iter().map(|w| serde_json::json!({
+            "task": task_value(&s.program, &w.task),
+            "counted": w.counted,
+            "in_degree": w.in_degree,
+            "waits_for": w.missing.iter().map(|(p, tile)| serde_json::json!({
+                "task": task_value(&s.program, p),
+                "tile": tile,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
         "expired_leases": s.expired.iter().map(|e| serde_json::json!({
             "task": task_value(&s.program, &e.task),
             "worker": e.consumer,
@@ -105,6 +114,24 @@ pub fn status_lines(s: &Status, blocked: bool) -> Vec<String> {
                 e.consumer,
                 e.idle.as_secs_f64(),
                 e.deliveries
+            ));
+        }
+        for w in &s.waiting {
+            let parents: Vec<String> = w
+                .missing
+                .iter()
+                .map(|(p, tile)| format!("{} ({tile})", task_text(&s.program, p)))
+                .collect();
+            out.push(format!(
+                "    waiting: {} has {} of {} parent edges; waits for {}",
+                task_text(&s.program, &w.task),
+                w.counted,
+                w.in_degree,
+                if parents.is_empty() {
+                    "nothing (it should be ready)".to_string()
+                } else {
+                    parents.join(", ")
+                }
             ));
         }
         if r.state == RunState::Running && s.claimed == 0 && s.unclaimed > 0 {
@@ -159,7 +186,7 @@ pub fn wait(
             warned = false;
         } else if !warned && last_change.elapsed() > Duration::from_secs(30) {
             warned = true;
-            if let Ok(s) = status(redis, run, lease, 5) {
+            if let Ok(s) = status(redis, run, lease, 5, true) {
                 let lines = status_lines(&s, true);
                 let text = format!("no progress for 30 s:\n{}", lines.join("\n"));
                 match &bar {

@@ -28,7 +28,7 @@ use commands::{
     bench::BenchArgs, check::CheckArgs, collect::CollectArgs, compile::CompileArgs, dag::DagArgs,
     dot::DotArgs, explain::ExplainArgs, fmt::FmtArgs, inspect::InspectArgs, lint::LintArgs,
     plans::PlansArgs, query::QueryArgs, repl::ReplArgs, run::RunArgs, stats::StatsArgs,
-    status::StatusArgs, submit::SubmitArgs, worker::WorkerArgs,
+    status::StatusArgs, submit::SubmitArgs, trace::TraceArgs, worker::WorkerArgs,
 };
 use error::CliError;
 use std::path::{Path, PathBuf};
@@ -99,6 +99,10 @@ pub enum Command {
     /// Write a finished distributed run's outputs as .npy files, exactly
     /// as `lpkc run --output-dir` writes them.
     Collect(CollectArgs),
+    /// The timeline of every task execution of a distributed run: Chrome
+    /// trace-event JSON (Perfetto, chrome://tracing), and with --svg a
+    /// Gantt chart of the workers with live workers and ready tasks.
+    Trace(TraceArgs),
     /// Check a source file and write its program artifact (`docs/artifact.md`).
     Compile(CompileArgs),
     /// Check the program's rules for every parameter value (single
@@ -140,7 +144,8 @@ impl Command {
             | Command::Explain(_)
             | Command::Worker(_)
             | Command::Status(_)
-            | Command::Collect(_) => None,
+            | Command::Collect(_)
+            | Command::Trace(_) => None,
         }
     }
 
@@ -165,7 +170,8 @@ impl Command {
             | Command::Repl(_)
             | Command::Explain(_)
             | Command::Worker(_)
-            | Command::Collect(_) => false,
+            | Command::Collect(_)
+            | Command::Trace(_) => false,
         };
         if json {
             Format::Json
@@ -196,6 +202,7 @@ fn run(cli: &Cli, global: &GlobalOpts) -> Result<(), CliError> {
         Command::Worker(args) => commands::worker::run(args, global),
         Command::Status(args) => commands::status::run(args, global),
         Command::Collect(args) => commands::collect::run(args, global),
+        Command::Trace(args) => commands::trace::run(args, global),
     }
 }
 

@@ -13,6 +13,7 @@ use runtime::job::MARKER;
 use runtime::kernels::Tile;
 use runtime::npy;
 use runtime::outputs::{self, Form, OutputRequest, Written};
+use runtime::store::TileStore;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;

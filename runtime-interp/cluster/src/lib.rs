@@ -14,6 +14,7 @@
 //! - [`status`]: what a run is doing, and why it waits;
 //! - [`collect`]: the outputs as `.npy`, as `lpkc run` writes them;
 //! - [`tiles`]: a run's tile store and the workers' tile cache;
+//! - [`trace`]: the timeline of every task execution;
 //! - [`faults`]: `--inject-faults`, the testing aid;
 //! - [`ids`]: task and tile ids in Redis.
 #![warn(missing_docs)]
@@ -28,6 +29,7 @@ pub mod record;
 pub mod status;
 pub mod submit;
 pub mod tiles;
+pub mod trace;
 pub mod worker;
 
 pub use error::ClusterError;

@@ -14,7 +14,8 @@
 //! - `done` (set): the tasks completed;
 //! - `enq` (set): the tasks ever put into `q` (roots and released children);
 //! - `e:TASK` (set): for a task still waiting, the tiles of the parent
-//!   edges counted so far.
+//!   edges counted so far;
+//! - `trace` (stream): one entry per task execution ([`crate::trace`]).
 //!
 //! [`COMPLETE`] is the one step that changes the DAG's state, atomically:
 //! it adds the task to `done` (if it is there already, nothing else
@@ -65,6 +66,10 @@ impl Keys {
     /// The tasks ever enqueued.
     pub fn enqueued(&self) -> String {
         format!("{}enq", self.prefix)
+    }
+    /// The timeline: one entry per task execution.
+    pub fn trace(&self) -> String {
+        format!("{}trace", self.prefix)
     }
     /// The pattern of every key of the run (for deleting it).
     pub fn pattern(&self) -> String {

@@ -33,6 +33,19 @@ pub struct Expired {
     pub deliveries: u64,
 }
 
+/// A task waiting for parents, and the parents it still waits for.
+#[derive(Clone, Debug)]
+pub struct Waiting {
+    /// The task.
+    pub task: ShownTask,
+    /// Parent edges counted so far.
+    pub counted: usize,
+    /// Its in-degree (from the plans).
+    pub in_degree: usize,
+    /// The parents not yet counted, with the tile each one writes.
+    pub missing: Vec<(ShownTask, String)>,
+}
+
 /// The state of one run.
 #[derive(Clone, Debug)]
 pub struct Status {
@@ -48,6 +61,8 @@ pub struct Status {
     pub unclaimed_tasks: Vec<ShownTask>,
     /// Claimed tasks whose lease expired (at most `limit`).
     pub expired: Vec<Expired>,
+    /// With `blocked`: a few tasks that wait for parents, and which.
+    pub waiting: Vec<Waiting>,
     /// The failed task and the error.
     pub error: Option<(ShownTask, String)>,
     /// Tasks completed per second since submission (until it finished).
@@ -78,12 +93,14 @@ fn text(v: &Value) -> Option<String> {
 }
 
 /// Reads run `run`'s state; leases idle longer than `lease` count as
-/// expired; lists at most `limit` tasks of each kind.
+/// expired; lists at most `limit` tasks of each kind, and with `blocked`
+/// also waiting tasks with the parents they still wait for.
 pub fn status(
     redis: &mut Redis,
     run: &str,
     lease: Duration,
     limit: usize,
+    blocked: bool,
 ) -> Result<Status, ClusterError> {
     let record = RunRecord::read(redis, run)?;
     let program = record.load_program()?;
@@ -191,6 +208,11 @@ pub fn status(
             });
         }
     }
+    let waiting = if blocked && record.state == RunState::Running {
+        waiting_tasks(redis, &keys, &record, &program, limit)?
+    } else {
+        Vec::new()
+    };
     let end = if record.state == RunState::Running {
         now_ms()
     } else {
@@ -213,7 +235,81 @@ pub fn status(
         claimed,
         unclaimed_tasks,
         expired,
+        waiting,
         error,
         rate,
     })
+}
+
+/// A few waiting tasks (those with some parent edges counted), and from
+/// the parents plans which parents they still wait for.
+fn waiting_tasks(
+    redis: &mut Redis,
+    keys: &Keys,
+    record: &RunRecord,
+    program: &Program,
+    limit: usize,
+) -> Result<Vec<Waiting>, ClusterError> {
+    let pattern = format!("{}e:*", keys.prefix);
+    let mut found: Vec<String> = Vec::new();
+    let mut cursor = "0".to_string();
+    // A bounded scan: at most 100 rounds.
+    for _ in 0..100 {
+        let (next, batch): (String, Vec<String>) = redis.query(
+            redis::cmd("SCAN")
+                .arg(&cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000),
+            "listing waiting tasks",
+        )?;
+        found.extend(batch);
+        cursor = next;
+        if cursor == "0" || found.len() >= limit {
+            break;
+        }
+    }
+    found.truncate(limit);
+    let inst = program
+        .bind_values(record.params.clone())
+        .map_err(|source| ClusterError::Bind {
+            run: record.id.clone(),
+            source: Box::new(source),
+        })?;
+    let mut engine = model::query::Engine::new(&inst);
+    let mut out = Vec::new();
+    for key in found {
+        let id = key
+            .strip_prefix(&format!("{}e:", keys.prefix))
+            .unwrap_or(&key)
+            .to_string();
+        let counted: Vec<String> =
+            redis.query(redis::cmd("SMEMBERS").arg(&key), "reading a waiting task")?;
+        let task = shown(&id);
+        let mut missing = Vec::new();
+        let mut in_degree = 0;
+        if let Some(t) = task.task.as_ref().filter(|t| engine.check_task(t).is_ok()) {
+            for (parent, tile) in engine.parents(t)? {
+                in_degree += 1;
+                let tid = crate::ids::tile_id(tile.matrix, &tile.index);
+                if !counted.contains(&tid) {
+                    missing.push((
+                        ShownTask {
+                            id: crate::ids::task_id(&parent),
+                            task: Some(parent),
+                        },
+                        program.tile_name(&tile),
+                    ));
+                }
+            }
+        }
+        out.push(Waiting {
+            task,
+            counted: counted.len(),
+            in_degree,
+            missing,
+        });
+    }
+    Ok(out)
 }

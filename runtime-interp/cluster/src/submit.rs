@@ -21,6 +21,7 @@ use model::query::Engine;
 use runtime::dense::InputSpec;
 use runtime::exec::TileSource;
 use runtime::job::{self, InputSource};
+use runtime::store::{BlobStore, TileStore};
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
@@ -104,6 +105,13 @@ pub fn submit(
     let run = new_run_id();
     let keys = Keys::new(&run);
 
+    let art = Artifact {
+        compiler: format!("lpk-cluster {}", env!("CARGO_PKG_VERSION")),
+        source: SourceInfo::of_program(program, s.file, None),
+        program: program.clone(),
+    };
+    let artifact_bytes = artifact::encode(&art)
+        .map_err(|e| ClusterError::Refused(format!("cannot encode the program: {e}")))?;
     // Input tiles, unless the kernels read nothing.
     let mut input_tiles = 0u64;
     if s.kernels == Kernels::Standard {
@@ -155,6 +163,28 @@ pub fn submit(
             return Err(e);
         }
         input_tiles = jobs.len() as u64;
+        // The run's manifest and program beside its tiles.
+        let manifest = serde_json::json!({
+            "run": run,
+            "program": program.name,
+            "params": program.params.iter().zip(&inst.params)
+                .map(|(p, v)| (p.name.clone(), serde_json::json!(v)))
+                .collect::<serde_json::Map<_, _>>(),
+            "block": s.block,
+            "kernels": s.kernels.as_str(),
+            "tasks": total,
+            "created_ms": now_ms(),
+        });
+        let put = |key: &str, bytes: Vec<u8>| {
+            store
+                .put_bytes(key, bytes)
+                .map_err(|source| ClusterError::Store {
+                    store: store.describe(),
+                    source: Box::new(source),
+                })
+        };
+        put("manifest.json", format!("{manifest:#}\n").into_bytes())?;
+        put("program.lpka", artifact_bytes.clone())?;
     }
 
     // The roots, in sequential order.
@@ -176,16 +206,9 @@ pub fn submit(
         return Err(e.into());
     }
 
-    let art = Artifact {
-        compiler: format!("lpk-cluster {}", env!("CARGO_PKG_VERSION")),
-        source: SourceInfo::of_program(program, s.file, None),
-        program: program.clone(),
-    };
-    let bytes = artifact::encode(&art)
-        .map_err(|e| ClusterError::Refused(format!("cannot encode the program: {e}")))?;
     let record = RunRecord {
         id: run.clone(),
-        artifact: bytes,
+        artifact: artifact_bytes,
         program: program.name.clone(),
         params: inst.params.clone(),
         block: s.block,

@@ -3,7 +3,7 @@
 use crate::error::ClusterError;
 use lru::LruCache;
 use runtime::kernels::Tile;
-use runtime::store::{open_store, TileStore};
+use runtime::store::ObjectStoreTiles;
 use std::sync::{Arc, Mutex};
 
 /// Whether `spec` is a URL (`scheme://...`) rather than a path.
@@ -20,7 +20,7 @@ fn is_url(spec: &str) -> bool {
 /// Workers on other machines open the same URL, so it must be one they
 /// reach: an object store URL (`file:///shared/dir`, `s3://bucket/prefix`)
 /// or a shared directory's absolute path.
-pub fn open_run_store(url: &str, run: &str) -> Result<Box<dyn TileStore>, ClusterError> {
+pub fn open_run_store(url: &str, run: &str) -> Result<ObjectStoreTiles, ClusterError> {
     // A directory is opened as a file:// URL: object_store writes each
     // tile to a temporary file and renames it (atomic, no fsync per tile).
     let spec = if is_url(url) {
@@ -31,10 +31,16 @@ pub fn open_run_store(url: &str, run: &str) -> Result<Box<dyn TileStore>, Cluste
             .map(String::from)
             .map_err(|()| ClusterError::Refused(format!("--store `{url}`: not an absolute path")))?
     };
-    open_store(&spec).map_err(|source| ClusterError::Store {
+    ObjectStoreTiles::open(&spec).map_err(|source| ClusterError::Store {
         store: spec.clone(),
         source: Box::new(source),
     })
+}
+
+/// The key of a task's done marker in its run's store: `done/STMT=V1,V2`.
+pub fn marker_key(task: &model::task::Task) -> String {
+    let vars: Vec<String> = task.vars.iter().map(i64::to_string).collect();
+    format!("done/{}={}", task.stmt, vars.join(","))
 }
 
 /// Checks a store URL given to `submit`: one that separate worker

@@ -32,14 +32,15 @@ use crate::faults::{Dice, Faults, EXIT_AFTER_WRITE, EXIT_BEFORE_WRITE};
 use crate::ids::{parse_task, task_id, tile_id};
 use crate::protocol::{Keys, COMPLETE, FAIL, GROUP, RECLAIM, RENEW, RUNS};
 use crate::record::{now_ms, Kernels, RunRecord, RunState};
-use crate::tiles::{open_run_store, TileCache};
+use crate::tiles::{marker_key, open_run_store, TileCache};
+use crate::trace::TraceEvent;
 use model::program::{Instance, Program};
 use model::query::Engine;
 use model::task::Task;
 use redis::Value;
 use runtime::exec::call_kernel;
 use runtime::kernels::{Kernel, Registry, Tile};
-use runtime::store::TileStore;
+use runtime::store::{BlobStore, ObjectStoreTiles, TileStore};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -113,7 +114,7 @@ struct RunCtx {
     params: Vec<i64>,
     kernels: Vec<Arc<dyn Kernel>>,
     noop: bool,
-    store: Option<Box<dyn TileStore>>,
+    store: Option<ObjectStoreTiles>,
     max_expiries: u32,
 }
 
@@ -646,7 +647,7 @@ fn run_held(
         }
     };
     let mut engine = Engine::new(&inst);
-    let mut completions: Vec<Vec<String>> = Vec::with_capacity(entries.len());
+    let mut completions: Vec<Completion> = Vec::with_capacity(entries.len());
     let started = Instant::now();
     for e in entries {
         if sh.stop.load(Ordering::Relaxed) {
@@ -683,8 +684,9 @@ fn run_held(
             ));
             nap(sh, sh.cfg.lease * 2 + Duration::from_millis(200));
         }
+        let start_us = now_us();
         match run_task(sh, ctx, &inst, &mut engine, &task, dice) {
-            Ok(edges) => {
+            Ok((edges, read, written)) => {
                 let mut args = vec![
                     ctx.keys.prefix.clone(),
                     e.id.clone(),
@@ -692,7 +694,16 @@ fn run_held(
                     now_ms().to_string(),
                 ];
                 args.extend(edges);
-                completions.push(args);
+                let event = TraceEvent {
+                    task: e.task.clone(),
+                    worker: consumer_of(sh, ctx, &e.id),
+                    start_us,
+                    end_us: now_us(),
+                    read_bytes: read,
+                    written_bytes: written,
+                    retry: e.deliveries > 1,
+                };
+                completions.push((args, ctx.keys.trace(), event));
             }
             Err(TaskFailure::Run(msg)) => {
                 flush(sh, r, scripts, &completions)?;
@@ -711,21 +722,43 @@ fn run_held(
     flush(sh, r, scripts, &completions)
 }
 
+/// A task to complete: the script's arguments, the run's trace key and
+/// the task's trace event.
+type Completion = (Vec<String>, String, TraceEvent);
+
+/// Microseconds since the Unix epoch.
+fn now_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
+/// The name of the worker thread that holds an entry.
+fn consumer_of(sh: &Shared<'_>, ctx: &RunCtx, id: &str) -> String {
+    lock(&sh.held)
+        .get(&ctx.id)
+        .and_then(|m| m.get(id))
+        .map(|(c, _)| c.clone())
+        .unwrap_or_else(|| sh.cfg.name.clone())
+}
+
 /// Completes tasks in one pipeline; retried (it is idempotent) until Redis
 /// answers or the worker gives up.
 fn flush(
     sh: &Shared<'_>,
     r: &mut Redis,
     scripts: &Scripts<'_>,
-    completions: &[Vec<String>],
+    completions: &[Completion],
 ) -> Result<(), ClusterError> {
     if completions.is_empty() {
         return Ok(());
     }
     let mut pipe = redis::pipe();
-    for args in completions {
+    for (args, trace_key, event) in completions {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
         scripts.complete.add_to(&mut pipe, &a);
+        event.add_to(&mut pipe, trace_key);
     }
     let mut wait = Duration::from_millis(100);
     let give_up = Instant::now() + sh.cfg.idle.max(Duration::from_secs(10));
@@ -815,14 +848,16 @@ fn run_task(
     engine: &mut Engine<'_, '_>,
     task: &Task,
     dice: &mut Dice,
-) -> Result<Vec<String>, TaskFailure> {
+) -> Result<(Vec<String>, u64, u64), TaskFailure> {
     let program = &ctx.program;
+    let mut read_bytes = 0u64;
+    let mut written_bytes = 0u64;
     let name = || program.task_name(task).to_string();
     let query = |e: model::query::QueryError| TaskFailure::Run(format!("task {}: {e}", name()));
     if !ctx.noop {
         let store = ctx
             .store
-            .as_deref()
+            .as_ref()
             .ok_or_else(|| TaskFailure::Run("no tile store".into()))?;
         let reads = engine.reads(task).map_err(query)?;
         let writes = engine.writes(task).map_err(query)?;
@@ -851,6 +886,7 @@ fn run_task(
                     tile
                 }
             };
+            read_bytes += (tile.nrows() * tile.ncols() * 8) as u64;
             loaded.push(tile);
         }
         let called = call_kernel(inst, &ctx.kernels, task, &reads, &loaded, None)
@@ -863,6 +899,7 @@ fn run_task(
             std::process::exit(EXIT_BEFORE_WRITE);
         }
         for (t, tile) in writes.iter().zip(called.tiles) {
+            written_bytes += (tile.nrows() * tile.ncols() * 8) as u64;
             let tile = Arc::new(tile);
             let mname = &program.matrices[t.matrix as usize].name;
             retry(|| store.put(mname, &t.index, tile.clone())).map_err(|e| {
@@ -874,6 +911,19 @@ fn run_task(
             })?;
             sh.cache.put(&ctx.id, t.matrix, &t.index, tile);
         }
+        // Then the done marker (the run's state can be rebuilt from them).
+        let marker = format!(
+            "{{\"task\":\"{}\",\"worker\":\"{}\",\"ms\":{}}}\n",
+            task_id(task),
+            sh.cfg.name,
+            now_ms()
+        );
+        retry(|| store.put_bytes(&marker_key(task), marker.clone().into_bytes())).map_err(|e| {
+            TaskFailure::Run(format!(
+                "task {}: cannot write its done marker: {e}",
+                name()
+            ))
+        })?;
     }
     if dice.hit(sh.cfg.faults.crash_after_write) {
         (sh.log)(&format!(
@@ -909,5 +959,5 @@ fn run_task(
         out.push(tile);
         out.push(d.to_string());
     }
-    Ok(out)
+    Ok((out, read_bytes, written_bytes))
 }

@@ -11,6 +11,7 @@
 //! - [`shapes`]: input shapes against the kernels' shape rules, before a run;
 //! - [`npy`]: NumPy `.npy` reading and writing;
 //! - [`outputs`]: which outputs a run writes (`--output`) and in what form;
+//! - [`timeline`]: task timelines as Chrome trace JSON and SVG Gantt charts;
 //! - [`store`]: tile stores (memory, `.npy` directories, `object_store` URLs);
 //! - [`zero`]: the zero tiles a task reads from a zero matrix, made on demand.
 #![warn(missing_docs)]
@@ -24,5 +25,6 @@ pub mod outputs;
 pub mod reference;
 pub mod shapes;
 pub mod store;
+pub mod timeline;
 pub mod verify;
 pub mod zero;

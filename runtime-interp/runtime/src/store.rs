@@ -7,8 +7,14 @@
 //! - [`NpyDirStore`]: a directory, one `.npy` file per tile at
 //!   `DIR/M/i_j.npy`;
 //! - [`ObjectStoreTiles`]: any URL the `object_store` crate opens
-//!   (`file:///abs/path` and `memory:///` in this build), one `.npy`
-//!   object per tile under the URL's path, laid out as in a directory.
+//!   (`file:///abs/path`, `memory:///` and `s3://bucket/prefix` in this
+//!   build), one `.npy` object per tile under the URL's path, laid out as
+//!   in a directory. It also holds raw objects ([`BlobStore`]: a
+//!   distributed run's artifact, manifest and done markers) and opens
+//!   below a sub-prefix ([`ObjectStoreTiles::prefixed`]). S3 stores take
+//!   their settings from the `AWS_*` environment variables and run their
+//!   requests on a small tokio runtime of their own, bounded by
+//!   [`StoreLimits`] (docs/stores.md).
 //!
 //! Tiles outside memory are `.npy` (`<f8`, Fortran order), so numpy reads
 //! them as they are. [`StoreSource`] and [`StoreSink`] connect a store to
@@ -17,19 +23,29 @@
 //!
 //! Keys: a tile's key is `M/i_j.npy` — the indices joined by `_`, so a
 //! 1-D index is `M/i.npy`. Matrix names must be plain file names (letters,
-//! digits, `_`, `-`, `.`, not starting with `.`), so a key never escapes
-//! the store's root.
+//! digits, `_`, `-`, `.`, not starting with `.`), and raw keys are checked
+//! segment by segment ([`check_key`]), so a key never escapes the store's
+//! root.
 
 use crate::exec::{TileError, TileSink, TileSource};
 use crate::kernels::Tile;
 use crate::npy::{self, NpyError, ReadLimit};
+use futures::TryStreamExt;
 use model::program::Program;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::client::HttpErrorKind;
+use object_store::{
+    BackoffConfig, ClientConfigKey, ClientOptions, ObjectStore, ObjectStoreExt, ObjectStoreScheme,
+    PutPayload, RetryConfig,
+};
 use rustc_hash::FxHashMap;
+use std::future::Future;
 use std::hash::{BuildHasher, BuildHasherDefault};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -76,16 +92,102 @@ pub enum StoreError {
         /// The parse error.
         source: url::ParseError,
     },
-    /// A URL that `object_store` cannot open (e.g. a scheme this build
-    /// does not include).
-    #[error(
-        "cannot open tile store `{spec}`: {source} (this build opens file:// and memory:// URLs)"
-    )]
+    /// A URL that `object_store` cannot open: no bucket in an S3 URL, a
+    /// path it cannot take.
+    #[error("cannot open tile store `{spec}`: {source}")]
     OpenUrl {
         /// The spec.
         spec: String,
         /// The underlying error.
         source: object_store::Error,
+    },
+    /// A URL of a kind of store this build does not include.
+    #[error("cannot open tile store `{spec}`: this build opens file://, memory:// and s3:// URLs (for another S3 server, use s3://BUCKET/PREFIX and set AWS_ENDPOINT_URL)")]
+    UnsupportedScheme {
+        /// The spec.
+        spec: String,
+    },
+    /// An S3 URL without a bucket.
+    #[error("cannot open tile store `{spec}`: the URL names no bucket (write s3://BUCKET or s3://BUCKET/PREFIX)")]
+    NoBucketInUrl {
+        /// The spec.
+        spec: String,
+    },
+    /// A plain-HTTP endpoint without the permission to use it.
+    #[error("cannot open tile store `{spec}`: its endpoint {endpoint} is plain HTTP; set AWS_ALLOW_HTTP=true to use it")]
+    PlainHttp {
+        /// The spec.
+        spec: String,
+        /// The endpoint.
+        endpoint: String,
+    },
+    /// An option an S3 store does not know.
+    #[error("`{key}` is not an option of the S3 store `{spec}` (see object_store's AmazonS3ConfigKey: e.g. aws_endpoint, aws_region, aws_allow_http)")]
+    BadOption {
+        /// The spec.
+        spec: String,
+        /// The option's name, as given.
+        key: String,
+    },
+    /// The threads that drive a network store's requests did not start.
+    #[error("cannot start the I/O threads of tile store `{spec}`: {source}")]
+    Runtime {
+        /// The spec.
+        spec: String,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// A raw object key that could escape the store's root or mean
+    /// different objects in different stores.
+    #[error("`{key}` cannot be a key in a tile store (use `/`-separated names of letters, digits, `_`, `-`, `.`, `,`, `=` and `+`, none empty or starting with `.`, at most 200 bytes each and 512 in all)")]
+    BadKey {
+        /// The key given.
+        key: String,
+    },
+    /// The S3 bucket of the store does not exist.
+    #[error("{location}: the bucket {bucket} does not exist at {endpoint} (create it, or name an existing bucket in the store URL; AWS_ENDPOINT_URL chooses the server)")]
+    NoBucket {
+        /// The object's URL.
+        location: String,
+        /// The bucket, as the URL names it.
+        bucket: String,
+        /// The endpoint asked.
+        endpoint: String,
+    },
+    /// No connection to the S3 endpoint.
+    #[error("{location}: cannot reach the S3 endpoint {endpoint} (is the server running? set AWS_ENDPOINT_URL to its address, and AWS_ALLOW_HTTP=true for an http:// endpoint): {source}")]
+    Unreachable {
+        /// The object's URL.
+        location: String,
+        /// The endpoint asked.
+        endpoint: String,
+        /// The underlying error.
+        source: object_store::Error,
+    },
+    /// A request that got no answer in time, retries included.
+    #[error("{location}: the S3 server did not answer in time (AWS_TIMEOUT and AWS_CONNECT_TIMEOUT raise the limits, e.g. AWS_TIMEOUT=60s): {source}")]
+    TimedOut {
+        /// The object's URL.
+        location: String,
+        /// The underlying error.
+        source: object_store::Error,
+    },
+    /// The S3 server refused the request's credentials.
+    #[error("{location}: the S3 server refused the credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and AWS_SESSION_TOKEN for temporary ones): {source}")]
+    Denied {
+        /// The object's URL.
+        location: String,
+        /// The underlying error.
+        source: object_store::Error,
+    },
+    /// A request that ended without an answer: its task on the store's
+    /// runtime panicked or was cancelled.
+    #[error("{location}: the request ended without an answer: {reason}")]
+    Background {
+        /// The object's URL.
+        location: String,
+        /// What happened to it.
+        reason: String,
     },
 }
 
@@ -273,29 +375,199 @@ impl TileStore for NpyDirStore {
     }
 }
 
-/// Tiles as `.npy` objects in an [`ObjectStore`], at `PREFIX/M/i_j.npy`.
+/// Raw objects next to the tiles: what a distributed run keeps in its
+/// store besides tiles (the program artifact, a manifest, per-task done
+/// markers under `done/`).
 ///
-/// `object_store` is async; each call is driven to completion on the
-/// calling thread with `futures::executor::block_on`. That needs no tokio
-/// runtime for the local file system (which then does its I/O inline) and
-/// the in-memory store. Stores that talk HTTP need a running tokio runtime
-/// and are not in this build.
+/// Keys are relative to the store's root and checked by [`check_key`], so
+/// none escapes it; a tile's key (`M/i_j.npy`, [`tile_key`]) is a key too.
+/// Only [`ObjectStoreTiles`] has raw objects: a memory store lives and dies
+/// with one process, and a directory shared by several machines is the
+/// `file://` URL of the same directory.
+pub trait BlobStore: TileStore {
+    /// Stores `bytes` at `key`, replacing any object there. Readers see
+    /// the old object or the new one, never part of one.
+    fn put_bytes(&self, key: &str, bytes: Vec<u8>) -> Result<(), StoreError>;
+    /// The object at `key`, or `None` if there is none.
+    fn get_bytes(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Removes the object at `key`; removing a missing object is not an
+    /// error.
+    fn delete_key(&self, key: &str) -> Result<(), StoreError>;
+    /// The keys of every object under `prefix` (whole `/`-separated
+    /// segments: `done` lists `done/x` but not `done2/x`; `""` lists the
+    /// whole store), relative to the store's root, sorted.
+    fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError>;
+}
+
+/// The longest key [`check_key`] accepts, in bytes (S3's own limit is
+/// 1024 for the whole key, prefix included).
+pub const MAX_KEY_LEN: usize = 512;
+
+/// The longest segment of a key, in bytes: file systems take names of up
+/// to 255 bytes, and the local store appends a suffix to a file while it
+/// writes it.
+pub const MAX_SEGMENT_LEN: usize = 200;
+
+/// Checks a raw object key: `/`-separated segments, each non-empty, not
+/// starting with `.`, of letters, digits, `_`, `-`, `.`, `,`, `=` and `+`,
+/// at most [`MAX_SEGMENT_LEN`] bytes each and [`MAX_KEY_LEN`] in all.
+/// Such a key means the same object in every store (no character is
+/// escaped differently by S3 and a file system) and never leaves the
+/// store's root.
+pub fn check_key(key: &str) -> Result<(), StoreError> {
+    let plain_segment = |seg: &str| {
+        !seg.is_empty()
+            && seg.len() <= MAX_SEGMENT_LEN
+            && !seg.starts_with('.')
+            && seg.chars().all(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ',' | '=' | '+')
+            })
+    };
+    if key.len() > MAX_KEY_LEN || !key.split('/').all(plain_segment) {
+        return Err(StoreError::BadKey {
+            key: key.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// How long a store reached over the network waits, and how often it
+/// retries, before a call returns an error. Local stores ignore it.
+///
+/// The defaults suit a worker that holds a lease: a refused connection
+/// fails in under a second (three retries, backing off from 0.1 s), and
+/// a server that stops answering fails after one request timeout, since no
+/// retry starts later than `retry_timeout` after the first try. The
+/// environment variables `AWS_CONNECT_TIMEOUT` and `AWS_TIMEOUT` (e.g.
+/// `10s`) override the two timeouts for one store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreLimits {
+    /// Time to open a connection (default 5 s).
+    pub connect_timeout: Duration,
+    /// Time for one whole request, body included (default 30 s).
+    pub request_timeout: Duration,
+    /// Retries of a request that failed in a way worth retrying: refused
+    /// or dropped connections, timeouts, 5xx answers (default 3).
+    pub max_retries: usize,
+    /// No retry starts later than this after the first try (default 20 s).
+    pub retry_timeout: Duration,
+}
+
+impl Default for StoreLimits {
+    fn default() -> Self {
+        StoreLimits {
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(30),
+            max_retries: 3,
+            retry_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+/// The longest a retry waits before it starts, whatever `max_retries`.
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// Threads of the tokio runtime that drives one network store's requests.
+/// The requests wait on the network, not on the CPU, so two threads keep
+/// any number of callers' requests moving.
+const IO_THREADS: usize = 2;
+
+/// The tokio runtime of a network store. Dropping it never blocks (and so
+/// never panics inside another async runtime): requests still running are
+/// abandoned, which only happens once every caller has returned.
+struct IoRuntime(Option<tokio::runtime::Runtime>);
+
+impl Drop for IoRuntime {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// What messages about an S3 store say about where it is.
+#[derive(Clone, Debug)]
+struct S3Place {
+    bucket: String,
+    /// The endpoint the requests go to, as configured or AWS's default.
+    endpoint: String,
+}
+
+/// How each call of a store is driven to completion.
+#[derive(Clone)]
+enum Driver {
+    /// On the calling thread with `futures::executor::block_on`: the local
+    /// file system (which then does its I/O inline) and the in-memory
+    /// store need no runtime.
+    Inline,
+    /// On the store's own tokio runtime, which HTTP stores need; the
+    /// calling thread waits for the result.
+    Io(Arc<IoRuntime>),
+}
+
+/// Tiles as `.npy` objects in an [`ObjectStore`], at `PREFIX/M/i_j.npy`,
+/// and raw objects ([`BlobStore`]) at `PREFIX/KEY`.
+///
+/// `object_store` is async. `file://` and `memory://` stores run each call
+/// on the calling thread; S3 stores run it on a small tokio runtime of
+/// their own (two threads, shared with the stores
+/// [`ObjectStoreTiles::prefixed`] makes), whatever thread calls, so many
+/// worker threads can get and put at once, each waiting only for its own
+/// request. Every call is bounded by the [`StoreLimits`].
 pub struct ObjectStoreTiles {
-    store: Box<dyn ObjectStore>,
+    store: Arc<dyn ObjectStore>,
     prefix: object_store::path::Path,
     url: String,
+    driver: Driver,
+    s3: Option<S3Place>,
+}
+
+/// The `AWS_*` variables of this process's environment that configure an
+/// S3 store (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+/// `AWS_SESSION_TOKEN`, `AWS_DEFAULT_REGION`/`AWS_REGION`,
+/// `AWS_ENDPOINT`/`AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, `AWS_TIMEOUT`, ...:
+/// every name `object_store`'s `AmazonS3ConfigKey` knows), as
+/// `(name, value)` pairs sorted by name. Others are left out.
+pub fn aws_env_options() -> Vec<(String, String)> {
+    let mut options: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| {
+            k.starts_with("AWS_") && AmazonS3ConfigKey::from_str(&k.to_ascii_lowercase()).is_ok()
+        })
+        .collect();
+    options.sort();
+    options
 }
 
 impl ObjectStoreTiles {
-    /// Opens the store a URL names, e.g. `file:///abs/path` or
-    /// `memory:///`; the URL's path is the prefix of every key.
+    /// Opens the store a URL names: `file:///abs/path`, `memory:///` or
+    /// `s3://bucket/prefix`; the URL's path is the prefix of every key. An
+    /// S3 store is configured from the `AWS_*` environment variables
+    /// ([`aws_env_options`]) with the default [`StoreLimits`], so a worker
+    /// on another machine needs only the URL and the usual variables.
+    /// Opening does no I/O: a missing bucket or an unreachable endpoint
+    /// shows in the first call.
     pub fn open(url: &str) -> Result<Self, StoreError> {
-        Self::open_with(url, std::iter::empty::<(&str, &str)>())
+        Self::open_with(url, aws_env_options(), &StoreLimits::default())
     }
 
-    /// Like [`ObjectStoreTiles::open`], with options for the store's
-    /// builder (see `object_store::parse_url_opts`).
-    pub fn open_with<I, K, V>(url: &str, options: I) -> Result<Self, StoreError>
+    /// The store of `url` with its root moved down to `URL/SUB`, as a run's
+    /// tiles live under `URL/RUN_ID/` ([`ObjectStoreTiles::prefixed`]).
+    pub fn open_under(url: &str, sub: &str) -> Result<Self, StoreError> {
+        Self::open(url)?.prefixed(sub)
+    }
+
+    /// Like [`ObjectStoreTiles::open`], with the S3 options given here
+    /// instead of the environment's: the names of `object_store`'s
+    /// `AmazonS3ConfigKey`, any case (`aws_endpoint`, `AWS_ALLOW_HTTP`,
+    /// `region`, ...), applied after `limits`, so `timeout` and
+    /// `connect_timeout` options win. An unknown name is an error. Local
+    /// and memory URLs take no options and ignore them.
+    pub fn open_with<I, K, V>(
+        url: &str,
+        options: I,
+        limits: &StoreLimits,
+    ) -> Result<Self, StoreError>
     where
         I: IntoIterator<Item = (K, V)>,
         K: AsRef<str>,
@@ -305,64 +577,329 @@ impl ObjectStoreTiles {
             spec: url.to_string(),
             source,
         })?;
-        let (store, prefix) = object_store::parse_url_opts(&parsed, options).map_err(|source| {
-            StoreError::OpenUrl {
+        let open_error = |source: object_store::Error| StoreError::OpenUrl {
+            spec: url.to_string(),
+            source,
+        };
+        // Before `object_store` parses it, which would only say that it
+        // does not recognise the URL.
+        if matches!(parsed.scheme(), "s3" | "s3a")
+            && parsed.host_str().unwrap_or_default().is_empty()
+        {
+            return Err(StoreError::NoBucketInUrl {
+                spec: url.to_string(),
+            });
+        }
+        let (scheme, _) = ObjectStoreScheme::parse(&parsed).map_err(|e| open_error(e.into()))?;
+        match scheme {
+            ObjectStoreScheme::Local | ObjectStoreScheme::Memory => {
+                let (store, prefix) = object_store::parse_url(&parsed).map_err(open_error)?;
+                Ok(ObjectStoreTiles {
+                    store: Arc::from(store),
+                    prefix,
+                    url: url.to_string(),
+                    driver: Driver::Inline,
+                    s3: None,
+                })
+            }
+            ObjectStoreScheme::AmazonS3 => Self::open_s3(url, &parsed, options, limits),
+            _ => Err(StoreError::UnsupportedScheme {
+                spec: url.to_string(),
+            }),
+        }
+    }
+
+    fn open_s3<I, K, V>(
+        url: &str,
+        parsed: &url::Url,
+        options: I,
+        limits: &StoreLimits,
+    ) -> Result<Self, StoreError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: Into<String>,
+    {
+        let client = ClientOptions::new()
+            .with_connect_timeout(limits.connect_timeout)
+            .with_timeout(limits.request_timeout);
+        let retry = RetryConfig {
+            backoff: BackoffConfig {
+                init_backoff: Duration::from_millis(100),
+                max_backoff: MAX_BACKOFF,
+                base: 2.0,
+            },
+            max_retries: limits.max_retries,
+            retry_timeout: limits.retry_timeout,
+        };
+        let mut builder = AmazonS3Builder::new()
+            .with_url(url)
+            .with_client_options(client)
+            .with_retry(retry);
+        for (key, value) in options {
+            let name = key.as_ref().to_ascii_lowercase();
+            let Ok(config) = AmazonS3ConfigKey::from_str(&name) else {
+                return Err(StoreError::BadOption {
+                    spec: url.to_string(),
+                    key: key.as_ref().to_string(),
+                });
+            };
+            builder = builder.with_config(config, value);
+        }
+        // `s3://BUCKET/..` and `s3a://`; the https:// forms of AWS name
+        // the bucket in ways only the builder parses, so messages quote
+        // the URL instead.
+        let bucket = match parsed.scheme() {
+            "s3" | "s3a" => format!("`{}`", parsed.host_str().unwrap_or_default()),
+            _ => format!("of `{url}`"),
+        };
+        let endpoint = builder
+            .get_config_value(&AmazonS3ConfigKey::Endpoint)
+            .unwrap_or_else(|| {
+                let region = builder
+                    .get_config_value(&AmazonS3ConfigKey::Region)
+                    .unwrap_or_else(|| "us-east-1".to_string());
+                format!("https://s3.{region}.amazonaws.com")
+            });
+        let allow_http = builder
+            .get_config_value(&AmazonS3ConfigKey::Client(ClientConfigKey::AllowHttp))
+            .is_some_and(|v| {
+                matches!(
+                    v.to_ascii_lowercase().as_str(),
+                    "1" | "true" | "on" | "yes" | "y"
+                )
+            });
+        if endpoint.starts_with("http://") && !allow_http {
+            // Else every request fails with reqwest's bare "builder error".
+            return Err(StoreError::PlainHttp {
+                spec: url.to_string(),
+                endpoint,
+            });
+        }
+        let store = builder.build().map_err(|source| StoreError::OpenUrl {
+            spec: url.to_string(),
+            source,
+        })?;
+        let (_, path) = ObjectStoreScheme::parse(parsed).map_err(|source| StoreError::OpenUrl {
+            spec: url.to_string(),
+            source: source.into(),
+        })?;
+        let prefix =
+            object_store::path::Path::parse(path).map_err(|source| StoreError::OpenUrl {
+                spec: url.to_string(),
+                source: source.into(),
+            })?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(IO_THREADS)
+            .thread_name("lpk-store-io")
+            .enable_all()
+            .build()
+            .map_err(|source| StoreError::Runtime {
                 spec: url.to_string(),
                 source,
-            }
-        })?;
+            })?;
         Ok(ObjectStoreTiles {
-            store,
+            store: Arc::new(store),
             prefix,
             url: url.to_string(),
+            driver: Driver::Io(Arc::new(IoRuntime(Some(runtime)))),
+            s3: Some(S3Place { bucket, endpoint }),
         })
     }
 
-    /// Wraps an already built store; `url` is used in messages.
+    /// Wraps an already built store that needs no tokio runtime (a local
+    /// file system or an in-memory store); `url` is used in messages.
     pub fn from_store(
         store: Box<dyn ObjectStore>,
         prefix: object_store::path::Path,
         url: impl Into<String>,
     ) -> Self {
         ObjectStoreTiles {
-            store,
+            store: Arc::from(store),
             prefix,
             url: url.into(),
+            driver: Driver::Inline,
+            s3: None,
         }
     }
 
-    /// The object path of a tile and its URL (for messages).
-    fn location(
-        &self,
-        matrix: &str,
-        index: &[i64],
-    ) -> Result<(object_store::path::Path, String), StoreError> {
-        let key = tile_key(matrix, index)?;
-        let mut loc = self.prefix.clone();
-        for part in key.split('/') {
-            loc = loc.join(part);
-        }
+    /// The same store with its root moved down to `ROOT/SUB`: its keys,
+    /// tiles and listings are relative to `ROOT/SUB`. `sub` is checked like
+    /// a key ([`check_key`]), so it cannot climb out of the root. The two
+    /// share their connections and runtime.
+    pub fn prefixed(&self, sub: &str) -> Result<Self, StoreError> {
+        check_key(sub)?;
+        Ok(ObjectStoreTiles {
+            store: Arc::clone(&self.store),
+            prefix: self.join(sub),
+            url: self.url_of(sub),
+            driver: self.driver.clone(),
+            s3: self.s3.clone(),
+        })
+    }
+
+    /// The store's URL, root included.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The URL of a key, for messages.
+    fn url_of(&self, key: &str) -> String {
         let sep = if self.url.ends_with('/') { "" } else { "/" };
-        Ok((loc, format!("{}{sep}{key}", self.url)))
+        format!("{}{sep}{key}", self.url)
+    }
+
+    /// The object path of a checked key.
+    fn join(&self, key: &str) -> object_store::path::Path {
+        key.split('/')
+            .fold(self.prefix.clone(), |loc, part| loc.join(part))
+    }
+
+    /// The object path of a key and its URL (for messages), after checking
+    /// the key.
+    fn locate(&self, key: &str) -> Result<(object_store::path::Path, String), StoreError> {
+        check_key(key)?;
+        Ok((self.join(key), self.url_of(key)))
+    }
+
+    /// Runs one call of the store to completion, on the calling thread or
+    /// on the store's runtime (see [`Driver`]).
+    fn drive<T, F>(&self, name: &str, call: F) -> Result<Result<T, object_store::Error>, StoreError>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T, object_store::Error>> + Send + 'static,
+    {
+        match &self.driver {
+            Driver::Inline => Ok(futures::executor::block_on(call)),
+            Driver::Io(io) => {
+                let Some(rt) = io.0.as_ref() else {
+                    return Err(StoreError::Background {
+                        location: name.to_string(),
+                        reason: "the store's runtime has shut down".to_string(),
+                    });
+                };
+                // Spawned rather than `Runtime::block_on`, which panics on a
+                // thread that is already inside an async runtime.
+                futures::executor::block_on(rt.spawn(call)).map_err(|e| StoreError::Background {
+                    location: name.to_string(),
+                    reason: e.to_string(),
+                })
+            }
+        }
+    }
+
+    /// The raw bytes at an object path, or `None` when there is none.
+    fn fetch(
+        &self,
+        loc: object_store::path::Path,
+        name: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let store = Arc::clone(&self.store);
+        let fetched = self.drive(name, async move {
+            let result = store.get(&loc).await?;
+            result.bytes().await
+        })?;
+        match fetched {
+            Ok(b) => Ok(Some(Vec::from(b))),
+            Err(source @ object_store::Error::NotFound { .. }) => {
+                // S3 answers 404 for a missing bucket too; that is no
+                // missing tile.
+                match self.classify(name, source) {
+                    StoreError::ObjectStore { .. } => Ok(None),
+                    e => Err(e),
+                }
+            }
+            Err(source) => Err(self.classify(name, source)),
+        }
+    }
+
+    fn store_bytes(
+        &self,
+        loc: object_store::path::Path,
+        name: &str,
+        bytes: Vec<u8>,
+    ) -> Result<(), StoreError> {
+        let store = Arc::clone(&self.store);
+        let payload = PutPayload::from(bytes);
+        self.drive(
+            name,
+            async move { store.put(&loc, payload).await.map(|_| ()) },
+        )?
+        .map_err(|source| self.classify(name, source))
+    }
+
+    fn remove(&self, loc: object_store::path::Path, name: &str) -> Result<(), StoreError> {
+        let store = Arc::clone(&self.store);
+        match self.drive(name, async move { store.delete(&loc).await })? {
+            Ok(()) => Ok(()),
+            Err(source @ object_store::Error::NotFound { .. }) => {
+                match self.classify(name, source) {
+                    StoreError::ObjectStore { .. } => Ok(()),
+                    e => Err(e),
+                }
+            }
+            Err(source) => Err(self.classify(name, source)),
+        }
+    }
+
+    /// Turns an error of the object store into the [`StoreError`] that
+    /// says what to do: a missing bucket, an endpoint that cannot be
+    /// reached or does not answer in time, refused credentials; anything
+    /// else as it came.
+    fn classify(&self, location: &str, source: object_store::Error) -> StoreError {
+        let location = location.to_string();
+        let Some(s3) = &self.s3 else {
+            return StoreError::ObjectStore { location, source };
+        };
+        let mut kind = None;
+        let mut texts = String::new();
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&source);
+        // Error chains are a handful of links deep; the bound only keeps a
+        // cyclic chain from looping.
+        for _ in 0..32 {
+            let Some(e) = cause else { break };
+            if let Some(http) = e.downcast_ref::<object_store::client::HttpError>() {
+                kind = Some(http.kind());
+            }
+            texts.push_str(&e.to_string());
+            cause = e.source();
+        }
+        let bucket = s3.bucket.clone();
+        let endpoint = s3.endpoint.clone();
+        if texts.contains("NoSuchBucket") {
+            return StoreError::NoBucket {
+                location,
+                bucket,
+                endpoint,
+            };
+        }
+        match (kind, &source) {
+            (Some(HttpErrorKind::Connect), _) => StoreError::Unreachable {
+                location,
+                endpoint,
+                source,
+            },
+            (Some(HttpErrorKind::Timeout), _) => StoreError::TimedOut { location, source },
+            (
+                _,
+                object_store::Error::PermissionDenied { .. }
+                | object_store::Error::Unauthenticated { .. },
+            ) => StoreError::Denied { location, source },
+            _ if texts.contains("InvalidAccessKeyId")
+                || texts.contains("SignatureDoesNotMatch") =>
+            {
+                StoreError::Denied { location, source }
+            }
+            _ => StoreError::ObjectStore { location, source },
+        }
     }
 }
 
 impl TileStore for ObjectStoreTiles {
     fn get(&self, matrix: &str, index: &[i64]) -> Result<Option<Arc<Tile>>, StoreError> {
-        let (loc, name) = self.location(matrix, index)?;
-        let fetched = futures::executor::block_on(async {
-            let result = self.store.get(&loc).await?;
-            result.bytes().await
-        });
-        let bytes = match fetched {
-            Ok(b) => b,
-            Err(object_store::Error::NotFound { .. }) => return Ok(None),
-            Err(source) => {
-                return Err(StoreError::ObjectStore {
-                    location: name,
-                    source,
-                })
-            }
+        let (loc, name) = self.locate(&tile_key(matrix, index)?)?;
+        let Some(bytes) = self.fetch(loc, &name)? else {
+            return Ok(None);
         };
         Ok(Some(Arc::new(npy::read_bytes(
             &bytes,
@@ -372,30 +909,65 @@ impl TileStore for ObjectStoreTiles {
     }
 
     fn put(&self, matrix: &str, index: &[i64], tile: Arc<Tile>) -> Result<(), StoreError> {
-        let (loc, name) = self.location(matrix, index)?;
-        let payload = PutPayload::from(npy::to_bytes(&tile));
-        futures::executor::block_on(self.store.put(&loc, payload)).map_err(|source| {
-            StoreError::ObjectStore {
-                location: name,
-                source,
-            }
-        })?;
-        Ok(())
+        let (loc, name) = self.locate(&tile_key(matrix, index)?)?;
+        self.store_bytes(loc, &name, npy::to_bytes(&tile))
     }
 
     fn delete(&self, matrix: &str, index: &[i64]) -> Result<(), StoreError> {
-        let (loc, name) = self.location(matrix, index)?;
-        match futures::executor::block_on(self.store.delete(&loc)) {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(source) => Err(StoreError::ObjectStore {
-                location: name,
-                source,
-            }),
-        }
+        let (loc, name) = self.locate(&tile_key(matrix, index)?)?;
+        self.remove(loc, &name)
     }
 
     fn describe(&self) -> String {
         self.url.clone()
+    }
+}
+
+impl BlobStore for ObjectStoreTiles {
+    fn put_bytes(&self, key: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
+        let (loc, name) = self.locate(key)?;
+        self.store_bytes(loc, &name, bytes)
+    }
+
+    fn get_bytes(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let (loc, name) = self.locate(key)?;
+        self.fetch(loc, &name)
+    }
+
+    fn delete_key(&self, key: &str) -> Result<(), StoreError> {
+        let (loc, name) = self.locate(key)?;
+        self.remove(loc, &name)
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let prefix = prefix.strip_suffix('/').unwrap_or(prefix);
+        let (loc, name) = if prefix.is_empty() {
+            (self.prefix.clone(), self.url_of(""))
+        } else {
+            self.locate(prefix)?
+        };
+        let store = Arc::clone(&self.store);
+        let under = loc.clone();
+        let listed = self.drive(&name, async move {
+            store
+                .list(Some(&under))
+                .map_ok(|meta| meta.location)
+                .try_collect::<Vec<_>>()
+                .await
+        })?;
+        let locations = listed.map_err(|source| self.classify(&name, source))?;
+        let mut keys: Vec<String> = locations
+            .iter()
+            .filter_map(|l| {
+                let parts: Vec<String> = l
+                    .prefix_match(&self.prefix)?
+                    .map(|p| p.as_ref().to_string())
+                    .collect();
+                Some(parts.join("/"))
+            })
+            .collect();
+        keys.sort();
+        Ok(keys)
     }
 }
 
@@ -411,7 +983,8 @@ fn has_url_scheme(spec: &str) -> bool {
 
 /// Opens a store from a spec: `mem` is a [`MemoryStore`]; `dir:PATH` or a
 /// plain path is an [`NpyDirStore`]; a URL with a scheme (`file:///abs`,
-/// `memory:///`) is an [`ObjectStoreTiles`].
+/// `memory:///`, `s3://bucket/prefix`) is an [`ObjectStoreTiles`], opened
+/// with [`ObjectStoreTiles::open`].
 pub fn open_store(spec: &str) -> Result<Box<dyn TileStore>, StoreError> {
     if spec.is_empty() {
         return Err(StoreError::EmptySpec);

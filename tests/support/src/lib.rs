@@ -1,6 +1,7 @@
 //! What the test binaries of several lpk packages share: where the
-//! workspace, its examples and the snapshot root are, and [`gen`], the
-//! generator of random valid `.lpk` programs.
+//! workspace, its examples and the snapshot root are, [`gen`], the
+//! generator of random valid `.lpk` programs, and [`services`], the real
+//! Redis and S3 servers on loopback that the distributed tests use.
 //!
 //! This crate depends on no lpk crate, so every package can take it as a
 //! dev-dependency without a cycle (a helper that compiles goes through
@@ -8,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod gen;
+pub mod services;
 
 use std::path::{Path, PathBuf};
 

@@ -20,4 +20,5 @@ pub mod run;
 pub mod stats;
 pub mod status;
 pub mod submit;
+pub mod trace;
 pub mod worker;

@@ -46,8 +46,9 @@ pub struct RunArgs {
     pub outputs: Vec<OutputRequest>,
     /// Also write every output tile, as it is computed, to a tile store:
     /// `mem`, `dir:PATH`, or an object_store URL such as
-    /// `file:///abs/path` (keys `M/i_j.npy`). Assembled matrices and the
-    /// marker stay in --output-dir.
+    /// `file:///abs/path` or `s3://bucket/prefix` (keys `M/i_j.npy`; S3
+    /// reads the AWS_* variables, docs/stores.md). Assembled matrices and
+    /// the marker stay in --output-dir.
     #[arg(long, value_name = "SPEC")]
     pub tile_store: Option<String>,
     /// Worker threads, 1 to 4096.

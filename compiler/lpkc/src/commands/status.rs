@@ -14,7 +14,8 @@ pub struct StatusArgs {
     #[arg(long, value_name = "URL")]
     pub redis: String,
     /// Also list, for a run that does not progress, the ready tasks no
-    /// worker took and the claimed tasks whose lease expired.
+    /// worker took, the claimed tasks whose lease expired, and a few
+    /// waiting tasks with the parents they still wait for (from the plans).
     #[arg(long)]
     pub blocked: bool,
     /// A claimed task not renewed for this many seconds counts as expired.
@@ -39,6 +40,7 @@ pub fn run(args: &StatusArgs, _global: &GlobalOpts) -> Result<(), CliError> {
         &args.run,
         Duration::from_secs_f64(args.lease),
         limit,
+        args.blocked,
     )
     .map_err(ui::error)?;
     match args.format {

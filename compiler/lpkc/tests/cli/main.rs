@@ -18,7 +18,9 @@
 //!   bounded on generated inputs;
 //! - `wording`: counts, headers, `--help` defaults and error texts;
 //! - `binary`: running the real binary;
-//! - `bounds`: bounded work and memory on adversarial parameters.
+//! - `bounds`: bounded work and memory on adversarial parameters;
+//! - `distributed`: `submit`, `worker`, `status`, `collect`, `run --redis`
+//!   through a real Redis and S3 server, with workers killed and crashing.
 //!
 //! Every snapshot file lives under `tests/snapshots/` of the workspace
 //! (see `test_support::snapshot_settings`).
@@ -28,6 +30,7 @@ mod artifact_inputs;
 mod binary;
 mod bounds;
 mod commands;
+mod distributed;
 mod dot;
 mod fmt;
 mod interop;

@@ -1,6 +1,7 @@
 //! The runtime's integration tests, in one binary: each kernel against a
 //! naive reference (`kernels`), `.npy` reading and writing against the
 //! fixtures in `tests/fixtures/npy/` (`npy`), the tile stores (`store`),
+//! S3 and raw objects on a real S3 server on loopback (`s3`),
 //! the shape check before a run (`shapes`), whole runs from `.npy`
 //! files (`job`) and what they write (`outputs`), zero tiles (`zero`), on compiled programs in `tests/fixtures/programs/`.
 
@@ -8,6 +9,7 @@ mod job;
 mod kernels;
 mod npy;
 mod outputs;
+mod s3;
 mod shapes;
 mod store;
 mod zero;

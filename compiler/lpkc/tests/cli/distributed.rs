@@ -1,0 +1,835 @@
+//! Distributed runs through a real Redis and real worker processes:
+//! `lpkc submit`, `worker`, `status`, `collect` and `run --redis`, checked
+//! bit for bit against the embedded `lpkc run`, while the tests kill
+//! workers with SIGKILL or make them crash and stall on purpose.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use test_support::services;
+
+/// The test Redis, in a database of this test's own: workers take tasks of
+/// every run in their database, so tests that run at the same time must
+/// not share one (a test's crashing workers would take another's tasks).
+fn redis_db(db: u32) -> String {
+    format!("{}/{db}", services::redis_url().trim_end_matches('/'))
+}
+
+fn lpkc() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lpkc"))
+}
+
+fn example(name: &str) -> PathBuf {
+    test_support::workspace_root().join("examples").join(name)
+}
+
+fn ok(out: &Output, what: &str) -> String {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A small pseudo-random sequence (the seed is printed, so a failure can
+/// be replayed).
+struct Rng(u64);
+
+impl Rng {
+    fn new() -> Rng {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
+        eprintln!("fault schedule seed {seed}");
+        Rng(seed)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n.max(1)
+    }
+}
+
+/// Where a test's run keeps its tiles.
+enum Store {
+    Dir(PathBuf),
+    S3 {
+        url: String,
+        env: Vec<(String, String)>,
+    },
+}
+
+impl Store {
+    fn url(&self) -> String {
+        match self {
+            Store::Dir(p) => p.display().to_string(),
+            Store::S3 { url, .. } => url.clone(),
+        }
+    }
+    fn env(&self) -> Vec<(String, String)> {
+        match self {
+            Store::Dir(_) => Vec::new(),
+            Store::S3 { env, .. } => env.clone(),
+        }
+    }
+}
+
+/// Worker processes, killed when the test ends however it ends.
+struct Workers {
+    redis: String,
+    env: Vec<(String, String)>,
+    extra: Vec<String>,
+    children: Vec<Child>,
+}
+
+impl Workers {
+    fn new(redis: &str, store: &Store, extra: &[&str]) -> Workers {
+        Workers {
+            redis: redis.to_string(),
+            env: store.env(),
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+            children: Vec::new(),
+        }
+    }
+    fn spawn(&mut self) {
+        let child = lpkc()
+            .args(["worker", "--redis", &self.redis, "--quiet"])
+            .args(&self.extra)
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start a worker");
+        self.children.push(child);
+    }
+    /// Kills worker `k` with SIGKILL and starts a replacement.
+    fn kill_and_replace(&mut self, k: usize) {
+        let mut c = self.children.remove(k);
+        c.kill().expect("SIGKILL a worker");
+        let _ = c.wait();
+        self.spawn();
+    }
+    /// Replaces workers that exited; returns their exit codes.
+    fn replace_exited(&mut self) -> Vec<Option<i32>> {
+        let mut codes = Vec::new();
+        let mut k = 0;
+        while k < self.children.len() {
+            if let Ok(Some(status)) = self.children[k].try_wait() {
+                codes.push(status.code());
+                let _ = self.children.remove(k).wait();
+                self.spawn();
+            } else {
+                k += 1;
+            }
+        }
+        codes
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn status(redis: &str, run: &str) -> Value {
+    let out = lpkc()
+        .args(["status", run, "--redis", redis, "--format", "json"])
+        .output()
+        .expect("run lpkc status");
+    serde_json::from_str(&ok(&out, "lpkc status")).expect("status is JSON")
+}
+
+fn submit(redis: &str, store: &Store, file: &Path, args: &[&str]) -> String {
+    let out = lpkc()
+        .arg("submit")
+        .arg(file)
+        .args([
+            "--redis",
+            redis,
+            "--store",
+            &store.url(),
+            "--format",
+            "json",
+            "--no-progress",
+        ])
+        .args(args)
+        .envs(store.env())
+        .output()
+        .expect("run lpkc submit");
+    let v: Value = serde_json::from_str(&ok(&out, "lpkc submit")).expect("submit prints JSON");
+    v["run"].as_str().expect("a run id").to_string()
+}
+
+fn embedded(file: &Path, args: &[&str], dir: &Path) {
+    let out = lpkc()
+        .arg("run")
+        .arg(file)
+        .args(args)
+        .arg("--output-dir")
+        .arg(dir)
+        .arg("--no-progress")
+        .output()
+        .expect("run lpkc run");
+    ok(&out, "embedded lpkc run");
+}
+
+fn collect(redis: &str, store: &Store, run: &str, dir: &Path) {
+    let out = lpkc()
+        .args(["collect", run, "--redis", redis, "--output-dir"])
+        .arg(dir)
+        .envs(store.env())
+        .output()
+        .expect("run lpkc collect");
+    ok(&out, "lpkc collect");
+}
+
+/// Every `.npy` of the embedded run's output directory is byte-identical
+/// in the distributed one, and both are complete.
+fn assert_same_outputs(embedded: &Path, distributed: &Path) {
+    let mut compared = 0;
+    for e in std::fs::read_dir(embedded).expect("embedded outputs") {
+        let p = e.expect("an entry").path();
+        if p.extension().is_some_and(|x| x == "npy") {
+            let name = p.file_name().expect("a name");
+            let a = std::fs::read(&p).expect("read embedded output");
+            let b = std::fs::read(distributed.join(name))
+                .unwrap_or_else(|e| panic!("distributed output {name:?}: {e}"));
+            assert!(
+                a == b,
+                "{name:?} differs between the embedded and the distributed run"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 0, "no outputs compared");
+    assert!(distributed.join("_SUCCESS").exists());
+}
+
+/// Runs `file` distributed with `workers` workers while `fault` strikes
+/// every 150–450 ms, until the run is done (or `deadline` passes).
+/// Returns how many faults struck.
+#[allow(clippy::too_many_arguments)]
+fn run_under_faults(
+    db: u32,
+    file: &Path,
+    args: &[&str],
+    store: Store,
+    workers: usize,
+    worker_args: &[&str],
+    kill: bool,
+    min_faults: usize,
+    deadline: Duration,
+) {
+    let redis = redis_db(db);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let emb = tmp.path().join("embedded");
+    embedded(file, args, &emb);
+    // Random kills hit the tasks of the run's sequential tail again and
+    // again; the limit on expiries is tested on its own below.
+    let mut submit_args = args.to_vec();
+    submit_args.extend(["--max-expiries", "1000"]);
+    let run = submit(&redis, &store, file, &submit_args);
+    let mut pool = Workers::new(&redis, &store, worker_args);
+    for _ in 0..workers {
+        pool.spawn();
+    }
+    let mut rng = Rng::new();
+    let started = Instant::now();
+    let mut faults = 0usize;
+    let final_state = loop {
+        let s = status(&redis, &run);
+        let state = s["state"].as_str().unwrap_or("").to_string();
+        if state != "running" {
+            break s;
+        }
+        assert!(
+            started.elapsed() < deadline,
+            "run {run} not done after {deadline:?} ({faults} faults so far): {s}"
+        );
+        std::thread::sleep(Duration::from_millis(150 + rng.below(300)));
+        if kill {
+            let k = rng.below(pool.children.len() as u64) as usize;
+            pool.kill_and_replace(k);
+            faults += 1;
+        }
+        for code in pool.replace_exited() {
+            assert!(
+                matches!(code, Some(86) | Some(87)),
+                "a worker exited with {code:?}, not by an injected crash"
+            );
+            faults += 1;
+        }
+    };
+    drop(pool);
+    assert_eq!(final_state["state"], "done", "{final_state}");
+    assert_eq!(final_state["tasks_done"], final_state["tasks_total"]);
+    eprintln!(
+        "{} done in {:.1} s with {faults} faults",
+        file.display(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        faults >= min_faults,
+        "only {faults} faults struck; the run was too short to prove anything"
+    );
+    let dist = tmp.path().join("distributed");
+    collect(&redis, &store, &run, &dist);
+    assert_same_outputs(&emb, &dist);
+    check_trace(&redis, &run, &final_state, tmp.path(), kill);
+}
+
+/// `lpkc trace`: one complete event per execution, every task at least
+/// once, retries marked (with `retried`: at least one), and an SVG.
+fn check_trace(redis: &str, run: &str, status: &Value, dir: &Path, retried: bool) {
+    let json = dir.join("trace.json");
+    let svg = dir.join("trace.svg");
+    let out = lpkc()
+        .args(["trace", run, "--redis", redis, "-o"])
+        .arg(&json)
+        .arg("--svg")
+        .arg(&svg)
+        .output()
+        .expect("run lpkc trace");
+    ok(&out, "lpkc trace");
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("trace.json")).expect("JSON");
+    let events: Vec<&Value> = v["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .collect();
+    let total = status["tasks_total"].as_u64().expect("tasks_total") as usize;
+    let names: std::collections::HashSet<&str> =
+        events.iter().filter_map(|e| e["name"].as_str()).collect();
+    assert_eq!(names.len(), total, "every task appears in the trace");
+    assert!(events.len() >= total);
+    assert!(events
+        .iter()
+        .all(|e| e["dur"].as_u64().is_some_and(|d| d >= 1)
+            && e["tid"].as_u64().is_some_and(|t| t >= 1)));
+    if retried {
+        assert!(
+            events.iter().any(|e| e["args"]["retry"] == true),
+            "no retried execution in the trace"
+        );
+    }
+    let svg = std::fs::read_to_string(&svg).expect("trace.svg");
+    assert!(svg.starts_with("<svg") && svg.contains("live workers") && svg.contains("ready tasks"));
+}
+
+fn dir_store(tmp: &tempfile::TempDir) -> Store {
+    Store::Dir(tmp.path().join("store"))
+}
+
+#[test]
+fn cholesky_survives_sigkill_of_workers() {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    run_under_faults(
+        1,
+        &example("cholesky.lpk"),
+        &["--block", "256", "--input", "A=spd:4096"],
+        dir_store(&tmp),
+        3,
+        &["--lease", "1", "--idle", "60"],
+        true,
+        10,
+        Duration::from_secs(300),
+    );
+}
+
+#[test]
+fn cholesky_survives_injected_crashes_and_stalls() {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    run_under_faults(
+        2,
+        &example("cholesky.lpk"),
+        &["--block", "256", "--input", "A=spd:4096"],
+        dir_store(&tmp),
+        3,
+        &[
+            "--lease",
+            "1",
+            "--idle",
+            "60",
+            "--inject-faults",
+            "crash-after-write=0.02,crash-before-write=0.02,stall=0.01",
+        ],
+        false,
+        10,
+        Duration::from_secs(300),
+    );
+}
+
+#[test]
+fn gemm_tree_survives_sigkill_of_workers() {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    run_under_faults(
+        3,
+        &example("gemm_tree.lpk"),
+        &[
+            "--block",
+            "256",
+            "--input",
+            "A=random:3072x3072",
+            "--input",
+            "B=random:3072x3072",
+        ],
+        dir_store(&tmp),
+        3,
+        &["--lease", "1", "--idle", "60"],
+        true,
+        10,
+        Duration::from_secs(300),
+    );
+}
+
+#[test]
+fn s3_store_survives_sigkill_of_workers() {
+    let s3 = services::s3_endpoint();
+    let bucket = s3.fresh_bucket("kill");
+    run_under_faults(
+        4,
+        &example("cholesky.lpk"),
+        &["--block", "256", "--input", "A=spd:4096"],
+        Store::S3 {
+            url: s3.url(&bucket, "runs"),
+            env: s3.env(),
+        },
+        3,
+        &["--lease", "1", "--idle", "60"],
+        true,
+        10,
+        Duration::from_secs(300),
+    );
+}
+
+/// Waits until a run leaves `running`; returns its final status.
+fn wait_finished(redis: &str, run: &str, deadline: Duration, pool: &mut Workers) -> Value {
+    let started = Instant::now();
+    loop {
+        let s = status(redis, run);
+        if s["state"] != "running" {
+            return s;
+        }
+        assert!(
+            started.elapsed() < deadline,
+            "run {run} still running after {deadline:?}: {s}"
+        );
+        pool.replace_exited();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_kernel_error_fails_the_run_naming_the_task_and_submit_wait_exits_1() {
+    let redis = redis_db(5);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let mut pool = Workers::new(&redis, &store, &["--lease", "2", "--idle", "30"]);
+    pool.spawn();
+    pool.spawn();
+    let out = lpkc()
+        .arg("submit")
+        .arg(example("cholesky.lpk"))
+        .args([
+            "--block",
+            "32",
+            "--input",
+            "A=random:128x128",
+            "--wait",
+            "--no-progress",
+        ])
+        .args(["--redis", &redis, "--store", &store.url()])
+        .output()
+        .expect("run lpkc submit --wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("chol@") && stderr.contains("not positive definite"),
+        "{stderr}"
+    );
+    let run = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let s = status(&redis, &run);
+    assert_eq!(s["state"], "failed", "{s}");
+    assert_eq!(s["error"]["task"]["kernel"], "chol", "{s}");
+    assert!(s["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("not positive definite")));
+    // Collecting a failed run is refused, saying why.
+    let out = lpkc()
+        .args(["collect", &run, "--redis", &redis, "--output-dir"])
+        .arg(tmp.path().join("out"))
+        .output()
+        .expect("run lpkc collect");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("failed"));
+}
+
+#[test]
+fn a_task_that_kills_every_worker_fails_the_run_after_k_tries() {
+    let redis = redis_db(6);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let run = submit(
+        &redis,
+        &store,
+        &example("cholesky.lpk"),
+        &[
+            "--block",
+            "32",
+            "--input",
+            "A=spd:64",
+            "--max-expiries",
+            "2",
+        ],
+    );
+    let mut pool = Workers::new(
+        &redis,
+        &store,
+        &[
+            "--lease",
+            "0.3",
+            "--idle",
+            "30",
+            "--inject-faults",
+            "crash-before-write=1",
+        ],
+    );
+    pool.spawn();
+    pool.spawn();
+    let s = wait_finished(&redis, &run, Duration::from_secs(60), &mut pool);
+    assert_eq!(s["state"], "failed", "{s}");
+    let msg = s["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("lease expired 2 times"), "{msg}");
+    assert_eq!(s["error"]["task"]["kernel"], "chol", "{s}");
+    assert_eq!(s["tasks_done"], 0);
+}
+
+#[test]
+fn runs_share_one_redis_and_run_all_in_one_command() {
+    let redis = redis_db(7);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    // Two runs at once through the same workers.
+    let chol = ["--block", "32", "--input", "A=spd:200"];
+    let tsqr = ["--block", "16", "--input", "A=random:400x16"];
+    let a = submit(&redis, &store, &example("cholesky.lpk"), &chol);
+    let b = submit(&redis, &store, &example("tsqr.lpk"), &tsqr);
+    let mut pool = Workers::new(&redis, &store, &["--lease", "2", "--idle", "30"]);
+    pool.spawn();
+    pool.spawn();
+    for (run, file, args) in [(&a, "cholesky.lpk", &chol[..]), (&b, "tsqr.lpk", &tsqr[..])] {
+        let s = wait_finished(&redis, run, Duration::from_secs(120), &mut pool);
+        assert_eq!(s["state"], "done", "{s}");
+        let emb = tmp.path().join(format!("emb-{file}"));
+        embedded(&example(file), args, &emb);
+        let dist = tmp.path().join(format!("dist-{file}"));
+        collect(&redis, &store, run, &dist);
+        assert_same_outputs(&emb, &dist);
+    }
+    drop(pool);
+    // `run --redis` does all of it with its own workers.
+    let dist = tmp.path().join("one-command");
+    let out = lpkc()
+        .arg("run")
+        .arg(example("cholesky.lpk"))
+        .args(chol)
+        .args([
+            "--redis",
+            &redis,
+            "--store",
+            &store.url(),
+            "--workers",
+            "2",
+            "--no-progress",
+        ])
+        .arg("--output-dir")
+        .arg(&dist)
+        .output()
+        .expect("run lpkc run --redis");
+    ok(&out, "lpkc run --redis");
+    assert_same_outputs(&tmp.path().join("emb-cholesky.lpk"), &dist);
+}
+
+#[test]
+fn bad_urls_stores_and_runs_are_clear_errors() {
+    let redis = redis_db(8);
+    let cases: Vec<(Vec<String>, i32, &str)> = vec![
+        (
+            vec![
+                "status".into(),
+                "nosuchrun".into(),
+                "--redis".into(),
+                redis.clone(),
+            ],
+            1,
+            "no run `nosuchrun`",
+        ),
+        (
+            vec![
+                "status".into(),
+                "bad id!".into(),
+                "--redis".into(),
+                redis.clone(),
+            ],
+            2,
+            "is not a run id",
+        ),
+        (
+            vec![
+                "status".into(),
+                "r".into(),
+                "--redis".into(),
+                "http://x".into(),
+            ],
+            2,
+            "not a Redis URL",
+        ),
+        (
+            vec![
+                "status".into(),
+                "r".into(),
+                "--redis".into(),
+                "redis://127.0.0.1:1".into(),
+            ],
+            1,
+            "Redis at redis://127.0.0.1:1",
+        ),
+        (
+            vec![
+                "submit".into(),
+                example("cholesky.lpk").display().to_string(),
+                "--block".into(),
+                "8".into(),
+                "--input".into(),
+                "A=spd:16".into(),
+                "--redis".into(),
+                redis.clone(),
+                "--store".into(),
+                "mem".into(),
+            ],
+            2,
+            "need a store they all reach",
+        ),
+        (
+            vec![
+                "worker".into(),
+                "--redis".into(),
+                redis.clone(),
+                "--inject-faults".into(),
+                "boom=1".into(),
+            ],
+            2,
+            "not a fault",
+        ),
+    ];
+    for (args, code, text) in cases {
+        let out = lpkc().args(&args).output().expect("run lpkc");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        assert!(stderr.contains(text), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+/// A Redis of this test's own, with an append-only file synced after
+/// every write, that the test can kill and start again.
+struct OwnRedis {
+    port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl OwnRedis {
+    fn start(dir: &Path) -> OwnRedis {
+        let port = services::free_port().expect("a free port");
+        let mut r = OwnRedis {
+            port,
+            dir: dir.to_path_buf(),
+            child: None,
+        };
+        r.restart();
+        r
+    }
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+    fn restart(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+            ])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server (scripts/test installs it)");
+        self.child = Some(child);
+        let started = Instant::now();
+        while services::redis_ping(services::socket_addr(&self.url())).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(15),
+                "redis-server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            c.kill().expect("SIGKILL redis-server");
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[test]
+fn workers_reconnect_after_redis_is_killed_and_restarted() {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let mut redis = OwnRedis::start(tmp.path());
+    let url = redis.url();
+    let store = dir_store(&tmp);
+    let args = ["--block", "256", "--input", "A=spd:4096"];
+    let emb = tmp.path().join("embedded");
+    embedded(&example("cholesky.lpk"), &args, &emb);
+    let run = submit(&url, &store, &example("cholesky.lpk"), &args);
+    let mut pool = Workers::new(
+        &url,
+        &store,
+        &["--lease", "2", "--idle", "60", "--threads", "2"],
+    );
+    pool.spawn();
+    pool.spawn();
+    // Let the run get going, then take Redis away twice while it runs.
+    let mut restarts = 0;
+    let started = Instant::now();
+    while restarts < 2 {
+        std::thread::sleep(Duration::from_millis(700));
+        let s = status(&url, &run);
+        assert_eq!(
+            s["state"], "running",
+            "finished before Redis could be restarted twice: {s}"
+        );
+        redis.kill();
+        std::thread::sleep(Duration::from_millis(1500));
+        redis.restart();
+        restarts += 1;
+        assert!(started.elapsed() < Duration::from_secs(120));
+    }
+    let s = wait_finished(&url, &run, Duration::from_secs(180), &mut pool);
+    assert_eq!(s["state"], "done", "{s}");
+    let dist = tmp.path().join("distributed");
+    collect(&url, &store, &run, &dist);
+    assert_same_outputs(&emb, &dist);
+    // Every worker is still there: none gave up while Redis was away.
+    for c in &mut pool.children {
+        assert!(matches!(c.try_wait(), Ok(None)), "a worker exited");
+    }
+}
+
+#[test]
+fn status_blocked_says_what_a_stalled_run_waits_for() {
+    let redis = redis_db(9);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let run = submit(
+        &redis,
+        &store,
+        &example("cholesky.lpk"),
+        &["--block", "128", "--input", "A=spd:2048"],
+    );
+    // One worker makes some progress, then dies: the run stalls.
+    let mut pool = Workers::new(&redis, &store, &["--lease", "30", "--idle", "60"]);
+    pool.spawn();
+    let started = Instant::now();
+    loop {
+        let s = status(&redis, &run);
+        let done = s["tasks_done"].as_u64().unwrap_or(0);
+        assert!(
+            s["state"] == "running",
+            "finished before it could be stopped: {s}"
+        );
+        if done >= 40 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "{s}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(pool);
+    let out = lpkc()
+        .args([
+            "status",
+            &run,
+            "--redis",
+            &redis,
+            "--blocked",
+            "--lease",
+            "0.001",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("run lpkc status");
+    let s: Value = serde_json::from_str(&ok(&out, "lpkc status --blocked")).expect("JSON");
+    assert_eq!(s["state"], "running");
+    let stuck = s["unclaimed_tasks"].as_array().map_or(0, Vec::len)
+        + s["expired_leases"].as_array().map_or(0, Vec::len);
+    assert!(stuck > 0, "nothing ready or expired listed: {s}");
+    let waiting = s["waiting"].as_array().expect("waiting tasks");
+    assert!(!waiting.is_empty(), "{s}");
+    for w in waiting {
+        let need = w["in_degree"].as_u64().expect("in_degree");
+        let have = w["counted"].as_u64().expect("counted");
+        let missing = w["waits_for"].as_array().expect("waits_for");
+        assert!(have < need, "{w}");
+        assert_eq!(have + missing.len() as u64, need, "{w}");
+        for p in missing {
+            assert!(
+                p["task"]["kernel"].is_string()
+                    && p["tile"].as_str().is_some_and(|t| t.starts_with("L[")),
+                "{p}"
+            );
+        }
+    }
+    let text = lpkc()
+        .args([
+            "status",
+            &run,
+            "--redis",
+            &redis,
+            "--blocked",
+            "--lease",
+            "0.001",
+        ])
+        .output()
+        .expect("run lpkc status");
+    let text = ok(&text, "lpkc status --blocked");
+    assert!(
+        text.contains("waits for") && text.contains("running"),
+        "{text}"
+    );
+}

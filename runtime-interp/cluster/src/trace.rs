@@ -1,0 +1,143 @@
+//! The timeline of a distributed run: workers add one entry per task
+//! execution to the run's `trace` stream, in the same pipeline as the
+//! task's completion; `lpkc trace` reads them back
+//! ([`runtime::timeline`] writes them as Chrome trace JSON or SVG).
+
+use crate::conn::Redis;
+use crate::error::ClusterError;
+use crate::ids::parse_task;
+use crate::protocol::Keys;
+use redis::Value;
+use runtime::timeline::Event;
+
+/// The most entries a run's trace keeps (older ones are trimmed).
+pub const TRACE_MAX: u64 = 10_000_000;
+
+/// One execution as a worker records it.
+#[derive(Clone, Debug)]
+pub struct TraceEvent {
+    /// The task id.
+    pub task: String,
+    /// The worker thread.
+    pub worker: String,
+    /// Start (µs since the epoch).
+    pub start_us: u64,
+    /// End (µs since the epoch).
+    pub end_us: u64,
+    /// Bytes of tiles read.
+    pub read_bytes: u64,
+    /// Bytes of tiles written.
+    pub written_bytes: u64,
+    /// Whether it was a retry.
+    pub retry: bool,
+}
+
+impl TraceEvent {
+    /// Adds the `XADD` of this event to a pipeline (its reply ignored).
+    pub fn add_to(&self, pipe: &mut redis::Pipeline, key: &str) {
+        pipe.cmd("XADD")
+            .arg(key)
+            .arg("MAXLEN")
+            .arg("~")
+            .arg(TRACE_MAX)
+            .arg("*")
+            .arg("t")
+            .arg(&self.task)
+            .arg("w")
+            .arg(&self.worker)
+            .arg("s")
+            .arg(self.start_us)
+            .arg("e")
+            .arg(self.end_us)
+            .arg("r")
+            .arg(self.read_bytes)
+            .arg("b")
+            .arg(self.written_bytes)
+            .arg("x")
+            .arg(u8::from(self.retry))
+            .ignore();
+    }
+}
+
+fn text(v: &Value) -> Option<String> {
+    match v {
+        Value::BulkString(b) => String::from_utf8(b.clone()).ok(),
+        Value::SimpleString(s) => Some(s.clone()),
+        Value::Int(i) => Some(i.to_string()),
+        _ => None,
+    }
+}
+
+fn array(v: &Value) -> &[Value] {
+    match v {
+        Value::Array(items) => items,
+        _ => &[],
+    }
+}
+
+/// Every recorded execution of run `run`, oldest first; entries this
+/// version cannot read are counted in the second value and skipped.
+pub fn read(redis: &mut Redis, run: &str) -> Result<(Vec<Event>, u64), ClusterError> {
+    crate::error::check_run_id(run)?;
+    let key = Keys::new(run).trace();
+    let mut events = Vec::new();
+    let mut skipped = 0u64;
+    let mut start = "-".to_string();
+    loop {
+        let batch: Value = redis.query(
+            redis::cmd("XRANGE")
+                .arg(&key)
+                .arg(&start)
+                .arg("+")
+                .arg("COUNT")
+                .arg(10_000),
+            "reading the trace",
+        )?;
+        let entries = array(&batch);
+        if entries.is_empty() {
+            break;
+        }
+        let mut last = None;
+        for e in entries {
+            let parts = array(e);
+            last = parts.first().and_then(text);
+            let fields: Vec<Option<String>> = parts
+                .get(1)
+                .map(array)
+                .unwrap_or(&[])
+                .iter()
+                .map(text)
+                .collect();
+            let get = |name: &str| -> Option<String> {
+                fields
+                    .chunks(2)
+                    .find(|p| p.first().and_then(|k| k.as_deref()) == Some(name))
+                    .and_then(|p| p.get(1).cloned().flatten())
+            };
+            let num = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok());
+            let event = (|| {
+                Some(Event {
+                    task: parse_task(&get("t")?).ok()?,
+                    worker: get("w")?,
+                    start_us: num("s")?,
+                    end_us: num("e")?,
+                    read_bytes: num("r")?,
+                    written_bytes: num("b")?,
+                    retry: num("x")? == 1,
+                })
+            })();
+            match event {
+                Some(ev) => events.push(ev),
+                None => skipped += 1,
+            }
+            if events.len() as u64 + skipped > TRACE_MAX {
+                break;
+            }
+        }
+        match last {
+            Some(id) if entries.len() == 10_000 => start = format!("({id}"),
+            _ => break,
+        }
+    }
+    Ok((events, skipped))
+}

@@ -1,0 +1,202 @@
+use cluster::conn::{Redis, Script};
+use cluster::protocol::{Keys, COMPLETE, GROUP, RECLAIM, RENEW, RUNS};
+use std::time::Duration;
+use test_support::services;
+
+fn fresh_run(r: &mut Redis, tag: &str, total: u64) -> (String, Keys) {
+    let run = format!(
+        "t{tag}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    );
+    let keys = Keys::new(&run);
+    let _: () = r
+        .query(
+            redis::cmd("HSET")
+                .arg(keys.meta())
+                .arg("id")
+                .arg(&run)
+                .arg("state")
+                .arg("running")
+                .arg("total")
+                .arg(total)
+                .arg("done")
+                .arg(0),
+            "test setup",
+        )
+        .expect("HSET");
+    let _: () = r
+        .query(
+            redis::cmd("XGROUP")
+                .arg("CREATE")
+                .arg(keys.queue())
+                .arg(GROUP)
+                .arg("0")
+                .arg("MKSTREAM"),
+            "test setup",
+        )
+        .expect("XGROUP");
+    let _: () = r
+        .query(redis::cmd("SADD").arg(RUNS).arg(&run), "test setup")
+        .expect("SADD");
+    (run, keys)
+}
+
+fn complete(
+    r: &mut Redis,
+    s: &Script,
+    keys: &Keys,
+    task: &str,
+    edges: &[(&str, &str, u32)],
+) -> (i64, i64, String) {
+    let mut args: Vec<String> = vec![keys.prefix.clone(), String::new(), task.into(), "0".into()];
+    for (c, t, d) in edges {
+        args.extend([c.to_string(), t.to_string(), d.to_string()]);
+    }
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    r.script(s, &a, "complete").expect("COMPLETE")
+}
+
+fn int(r: &mut Redis, cmd: &mut redis::Cmd) -> i64 {
+    r.query(cmd, "test").expect("a reply")
+}
+
+#[test]
+fn completing_counts_each_edge_once_and_releases_each_child_once() {
+    let mut r = Redis::open(&services::redis_url()).expect("the test Redis");
+    let s = Script::new(COMPLETE);
+    let (run, keys) = fresh_run(&mut r, "c", 3);
+    // Child 2:0 reads tile 0:0 from 0:0 and tile 0:1 from 1:0.
+    assert_eq!(
+        complete(&mut r, &s, &keys, "0:0", &[("2:0", "0:0", 2)]),
+        (1, 0, "running".into())
+    );
+    // The same completion again (the task ran twice): nothing changes.
+    assert_eq!(
+        complete(&mut r, &s, &keys, "0:0", &[("2:0", "0:0", 2)]),
+        (0, 0, "running".into())
+    );
+    assert_eq!(
+        int(
+            &mut r,
+            redis::cmd("SCARD").arg(format!("{}e:2:0", keys.prefix))
+        ),
+        1
+    );
+    assert_eq!(int(&mut r, redis::cmd("XLEN").arg(keys.queue())), 0);
+    // The second parent releases the child, once.
+    assert_eq!(
+        complete(&mut r, &s, &keys, "1:0", &[("2:0", "0:1", 2)]),
+        (1, 1, "running".into())
+    );
+    assert_eq!(
+        complete(&mut r, &s, &keys, "1:0", &[("2:0", "0:1", 2)]),
+        (0, 0, "running".into())
+    );
+    assert_eq!(int(&mut r, redis::cmd("XLEN").arg(keys.queue())), 1);
+    // A late duplicate edge reported by another task does not release again.
+    assert_eq!(
+        complete(&mut r, &s, &keys, "0:0", &[("2:0", "0:0", 2)]).1,
+        0
+    );
+    assert_eq!(int(&mut r, redis::cmd("XLEN").arg(keys.queue())), 1);
+    assert_eq!(
+        int(
+            &mut r,
+            redis::cmd("EXISTS").arg(format!("{}e:2:0", keys.prefix))
+        ),
+        0
+    );
+    assert_eq!(
+        int(&mut r, redis::cmd("HGET").arg(keys.meta()).arg("done")),
+        2
+    );
+    // The last task finishes the run and takes it off the list.
+    assert_eq!(
+        complete(&mut r, &s, &keys, "2:0", &[]),
+        (1, 0, "running".into())
+    );
+    let state: String = r
+        .query(redis::cmd("HGET").arg(keys.meta()).arg("state"), "t")
+        .expect("state");
+    assert_eq!(state, "done");
+    assert_eq!(int(&mut r, redis::cmd("SISMEMBER").arg(RUNS).arg(&run)), 0);
+    // Completions after the end only acknowledge.
+    assert_eq!(
+        complete(&mut r, &s, &keys, "2:0", &[]),
+        (0, 0, "done".into())
+    );
+    assert_eq!(
+        int(&mut r, redis::cmd("HGET").arg(keys.meta()).arg("done")),
+        3
+    );
+}
+
+#[test]
+fn leases_are_renewed_by_their_holder_and_taken_over_when_they_expire() {
+    let mut r = Redis::open(&services::redis_url()).expect("the test Redis");
+    let renew = Script::new(RENEW);
+    let reclaim = Script::new(RECLAIM);
+    let (_run, keys) = fresh_run(&mut r, "l", 1);
+    let id: String = r
+        .query(
+            redis::cmd("XADD")
+                .arg(keys.queue())
+                .arg("*")
+                .arg("t")
+                .arg("0:"),
+            "t",
+        )
+        .expect("XADD");
+    let _: redis::Value = r
+        .query(
+            redis::cmd("XREADGROUP")
+                .arg("GROUP")
+                .arg(GROUP)
+                .arg("a")
+                .arg("COUNT")
+                .arg(1)
+                .arg("STREAMS")
+                .arg(keys.queue())
+                .arg(">"),
+            "t",
+        )
+        .expect("XREADGROUP");
+    std::thread::sleep(Duration::from_millis(150));
+    // The holder renews: a 100 ms lease has not expired right after.
+    let lost: Vec<String> = r
+        .script(&renew, &[&keys.prefix, "a", &id], "renew")
+        .expect("RENEW");
+    assert!(lost.is_empty());
+    let got: Vec<(String, String, i64)> = r
+        .script(&reclaim, &[&keys.prefix, "b", "100", "10"], "reclaim")
+        .expect("RECLAIM");
+    assert!(got.is_empty(), "renewed lease taken over: {got:?}");
+    // Not renewed: it expires and another worker takes it, second delivery.
+    std::thread::sleep(Duration::from_millis(150));
+    let got: Vec<(String, String, i64)> = r
+        .script(&reclaim, &[&keys.prefix, "b", "100", "10"], "reclaim")
+        .expect("RECLAIM");
+    assert_eq!(got, vec![(id.clone(), "0:".to_string(), 2)]);
+    // The old holder's renewal now reports it lost and takes nothing back.
+    let lost: Vec<String> = r
+        .script(&renew, &[&keys.prefix, "a", &id], "renew")
+        .expect("RENEW");
+    assert_eq!(lost, vec![id.clone()]);
+    let pending: Vec<(String, String, u64, u64)> = r
+        .query(
+            redis::cmd("XPENDING")
+                .arg(keys.queue())
+                .arg(GROUP)
+                .arg("-")
+                .arg("+")
+                .arg(10),
+            "t",
+        )
+        .expect("XPENDING");
+    assert_eq!(pending.len(), 1);
+    assert_eq!((pending[0].1.as_str(), pending[0].3), ("b", 2));
+}
