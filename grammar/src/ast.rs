@@ -173,7 +173,7 @@ pub struct Stmt {
 pub enum StmtKind {
     /// `require cond;`
     Require(Expr),
-    /// `input|output|matrix NAME[extents];`
+    /// `input|output|matrix NAME[extents];` or `matrix NAME[extents] = 0;`
     Decl(MatrixDecl),
     /// `T0, T1 = kernel(args);`
     Call(Call),
@@ -218,6 +218,11 @@ pub struct MatrixDecl {
     pub name: Ident,
     /// Extents in tiles, one per dimension.
     pub extents: Vec<Expr>,
+    /// The initialiser after `=`, as in `matrix T[N] = 0;` (a zero
+    /// matrix). The grammar takes any expression so the resolver can say
+    /// precisely what is wrong with one: only the literal `0`, on a
+    /// `matrix` declaration, is allowed.
+    pub init: Option<Expr>,
 }
 
 /// A kernel call statement.

@@ -433,6 +433,12 @@ impl<'a> Printer<'a> {
                 self.token("[", Tok::LBracket);
                 self.list(&d.extents);
                 self.token("]", Tok::RBracket);
+                if let Some(init) = &d.init {
+                    self.space();
+                    self.token("=", Tok::Assign);
+                    self.space();
+                    self.expr(init);
+                }
                 self.token(";", Tok::Semi);
             }
             StmtKind::Call(call) => {

@@ -29,6 +29,10 @@ except ImportError:  # the interop test must fail loudly, not skip
 MAGIC = b"LPKA\x00\r\n\x1a"
 HEADER = 24
 MAX_PAYLOAD = 16 << 20
+# Format 2 added zero matrices (a `zero` flag per matrix). They change what
+# a run reads, not tasks, children or parents, which is all this loader
+# answers, so it reads versions 1 and 2 alike.
+MAJORS = (1, 2)
 I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
 BUDGET = 1 << 34
 
@@ -58,7 +62,7 @@ def load(path):
         if twin.get("format") != "lpka":
             raise LoadError("bad magic (JSON twin without format lpka)")
         major, minor = twin.get("version", [0, 0])
-        if major != 1:
+        if major not in MAJORS:
             raise LoadError("unsupported major version %d" % major)
         return twin["artifact"]
     if data[: min(8, len(data))] != MAGIC[: min(8, len(data))]:
@@ -66,7 +70,7 @@ def load(path):
     if len(data) < HEADER:
         raise LoadError("truncated header")
     major, minor, plen, clen, crc = struct.unpack_from("<HHIII", data, 8)
-    if major != 1:
+    if major not in MAJORS:
         raise LoadError("unsupported major version %d" % major)
     if plen > MAX_PAYLOAD or clen > MAX_PAYLOAD:
         raise LoadError("payload too large")

@@ -98,6 +98,8 @@ codes! {
     E0119 => "scalar expression where a tile is expected",
     E0120 => "tile reference where a number is expected",
     E0121 => "wrong number of indices for a matrix",
+    E0122 => "`= 0` on an `input` or `output` declaration",
+    E0123 => "matrix initialiser other than `0`",
     E0201 => "`real` where an `int` is required",
     E0202 => "condition is not `bool`",
     E0203 => "`bool` where a number is required",

@@ -3,13 +3,19 @@
 //! one edge per dependence relation, i.e. per write access and each partner
 //! read access of the plans, labelled with the matrix and the index
 //! relation) and the expanded DAG of one instance (nodes coloured by
-//! kernel with a legend, optionally clustered by a loop variable).
+//! kernel with a legend, optionally clustered by a loop variable). A zero
+//! matrix (`matrix P[..] = 0;`) is a note of its own, with a dashed edge
+//! to each read that may take a zero tile: in the program graph every read
+//! of it, in the expanded DAG each read of a tile no task writes (which is
+//! no edge of the DAG).
 //!
 //! Every label and identifier goes through [`quote`], so the output renders
 //! with `dot` without warnings whatever the names.
 
 use model::dag::Dag;
 use model::program::{Access, DomainItem, Instance, Program, Statement};
+use model::task::TileRef;
+use std::collections::HashSet;
 
 /// The fill colours of kernels, by kernel index (a qualitative palette
 /// that stays readable with black text).
@@ -229,6 +235,35 @@ fn legend(out: &mut String, p: &Program) {
     out.push_str("  }\n");
 }
 
+/// The zero matrices of a program, by id.
+fn zero_matrices(p: &Program) -> Vec<u32> {
+    (0..p.matrices.len() as u32)
+        .filter(|&m| p.is_zero(m))
+        .collect()
+}
+
+/// The note node of zero matrix `m`.
+fn zero_note(out: &mut String, p: &Program, m: u32) {
+    let name = p.matrices.get(m as usize).map_or("?", |x| x.name.as_str());
+    out.push_str(&format!(
+        "  {} [shape=note, style=filled, fillcolor=\"#ffffff\", label={}];\n",
+        quote(&format!("zero_{m}")),
+        quote(&format!(
+            "{name} = 0\nzero matrix: a tile no task writes reads as zeros"
+        ))
+    ));
+}
+
+/// A dashed edge from zero matrix `m`'s note to `node`.
+fn zero_edge(out: &mut String, m: u32, node: &str, label: &str) {
+    out.push_str(&format!(
+        "  {} -> {} [style=dashed, label={}];\n",
+        quote(&format!("zero_{m}")),
+        quote(node),
+        quote(label)
+    ));
+}
+
 /// The program-level graph: statements and the symbolic dependence
 /// relations between them.
 pub fn program_dot(p: &Program) -> String {
@@ -251,6 +286,15 @@ pub fn program_dot(p: &Program) -> String {
             quote(&format!("s{}", r.reader)),
             quote(&r.label)
         ));
+    }
+    for m in zero_matrices(p) {
+        zero_note(&mut out, p, m);
+        for (s, st) in p.statements.iter().enumerate() {
+            for acc in st.reads.iter().filter(|a| a.matrix == m) {
+                let label = format!("{} if unwritten", access_text(p, acc, &st.vars));
+                zero_edge(&mut out, m, &format!("s{s}"), &label);
+            }
+        }
     }
     out.push_str("}\n");
     out
@@ -365,6 +409,39 @@ pub fn expanded_dot(
             quote(&p.tile_name(&e.tile))
         ));
     }
+    zero_reads(&mut out, inst, dag);
     out.push_str("}\n");
     Ok(out)
+}
+
+/// The notes of the zero matrices and a dashed edge for each read of one
+/// of their tiles that no edge of the DAG brings (a tile no task writes).
+fn zero_reads(out: &mut String, inst: &Instance<'_>, dag: &Dag) {
+    let p = inst.program;
+    let zero = zero_matrices(p);
+    if zero.is_empty() {
+        return;
+    }
+    let fed: HashSet<(usize, &TileRef)> = dag.edges.iter().map(|e| (e.to, &e.tile)).collect();
+    for &m in &zero {
+        zero_note(out, p, m);
+        for (id, t) in dag.tasks.iter().enumerate() {
+            let Some(st) = p.statements.get(t.stmt as usize) else {
+                continue;
+            };
+            let mut seen: Vec<TileRef> = Vec::new();
+            for acc in st.reads.iter().filter(|a| a.matrix == m) {
+                // An index that fails to evaluate has no tile to draw; the
+                // DAG itself was built from the same program.
+                let Ok(tile) = p.tile_of(&inst.params, t, acc) else {
+                    continue;
+                };
+                if fed.contains(&(id, &tile)) || seen.contains(&tile) {
+                    continue;
+                }
+                zero_edge(out, m, &format!("t{id}"), &p.tile_name(&tile));
+                seen.push(tile);
+            }
+        }
+    }
 }

@@ -185,9 +185,16 @@ pub fn plans_text(p: &Program) -> String {
                     if partners.is_empty() {
                         if what == "writes" {
                             "nothing (no access reads this matrix where it is written)".to_string()
+                        } else if p.is_zero(acc.matrix) {
+                            "nothing (a zero matrix: its tiles read as zero tiles)".to_string()
                         } else {
                             "nothing (an input, or no statement writes these tiles)".to_string()
                         }
+                    } else if what != "writes" && p.is_zero(acc.matrix) {
+                        format!(
+                            "{} (a zero matrix: a tile none of them writes reads as a zero tile)",
+                            partners.join("; ")
+                        )
                     } else {
                         partners.join("; ")
                     }

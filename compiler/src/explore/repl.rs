@@ -429,6 +429,7 @@ impl Session {
             } else {
                 match answerer.tasks_touching(tile, true)?.first() {
                     Some(w) => format!("written by {}", p.task_name(w)),
+                    None if p.is_zero(tile.matrix) => "never written: a zero tile".to_string(),
                     None => "never written".to_string(),
                 }
             };
@@ -871,6 +872,15 @@ mod tests {
         assert!(shown.contains("reads  A[1]  (an input)\n"), "{shown}");
         assert!(
             shown.contains("writes R[0, 1]  (read by 1 task)\n"),
+            "{shown}"
+        );
+        let mut z = session("gemm_tree_zero", &[("M", 1), ("N", 1), ("K", 3)]);
+        let shown = out(&mut z, "show add@61(level=0, m=0, n=0, k=2)");
+        assert!(
+            shown.contains(
+                "reads  P[0, 0, 0, 2]  (written by gemm@50(m=0, n=0, k=2))\n\
+                 reads  P[0, 0, 0, 3]  (never written: a zero tile)\n"
+            ),
             "{shown}"
         );
         assert_eq!(

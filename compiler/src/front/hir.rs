@@ -218,6 +218,9 @@ pub struct Matrix {
     pub role: Role,
     /// Extents in tiles (int expressions over parameters).
     pub extents: Vec<ExprId>,
+    /// Declared `= 0` (only a temporary may be): its tiles that no task
+    /// writes read as zero tiles.
+    pub zero: bool,
     /// The declaration statement.
     pub span: Span,
     /// The name's span.

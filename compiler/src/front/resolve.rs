@@ -235,6 +235,35 @@ pub enum ResolveError {
         /// Its declaration.
         decl: Span,
     },
+    /// `= 0` on an `input` or `output` declaration.
+    #[error("{} `{name}` cannot be declared `= 0`: only a `matrix` can", article_role(*role))]
+    ZeroNotIntermediate {
+        /// The initialiser.
+        span: Span,
+        /// The matrix.
+        name: String,
+        /// Its role (input or output).
+        role: Role,
+        /// The role keyword.
+        keyword: Span,
+    },
+    /// An initialiser other than the literal `0` on a `matrix`.
+    #[error("a matrix initialiser must be `0`")]
+    BadInit {
+        /// The initialiser.
+        span: Span,
+        /// The matrix.
+        name: String,
+    },
+}
+
+/// "an input", "an output", "a matrix".
+fn article_role(role: Role) -> &'static str {
+    match role {
+        Role::Input => "an input",
+        Role::Output => "an output",
+        Role::Temporary => "a matrix",
+    }
 }
 
 fn plural(n: usize) -> &'static str {
@@ -270,6 +299,8 @@ impl ResolveError {
             ResolveError::ExpectedTile { .. } => Code::E0119,
             ResolveError::TileAsValue { .. } => Code::E0120,
             ResolveError::RankMismatch { .. } => Code::E0121,
+            ResolveError::ZeroNotIntermediate { .. } => Code::E0122,
+            ResolveError::BadInit { .. } => Code::E0123,
         }
     }
 }
@@ -376,6 +407,20 @@ impl IntoDiagnostic for ResolveError {
                 .with_primary_message(format!("{context} needs a number")),
             ResolveError::RankMismatch { span, decl, rank, .. } => Diagnostic::error(code, msg, *span)
                 .with_label(*decl, format!("declared with {rank} dimension{} here", plural(*rank))),
+            ResolveError::ZeroNotIntermediate { span, name, role, keyword } => {
+                let help = match role {
+                    Role::Input => format!("an input's tiles come from the caller; drop `= 0`, or declare an intermediate `matrix {name}[..] = 0;` if its tiles are to read as zeros"),
+                    _ => format!("drop `= 0`, or declare an intermediate `matrix {name}[..] = 0;` and write the output's tiles from it"),
+                };
+                Diagnostic::error(code, msg, *span)
+                    .with_primary_message("only an intermediate `matrix` may read as zeros")
+                    .with_label(*keyword, format!("declared `{}` here", role.keyword()))
+                    .with_note("`= 0` makes a zero matrix: its tiles that no task writes read as zero tiles")
+                    .with_help(help)
+            }
+            ResolveError::BadInit { span, name } => Diagnostic::error(code, msg, *span)
+                .with_primary_message("not `0`")
+                .with_help(format!("write `matrix {name}[..] = 0;` for a matrix whose unwritten tiles read as zeros, or drop the initialiser")),
         }
     }
 }
@@ -614,6 +659,28 @@ impl<'a> ProgramResolver<'a> {
                 None => self.push_expr(ExprKind::Int(0), e.span),
             })
             .collect();
+        let zero = decl.init.as_ref().is_some_and(|init| {
+            if decl.role != Role::Temporary {
+                self.errors.push(ResolveError::ZeroNotIntermediate {
+                    span: init.span,
+                    name: decl.name.name.clone(),
+                    role: decl.role,
+                    keyword: Span {
+                        end: span.start.saturating_add(decl.role.keyword().len() as u32),
+                        ..span
+                    },
+                });
+                false
+            } else if literal_int(init) != Some(0) {
+                self.errors.push(ResolveError::BadInit {
+                    span: init.span,
+                    name: decl.name.name.clone(),
+                });
+                false
+            } else {
+                true
+            }
+        });
         let id = MatrixId::from_index(self.program.matrices.len());
         if !self.bind(&decl.name, Binding::Matrix(id)) {
             return;
@@ -622,6 +689,7 @@ impl<'a> ProgramResolver<'a> {
             name: decl.name.name.clone(),
             role: decl.role,
             extents,
+            zero,
             span,
             name_span: decl.name.span,
         });

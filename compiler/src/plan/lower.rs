@@ -131,6 +131,7 @@ pub fn lower(
                 .iter()
                 .map(|&e| l.expr(e))
                 .collect::<Result<_, _>>()?,
+            zero: m.zero,
         });
     }
     let tree = l.block(&program.body, 0)?;

@@ -102,9 +102,11 @@ fn erase_stmt(stmt: &mut Stmt) {
             role: _,
             name,
             extents,
+            init,
         }) => {
             erase_ident(name);
             extents.iter_mut().for_each(erase_expr);
+            init.iter_mut().for_each(erase_expr);
         }
         StmtKind::Call(Call { lhs, kernel, args }) => {
             lhs.iter_mut().for_each(erase_tile);

@@ -178,6 +178,25 @@ program p(N: int = -1, t: int = 0, u: int) {
 }
 
 #[test]
+fn zero_matrices_keep_their_initialiser() {
+    check(
+        "kernel add(a,b)->(c);\nprogram p(N:int){input A[N];output C[1];matrix T[2*N]=0;\n\
+         matrix U[N]   =   (0);  # kept\nC[0]=add(T[0],A[0]);}",
+        "\
+kernel add(a, b) -> (c);
+
+program p(N: int) {
+    input A[N];
+    output C[1];
+    matrix T[2 * N] = 0;
+    matrix U[N] = (0);  # kept
+    C[0] = add(T[0], A[0]);
+}
+",
+    );
+}
+
+#[test]
 fn unary_minus_and_power() {
     check(
         "program p() { let a = -2**2; let b = 2**-1; let c = - -x; let d = (-2)**2;\n\

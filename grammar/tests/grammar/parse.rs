@@ -34,6 +34,43 @@ fn the_contract_example_parses() {
 }
 
 #[test]
+fn declarations_may_carry_an_initialiser() {
+    let parsed = parse(
+        "program p(N: int) { input A[N] = 1; matrix T[N, N] = 0; output C[N]; }",
+        FileId(0),
+    );
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let Item::Program(p) = &parsed.file.items[0] else {
+        panic!("not a program")
+    };
+    let inits: Vec<Option<ExprKind>> = p
+        .body
+        .stmts
+        .iter()
+        .map(|s| match &s.kind {
+            StmtKind::Decl(d) => d.init.as_ref().map(|e| e.kind.clone()),
+            other => panic!("not a declaration: {other:?}"),
+        })
+        .collect();
+    // The grammar takes any initialiser on any role; the resolver decides.
+    assert_eq!(
+        inits,
+        [Some(ExprKind::Int(1)), Some(ExprKind::Int(0)), None]
+    );
+    let StmtKind::Decl(d) = &p.body.stmts[1].kind else {
+        panic!("not a declaration")
+    };
+    let init = d.init.as_ref().expect("an initialiser");
+    assert_eq!(
+        &"program p(N: int) { input A[N] = 1; matrix T[N, N] = 0; output C[N]; }"
+            [init.span.range()],
+        "0"
+    );
+    // `=` needs a value.
+    assert_eq!(codes("program p() { matrix T[1] = ; }"), ["E0002"]);
+}
+
+#[test]
 fn power_is_right_associative_and_binds_tighter_than_unary_minus() {
     // -2 ** 2 == -(2 ** 2)
     let e = expr("-2 ** 2");

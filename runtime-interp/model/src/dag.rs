@@ -60,7 +60,8 @@ pub enum Violation {
         /// The later writer.
         writer: Task,
     },
-    /// A tile of a non-input matrix is read but never written.
+    /// A tile of a non-input matrix that is not a zero matrix is read but
+    /// never written.
     ReadUnwritten {
         /// The tile.
         tile: TileRef,
@@ -317,6 +318,8 @@ pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violati
                 reader: tasks[reader].clone(),
                 writer: tasks[w].clone(),
             }),
+            // A zero matrix's unwritten tile reads as a zero tile.
+            None if p.is_zero(tile.matrix) => {}
             None => violations.push(Violation::ReadUnwritten {
                 tile,
                 reader: tasks[reader].clone(),

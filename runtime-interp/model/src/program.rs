@@ -44,6 +44,12 @@ pub struct MatrixDecl {
     pub role: Role,
     /// Extent expressions over the parameters, one per dimension.
     pub extents: Vec<ExprRef>,
+    /// A zero matrix (`matrix T[..] = 0;`): a tile no task writes reads as
+    /// a zero tile, so reading it is no violation and gives no edge. Only
+    /// a [`Role::Temporary`] matrix may be one (artifact validation checks
+    /// it). Absent in artifacts of format 1, which load as `false`.
+    #[serde(default)]
+    pub zero: bool,
 }
 
 /// The kind of a kernel parameter.
@@ -289,6 +295,12 @@ pub struct Instance<'p> {
 }
 
 impl Program {
+    /// Whether `matrix` is a zero matrix: its tiles that no task writes
+    /// read as zero tiles. `false` for an id out of range.
+    pub fn is_zero(&self, matrix: u32) -> bool {
+        self.matrices.get(matrix as usize).is_some_and(|m| m.zero)
+    }
+
     /// Renders an expression of a statement's context.
     pub fn expr_text(&self, r: ExprRef, vars: &[String]) -> String {
         let names = |n: crate::expr::Node| match n {

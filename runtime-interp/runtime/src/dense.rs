@@ -488,6 +488,10 @@ impl TileSource for DenseSource<'_> {
         };
         Ok(Arc::new(data.as_ref().submatrix(r0, c0, nr, nc).to_owned()))
     }
+
+    fn block(&self) -> Option<usize> {
+        Some(self.block)
+    }
 }
 
 /// Output tiles by (matrix, index).

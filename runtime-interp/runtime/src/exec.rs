@@ -37,6 +37,13 @@ pub trait TileSource: Sync {
     /// Tile `index` of input matrix `matrix` (an index into
     /// `Program::matrices`).
     fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError>;
+
+    /// The block size the inputs are cut with, if the source has one: the
+    /// size of a zero tile that no kernel argument gives
+    /// ([`crate::zero::zero_tiles`]).
+    fn block(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Receives every tile written to an `output` matrix, once, as soon as it
@@ -294,6 +301,9 @@ pub enum ExecError {
         /// The tile.
         tile: String,
     },
+    /// A zero tile could not be made (no size for it).
+    #[error(transparent)]
+    ZeroTile(#[from] crate::zero::ZeroTileError),
     /// Loading an input tile failed.
     #[error("task {task}: cannot load input tile {tile}: {source}")]
     Input {
@@ -700,8 +710,8 @@ fn run_task(
     let writes = engine.writes(task)?;
     let role = |m: u32| program.matrices.get(m as usize).map(|m| m.role);
 
-    // Load the tiles read.
-    let mut loaded: Vec<Arc<Tile>> = Vec::with_capacity(reads.len());
+    // Load the tiles read; a zero tile is left `None` and made below.
+    let mut loaded: Vec<Option<Arc<Tile>>> = Vec::with_capacity(reads.len());
     let mut input_bytes = 0u64;
     for t in &reads {
         let tile = if role(t.matrix) == Some(Role::Input) {
@@ -719,9 +729,15 @@ fn run_task(
             tile
         } else {
             let key: TileKey = (t.matrix, Vars::from(&t.index[..]));
-            let map = lock(&shared.tiles[shard(&key)]);
-            match map.get(&key) {
-                Some(s) => s.tile.clone(),
+            let held = lock(&shared.tiles[shard(&key)])
+                .get(&key)
+                .map(|s| s.tile.clone());
+            match held {
+                Some(tile) => tile,
+                None if crate::zero::is_zero_tile(engine, t)? => {
+                    loaded.push(None);
+                    continue;
+                }
                 None => {
                     return Err(ExecError::Unwritten {
                         task: name(),
@@ -730,8 +746,18 @@ fn run_task(
                 }
             }
         };
-        loaded.push(tile);
+        loaded.push(Some(tile));
     }
+    let zeros: Vec<usize> = (0..loaded.len())
+        .filter(|&i| loaded.get(i).is_some_and(Option::is_none))
+        .collect();
+    let loaded = crate::zero::zero_tiles(inst, task, loaded, shared.source.block())?;
+    // Zero tiles are held while the task runs, like the inputs it loaded.
+    input_bytes += zeros
+        .iter()
+        .filter_map(|&i| loaded.get(i))
+        .map(|t| tile_bytes(t))
+        .sum::<u64>();
     let now = shared.bytes.fetch_add(input_bytes, Ordering::Relaxed) + input_bytes;
     shared.peak.fetch_max(now, Ordering::Relaxed);
 

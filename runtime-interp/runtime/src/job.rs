@@ -140,6 +140,10 @@ impl TileSource for InputSource<'_> {
         };
         Ok(Arc::new(data.block(r0, c0, nr, nc)?))
     }
+
+    fn block(&self) -> Option<usize> {
+        Some(self.block)
+    }
 }
 
 /// The tiles of one matrix by index.

@@ -12,7 +12,8 @@
 //! - [`npy`]: NumPy `.npy` reading and writing;
 //! - [`outputs`]: which outputs a run writes (`--output`) and in what form;
 //! - [`timeline`]: task timelines as Chrome trace JSON and SVG Gantt charts;
-//! - [`store`]: tile stores (memory, `.npy` directories, `object_store` URLs).
+//! - [`store`]: tile stores (memory, `.npy` directories, `object_store` URLs);
+//! - [`zero`]: the zero tiles a task reads from a zero matrix, made on demand.
 #![warn(missing_docs)]
 
 pub mod dense;
@@ -26,3 +27,4 @@ pub mod shapes;
 pub mod store;
 pub mod timeline;
 pub mod verify;
+pub mod zero;

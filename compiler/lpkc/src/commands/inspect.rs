@@ -112,7 +112,18 @@ fn summary(path: &Path, size: u64, loaded: &Loaded) -> String {
     let _ = writeln!(o, "\nmatrices");
     for m in &p.matrices {
         let ext: Vec<String> = m.extents.iter().map(|&e| p.expr_text(e, &[])).collect();
-        let _ = writeln!(o, "  {:<6} {}[{}]", role(m.role), m.name, ext.join(", "));
+        let zero = if m.zero {
+            " = 0  (zero matrix: unwritten tiles read as zeros)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            o,
+            "  {:<6} {}[{}]{zero}",
+            role(m.role),
+            m.name,
+            ext.join(", ")
+        );
     }
     let _ = writeln!(o, "\nkernels");
     for k in &p.kernels {

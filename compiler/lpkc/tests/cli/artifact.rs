@@ -161,6 +161,57 @@ fn query_on_the_artifact_prints_what_the_source_does() {
     }
 }
 
+/// `lpkc inspect` shows a zero matrix in its summary and its `zero` flag in
+/// the JSON twin; an artifact of format 1 (the model's fixtures) is shown
+/// as such, with no zero matrix.
+#[test]
+fn inspect_shows_zero_matrices() {
+    let dir = tmp_dir("zero");
+    let out = dir.join("gemm_tree_zero.lpka").display().to_string();
+    let (code, _, err) = lpkc(&["compile", "examples/gemm_tree_zero.lpk", "-o", &out]);
+    assert_eq!(code, 0, "{err}");
+    let (code, human, err) = lpkc(&["inspect", &out]);
+    assert_eq!(code, 0, "{err}");
+    assert!(human.contains("format   lpka 2.0 (CBOR)"), "{human}");
+    assert!(
+        human.contains(
+            "  matrix P[ceil(log2(K)) + 1, M, N, 2 * K] = 0  (zero matrix: unwritten tiles read as zeros)\n"
+        ),
+        "{human}"
+    );
+    assert!(human.contains("  output C[M, N]\n"), "{human}");
+    let (code, json, err) = lpkc(&["inspect", &out, "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(v["version"], serde_json::json!([2, 0]));
+    let flags: Vec<(String, bool)> = v["artifact"]["program"]["matrices"]
+        .as_array()
+        .expect("matrices")
+        .iter()
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap_or("?").to_string(),
+                m["zero"].as_bool().expect("a zero flag on every matrix"),
+            )
+        })
+        .collect();
+    let names = |z: bool| -> Vec<&str> {
+        flags
+            .iter()
+            .filter(|f| f.1 == z)
+            .map(|f| f.0.as_str())
+            .collect()
+    };
+    assert_eq!(names(true), ["P"]);
+    assert_eq!(names(false), ["A", "B", "C"]);
+
+    let old = root().join("runtime-interp/model/tests/fixtures/tsqr.lpka");
+    let (code, human, err) = lpkc(&["inspect", &old.display().to_string()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(human.contains("format   lpka 1.0 (CBOR)"), "{human}");
+    assert!(!human.contains("= 0"), "{human}");
+}
+
 fn cholesky_bytes() -> Vec<u8> {
     artifact::encode(&compile(&root().join("examples/cholesky.lpk"))).expect("encodes")
 }
@@ -198,11 +249,19 @@ fn broken_files_are_reported_with_their_codes() {
     assert_eq!(code, 1);
     assert!(err.contains("error[E0406]: checksum mismatch"), "{err}");
     let mut newer = good.clone();
-    newer[8] = 2;
-    let (code, err) = lpkc_on(&newer, "v2.lpka");
+    newer[8] = 3;
+    let (code, err) = lpkc_on(&newer, "v3.lpka");
     assert_eq!(code, 1);
     assert!(
-        err.contains("error[E0402]: artifact format version 2.0 is not supported: this reader supports version 1.x"),
+        err.contains("error[E0402]: artifact format version 3.0 is not supported: this reader supports versions 1.x to 2.x"),
+        "{err}"
+    );
+    let mut older = good.clone();
+    older[8] = 0;
+    let (code, err) = lpkc_on(&older, "v0.lpka");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("error[E0402]: artifact format version 0.0 is not supported"),
         "{err}"
     );
     let mut longer = good.clone();
@@ -220,7 +279,7 @@ fn a_newer_minor_version_is_accepted() {
     let mut bytes = cholesky_bytes();
     bytes[10] = 7;
     let loaded = artifact::decode(&bytes).expect("minor 7 loads");
-    assert_eq!((loaded.major, loaded.minor), (1, 7));
+    assert_eq!((loaded.major, loaded.minor), (artifact::FORMAT_MAJOR, 7));
     // Unknown fields are ignored too (checked on the JSON twin).
     let art = compile(&root().join("examples/lu.lpk"));
     let json = artifact::encode_json(&art).expect("JSON");

@@ -76,6 +76,85 @@ fn query_answers_one_json_line_per_command_and_goes_on_after_errors() {
     assert_eq!(lines[3]["tasks"].as_array().map(Vec::len), Some(1));
 }
 
+/// A zero matrix's tile that no task writes has no writer, and the task
+/// reading it has a parent only through its other tile: `writer` is empty,
+/// `parents` names one task, and `dag --method expand` (the oracle) sees
+/// no violation and draws one edge into it.
+#[test]
+fn a_zero_tile_has_no_writer_and_gives_no_parent() {
+    let (code, out, err) = lpkc(&[
+        "query",
+        "examples/gemm_tree_zero.lpk",
+        "-p",
+        "M=1",
+        "-p",
+        "N=1",
+        "-p",
+        "K=3",
+        "-e",
+        "writer P[0, 0, 0, 3]",
+        "-e",
+        "parents add@61(level=0, m=0, n=0, k=2)",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out, "(none)\ngemm@50(m=0, n=0, k=2)  via P[0, 0, 0, 2]\n",
+        "{out}"
+    );
+    let (code, out, err) = lpkc(&[
+        "dag",
+        "examples/gemm_tree_zero.lpk",
+        "-p",
+        "M=1",
+        "-p",
+        "N=1",
+        "-p",
+        "K=3",
+        "--method",
+        "expand",
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let into_padded = v["edges"]
+        .as_array()
+        .expect("edges")
+        .iter()
+        .filter(|e| e["to"] == 4)
+        .count();
+    assert_eq!(v["tasks"][4]["vars"]["k"], 2);
+    assert_eq!(into_padded, 1, "one parent: the zero tile gives no edge");
+}
+
+/// Lint proves every rule of the GEMM tree padded with a zero matrix, for
+/// all parameter values (not only up to the exhaustive bound), with no
+/// diagnostic; without `= 0` its padded reads are E0503.
+#[test]
+fn the_zero_padded_gemm_tree_lints_proved_and_needs_its_zero_matrix() {
+    let (code, out, err) = lpkc(&["lint", "examples/gemm_tree_zero.lpk", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["diagnostics"], serde_json::json!([]));
+    let rules = v["lint"]["rules"].as_array().expect("rules");
+    assert_eq!(rules.len(), 5);
+    for r in rules {
+        assert_eq!(r["status"], "proved", "{r}");
+    }
+    let text = test_support::read("examples/gemm_tree_zero.lpk").replace("] = 0;", "];");
+    let plain = std::env::temp_dir().join(format!("lpk-plain-{}.lpk", std::process::id()));
+    std::fs::write(&plain, text).expect("written");
+    let (code, out, _) = lpkc(&["lint", &plain.display().to_string(), "--format", "json"]);
+    let _ = std::fs::remove_file(&plain);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let codes: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["E0503"], "{out}");
+}
+
 #[test]
 fn dag_json_has_the_contract_fields_and_both_methods_agree() {
     let (code, plans, _) = lpkc(&["dag", "examples/tsqr.lpk", "-p", "N=5", "--format", "json"]);

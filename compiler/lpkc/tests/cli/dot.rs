@@ -8,10 +8,11 @@ use crate::binary::lpkc;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-const EXAMPLES: [&str; 7] = [
+const EXAMPLES: [&str; 8] = [
     "caqr",
     "cholesky",
     "gemm_tree",
+    "gemm_tree_zero",
     "lu",
     "trsolve",
     "trtri",
@@ -65,7 +66,7 @@ fn program_level_graphs_of_every_example() {
 #[test]
 fn expanded_dags_of_small_instances() {
     let _guard = test_support::snapshot_settings("dot").bind_to_scope();
-    let cases: [(&str, &str, &[&str]); 6] = [
+    let cases: [(&str, &str, &[&str]); 7] = [
         ("cholesky_n3", "cholesky", &["-p", "N=3"]),
         (
             "cholesky_n3_cluster_k",
@@ -83,6 +84,11 @@ fn expanded_dags_of_small_instances() {
             "gemm_tree_k5",
             "gemm_tree",
             &["-p", "M=1", "-p", "N=1", "-p", "K=5"],
+        ),
+        (
+            "gemm_tree_zero_k3",
+            "gemm_tree_zero",
+            &["-p", "M=1", "-p", "N=1", "-p", "K=3"],
         ),
     ];
     for (snap, name, extra) in cases {

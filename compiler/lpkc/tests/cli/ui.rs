@@ -53,6 +53,7 @@ ui_tests! {
         E0503_duplicate_read
         E0503_read_unwritten
         E0504_read_before_write
+        E0504_zero_matrix_read_before_write
         E0505_checked_power
         E0505_out_of_bounds
         E0506_unsatisfiable_require
@@ -71,6 +72,7 @@ ui_tests! {
         else_if_chain
         kernels_after_program
         operator_corners
+        zero_matrix_read_unwritten
     }
     parse {
         E0001_recovery_two_statements
@@ -133,6 +135,8 @@ ui_tests! {
         E0120_tile_in_expression
         E0121_rank_mismatch
         E0121_too_many_indices_on_output
+        E0122_zero_input_and_output
+        E0123_nonzero_initialiser
     }
     types {
         E0201_real_extent_log2

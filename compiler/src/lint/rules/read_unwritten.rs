@@ -18,6 +18,14 @@
 //! map cannot be inverted this way (non-affine in its loop variables, not
 //! injective, a non-constant stride or a non-affine guard) covers nothing,
 //! so the proof falls back to the exhaustive check.
+//!
+//! A read of a zero matrix (`matrix T[..] = 0;`) may read a tile no task
+//! writes (it reads as a zero tile), so "no writer covers it" is no
+//! violation; what remains is E0504: no writer writes the tile at or after
+//! the read. For each writer, "`x` is in `R`'s domain, `P(x)` is integral,
+//! in `W`'s domain and not earlier than `x`" must be infeasible
+//! ([`zero_read_proved`]); a writer that cannot be inverted leaves the
+//! read unproved.
 
 use super::{constant_clash, FindingText};
 use crate::constraint::affine::{Affine, Term, Q};
@@ -46,7 +54,12 @@ pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
             if crate::lint::exhaustive::is_input(p, r.matrix) {
                 continue;
             }
-            if !read_proved(sp, (rs, ri), rv, a) {
+            let ok = if p.is_zero(r.matrix) {
+                zero_read_proved(sp, (rs, ri), rv, a)
+            } else {
+                read_proved(sp, (rs, ri), rv, a)
+            };
+            if !ok {
                 return false;
             }
         }
@@ -73,6 +86,90 @@ fn read_proved(sp: &Split, at: (usize, usize), rv: &Variant, a: usize) -> bool {
         }
     }
     !sys.feasible()
+}
+
+/// Whether no writer writes the tile of read `a` of a zero matrix at or
+/// after the read (the tile may be written by none: it reads as zeros).
+fn zero_read_proved(sp: &Split, at: (usize, usize), rv: &Variant, a: usize) -> bool {
+    let pool = &sp.exprs;
+    let Some(r) = rv.st.reads.get(a) else {
+        return false;
+    };
+    for (_, _, wv) in sp.all() {
+        for w in &wv.st.writes {
+            if w.matrix != r.matrix || constant_clash(pool, w, r) {
+                continue;
+            }
+            let mut sys = sp.with_domain(at.0, at.1, 1);
+            let Some(late) = covered_late(&mut sys, pool, wv, w, &rv.st, r) else {
+                return false;
+            };
+            for d in late {
+                sys.any(d);
+            }
+            if sys.feasible() {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// "The writer writes the reader's tile at `x`, at or after `x`" as a
+/// conjunction of alternatives over the reader's side; `None` when the
+/// writer cannot be inverted or its iteration is not integral.
+fn covered_late(
+    sys: &mut System,
+    pool: &ExprPool,
+    wv: &Variant,
+    w: &Access,
+    r_st: &Statement,
+    r: &Access,
+) -> Option<Vec<Dnf>> {
+    let w_st = &wv.st;
+    let mut scratch = System::new();
+    let (y, residual) = invert(sys, &mut scratch, pool, wv, w, r)?;
+    if !y.iter().all(Affine::is_integral) {
+        return None;
+    }
+    let mut out: Vec<Dnf> = residual
+        .into_iter()
+        .map(|e| vec![vec![Constraint::Eq(e)]])
+        .collect();
+    for item in &w_st.domain {
+        match *item {
+            DomainItem::Loop { slot, lo, hi, step } => {
+                let yk = y.get(slot as usize)?;
+                let lo = substitute(&scratch.form(pool, 0, lo)?, &y)?;
+                let hi = substitute(&scratch.form(pool, 0, hi)?, &y)?;
+                // lo <= yk <= hi - 1.
+                out.push(vec![vec![Constraint::Ge(yk.plus(&lo, -1)?)]]);
+                out.push(vec![vec![Constraint::Ge(
+                    hi.plus(yk, -1)?.plus(&Affine::constant(1), -1)?,
+                )]]);
+                match pool.get(step).copied() {
+                    Some(Node::Int(1)) => {}
+                    Some(Node::Int(s)) if s > 1 => {
+                        // yk - lo = s·q.
+                        let q = sys.fresh();
+                        let lhs = yk.plus(&lo, -1)?;
+                        out.push(vec![vec![Constraint::Eq(lhs.plus(&q, -s)?)]]);
+                    }
+                    _ => return None,
+                }
+            }
+            DomainItem::Guard { cond, positive } => {
+                let holds = guard_dnf(&mut scratch, pool, cond, positive)
+                    .iter()
+                    .map(|alt| alt.iter().map(|c| substitute_constraint(c, &y)).collect())
+                    .collect::<Option<Dnf>>()?;
+                out.push(holds);
+            }
+        }
+    }
+    out.push(not_earlier(w_st, r_st, &y)?);
+    sys.learn_atoms(&scratch);
+    Some(out)
 }
 
 /// Replaces the writer's loop variables (side 0) by `y`; `None` if a

@@ -23,12 +23,19 @@ pub use validate::{validate, Limits, ValidationError};
 /// detected) and `0x1A`.
 pub const MAGIC: [u8; 8] = *b"LPKA\0\r\n\x1a";
 
-/// The major format version this code writes and reads. Readers reject any
-/// other major version.
-pub const FORMAT_MAJOR: u16 = 1;
+/// The major format version this code writes. Version 2 added zero
+/// matrices (`zero` on a matrix), which change what a read of an unwritten
+/// tile means, so a reader of version 1 must not load them.
+pub const FORMAT_MAJOR: u16 = 2;
+
+/// The oldest major format version this code reads. Readers reject any
+/// major version outside `OLDEST_MAJOR..=FORMAT_MAJOR`. A version 1
+/// artifact has no zero matrices: it loads with every `zero` flag false,
+/// whatever its fields say, since a version 1 reader ignores the field.
+pub const OLDEST_MAJOR: u16 = 1;
 
 /// The minor format version this code writes. Readers accept any minor
-/// version of their major version, ignoring fields they do not know.
+/// version of a major version they read, ignoring fields they do not know.
 pub const FORMAT_MINOR: u16 = 0;
 
 /// Size of the container header in bytes: magic (8), major (2), minor (2),
@@ -155,15 +162,17 @@ pub enum ArtifactError {
     /// A major version this reader does not know.
     #[error(
         "artifact format version {major}.{minor} is not supported: this reader supports \
-         version {supported}.x (minor versions up to {supported}.{supported_minor} are known, \
-         newer minors are accepted)"
+         versions {oldest}.x to {supported}.x (minor versions up to \
+         {supported}.{supported_minor} are known, newer minors are accepted)"
     )]
     UnsupportedVersion {
         /// The file's major version.
         major: u16,
         /// The file's minor version.
         minor: u16,
-        /// The supported major version.
+        /// The oldest supported major version.
+        oldest: u16,
+        /// The newest supported major version.
         supported: u16,
         /// The newest minor version this reader knows.
         supported_minor: u16,
@@ -320,10 +329,11 @@ pub fn read_container(bytes: &[u8]) -> Result<(Header, Vec<u8>), ArtifactError> 
         cbor_len: le_u32(bytes, 16),
         crc32: le_u32(bytes, 20),
     };
-    if header.major != FORMAT_MAJOR {
+    if !(OLDEST_MAJOR..=FORMAT_MAJOR).contains(&header.major) {
         return Err(ArtifactError::UnsupportedVersion {
             major: header.major,
             minor: header.minor,
+            oldest: OLDEST_MAJOR,
             supported: FORMAT_MAJOR,
             supported_minor: FORMAT_MINOR,
         });
@@ -404,7 +414,7 @@ pub fn decode(bytes: &[u8]) -> Result<Loaded, ArtifactError> {
 
 /// [`decode`] with explicit validation limits.
 pub fn decode_with(bytes: &[u8], limits: &Limits) -> Result<Loaded, ArtifactError> {
-    let loaded = if is_json_twin(bytes) {
+    let mut loaded = if is_json_twin(bytes) {
         decode_json(bytes)?
     } else {
         let (header, payload) = read_container(bytes)?;
@@ -418,6 +428,13 @@ pub fn decode_with(bytes: &[u8], limits: &Limits) -> Result<Loaded, ArtifactErro
             header: Some(header),
         }
     };
+    if loaded.major < 2 {
+        // Version 1 has no zero matrices: a `zero` field there is one a
+        // version 1 reader ignores, so it means nothing.
+        for m in &mut loaded.artifact.program.matrices {
+            m.zero = false;
+        }
+    }
     validate(&loaded.artifact, limits)?;
     Ok(loaded)
 }
@@ -442,10 +459,11 @@ fn decode_json(bytes: &[u8]) -> Result<Loaded, ArtifactError> {
         return Err(ArtifactError::BadMagic);
     }
     let (major, minor) = probe.version.unwrap_or((0, 0));
-    if major != FORMAT_MAJOR {
+    if !(OLDEST_MAJOR..=FORMAT_MAJOR).contains(&major) {
         return Err(ArtifactError::UnsupportedVersion {
             major,
             minor,
+            oldest: OLDEST_MAJOR,
             supported: FORMAT_MAJOR,
             supported_minor: FORMAT_MINOR,
         });

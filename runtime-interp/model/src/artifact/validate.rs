@@ -18,7 +18,7 @@
 use crate::artifact::Artifact;
 use crate::expr::{ExprRef, Node};
 use crate::plan::{Plan, PlanStep};
-use crate::program::{Arg, DomainItem, ParamKind, Program, TreeNode};
+use crate::program::{Arg, DomainItem, ParamKind, Program, Role, TreeNode};
 
 /// The limits a loaded artifact must respect. The defaults are documented
 /// in `docs/artifact.md`; they are far above what real programs need and
@@ -436,6 +436,12 @@ impl<'a> Validator<'a> {
             too_many("matrix dimensions", m.extents.len(), l.dims)?;
             for (d, &e) in m.extents.iter().enumerate() {
                 self.expr(e, 0, &|| format!("extent {} of matrix `{}`", d + 1, m.name))?;
+            }
+            if m.zero && m.role != Role::Temporary {
+                return Err(ValidationError::Inconsistent {
+                    at: format!("matrix `{}`", m.name),
+                    what: "only a temporary matrix may be a zero matrix".into(),
+                });
             }
         }
         too_many("kernels", p.kernels.len(), l.kernels)?;

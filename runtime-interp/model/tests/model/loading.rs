@@ -4,8 +4,9 @@
 use crate::{bytes, load, FIXTURES};
 use model::artifact::{
     self, validate, ArtifactError, Encoding, Limits, ValidationError, FORMAT_MAJOR, HEADER_LEN,
-    MAGIC,
+    MAGIC, OLDEST_MAJOR,
 };
+use model::program::Role;
 
 #[test]
 fn every_fixture_loads_and_validates() {
@@ -20,13 +21,13 @@ fn every_fixture_loads_and_validates() {
         FIXTURES.len(),
         "fixtures on disk: {on_disk:?}"
     );
-    for (file, program, params) in FIXTURES {
+    for (file, program, params, major) in FIXTURES {
         let loaded = load(file);
         let p = &loaded.artifact.program;
         assert_eq!(&p.name, program, "{file}");
         let names: Vec<&str> = p.params.iter().map(|x| x.name.as_str()).collect();
         assert_eq!(&names, params, "{file}");
-        assert_eq!(loaded.major, FORMAT_MAJOR, "{file}");
+        assert_eq!(loaded.major, *major, "{file}");
         assert_eq!(
             loaded.artifact.source.file,
             format!("examples/{program}.lpk"),
@@ -52,7 +53,7 @@ fn every_fixture_loads_and_validates() {
 
 #[test]
 fn a_loaded_artifact_encodes_to_what_loads_back_the_same() {
-    for (file, _, _) in FIXTURES {
+    for (file, _, _, _) in FIXTURES {
         let loaded = load(file);
         let cbor = artifact::encode(&loaded.artifact).expect("encodes");
         assert_eq!(
@@ -67,6 +68,99 @@ fn a_loaded_artifact_encodes_to_what_loads_back_the_same() {
             "{file} through JSON"
         );
     }
+}
+
+#[test]
+fn both_format_versions_are_among_the_fixtures() {
+    for major in OLDEST_MAJOR..=FORMAT_MAJOR {
+        assert!(
+            FIXTURES.iter().any(|f| f.3 == major),
+            "no fixture of format {major}: keep one of each version this reader loads"
+        );
+    }
+}
+
+/// Format 2 added the `zero` flag: the fixture of gemm_tree_zero has one
+/// zero matrix, every matrix of a format 1 fixture loads as not zero, and
+/// the flag survives both encodings.
+#[test]
+fn the_zero_flag_round_trips_and_format_1_has_none() {
+    let loaded = load("gemm_tree_zero.lpka");
+    let zero: Vec<&str> = loaded
+        .artifact
+        .program
+        .matrices
+        .iter()
+        .filter(|m| m.zero)
+        .map(|m| m.name.as_str())
+        .collect();
+    assert_eq!(zero, ["P"]);
+    let cbor = artifact::encode(&loaded.artifact).expect("encodes");
+    assert_eq!(cbor[8..10], FORMAT_MAJOR.to_le_bytes());
+    let json = artifact::encode_json(&loaded.artifact).expect("encodes");
+    for bytes in [cbor.as_slice(), json.as_bytes()] {
+        let back = artifact::decode(bytes).expect("decodes");
+        assert_eq!(back.artifact, loaded.artifact);
+        assert_eq!(back.major, FORMAT_MAJOR);
+    }
+    for (file, _, _, major) in FIXTURES {
+        if *major == 1 {
+            assert!(
+                load(file).artifact.program.matrices.iter().all(|m| !m.zero),
+                "{file}"
+            );
+        }
+    }
+}
+
+/// A version 1 reader ignores fields it does not know, so a `zero` field
+/// in a version 1 artifact means nothing: it loads as not zero.
+#[test]
+fn a_zero_field_in_a_format_1_artifact_is_ignored() {
+    let mut cbor = bytes("gemm_tree_zero.lpka");
+    // The CRC covers the payload only, so the header's version can change.
+    cbor[8..10].copy_from_slice(&1u16.to_le_bytes());
+    let loaded = artifact::decode(&cbor).expect("a version 1 container loads");
+    assert_eq!(loaded.major, 1);
+    assert!(loaded.artifact.program.matrices.iter().all(|m| !m.zero));
+
+    let json = artifact::encode_json(&load("gemm_tree_zero.lpka").artifact).expect("encodes");
+    let mut v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(v["artifact"]["program"]["matrices"][3]["zero"], true);
+    v["version"] = serde_json::json!([1, 0]);
+    let loaded = artifact::decode(&serde_json::to_vec(&v).expect("JSON")).expect("loads");
+    assert_eq!(loaded.major, 1);
+    assert!(loaded.artifact.program.matrices.iter().all(|m| !m.zero));
+    // In version 2 the field is read, and a missing one is `false`.
+    v["version"] = serde_json::json!([2, 0]);
+    let loaded = artifact::decode(&serde_json::to_vec(&v).expect("JSON")).expect("loads");
+    assert!(loaded.artifact.program.matrices[3].zero);
+    if let Some(m) = v["artifact"]["program"]["matrices"][3].as_object_mut() {
+        m.remove("zero");
+    }
+    let loaded = artifact::decode(&serde_json::to_vec(&v).expect("JSON")).expect("loads");
+    assert!(!loaded.artifact.program.matrices[3].zero);
+}
+
+#[test]
+fn only_a_temporary_matrix_may_be_a_zero_matrix() {
+    let mut art = load("gemm_tree_zero.lpka").artifact;
+    let input = art
+        .program
+        .matrices
+        .iter()
+        .position(|m| m.role == Role::Input)
+        .expect("an input");
+    art.program.matrices[input].zero = true;
+    let e = validate(&art, &Limits::default()).expect_err("refused");
+    assert_eq!(
+        e.to_string(),
+        "matrix `A`: only a temporary matrix may be a zero matrix"
+    );
+    assert_eq!(
+        artifact::encode(&art).expect_err("not written").code(),
+        "E0408"
+    );
 }
 
 /// The error of decoding `bytes`, which must be refused.
@@ -107,14 +201,16 @@ fn a_damaged_container_is_refused_with_what_is_wrong() {
     assert_eq!(refused(&magic), ArtifactError::BadMagic);
     assert_eq!(refused(&magic).code(), "E0401");
 
-    let mut version = good.clone();
-    version[8..10].copy_from_slice(&(FORMAT_MAJOR + 1).to_le_bytes());
-    let e = refused(&version);
-    assert_eq!(e.code(), "E0402", "{e}");
-    assert!(
-        matches!(e, ArtifactError::UnsupportedVersion { major, .. } if major == FORMAT_MAJOR + 1),
-        "{e}"
-    );
+    for major in [OLDEST_MAJOR - 1, FORMAT_MAJOR + 1] {
+        let mut version = good.clone();
+        version[8..10].copy_from_slice(&major.to_le_bytes());
+        let e = refused(&version);
+        assert_eq!(e.code(), "E0402", "{e}");
+        assert!(
+            matches!(e, ArtifactError::UnsupportedVersion { major: m, .. } if m == major),
+            "{e}"
+        );
+    }
 
     let cut = &good[..good.len() - 10];
     assert_eq!(

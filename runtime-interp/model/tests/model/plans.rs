@@ -168,6 +168,51 @@ fn gemm_tree_plans_match_the_expansion() {
     }
 }
 
+/// The padded tree reads tiles of the zero matrix `P` that no task
+/// writes: no violation, no edge, and `writer` answers none. The same
+/// program without the flag reads unwritten tiles.
+#[test]
+fn gemm_tree_zero_plans_match_the_expansion() {
+    let loaded = load("gemm_tree_zero.lpka");
+    let program = &loaded.artifact.program;
+    let p = program
+        .matrices
+        .iter()
+        .position(|m| m.zero)
+        .expect("a zero matrix") as u32;
+    let mut plain = program.clone();
+    for m in &mut plain.matrices {
+        m.zero = false;
+    }
+    for k in 1..=17 {
+        let params = [("M", 2), ("N", 1), ("K", k)];
+        check_instance(program, &params);
+        let inst = bind(program, &params).expect("binds");
+        let mut engine = Engine::new(&inst);
+        let mut zero_reads = 0;
+        for t in inst.tasks().expect("walks") {
+            for tile in engine.reads(&t).expect("reads") {
+                if tile.matrix == p && engine.writer(&tile).expect("writer").is_empty() {
+                    zero_reads += 1;
+                }
+            }
+        }
+        // One zero right child per tree node whose right child is past K:
+        // none when K is a power of two.
+        assert_eq!(zero_reads == 0, k & (k - 1) == 0, "K={k}: {zero_reads}");
+        let inst = bind(&plain, &params).expect("binds");
+        let (_, violations) = expand(&inst, MAX_TASKS).expect("expands");
+        assert_eq!(
+            violations
+                .iter()
+                .filter(|v| matches!(v, model::dag::Violation::ReadUnwritten { .. }))
+                .count(),
+            zero_reads,
+            "K={k}"
+        );
+    }
+}
+
 #[test]
 fn trtri_plans_from_the_json_twin_match_the_expansion() {
     let loaded = load("trtri.lpka.json");

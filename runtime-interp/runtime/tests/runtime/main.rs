@@ -3,7 +3,7 @@
 //! fixtures in `tests/fixtures/npy/` (`npy`), the tile stores (`store`),
 //! S3 and raw objects on a real S3 server on loopback (`s3`),
 //! the shape check before a run (`shapes`), whole runs from `.npy`
-//! files (`job`) and what they write (`outputs`), on compiled programs in `tests/fixtures/programs/`.
+//! files (`job`) and what they write (`outputs`), zero tiles (`zero`), on compiled programs in `tests/fixtures/programs/`.
 
 mod job;
 mod kernels;
@@ -12,6 +12,7 @@ mod outputs;
 mod s3;
 mod shapes;
 mod store;
+mod zero;
 
 /// A compiled program of `tests/fixtures/programs/` (made with `lpkc
 /// compile --no-source`, so these tests need no compiler).

@@ -308,6 +308,7 @@ fn adapters_name_matrices_like_the_program() {
         name: name.to_string(),
         role,
         extents: Vec::new(),
+        zero: false,
     };
     let program = Program {
         name: "p".to_string(),

@@ -1,0 +1,135 @@
+//! Zero tiles (`runtime::zero`): their shapes from the kernels' shape
+//! rules and the block size, and a padded reduction tree run on real
+//! tiles (`tests/fixtures/programs/gemm_tree_zero.lpka`, the example
+//! `gemm_tree_zero` compiled with `--no-source`), which fails without its
+//! zero matrix.
+
+use crate::program;
+use model::program::Program;
+use model::task::Task;
+use runtime::dense::{self, RunError};
+use runtime::exec::{ExecConfig, ExecError, Progress};
+use runtime::kernels::rules::Dim;
+use runtime::kernels::{Registry, Tile};
+use runtime::zero::{zero_tiles, ZeroTileError};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The first task of the statement calling `kernel`.
+fn task_of(p: &Program, kernel: &str) -> Task {
+    let stmt = p
+        .statements
+        .iter()
+        .position(|s| p.kernels[s.kernel as usize].name == kernel)
+        .expect("a call of the kernel");
+    Task {
+        stmt: stmt as u32,
+        vars: vec![0; p.statements[stmt].depth()].into(),
+    }
+}
+
+fn tile(r: usize, c: usize) -> Option<Arc<Tile>> {
+    Some(Arc::new(Tile::from_fn(r, c, |i, j| {
+        (i + 2 * j) as f64 + 1.0
+    })))
+}
+
+fn shapes(tiles: &[Arc<Tile>]) -> Vec<(usize, usize)> {
+    tiles.iter().map(|t| (t.nrows(), t.ncols())).collect()
+}
+
+#[test]
+fn a_zero_tile_takes_the_shape_its_kernel_ties_to_the_other_tiles() {
+    let p = program("gemm_tree_zero");
+    let inst = p
+        .bind(&[("M".into(), 1), ("N".into(), 1), ("K".into(), 3)])
+        .expect("binds");
+    let add = task_of(&p, "add");
+    // The padded right child is the left child's shape, an edge tile too.
+    let made = zero_tiles(&inst, &add, vec![tile(3, 2), None], Some(8)).expect("made");
+    assert_eq!(shapes(&made), [(3, 2), (3, 2)]);
+    assert!(made[1].col_iter().all(|c| c.iter().all(|&x| x == 0.0)));
+    assert_eq!(made[0][(2, 1)], 5.0, "a loaded tile is passed through");
+    let made = zero_tiles(&inst, &add, vec![None, tile(1, 7)], None).expect("made");
+    assert_eq!(shapes(&made), [(1, 7), (1, 7)]);
+    // Nothing tied: the block size.
+    let made = zero_tiles(&inst, &add, vec![None, None], Some(5)).expect("made");
+    assert_eq!(shapes(&made), [(5, 5), (5, 5)]);
+    // gemm(a, b) ties a's columns to b's rows only; a's rows are the block.
+    let gemm = task_of(&p, "gemm");
+    let made = zero_tiles(&inst, &gemm, vec![None, tile(4, 6)], Some(5)).expect("made");
+    assert_eq!(shapes(&made), [(5, 4), (4, 6)]);
+    let copy = task_of(&p, "copy");
+    let made = zero_tiles(&inst, &copy, vec![None], Some(2)).expect("made");
+    assert_eq!(shapes(&made), [(2, 2)]);
+    // Nothing loaded to make: the same tiles back.
+    let kept = tile(2, 2);
+    let made = zero_tiles(&inst, &copy, vec![kept.clone()], None).expect("made");
+    assert!(Arc::ptr_eq(&made[0], kept.as_ref().expect("a tile")));
+}
+
+#[test]
+fn a_zero_tile_of_no_known_size_is_an_error_naming_it() {
+    let p = program("gemm_tree_zero");
+    let inst = p
+        .bind(&[("M".into(), 1), ("N".into(), 1), ("K".into(), 3)])
+        .expect("binds");
+    let e = zero_tiles(&inst, &task_of(&p, "add"), vec![None, None], None).expect_err("no size");
+    assert!(
+        matches!(&e, ZeroTileError::NoSize { dim: Dim::Rows, kernel, .. } if kernel == "add"),
+        "{e}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "task add@61(level=0, m=0, n=0, k=0) reads the zero tile P[0, 0, 0, 0], whose rows no \
+         other argument of kernel `add` gives, and the run has no block size for it"
+    );
+}
+
+/// C = A B by the padded tree, on edge tiles, for K = 1..=9 tiles of the
+/// reduced dimension; the same program without its zero matrix fails on
+/// the first padded read (none when K is a power of two).
+#[test]
+fn the_padded_tree_computes_the_product_and_needs_its_zero_matrix() {
+    let p = program("gemm_tree_zero");
+    let mut plain = p.clone();
+    for m in &mut plain.matrices {
+        m.zero = false;
+    }
+    let block = 4;
+    for k in 1..=9usize {
+        let inner = k * block - 1;
+        let a = Tile::from_fn(7, inner, |i, j| ((3 * i + j) % 5) as f64 - 1.5);
+        let b = Tile::from_fn(inner, 6, |i, j| ((i + 2 * j) % 7) as f64 * 0.25);
+        let find = |name: &str| p.matrices.iter().position(|m| m.name == name).expect("A") as u32;
+        let data: BTreeMap<u32, Tile> = [(find("A"), a.clone()), (find("B"), b.clone())].into();
+        let run = |prog: &Program| {
+            dense::run(
+                prog,
+                &[],
+                &data,
+                block,
+                &Registry::standard(),
+                &ExecConfig { workers: 2 },
+                &Progress::default(),
+            )
+            .map(|r| {
+                let c = r.outputs.get(&find("C")).cloned().unwrap_or_default();
+                dense::assemble(&r.instance.extents[find("C") as usize], &c, block)
+                    .expect("assembles")
+            })
+        };
+        let c = run(&p).unwrap_or_else(|e| panic!("K={k}: {e}"));
+        let want = &a * &b;
+        let err = (&c - &want).norm_l2() / want.norm_l2().max(1.0);
+        assert!(err < 1e-13, "K={k}: relative error {err:e}");
+        match run(&plain) {
+            Ok(_) => assert!(k.is_power_of_two(), "K={k}: ran without zero tiles"),
+            Err(RunError::Exec(ExecError::Unwritten { tile, .. })) => {
+                assert!(!k.is_power_of_two(), "K={k}");
+                assert!(tile.starts_with("P["), "{tile}");
+            }
+            Err(e) => panic!("K={k}: {e}"),
+        }
+    }
+}
