@@ -116,6 +116,8 @@ struct RunCtx {
     noop: bool,
     store: Option<ObjectStoreTiles>,
     max_expiries: u32,
+    /// The block size.
+    block: usize,
     /// Keep intermediate tiles (else a dead one is deleted by its last reader).
     keep: bool,
 }
@@ -427,6 +429,7 @@ fn load_run(r: &mut Redis, id: &str) -> Result<RunCtx, ClusterError> {
         noop: rec.kernels == Kernels::Noop,
         store,
         max_expiries: rec.max_expiries,
+        block: rec.block,
         keep: rec.keep,
     })
 }
@@ -954,9 +957,15 @@ fn run_task(
             .ok_or_else(|| TaskFailure::Run("no tile store".into()))?;
         let reads = engine.reads(task).map_err(query)?;
         let writes = engine.writes(task).map_err(query)?;
-        let mut loaded: Vec<Arc<Tile>> = Vec::with_capacity(reads.len());
+        let mut loaded: Vec<Option<Arc<Tile>>> = Vec::with_capacity(reads.len());
         dead_candidates.reserve(reads.len());
         for t in &reads {
+            // A tile of a zero matrix that no task writes is made, never
+            // stored.
+            if program.is_zero(t.matrix) && runtime::zero::is_zero_tile(engine, t).map_err(query)? {
+                loaded.push(None);
+                continue;
+            }
             let mname = &program.matrices[t.matrix as usize].name;
             let tile = match sh.cache.get(&ctx.id, t.matrix, &t.index) {
                 Some(tile) => tile,
@@ -985,8 +994,10 @@ fn run_task(
             if program.matrices[t.matrix as usize].role != model::program::Role::Output {
                 dead_candidates.push((t.clone(), bytes));
             }
-            loaded.push(tile);
+            loaded.push(Some(tile));
         }
+        let loaded = runtime::zero::zero_tiles(inst, task, loaded, Some(ctx.block))
+            .map_err(|e| TaskFailure::Run(format!("task {}: {e}", name())))?;
         let called = call_kernel(inst, &ctx.kernels, task, &reads, &loaded, None)
             .map_err(|e| TaskFailure::Run(e.to_string()))?;
         if dice.hit(sh.cfg.faults.crash_before_write) {

@@ -593,12 +593,30 @@ fn runs_share_one_redis_and_run_all_in_one_command() {
     // Two runs at once through the same workers.
     let chol = ["--block", "32", "--input", "A=spd:200"];
     let tsqr = ["--block", "16", "--input", "A=random:400x16"];
+    // A zero matrix pads this tree: its unwritten tiles are made, never stored.
+    let zero = [
+        "--block",
+        "16",
+        "--input",
+        "A=random:40x88",
+        "--input",
+        "B=random:88x24",
+    ];
     let a = submit(&redis, &store, &example("cholesky.lpk"), &chol);
     let b = submit(&redis, &store, &example("tsqr.lpk"), &tsqr);
-    let mut pool = Workers::new(&redis, &store, &["--lease", "2", "--idle", "30"]);
+    let c = submit(&redis, &store, &example("gemm_tree_zero.lpk"), &zero);
+    let mut pool = Workers::new(
+        &redis,
+        &store,
+        &["--lease", "2", "--idle", "30", "--threads", "2"],
+    );
     pool.spawn();
     pool.spawn();
-    for (run, file, args) in [(&a, "cholesky.lpk", &chol[..]), (&b, "tsqr.lpk", &tsqr[..])] {
+    for (run, file, args) in [
+        (&a, "cholesky.lpk", &chol[..]),
+        (&b, "tsqr.lpk", &tsqr[..]),
+        (&c, "gemm_tree_zero.lpk", &zero[..]),
+    ] {
         let s = wait_finished(&redis, run, Duration::from_secs(120), &mut pool);
         assert_eq!(s["state"], "done", "{s}");
         let emb = tmp.path().join(format!("emb-{file}"));
