@@ -161,6 +161,9 @@ pub struct Progress {
     pub flops_bits: AtomicU64,
     /// Set to stop the run early; it then fails with [`ExecError::Cancelled`].
     pub cancel: AtomicBool,
+    /// The timeline of the run (one event per task), when asked for with
+    /// [`Progress::with_timeline`].
+    timeline: Mutex<Option<Vec<crate::timeline::Event>>>,
     /// What a run on files ([`crate::job`]) is doing, as a [`Stage`]: its
     /// work after the last task (`--verify`, writing outputs) can take
     /// long, and a progress display says what it waits for.
@@ -193,7 +196,42 @@ impl Stage {
     }
 }
 
+/// Microseconds since the Unix epoch.
+fn now_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
 impl Progress {
+    /// A progress that also records the timeline of the run
+    /// ([`Progress::take_timeline`] after it).
+    pub fn with_timeline() -> Progress {
+        let p = Progress::default();
+        *lock(&p.timeline) = Some(Vec::new());
+        p
+    }
+
+    fn timeline_enabled(&self) -> bool {
+        lock(&self.timeline).is_some()
+    }
+
+    fn record(&self, event: crate::timeline::Event) {
+        if let Some(events) = lock(&self.timeline).as_mut() {
+            events.push(event);
+        }
+    }
+
+    /// The events recorded so far (empty unless made with
+    /// [`Progress::with_timeline`]).
+    pub fn take_timeline(&self) -> Vec<crate::timeline::Event> {
+        lock(&self.timeline)
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
     /// The stage a run on files is in.
     pub fn stage(&self) -> Stage {
         match self.stage.load(Ordering::Relaxed) {
@@ -644,7 +682,23 @@ fn worker(shared: &Shared<'_, '_>) {
                     .unwrap_or_else(|e| e.into_inner().0);
             }
         };
-        let result = run_task(shared, &mut engine, &task, &mut children);
+        let start_us = shared.progress.timeline_enabled().then(now_us);
+        let mut io = (0, 0);
+        let result = run_task(shared, &mut engine, &task, &mut children, &mut io);
+        if let (Some(start_us), Ok(_)) = (start_us, &result) {
+            shared.progress.record(crate::timeline::Event {
+                task: task.clone(),
+                worker: std::thread::current()
+                    .name()
+                    .unwrap_or("lpk-worker")
+                    .to_string(),
+                start_us,
+                end_us: now_us(),
+                read_bytes: io.0,
+                written_bytes: io.1,
+                retry: false,
+            });
+        }
         let mut sc = lock(&shared.sched);
         sc.running -= 1;
         match result {
@@ -702,6 +756,7 @@ fn run_task(
     engine: &mut Engine<'_, '_>,
     task: &Task,
     children: &mut Vec<(Task, u32, Vars)>,
+    io: &mut (u64, u64),
 ) -> Result<Vec<(Task, u64)>, ExecError> {
     let inst = shared.inst;
     let program = inst.program;
@@ -761,7 +816,9 @@ fn run_task(
     let now = shared.bytes.fetch_add(input_bytes, Ordering::Relaxed) + input_bytes;
     shared.peak.fetch_max(now, Ordering::Relaxed);
 
+    io.0 = loaded.iter().map(|t| tile_bytes(t)).sum();
     let called = call_kernel(inst, &shared.kernels, task, &reads, &loaded, shared.flops)?;
+    io.1 = called.tiles.iter().map(tile_bytes).sum();
     shared
         .kernel_nanos
         .fetch_add(called.kernel_time.as_nanos() as u64, Ordering::Relaxed);

@@ -72,6 +72,16 @@ pub struct RunArgs {
     /// Do not show a progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// Write the timeline of every task (worker thread, start, end, bytes
+    /// read and written) as Chrome trace-event JSON: open it in Perfetto
+    /// or chrome://tracing (the embedded executor; for a run through Redis
+    /// use `lpkc trace RUN`).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Draw the same timeline as an SVG Gantt chart of the worker threads,
+    /// with the ready tasks beneath it.
+    #[arg(long, value_name = "OUT")]
+    pub trace_svg: Option<PathBuf>,
     /// Run through this Redis with local worker processes (--workers of
     /// them, default 2) instead of in this process: submit, wait, collect,
     /// as `lpkc submit`, `lpkc worker` and `lpkc collect` do.
@@ -153,6 +163,10 @@ fn distributed(
         (args.verify, "--verify"),
         (!args.outputs.is_empty(), "--output"),
         (args.tile_store.is_some(), "--tile-store"),
+        (
+            args.trace.is_some() || args.trace_svg.is_some(),
+            "--trace (use `lpkc trace RUN`)",
+        ),
     ] {
         if given {
             return Err(usage_error(&format!(
@@ -339,7 +353,11 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
             .workers
             .unwrap_or_else(|| ExecConfig::default().workers),
     };
-    let progress = Progress::default();
+    let progress = if args.trace.is_some() || args.trace_svg.is_some() {
+        Progress::with_timeline()
+    } else {
+        Progress::default()
+    };
     let show = !args.no_progress && std::io::stderr().is_terminal();
     let bar = show.then(|| {
         let pb = indicatif::ProgressBar::new(0);
@@ -431,6 +449,16 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
     }
     let report = done.report;
     let inst = done.instance;
+    let events = progress.take_timeline();
+    if let Some(path) = &args.trace {
+        let json = runtime::timeline::chrome_json(&inst, &events);
+        std::fs::write(path, format!("{json}\n"))
+            .map_err(|e| usage_error(&format!("cannot write {}: {e}", path.display())))?;
+    }
+    if let Some(path) = &args.trace_svg {
+        std::fs::write(path, runtime::timeline::svg(&inst, &events))
+            .map_err(|e| usage_error(&format!("cannot write {}: {e}", path.display())))?;
+    }
     let residual = done.residual;
     let timings = done.timings;
     let secs = report.wall.as_secs_f64();

@@ -192,3 +192,44 @@ fn verification_shows_a_spinner_on_a_terminal() {
     assert!(screen.contains("verifying: "), "the spinner: {screen}");
     assert!(screen.contains("residual"), "{screen}");
 }
+
+#[test]
+fn trace_writes_one_event_per_task_and_a_gantt_chart() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let json = dir.path().join("trace.json");
+    let svg = dir.path().join("trace.svg");
+    let (code, _, err) = lpkc(&[
+        "run",
+        "examples/cholesky.lpk",
+        "--block",
+        "64",
+        "--input",
+        "A=spd:320",
+        "--workers",
+        "3",
+        "--no-progress",
+        "--trace",
+        json.to_str().expect("a UTF-8 path"),
+        "--trace-svg",
+        svg.to_str().expect("a UTF-8 path"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("trace.json")).expect("JSON");
+    let events: Vec<&serde_json::Value> = v["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .collect();
+    // N = 5: 5 chol, 10 trsm, 20 syrk.
+    assert_eq!(events.len(), 35);
+    let names: std::collections::HashSet<&str> =
+        events.iter().filter_map(|e| e["name"].as_str()).collect();
+    assert_eq!(names.len(), 35);
+    assert!(events
+        .iter()
+        .all(|e| e["args"]["read_bytes"].as_u64().is_some_and(|b| b > 0)));
+    let svg = std::fs::read_to_string(&svg).expect("trace.svg");
+    assert!(svg.starts_with("<svg") && svg.contains("lpk-worker-") && svg.contains("ready tasks"));
+}
