@@ -95,6 +95,12 @@ pub struct RunArgs {
     /// one that is not an output is deleted after its last reader).
     #[arg(long, requires = "redis")]
     pub keep_intermediates: bool,
+    /// With --redis: start and stop local workers as the run goes, as
+    /// numpywren does: keep about SF x ready tasks workers, at most MAX; a
+    /// worker idle for S seconds exits. Reports worker-seconds.
+    #[arg(long, value_name = "sf=SF,max=MAX,idle=S", value_parser = parse_autoscale,
+          requires = "redis", conflicts_with = "workers")]
+    pub autoscale: Option<Autoscale>,
     /// With --redis: the local workers' lease in seconds.
     #[arg(long, value_name = "S", default_value_t = 10.0, requires = "redis")]
     pub lease: f64,
@@ -136,12 +142,113 @@ pub fn run(args: &RunArgs, global: &GlobalOpts) -> Result<(), CliError> {
     }
 }
 
-/// Local worker processes, killed when dropped.
-struct Workers(Vec<std::process::Child>);
+/// `--autoscale sf=SF,max=MAX,idle=S`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Autoscale {
+    /// Workers per ready task.
+    pub sf: f64,
+    /// At most this many workers.
+    pub max: usize,
+    /// A worker idle this long (seconds) exits.
+    pub idle: f64,
+}
+
+/// Parses `sf=0.5,max=8,idle=2` (every key required once).
+fn parse_autoscale(text: &str) -> Result<Autoscale, String> {
+    let (mut sf, mut max, mut idle) = (None, None, None);
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("`{part}`: expected KEY=VALUE (sf=0.5,max=8,idle=2)"))?;
+        let v = v.trim();
+        match k.trim() {
+            "sf" => sf = v.parse::<f64>().ok().filter(|x| *x > 0.0 && x.is_finite()),
+            "max" => max = v.parse::<usize>().ok().filter(|&m| (1..=4096).contains(&m)),
+            "idle" => idle = v.parse::<f64>().ok().filter(|x| *x > 0.0 && x.is_finite()),
+            other => {
+                return Err(format!(
+                    "`{other}` is not an autoscale setting (sf, max, idle)"
+                ))
+            }
+        }
+    }
+    match (sf, max, idle) {
+        (Some(sf), Some(max), Some(idle)) => Ok(Autoscale { sf, max, idle }),
+        _ => Err("expected sf=SF (above 0),max=MAX (1 to 4096),idle=S (seconds above 0)".into()),
+    }
+}
+
+/// Local worker processes (killed when dropped), with when each started
+/// and ended, for worker-seconds.
+struct Workers {
+    exe: PathBuf,
+    redis: String,
+    lease: f64,
+    idle: f64,
+    children: Vec<(
+        std::process::Child,
+        std::time::Instant,
+        Option<std::time::Instant>,
+    )>,
+    peak: usize,
+}
+
+impl Workers {
+    fn spawn(&mut self) -> Result<(), CliError> {
+        let k = self.children.len();
+        let child = std::process::Command::new(&self.exe)
+            .args(["worker", "--redis", &self.redis, "--quiet"])
+            .args([
+                "--idle",
+                &self.idle.to_string(),
+                "--lease",
+                &self.lease.to_string(),
+            ])
+            .args([
+                "--name",
+                &format!("{}-local{k}", cluster::worker::default_name()),
+            ])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| {
+                fail(&format!(
+                    "cannot start a worker ({}): {e}",
+                    self.exe.display()
+                ))
+            })?;
+        self.children.push((child, std::time::Instant::now(), None));
+        self.peak = self.peak.max(self.alive());
+        Ok(())
+    }
+
+    /// Notes the workers that exited; returns how many still run.
+    fn reap(&mut self) -> usize {
+        for (c, _, end) in &mut self.children {
+            if end.is_none() && !matches!(c.try_wait(), Ok(None)) {
+                *end = Some(std::time::Instant::now());
+            }
+        }
+        self.alive()
+    }
+
+    fn alive(&self) -> usize {
+        self.children.iter().filter(|c| c.2.is_none()).count()
+    }
+
+    /// Seconds of worker processes so far.
+    fn worker_seconds(&self) -> f64 {
+        let now = std::time::Instant::now();
+        self.children
+            .iter()
+            .map(|(_, start, end)| end.unwrap_or(now).duration_since(*start).as_secs_f64())
+            .sum()
+    }
+}
 
 impl Drop for Workers {
     fn drop(&mut self) {
-        for c in &mut self.0 {
+        for (c, _, _) in &mut self.children {
             let _ = c.kill();
             let _ = c.wait();
         }
@@ -187,20 +294,18 @@ fn distributed(
         ))
     })?;
     let started = std::time::Instant::now();
-    let mut children = Workers(Vec::new());
-    for k in 0..workers {
-        let child = std::process::Command::new(&exe)
-            .args(["worker", "--redis", redis_url, "--quiet", "--idle", "3600"])
-            .args(["--lease", &args.lease.to_string()])
-            .args([
-                "--name",
-                &format!("{}-local{k}", cluster::worker::default_name()),
-            ])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .map_err(|e| fail(&format!("cannot start a worker ({}): {e}", exe.display())))?;
-        children.0.push(child);
+    let mut children = Workers {
+        exe,
+        redis: redis_url.to_string(),
+        lease: args.lease,
+        idle: args.autoscale.as_ref().map_or(3600.0, |a| a.idle),
+        children: Vec::new(),
+        peak: 0,
+    };
+    if args.autoscale.is_none() {
+        for _ in 0..workers {
+            children.spawn()?;
+        }
     }
     let file = args.file.display().to_string();
     let quiet = args.no_progress || args.format == Format::Json;
@@ -238,28 +343,45 @@ fn distributed(
         Err(e) => return Err(crate::cluster::error(e)),
     };
     let submitted_at = started.elapsed();
+    let mut probe = crate::cluster::open(redis_url)?;
+    let queue = cluster::protocol::Keys::new(&submitted.run).queue();
     let record = crate::cluster::wait(
         &mut redis,
         &submitted.run,
         !args.no_progress,
         Duration::from_secs_f64(args.lease),
-        &mut || {
-            let mut alive = 0;
-            for c in &mut children.0 {
-                if matches!(c.try_wait(), Ok(None)) {
-                    alive += 1;
+        &mut || match &args.autoscale {
+            None => {
+                if children.reap() == 0 {
+                    Err(fail(
+                        "every local worker exited before the run finished (see their messages above)",
+                    ))
+                } else {
+                    Ok(())
                 }
             }
-            if alive == 0 {
-                Err(fail(
-                    "every local worker exited before the run finished (see their messages above)",
-                ))
-            } else {
+            Some(a) => {
+                // numpywren's policy: about sf x ready tasks workers, at
+                // most max, at least one while the run runs.
+                let ready: u64 = probe
+                    .query(
+                        cluster::redis::cmd("XLEN").arg(&queue),
+                        "counting ready tasks",
+                    )
+                    .map_err(crate::cluster::error)?;
+                let target = ((a.sf * ready as f64).ceil() as usize).clamp(1, a.max);
+                let alive = children.reap();
+                for _ in alive..target {
+                    children.spawn()?;
+                }
                 Ok(())
             }
         },
     )?;
     let wall = started.elapsed();
+    children.reap();
+    let worker_seconds = children.worker_seconds();
+    let peak_workers = children.peak;
     drop(children);
     if record.state != RunState::Done {
         let why = record.error.map(|(_, m)| m).unwrap_or_default();
@@ -277,10 +399,12 @@ fn distributed(
             "program": program.name,
             "run": submitted.run,
             "block": args.block,
-            "workers": workers,
+            "workers": if args.autoscale.is_some() { peak_workers } else { workers },
             "tasks": record.total,
             "wall_seconds": secs,
             "submit_seconds": submitted_at.as_secs_f64(),
+            "worker_seconds": worker_seconds,
+            "peak_workers": peak_workers,
             "store_peak_bytes": record.peak_bytes,
             "store_final_bytes": record.stored_bytes,
             "total_seconds": total.as_secs_f64(),
@@ -296,11 +420,23 @@ fn distributed(
                 submitted.run,
                 args.block,
                 record.total,
-                workers,
+                if args.autoscale.is_some() {
+                    format!("up to {peak_workers}")
+                } else {
+                    workers.to_string()
+                },
                 redis_url,
                 secs,
                 record.total as f64 / secs.max(1e-12),
                 submitted_at.as_secs_f64(),
+            ));
+            output::line(&format!(
+                "  {worker_seconds:.2} worker-seconds, at most {peak_workers} workers at once{}",
+                match &args.autoscale {
+                    Some(a) =>
+                        format!(" (autoscale sf={}, max={}, idle={} s)", a.sf, a.max, a.idle),
+                    None => String::new(),
+                }
             ));
             output::line(&format!(
                 "  tile store: peak {}, at the end {} ({})",

@@ -980,3 +980,60 @@ fn a_run_lost_by_redis_resumes_from_its_done_markers() {
     collect(&redis, &store, &run, &dist);
     assert_same_outputs(&emb, &dist);
 }
+
+#[test]
+fn autoscale_starts_workers_for_the_ready_tasks_and_reports_worker_seconds() {
+    let redis = redis_db(11);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let args = ["--block", "128", "--input", "A=spd:1536"];
+    let emb = tmp.path().join("embedded");
+    embedded(&example("cholesky.lpk"), &args, &emb);
+    let dist = tmp.path().join("distributed");
+    let out = lpkc()
+        .arg("run")
+        .arg(example("cholesky.lpk"))
+        .args(args)
+        .args([
+            "--redis",
+            &redis,
+            "--store",
+            &store.url(),
+            "--autoscale",
+            "sf=0.25,max=3,idle=0.5",
+        ])
+        .args(["--no-progress", "--format", "json", "--output-dir"])
+        .arg(&dist)
+        .output()
+        .expect("lpkc run --autoscale");
+    let v: Value = serde_json::from_str(&ok(&out, "lpkc run --autoscale")).expect("JSON");
+    assert_same_outputs(&emb, &dist);
+    let peak = v["peak_workers"].as_u64().expect("peak_workers");
+    assert!((1..=3).contains(&peak), "{v}");
+    let ws = v["worker_seconds"].as_f64().expect("worker_seconds");
+    let wall = v["wall_seconds"].as_f64().expect("wall_seconds");
+    assert!(ws > 0.0 && ws <= 3.0 * wall + 3.0, "{v}");
+    // Bad policies are usage errors.
+    for bad in [
+        "sf=0.5,max=0,idle=1",
+        "sf=-1,max=2,idle=1",
+        "max=2,idle=1",
+        "sf=1,max=2,idle=1,x=3",
+    ] {
+        let out = lpkc()
+            .arg("run")
+            .arg(example("cholesky.lpk"))
+            .args(args)
+            .args([
+                "--redis",
+                &redis,
+                "--store",
+                &store.url(),
+                "--autoscale",
+                bad,
+            ])
+            .output()
+            .expect("lpkc run");
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+}
