@@ -206,3 +206,134 @@ pub fn wait(
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// `--autoscale sf=SF,max=MAX,idle=S`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Autoscale {
+    /// Workers per ready task.
+    pub sf: f64,
+    /// At most this many workers.
+    pub max: usize,
+    /// A worker idle this long (seconds) exits.
+    pub idle: f64,
+}
+
+/// Parses `sf=0.5,max=8,idle=2` (every key required once).
+pub fn parse_autoscale(text: &str) -> Result<Autoscale, String> {
+    let (mut sf, mut max, mut idle) = (None, None, None);
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("`{part}`: expected KEY=VALUE (sf=0.5,max=8,idle=2)"))?;
+        let v = v.trim();
+        match k.trim() {
+            "sf" => sf = v.parse::<f64>().ok().filter(|x| *x > 0.0 && x.is_finite()),
+            "max" => max = v.parse::<usize>().ok().filter(|&m| (1..=4096).contains(&m)),
+            "idle" => idle = v.parse::<f64>().ok().filter(|x| *x > 0.0 && x.is_finite()),
+            other => {
+                return Err(format!(
+                    "`{other}` is not an autoscale setting (sf, max, idle)"
+                ))
+            }
+        }
+    }
+    match (sf, max, idle) {
+        (Some(sf), Some(max), Some(idle)) => Ok(Autoscale { sf, max, idle }),
+        _ => Err("expected sf=SF (above 0),max=MAX (1 to 4096),idle=S (seconds above 0)".into()),
+    }
+}
+
+/// Local worker processes (killed when dropped), with when each started
+/// and ended, for worker-seconds.
+pub struct Workers {
+    /// The lpkc executable.
+    pub exe: std::path::PathBuf,
+    /// The Redis URL the workers get.
+    pub redis: String,
+    /// Their lease (seconds).
+    pub lease: f64,
+    /// Their idle time (seconds).
+    pub idle: f64,
+    /// A shell command that starts one worker instead (`lpkc provision
+    /// --spawn`).
+    pub spawn_cmd: Option<String>,
+    /// Each worker, when it started and when it ended.
+    #[allow(clippy::type_complexity)]
+    pub children: Vec<(std::process::Child, Instant, Option<Instant>)>,
+    /// The most alive at once.
+    pub peak: usize,
+}
+
+impl Workers {
+    /// Starts one worker.
+    pub fn spawn(&mut self) -> Result<(), CliError> {
+        let k = self.children.len();
+        if let Some(cmd) = &self.spawn_cmd {
+            let child = std::process::Command::new("sh")
+                .args(["-c", cmd])
+                .stdin(std::process::Stdio::null())
+                .spawn()
+                .map_err(|e| CliError::Input(format!("cannot run `{cmd}`: {e}")))?;
+            self.children.push((child, std::time::Instant::now(), None));
+            self.peak = self.peak.max(self.alive());
+            return Ok(());
+        }
+        let child = std::process::Command::new(&self.exe)
+            .args(["worker", "--redis", &self.redis, "--quiet"])
+            .args([
+                "--idle",
+                &self.idle.to_string(),
+                "--lease",
+                &self.lease.to_string(),
+            ])
+            .args([
+                "--name",
+                &format!("{}-local{k}", cluster::worker::default_name()),
+            ])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| {
+                CliError::Input(format!(
+                    "cannot start a worker ({}): {e}",
+                    self.exe.display()
+                ))
+            })?;
+        self.children.push((child, std::time::Instant::now(), None));
+        self.peak = self.peak.max(self.alive());
+        Ok(())
+    }
+
+    /// Notes the workers that exited; returns how many still run.
+    pub fn reap(&mut self) -> usize {
+        for (c, _, end) in &mut self.children {
+            if end.is_none() && !matches!(c.try_wait(), Ok(None)) {
+                *end = Some(std::time::Instant::now());
+            }
+        }
+        self.alive()
+    }
+
+    /// Workers still running.
+    pub fn alive(&self) -> usize {
+        self.children.iter().filter(|c| c.2.is_none()).count()
+    }
+
+    /// Seconds of worker processes so far.
+    pub fn worker_seconds(&self) -> f64 {
+        let now = std::time::Instant::now();
+        self.children
+            .iter()
+            .map(|(_, start, end)| end.unwrap_or(now).duration_since(*start).as_secs_f64())
+            .sum()
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for (c, _, _) in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}

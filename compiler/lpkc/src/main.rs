@@ -27,8 +27,9 @@ use clap::{Parser, Subcommand};
 use commands::{
     bench::BenchArgs, check::CheckArgs, collect::CollectArgs, compile::CompileArgs, dag::DagArgs,
     dot::DotArgs, explain::ExplainArgs, fmt::FmtArgs, inspect::InspectArgs, lint::LintArgs,
-    plans::PlansArgs, query::QueryArgs, repl::ReplArgs, resume::ResumeArgs, run::RunArgs,
-    stats::StatsArgs, status::StatusArgs, submit::SubmitArgs, trace::TraceArgs, worker::WorkerArgs,
+    plans::PlansArgs, provision::ProvisionArgs, query::QueryArgs, repl::ReplArgs,
+    resume::ResumeArgs, run::RunArgs, stats::StatsArgs, status::StatusArgs, submit::SubmitArgs,
+    trace::TraceArgs, worker::WorkerArgs,
 };
 use error::CliError;
 use std::path::{Path, PathBuf};
@@ -107,6 +108,11 @@ pub enum Command {
     /// store, after Redis lost it (restarted without persistence, flushed,
     /// replaced); workers then finish it.
     Resume(ResumeArgs),
+    /// Start and stop workers as the runs in one Redis need them
+    /// (numpywren's policy: about SF x ready tasks, at most MAX, each
+    /// exiting after S seconds idle), with a command of yours
+    /// (--spawn 'ssh host lpkc worker ...') or local workers.
+    Provision(ProvisionArgs),
     /// Check a source file and write its program artifact (`docs/artifact.md`).
     Compile(CompileArgs),
     /// Check the program's rules for every parameter value (single
@@ -150,7 +156,8 @@ impl Command {
             | Command::Status(_)
             | Command::Collect(_)
             | Command::Trace(_)
-            | Command::Resume(_) => None,
+            | Command::Resume(_)
+            | Command::Provision(_) => None,
         }
     }
 
@@ -177,7 +184,8 @@ impl Command {
             | Command::Worker(_)
             | Command::Collect(_)
             | Command::Trace(_)
-            | Command::Resume(_) => false,
+            | Command::Resume(_)
+            | Command::Provision(_) => false,
         };
         if json {
             Format::Json
@@ -210,6 +218,7 @@ fn run(cli: &Cli, global: &GlobalOpts) -> Result<(), CliError> {
         Command::Collect(args) => commands::collect::run(args, global),
         Command::Trace(args) => commands::trace::run(args, global),
         Command::Resume(args) => commands::resume::run(args, global),
+        Command::Provision(args) => commands::provision::run(args, global),
     }
 }
 

@@ -14,6 +14,7 @@ pub mod fmt;
 pub mod inspect;
 pub mod lint;
 pub mod plans;
+pub mod provision;
 pub mod query;
 pub mod repl;
 pub mod resume;

@@ -98,9 +98,9 @@ pub struct RunArgs {
     /// With --redis: start and stop local workers as the run goes, as
     /// numpywren does: keep about SF x ready tasks workers, at most MAX; a
     /// worker idle for S seconds exits. Reports worker-seconds.
-    #[arg(long, value_name = "sf=SF,max=MAX,idle=S", value_parser = parse_autoscale,
+    #[arg(long, value_name = "sf=SF,max=MAX,idle=S", value_parser = crate::cluster::parse_autoscale,
           requires = "redis", conflicts_with = "workers")]
-    pub autoscale: Option<Autoscale>,
+    pub autoscale: Option<crate::cluster::Autoscale>,
     /// With --redis: the local workers' lease in seconds.
     #[arg(long, value_name = "S", default_value_t = 10.0, requires = "redis")]
     pub lease: f64,
@@ -139,119 +139,6 @@ pub fn run(args: &RunArgs, global: &GlobalOpts) -> Result<(), CliError> {
     match (&args.redis, &args.store) {
         (Some(redis), Some(store)) => distributed(&program, args, redis, store),
         _ => execute(&program, args),
-    }
-}
-
-/// `--autoscale sf=SF,max=MAX,idle=S`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Autoscale {
-    /// Workers per ready task.
-    pub sf: f64,
-    /// At most this many workers.
-    pub max: usize,
-    /// A worker idle this long (seconds) exits.
-    pub idle: f64,
-}
-
-/// Parses `sf=0.5,max=8,idle=2` (every key required once).
-fn parse_autoscale(text: &str) -> Result<Autoscale, String> {
-    let (mut sf, mut max, mut idle) = (None, None, None);
-    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (k, v) = part
-            .split_once('=')
-            .ok_or_else(|| format!("`{part}`: expected KEY=VALUE (sf=0.5,max=8,idle=2)"))?;
-        let v = v.trim();
-        match k.trim() {
-            "sf" => sf = v.parse::<f64>().ok().filter(|x| *x > 0.0 && x.is_finite()),
-            "max" => max = v.parse::<usize>().ok().filter(|&m| (1..=4096).contains(&m)),
-            "idle" => idle = v.parse::<f64>().ok().filter(|x| *x > 0.0 && x.is_finite()),
-            other => {
-                return Err(format!(
-                    "`{other}` is not an autoscale setting (sf, max, idle)"
-                ))
-            }
-        }
-    }
-    match (sf, max, idle) {
-        (Some(sf), Some(max), Some(idle)) => Ok(Autoscale { sf, max, idle }),
-        _ => Err("expected sf=SF (above 0),max=MAX (1 to 4096),idle=S (seconds above 0)".into()),
-    }
-}
-
-/// Local worker processes (killed when dropped), with when each started
-/// and ended, for worker-seconds.
-struct Workers {
-    exe: PathBuf,
-    redis: String,
-    lease: f64,
-    idle: f64,
-    children: Vec<(
-        std::process::Child,
-        std::time::Instant,
-        Option<std::time::Instant>,
-    )>,
-    peak: usize,
-}
-
-impl Workers {
-    fn spawn(&mut self) -> Result<(), CliError> {
-        let k = self.children.len();
-        let child = std::process::Command::new(&self.exe)
-            .args(["worker", "--redis", &self.redis, "--quiet"])
-            .args([
-                "--idle",
-                &self.idle.to_string(),
-                "--lease",
-                &self.lease.to_string(),
-            ])
-            .args([
-                "--name",
-                &format!("{}-local{k}", cluster::worker::default_name()),
-            ])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .map_err(|e| {
-                fail(&format!(
-                    "cannot start a worker ({}): {e}",
-                    self.exe.display()
-                ))
-            })?;
-        self.children.push((child, std::time::Instant::now(), None));
-        self.peak = self.peak.max(self.alive());
-        Ok(())
-    }
-
-    /// Notes the workers that exited; returns how many still run.
-    fn reap(&mut self) -> usize {
-        for (c, _, end) in &mut self.children {
-            if end.is_none() && !matches!(c.try_wait(), Ok(None)) {
-                *end = Some(std::time::Instant::now());
-            }
-        }
-        self.alive()
-    }
-
-    fn alive(&self) -> usize {
-        self.children.iter().filter(|c| c.2.is_none()).count()
-    }
-
-    /// Seconds of worker processes so far.
-    fn worker_seconds(&self) -> f64 {
-        let now = std::time::Instant::now();
-        self.children
-            .iter()
-            .map(|(_, start, end)| end.unwrap_or(now).duration_since(*start).as_secs_f64())
-            .sum()
-    }
-}
-
-impl Drop for Workers {
-    fn drop(&mut self) {
-        for (c, _, _) in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
     }
 }
 
@@ -294,11 +181,12 @@ fn distributed(
         ))
     })?;
     let started = std::time::Instant::now();
-    let mut children = Workers {
+    let mut children = crate::cluster::Workers {
         exe,
         redis: redis_url.to_string(),
         lease: args.lease,
         idle: args.autoscale.as_ref().map_or(3600.0, |a| a.idle),
+        spawn_cmd: None,
         children: Vec::new(),
         peak: 0,
     };

@@ -1037,3 +1037,37 @@ fn autoscale_starts_workers_for_the_ready_tasks_and_reports_worker_seconds() {
         assert_eq!(out.status.code(), Some(2), "{bad}");
     }
 }
+
+#[test]
+fn provision_starts_workers_with_the_given_command_until_the_runs_are_done() {
+    let redis = redis_db(12);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let args = ["--block", "128", "--input", "A=spd:1024"];
+    let emb = tmp.path().join("embedded");
+    embedded(&example("cholesky.lpk"), &args, &emb);
+    let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
+    let lpkc_path = env!("CARGO_BIN_EXE_lpkc");
+    let spawn = format!("exec {lpkc_path} worker --redis {redis} --idle 0.5 --quiet");
+    let started = Instant::now();
+    let out = lpkc()
+        .args([
+            "provision",
+            "--redis",
+            &redis,
+            "--autoscale",
+            "sf=0.5,max=2,idle=0.5",
+            "--spawn",
+            &spawn,
+        ])
+        .output()
+        .expect("lpkc provision");
+    let said = ok(&out, "lpkc provision");
+    assert!(started.elapsed() < Duration::from_secs(120));
+    assert!(said.contains("worker-seconds"), "{said}");
+    let s = status(&redis, &run);
+    assert_eq!(s["state"], "done", "{s}");
+    let dist = tmp.path().join("distributed");
+    collect(&redis, &store, &run, &dist);
+    assert_same_outputs(&emb, &dist);
+}
