@@ -991,7 +991,8 @@ fn run_task(
             };
             let bytes = (tile.nrows() * tile.ncols() * 8) as u64;
             read_bytes += bytes;
-            if program.matrices[t.matrix as usize].role != model::program::Role::Output {
+            // Intermediates only: inputs and outputs stay in the store.
+            if program.matrices[t.matrix as usize].role == model::program::Role::Temporary {
                 dead_candidates.push((t.clone(), bytes));
             }
             loaded.push(Some(tile));
@@ -1070,8 +1071,8 @@ fn run_task(
         out.push(tile);
         out.push(d.to_string());
     }
-    // The stored tiles it read that are neither outputs nor kept: each is
-    // deleted by the completion that makes its reader count complete.
+    // The intermediate tiles it read (unless kept): each is deleted by the
+    // completion that makes its reader count complete.
     if !ctx.noop && !ctx.keep {
         let mut seen: Vec<&model::task::TileRef> = Vec::new();
         for (t, bytes) in &dead_candidates {
