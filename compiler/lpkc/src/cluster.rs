@@ -21,6 +21,32 @@ pub fn error(e: ClusterError) -> CliError {
     }
 }
 
+/// Submits a run, printing the back end's progress notes unless `quiet`;
+/// parameters that make no instance are reported as any failed binding.
+pub fn submit(
+    redis: &mut Redis,
+    submission: &cluster::submit::Submission<'_>,
+    quiet: bool,
+) -> Result<cluster::submit::Submitted, CliError> {
+    let submitted = cluster::submit::submit(redis, submission, &mut |m| {
+        if !quiet {
+            eprintln!("{m}");
+        }
+    });
+    match submitted {
+        Ok(s) => Ok(s),
+        Err(ClusterError::Job(e)) => match *e {
+            runtime::job::JobError::Bind { error, params } => Err(crate::error::bind_failure(
+                submission.program,
+                error,
+                &params,
+            )),
+            other => Err(CliError::Input(other.to_string())),
+        },
+        Err(e) => Err(error(e)),
+    }
+}
+
 /// Connects to Redis.
 pub fn open(url: &str) -> Result<Redis, CliError> {
     Redis::open(url).map_err(error)

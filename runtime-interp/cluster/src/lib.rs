@@ -27,6 +27,7 @@ pub mod faults;
 pub mod ids;
 pub mod protocol;
 pub mod record;
+mod reply;
 pub mod resume;
 pub mod status;
 pub mod submit;

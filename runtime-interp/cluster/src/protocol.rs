@@ -18,6 +18,8 @@
 //! - `r:TILE` (set): for a stored tile that is neither an output nor kept,
 //!   the tasks that read it so far; at its reader count (from the readers
 //!   plans) the tile is dead and its last reader deletes it;
+//! - `gone` (set): every tile that died, so that a late copy of its
+//!   writer (a task that ran twice) deletes what it wrote again;
 //! - `dead` (set): dead tiles not yet deleted from the store (the last
 //!   reader removes a tile from it once deleted; `collect` deletes what a
 //!   killed worker left);
@@ -32,6 +34,9 @@
 //! in `enq` so that a late duplicate of an edge cannot release it again.
 //! It also acknowledges and deletes the stream entry. The global set
 //! `lpk:runs` lists the runs workers should look at.
+
+use crate::conn::Redis;
+use crate::error::ClusterError;
 
 /// The set of runs that are running (workers poll it).
 pub const RUNS: &str = "lpk:runs";
@@ -89,11 +94,14 @@ impl Keys {
 
 /// Completes a task. ARGV: prefix, stream entry id (or empty), task,
 /// now (ms), bytes the task stored, the number E of edges, then E
-/// (child, tile, in-degree) triples, then (tile, readers, bytes) triples
-/// for the stored tiles the task read that may be deleted after their last
+/// (child, tile, in-degree) triples, the number W of intermediate tiles it
+/// wrote, then those W tiles, then (tile, readers, bytes) triples for the
+/// stored tiles the task read that may be deleted after their last
 /// reader. Returns `{fresh, released, state, tiles to delete...}`: whether
 /// the task was newly done, how many children it released, the run's
-/// state before the call, and the tiles whose last reader this was. Only a
+/// state before the call, and the tiles to delete: those whose last reader
+/// this was, or, for a task that ran twice, those it wrote again after
+/// they were deleted. Only a
 /// running run counts; a finished or failed one only acknowledges the
 /// entry; a run without a record (lost, or being resumed) leaves it
 /// pending.
@@ -104,9 +112,21 @@ local q = p .. 'q'
 local msg = ARGV[2]
 local state = redis.call('HGET', meta, 'state')
 local out = {0, 0, state or ''}
+local n = tonumber(ARGV[6])
+local last = 6 + 3 * n
+local wlast = last + 1 + tonumber(ARGV[last + 1])
 if state == 'running' then
   local fresh = redis.call('SADD', p .. 'done', ARGV[3])
   out[1] = fresh
+  if fresh == 0 then
+    -- A task that ran twice: whatever this copy wrote again after the
+    -- tile's last reader deleted it is dead again.
+    for i = last + 2, wlast do
+      if redis.call('SISMEMBER', p .. 'gone', ARGV[i]) == 1 then
+        table.insert(out, ARGV[i])
+      end
+    end
+  end
   if fresh == 1 then
     local done = redis.call('HINCRBY', meta, 'done', 1)
     local stored = redis.call('HINCRBY', meta, 'stored_bytes', tonumber(ARGV[5]))
@@ -114,9 +134,7 @@ if state == 'running' then
     if stored > tonumber(redis.call('HGET', meta, 'peak_bytes') or '0') then
       redis.call('HSET', meta, 'peak_bytes', stored)
     end
-    local n = tonumber(ARGV[6])
     local released = 0
-    local last = 6 + 3 * n
     for i = 7, last, 3 do
       local child = ARGV[i]
       if redis.call('SISMEMBER', p .. 'enq', child) == 0 then
@@ -131,12 +149,13 @@ if state == 'running' then
       end
     end
     out[2] = released
-    for i = last + 1, #ARGV - 2, 3 do
+    for i = wlast + 1, #ARGV - 2, 3 do
       local rk = p .. 'r:' .. ARGV[i]
       if redis.call('SADD', rk, ARGV[3]) == 1
           and redis.call('SCARD', rk) >= tonumber(ARGV[i + 1]) then
         redis.call('DEL', rk)
         redis.call('SADD', p .. 'dead', ARGV[i])
+        redis.call('SADD', p .. 'gone', ARGV[i])
         stored = redis.call('HINCRBY', meta, 'stored_bytes', -tonumber(ARGV[i + 2]))
         table.insert(out, ARGV[i])
       end
@@ -202,3 +221,46 @@ for _, e in ipairs(r[2]) do
 end
 return out
 "#;
+
+/// Creates a run's ready stream with its consumer group (reading from the
+/// start, so entries added before are delivered too).
+pub fn create_queue(redis: &mut Redis, keys: &Keys) -> Result<(), ClusterError> {
+    redis.query(
+        redis::cmd("XGROUP")
+            .arg("CREATE")
+            .arg(keys.queue())
+            .arg(GROUP)
+            .arg("0")
+            .arg("MKSTREAM"),
+        "creating the ready stream",
+    )
+}
+
+/// Puts tasks into a run's ready stream and its `enq` set, a thousand per
+/// round trip; `what` names the step in errors.
+pub fn enqueue(
+    redis: &mut Redis,
+    keys: &Keys,
+    ids: &[String],
+    what: &str,
+) -> Result<(), ClusterError> {
+    for chunk in ids.chunks(1000) {
+        let mut pipe = redis::pipe();
+        for id in chunk {
+            pipe.cmd("XADD")
+                .arg(keys.queue())
+                .arg("*")
+                .arg("t")
+                .arg(id)
+                .ignore();
+        }
+        pipe.cmd("SADD").arg(keys.enqueued()).arg(chunk).ignore();
+        redis.pipe::<()>(&pipe, what)?;
+    }
+    Ok(())
+}
+
+/// Adds a run to the set workers poll (the last step of making a run).
+pub fn announce(redis: &mut Redis, run: &str) -> Result<(), ClusterError> {
+    redis.query(redis::cmd("SADD").arg(RUNS).arg(run), "announcing the run")
+}

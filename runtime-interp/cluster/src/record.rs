@@ -128,6 +128,16 @@ impl RunRecord {
         ]
     }
 
+    /// Writes the record into the run's `meta` hash.
+    pub fn write(&self, redis: &mut Redis) -> Result<(), ClusterError> {
+        let mut hset = redis::cmd("HSET");
+        hset.arg(Keys::new(&self.id).meta());
+        for (field, value) in self.fields() {
+            hset.arg(field).arg(value);
+        }
+        redis.query(&hset, "writing the run record")
+    }
+
     /// Reads run `run`'s record.
     pub fn read(redis: &mut Redis, run: &str) -> Result<RunRecord, ClusterError> {
         check_run_id(run)?;

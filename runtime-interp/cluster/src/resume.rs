@@ -19,7 +19,7 @@
 use crate::conn::Redis;
 use crate::error::ClusterError;
 use crate::ids::{task_id, tile_id};
-use crate::protocol::{Keys, GROUP, RUNS};
+use crate::protocol::{self, Keys};
 use crate::record::{now_ms, Kernels, RunRecord, RunState};
 use crate::tiles::{check_store_url, open_run_store};
 use model::query::Engine;
@@ -273,39 +273,14 @@ pub fn resume(
         stored_bytes: 0,
         peak_bytes: 0,
     };
-    let mut hset = redis::cmd("HSET");
-    hset.arg(keys.meta());
-    for (field, value) in record.fields() {
-        hset.arg(field).arg(value);
-    }
-    redis.query::<()>(&hset, "writing the run record")?;
+    record.write(redis)?;
     // The queue last: a worker may read it at once, and completing a task
     // needs the record.
-    redis.query::<()>(
-        redis::cmd("XGROUP")
-            .arg("CREATE")
-            .arg(keys.queue())
-            .arg(GROUP)
-            .arg("0")
-            .arg("MKSTREAM"),
-        "creating the ready stream",
-    )?;
+    protocol::create_queue(redis, &keys)?;
     let ready_ids: Vec<String> = ready.iter().map(task_id).collect();
-    for chunk in ready_ids.chunks(1000) {
-        let mut pipe = redis::pipe();
-        for id in chunk {
-            pipe.cmd("XADD")
-                .arg(keys.queue())
-                .arg("*")
-                .arg("t")
-                .arg(id)
-                .ignore();
-        }
-        pipe.cmd("SADD").arg(keys.enqueued()).arg(chunk).ignore();
-        redis.pipe::<()>(&pipe, "restoring the ready tasks")?;
-    }
+    protocol::enqueue(redis, &keys, &ready_ids, "restoring the ready tasks")?;
     if !finished {
-        redis.query::<()>(redis::cmd("SADD").arg(RUNS).arg(run), "announcing the run")?;
+        protocol::announce(redis, run)?;
     }
     Ok(Resumed {
         done: done.len() as u64,

@@ -6,6 +6,7 @@ use crate::error::ClusterError;
 use crate::ids::parse_task;
 use crate::protocol::{Keys, GROUP};
 use crate::record::{now_ms, RunRecord, RunState};
+use crate::reply::{array, text};
 use model::program::Program;
 use model::task::Task;
 use redis::Value;
@@ -73,22 +74,6 @@ fn shown(id: &str) -> ShownTask {
     ShownTask {
         id: id.to_string(),
         task: parse_task(id).ok(),
-    }
-}
-
-fn array(v: &Value) -> &[Value] {
-    match v {
-        Value::Array(items) | Value::Set(items) => items,
-        _ => &[],
-    }
-}
-
-fn text(v: &Value) -> Option<String> {
-    match v {
-        Value::BulkString(b) => String::from_utf8(b.clone()).ok(),
-        Value::SimpleString(s) => Some(s.clone()),
-        Value::Int(i) => Some(i.to_string()),
-        _ => None,
     }
 }
 

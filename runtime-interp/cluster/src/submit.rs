@@ -12,7 +12,7 @@
 use crate::conn::Redis;
 use crate::error::ClusterError;
 use crate::ids::task_id;
-use crate::protocol::{Keys, GROUP, RUNS};
+use crate::protocol::{self, Keys};
 use crate::record::{now_ms, Kernels, RunRecord, RunState};
 use crate::tiles::{check_store_url, open_run_store};
 use model::artifact::{self, Artifact, SourceInfo};
@@ -258,37 +258,12 @@ pub fn submit(
         stored_bytes: input_bytes,
         peak_bytes: input_bytes,
     };
-    let mut hset = redis::cmd("HSET");
-    hset.arg(keys.meta());
-    for (field, value) in record.fields() {
-        hset.arg(field).arg(value);
-    }
-    redis.query::<()>(&hset, "writing the run record")?;
-    redis.query::<()>(
-        redis::cmd("XGROUP")
-            .arg("CREATE")
-            .arg(keys.queue())
-            .arg(GROUP)
-            .arg("0")
-            .arg("MKSTREAM"),
-        "creating the ready stream",
-    )?;
+    record.write(redis)?;
+    protocol::create_queue(redis, &keys)?;
     note(&format!("seeding {} root tasks of {total}", roots.len()));
-    for chunk in roots.chunks(1000) {
-        let mut pipe = redis::pipe();
-        for id in chunk {
-            pipe.cmd("XADD")
-                .arg(keys.queue())
-                .arg("*")
-                .arg("t")
-                .arg(id)
-                .ignore();
-        }
-        pipe.cmd("SADD").arg(keys.enqueued()).arg(chunk).ignore();
-        redis.pipe::<()>(&pipe, "seeding the root tasks")?;
-    }
+    protocol::enqueue(redis, &keys, &roots, "seeding the root tasks")?;
     if total > 0 {
-        redis.query::<()>(redis::cmd("SADD").arg(RUNS).arg(&run), "announcing the run")?;
+        protocol::announce(redis, &run)?;
     }
     Ok(Submitted {
         run,

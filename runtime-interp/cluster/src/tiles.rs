@@ -3,18 +3,8 @@
 use crate::error::ClusterError;
 use lru::LruCache;
 use runtime::kernels::Tile;
-use runtime::store::ObjectStoreTiles;
+use runtime::store::{has_url_scheme, ObjectStoreTiles};
 use std::sync::{Arc, Mutex};
-
-/// Whether `spec` is a URL (`scheme://...`) rather than a path.
-fn is_url(spec: &str) -> bool {
-    spec.split_once("://").is_some_and(|(scheme, _)| {
-        !scheme.is_empty()
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-    })
-}
 
 /// The store of run `run`: `URL/RUN/` (tiles at `URL/RUN/M/i_j.npy`).
 /// Workers on other machines open the same URL, so it must be one they
@@ -23,7 +13,7 @@ fn is_url(spec: &str) -> bool {
 pub fn open_run_store(url: &str, run: &str) -> Result<ObjectStoreTiles, ClusterError> {
     // A directory is opened as a file:// URL: object_store writes each
     // tile to a temporary file and renames it (atomic, no fsync per tile).
-    let spec = if is_url(url) {
+    let spec = if has_url_scheme(url) {
         format!("{}/{run}", url.trim_end_matches('/'))
     } else {
         let dir = std::path::Path::new(url).join(run);
@@ -52,7 +42,7 @@ pub fn check_store_url(url: &str) -> Result<(), ClusterError> {
              a shared directory (an absolute path or file:///abs/path) or an object store URL (s3://bucket/prefix)"
         )));
     }
-    if !is_url(url) && !std::path::Path::new(url).is_absolute() {
+    if !has_url_scheme(url) && !std::path::Path::new(url).is_absolute() {
         return Err(ClusterError::Refused(format!(
             "--store `{url}`: give an absolute path (workers may run in other directories), or a URL"
         )));

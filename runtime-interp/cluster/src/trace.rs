@@ -7,6 +7,7 @@ use crate::conn::Redis;
 use crate::error::ClusterError;
 use crate::ids::parse_task;
 use crate::protocol::Keys;
+use crate::reply::{array, text};
 use redis::Value;
 use runtime::timeline::Event;
 
@@ -56,22 +57,6 @@ impl TraceEvent {
             .arg("x")
             .arg(u8::from(self.retry))
             .ignore();
-    }
-}
-
-fn text(v: &Value) -> Option<String> {
-    match v {
-        Value::BulkString(b) => String::from_utf8(b.clone()).ok(),
-        Value::SimpleString(s) => Some(s.clone()),
-        Value::Int(i) => Some(i.to_string()),
-        _ => None,
-    }
-}
-
-fn array(v: &Value) -> &[Value] {
-    match v {
-        Value::Array(items) => items,
-        _ => &[],
     }
 }
 

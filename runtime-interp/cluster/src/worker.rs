@@ -32,6 +32,7 @@ use crate::faults::{Dice, Faults, EXIT_AFTER_WRITE, EXIT_BEFORE_WRITE};
 use crate::ids::{parse_task, task_id, tile_id};
 use crate::protocol::{Keys, COMPLETE, FAIL, GROUP, RECLAIM, RENEW, RUNS};
 use crate::record::{now_ms, Kernels, RunRecord, RunState};
+use crate::reply::{array, int, text};
 use crate::tiles::{marker_key, open_run_store, TileCache};
 use crate::trace::TraceEvent;
 use model::program::{Instance, Program};
@@ -41,6 +42,7 @@ use redis::Value;
 use runtime::exec::call_kernel;
 use runtime::kernels::{Kernel, Registry, Tile};
 use runtime::store::{BlobStore, ObjectStoreTiles, TileStore};
+use runtime::timeline::now_us;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -558,29 +560,6 @@ fn streams(v: &Value) -> Vec<(Option<String>, Option<&Value>)> {
     }
 }
 
-fn array(v: &Value) -> &[Value] {
-    match v {
-        Value::Array(items) | Value::Set(items) => items,
-        _ => &[],
-    }
-}
-
-fn text(v: &Value) -> Option<String> {
-    match v {
-        Value::BulkString(b) => String::from_utf8(b.clone()).ok(),
-        Value::SimpleString(s) => Some(s.clone()),
-        Value::Int(i) => Some(i.to_string()),
-        _ => None,
-    }
-}
-
-fn int(v: &Value) -> Option<i64> {
-    match v {
-        Value::Int(i) => Some(*i),
-        other => text(other)?.parse().ok(),
-    }
-}
-
 struct Scripts<'a> {
     complete: &'a Script,
     fail: &'a Script,
@@ -749,6 +728,7 @@ fn run_held(
                         now_ms().to_string(),
                         "0".to_string(),
                         "0".to_string(),
+                        "0".to_string(),
                     ];
                     let event = TraceEvent {
                         task: e.task.clone(),
@@ -780,14 +760,6 @@ fn run_held(
 /// A task to complete: the script's arguments, the run's trace key and
 /// the task's trace event.
 type Completion = (Vec<String>, String, TraceEvent);
-
-/// Microseconds since the Unix epoch.
-fn now_us() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as u64)
-        .unwrap_or(0)
-}
 
 /// The name of the worker thread that holds an entry.
 fn consumer_of(sh: &Shared<'_>, ctx: &RunCtx, id: &str) -> String {
@@ -948,6 +920,7 @@ fn run_task(
     let mut read_bytes = 0u64;
     let mut written_bytes = 0u64;
     let mut dead_candidates: Vec<(model::task::TileRef, u64)> = Vec::new();
+    let mut written_intermediates: Vec<String> = Vec::new();
     let name = || program.task_name(task).to_string();
     let query = |e: model::query::QueryError| TaskFailure::Run(format!("task {}: {e}", name()));
     if !ctx.noop {
@@ -1010,6 +983,9 @@ fn run_task(
         }
         for (t, tile) in writes.iter().zip(called.tiles) {
             written_bytes += (tile.nrows() * tile.ncols() * 8) as u64;
+            if program.matrices[t.matrix as usize].role == model::program::Role::Temporary {
+                written_intermediates.push(tile_id(t.matrix, &t.index));
+            }
             let tile = Arc::new(tile);
             let mname = &program.matrices[t.matrix as usize].name;
             retry(|| store.put(mname, &t.index, tile.clone())).map_err(|e| {
@@ -1071,6 +1047,12 @@ fn run_task(
         out.push(tile);
         out.push(d.to_string());
     }
+    // The intermediate tiles it wrote (unless kept), then those it read.
+    if ctx.keep {
+        written_intermediates.clear();
+    }
+    out.push(written_intermediates.len().to_string());
+    out.extend(written_intermediates);
     // The intermediate tiles it read (unless kept): each is deleted by the
     // completion that makes its reader count complete.
     if !ctx.noop && !ctx.keep {

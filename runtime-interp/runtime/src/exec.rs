@@ -20,6 +20,7 @@
 //! workers or the order in which ready tasks run.
 
 use crate::kernels::{Kernel, KernelArg, Registry, Tile};
+use crate::timeline::now_us;
 use model::expr::{Env, Value};
 use model::program::{Arg, Instance, ParamKind, Role};
 use model::query::{Engine, QueryError};
@@ -194,14 +195,6 @@ impl Stage {
             Stage::Finish => "writing outputs",
         }
     }
-}
-
-/// Microseconds since the Unix epoch.
-fn now_us() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as u64)
-        .unwrap_or(0)
 }
 
 impl Progress {

@@ -971,8 +971,9 @@ impl BlobStore for ObjectStoreTiles {
     }
 }
 
-/// Whether `spec` starts with a URL scheme and `://`.
-fn has_url_scheme(spec: &str) -> bool {
+/// Whether `spec` starts with a URL scheme and `://` (as [`open_store`]
+/// tells URLs from paths).
+pub fn has_url_scheme(spec: &str) -> bool {
     let Some((scheme, _)) = spec.split_once("://") else {
         return false;
     };

@@ -13,6 +13,14 @@ use model::task::Task;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
+/// Microseconds since the Unix epoch: the clock of every [`Event`].
+pub fn now_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
 /// One execution of one task.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event {

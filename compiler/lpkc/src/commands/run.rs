@@ -197,7 +197,7 @@ fn distributed(
     }
     let file = args.file.display().to_string();
     let quiet = args.no_progress || args.format == Format::Json;
-    let submitted = cluster::submit::submit(
+    let submitted = crate::cluster::submit(
         &mut redis,
         &cluster::submit::Submission {
             program,
@@ -214,22 +214,8 @@ fn distributed(
             max_expiries: 3,
             keep_intermediates: args.keep_intermediates,
         },
-        &mut |m| {
-            if !quiet {
-                eprintln!("{m}");
-            }
-        },
-    );
-    let submitted = match submitted {
-        Ok(s) => s,
-        Err(cluster::ClusterError::Job(e)) => {
-            return match *e {
-                job::JobError::Bind { error, params } => Err(bind_failure(program, error, &params)),
-                other => Err(fail(&other.to_string())),
-            }
-        }
-        Err(e) => return Err(crate::cluster::error(e)),
-    };
+        quiet,
+    )?;
     let submitted_at = started.elapsed();
     let mut probe = crate::cluster::open(redis_url)?;
     let queue = cluster::protocol::Keys::new(&submitted.run).queue();

@@ -3,11 +3,11 @@
 //! id; with `--wait`, waits for it with a progress bar.
 
 use crate::args::{Format, GlobalOpts, InstanceArgs};
-use crate::error::{bind_failure, CliError};
+use crate::error::CliError;
 use crate::{cluster as ui, inputs, load, output};
 use clap::ValueEnum;
 use cluster::record::{Kernels, RunState};
-use cluster::submit::{submit, Submission};
+use cluster::submit::Submission;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -81,7 +81,7 @@ pub fn run(args: &SubmitArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let mut redis = ui::open(&args.redis)?;
     let file = args.file.display().to_string();
     let quiet = args.no_progress;
-    let submitted = submit(
+    let submitted = crate::cluster::submit(
         &mut redis,
         &Submission {
             program: &program,
@@ -98,24 +98,8 @@ pub fn run(args: &SubmitArgs, global: &GlobalOpts) -> Result<(), CliError> {
             max_expiries: args.max_expiries,
             keep_intermediates: args.keep_intermediates,
         },
-        &mut |m| {
-            if !quiet {
-                eprintln!("{m}");
-            }
-        },
-    );
-    let submitted = match submitted {
-        Ok(s) => s,
-        Err(cluster::ClusterError::Job(e)) => {
-            return match *e {
-                runtime::job::JobError::Bind { error, params } => {
-                    Err(bind_failure(&program, error, &params))
-                }
-                other => Err(CliError::Input(other.to_string())),
-            }
-        }
-        Err(e) => return Err(ui::error(e)),
-    };
+        quiet,
+    )?;
     match args.format {
         Format::Json => output::json(&serde_json::json!({ "run": submitted.run })),
         Format::Human => {

@@ -63,6 +63,7 @@ fn complete(
     for (c, t, d) in edges {
         args.extend([c.to_string(), t.to_string(), d.to_string()]);
     }
+    args.push("0".into());
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     r.script(s, &a, "complete").expect("COMPLETE")
 }
@@ -239,7 +240,7 @@ fn completing_a_task_of_an_unknown_run_leaves_its_entry_pending() {
     let _: () = r
         .query(redis::cmd("DEL").arg(keys.meta()), "t")
         .expect("DEL");
-    let args = [keys.prefix.as_str(), id.as_str(), "0:", "0", "0", "0"];
+    let args = [keys.prefix.as_str(), id.as_str(), "0:", "0", "0", "0", "0"];
     let got: (i64, i64, String) = r.script(&s, &args, "complete").expect("COMPLETE");
     assert_eq!(got, (0, 0, String::new()));
     assert_eq!(
@@ -275,6 +276,7 @@ fn the_last_reader_of_a_tile_deletes_it_once() {
             "0",
             "10",
             "0",
+            "0",
             "5:0",
             "2",
             "100",
@@ -302,4 +304,35 @@ fn the_last_reader_of_a_tile_deletes_it_once() {
         .query(redis::cmd("HGET").arg(keys.meta()).arg("peak_bytes"), "t")
         .expect("peak");
     assert_eq!((stored, peak), (100 + 10 + 10 - 100, 120));
+}
+
+#[test]
+fn a_late_copy_of_a_writer_deletes_what_it_wrote_again() {
+    let mut r = Redis::open(&services::redis_url()).expect("the test Redis");
+    let s = Script::new(COMPLETE);
+    let (_run, keys) = fresh_run(&mut r, "g", 3);
+    // Writer 0: wrote tile 5:0 (10 bytes); reader 1: its only reader.
+    let complete = |r: &mut Redis, args: &[&str]| -> Vec<String> {
+        let v: Vec<redis::Value> = r.script(&s, args, "complete").expect("COMPLETE");
+        v.iter()
+            .skip(3)
+            .map(|x| match x {
+                redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    };
+    let p = keys.prefix.as_str();
+    assert!(complete(&mut r, &[p, "", "0:", "0", "10", "0", "1", "5:0"]).is_empty());
+    assert_eq!(
+        complete(&mut r, &[p, "", "1:", "0", "0", "0", "0", "5:0", "1", "10"]),
+        vec!["5:0".to_string()]
+    );
+    // The writer's late copy wrote the tile again: it is to be deleted.
+    assert_eq!(
+        complete(&mut r, &[p, "", "0:", "0", "10", "0", "1", "5:0"]),
+        vec!["5:0".to_string()]
+    );
+    // A late copy of a tile still alive deletes nothing.
+    assert!(complete(&mut r, &[p, "", "0:", "0", "10", "0", "1", "5:1"]).is_empty());
 }
