@@ -82,6 +82,16 @@ impl Keys {
     pub fn dead(&self) -> String {
         format!("{}dead", self.prefix)
     }
+    /// Tiles deleted as dead (a late copy of a task that writes one again
+    /// deletes it again).
+    pub fn gone(&self) -> String {
+        format!("{}gone", self.prefix)
+    }
+    /// The finished readers of intermediate tile `tile` (an id of
+    /// [`crate::ids::tile_id`]).
+    pub fn readers(&self, tile: &str) -> String {
+        format!("{}r:{tile}", self.prefix)
+    }
     /// The timeline: one entry per task execution.
     pub fn trace(&self) -> String {
         format!("{}trace", self.prefix)

@@ -221,6 +221,59 @@ pub fn resume(
     }
     ready.sort_by(|a, b| program.sequential_cmp(a, b));
 
+    // Dead tiles: each intermediate tile a finished task read counts its
+    // finished readers again, as the completions had; a tile whose readers
+    // are all finished is deleted now (it may be gone already).
+    let keep = manifest["keep_intermediates"].as_bool().unwrap_or(false);
+    let mut read_by: HashMap<model::task::TileRef, Vec<String>> = HashMap::new();
+    if !keep {
+        for t in &done {
+            for tile in engine.reads(t)? {
+                let m = &program.matrices[tile.matrix as usize];
+                if m.role != model::program::Role::Temporary
+                    || (m.zero && runtime::zero::is_zero_tile(&mut engine, &tile)?)
+                {
+                    continue;
+                }
+                let readers = read_by.entry(tile).or_default();
+                let id = task_id(t);
+                if !readers.contains(&id) {
+                    readers.push(id);
+                }
+            }
+        }
+    }
+    let mut partly_read: Vec<(String, Vec<String>)> = Vec::new();
+    let mut dead_now: Vec<(model::task::TileRef, String)> = Vec::new();
+    for (tile, finished) in read_by {
+        let id = tile_id(tile.matrix, &tile.index);
+        if finished.len() >= engine.readers(&tile)?.len() {
+            dead_now.push((tile, id));
+        } else {
+            partly_read.push((id, finished));
+        }
+    }
+    let mut undeleted: Vec<String> = Vec::new();
+    for (tile, id) in &dead_now {
+        let m = &program.matrices[tile.matrix as usize];
+        if let Err(e) = store.delete(&m.name, &tile.index) {
+            note(&format!(
+                "could not delete dead tile {}: {e}; `lpkc collect` deletes it",
+                program.tile_name(tile)
+            ));
+            undeleted.push(id.clone());
+        }
+    }
+    // The store's bytes, re-counted from its objects (tiles only; each
+    // size includes its .npy header).
+    let stored_bytes: u64 = store
+        .list_sized("")
+        .map_err(store_err)?
+        .iter()
+        .filter(|(k, _)| k.ends_with(".npy") && !k.starts_with("done/"))
+        .map(|(_, size)| size)
+        .sum();
+
     // Write the state: the finished set and the counters, the record, then
     // the ready queue, and the run's announcement last.
     let pattern = keys.pattern();
@@ -248,6 +301,29 @@ pub fn resume(
         }
         redis.pipe::<()>(&pipe, "restoring the waiting tasks' counters")?;
     }
+    for chunk in partly_read.chunks(1000) {
+        let mut pipe = redis::pipe();
+        for (tile, readers) in chunk {
+            pipe.cmd("SADD")
+                .arg(keys.readers(tile))
+                .arg(readers)
+                .ignore();
+        }
+        redis.pipe::<()>(&pipe, "restoring the tiles' finished readers")?;
+    }
+    for chunk in dead_now.chunks(1000) {
+        let ids: Vec<&String> = chunk.iter().map(|(_, id)| id).collect();
+        redis.query::<()>(
+            redis::cmd("SADD").arg(keys.gone()).arg(ids),
+            "restoring the deleted tiles",
+        )?;
+    }
+    if !undeleted.is_empty() {
+        redis.query::<()>(
+            redis::cmd("SADD").arg(keys.dead()).arg(&undeleted),
+            "restoring the dead tiles",
+        )?;
+    }
     let finished = done.len() as u64 >= total;
     let record = RunRecord {
         id: run.to_string(),
@@ -268,10 +344,10 @@ pub fn resume(
         created_ms: manifest["created_ms"].as_u64().unwrap_or_else(now_ms),
         finished_ms: None,
         error: None,
-        keep: manifest["keep_intermediates"].as_bool().unwrap_or(false),
-        // Tile bytes are counted from the resumption on.
-        stored_bytes: 0,
-        peak_bytes: 0,
+        keep,
+        // The peak before the resumption is lost with Redis.
+        stored_bytes: i64::try_from(stored_bytes).unwrap_or(i64::MAX),
+        peak_bytes: i64::try_from(stored_bytes).unwrap_or(i64::MAX),
     };
     record.write(redis)?;
     // The queue last: a worker may read it at once, and completing a task

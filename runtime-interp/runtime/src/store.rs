@@ -396,7 +396,15 @@ pub trait BlobStore: TileStore {
     /// The keys of every object under `prefix` (whole `/`-separated
     /// segments: `done` lists `done/x` but not `done2/x`; `""` lists the
     /// whole store), relative to the store's root, sorted.
-    fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError>;
+    fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .list_sized(prefix)?
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect())
+    }
+    /// [`BlobStore::list`] with each object's size in bytes.
+    fn list_sized(&self, prefix: &str) -> Result<Vec<(String, u64)>, StoreError>;
 }
 
 /// The longest key [`check_key`] accepts, in bytes (S3's own limit is
@@ -939,7 +947,7 @@ impl BlobStore for ObjectStoreTiles {
         self.remove(loc, &name)
     }
 
-    fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+    fn list_sized(&self, prefix: &str) -> Result<Vec<(String, u64)>, StoreError> {
         let prefix = prefix.strip_suffix('/').unwrap_or(prefix);
         let (loc, name) = if prefix.is_empty() {
             (self.prefix.clone(), self.url_of(""))
@@ -951,19 +959,19 @@ impl BlobStore for ObjectStoreTiles {
         let listed = self.drive(&name, async move {
             store
                 .list(Some(&under))
-                .map_ok(|meta| meta.location)
+                .map_ok(|meta| (meta.location, meta.size))
                 .try_collect::<Vec<_>>()
                 .await
         })?;
         let locations = listed.map_err(|source| self.classify(&name, source))?;
-        let mut keys: Vec<String> = locations
+        let mut keys: Vec<(String, u64)> = locations
             .iter()
-            .filter_map(|l| {
+            .filter_map(|(l, size)| {
                 let parts: Vec<String> = l
                     .prefix_match(&self.prefix)?
                     .map(|p| p.as_ref().to_string())
                     .collect();
-                Some(parts.join("/"))
+                Some((parts.join("/"), *size))
             })
             .collect();
         keys.sort();

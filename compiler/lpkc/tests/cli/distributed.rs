@@ -389,8 +389,31 @@ fn check_trace(redis: &str, run: &str, status: &Value, dir: &Path, retried: bool
             "no retried execution in the trace"
         );
     }
-    let svg = std::fs::read_to_string(&svg).expect("trace.svg");
-    assert!(svg.starts_with("<svg") && svg.contains("live workers") && svg.contains("ready tasks"));
+    let text = std::fs::read_to_string(&svg).expect("trace.svg");
+    assert!(
+        text.starts_with("<svg") && text.contains("live workers") && text.contains("ready tasks")
+    );
+    assert_svg_renders(&svg);
+}
+
+/// Renders an SVG with librsvg (`rsvg-convert`, which scripts/test
+/// installs) into a PNG: a broken SVG fails to render.
+pub(crate) fn assert_svg_renders(svg: &Path) {
+    let png = svg.with_extension("png");
+    let out = Command::new("rsvg-convert")
+        .arg(svg)
+        .arg("-o")
+        .arg(&png)
+        .output()
+        .expect("rsvg-convert (scripts/test installs librsvg2-bin)");
+    ok(&out, "rsvg-convert");
+    let bytes = std::fs::read(&png).expect("the rendered PNG");
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 1000,
+        "{} rendered to {} bytes",
+        svg.display(),
+        bytes.len()
+    );
 }
 
 fn dir_store(tmp: &tempfile::TempDir) -> Store {
@@ -732,20 +755,26 @@ fn bad_urls_stores_and_runs_are_clear_errors() {
     }
 }
 
-/// A Redis of this test's own, with an append-only file synced after
-/// every write, that the test can kill and start again.
+/// A Redis of this test's own that the test can kill and start again:
+/// with an append-only file synced after every write (`persist`), or
+/// without any persistence, so that it restarts empty.
 struct OwnRedis {
     port: u16,
     dir: PathBuf,
+    persist: bool,
     child: Option<Child>,
 }
 
 impl OwnRedis {
     fn start(dir: &Path) -> OwnRedis {
+        OwnRedis::start_with(dir, true)
+    }
+    fn start_with(dir: &Path, persist: bool) -> OwnRedis {
         let port = services::free_port().expect("a free port");
         let mut r = OwnRedis {
             port,
             dir: dir.to_path_buf(),
+            persist,
             child: None,
         };
         r.restart();
@@ -761,7 +790,7 @@ impl OwnRedis {
                 "--save",
                 "",
                 "--appendonly",
-                "yes",
+                if self.persist { "yes" } else { "no" },
                 "--appendfsync",
                 "always",
             ])
@@ -836,6 +865,103 @@ fn workers_reconnect_after_redis_is_killed_and_restarted() {
     for c in &mut pool.children {
         assert!(matches!(c.try_wait(), Ok(None)), "a worker exited");
     }
+}
+
+/// Runs `file` with two workers on a Redis without persistence, and twice
+/// while it runs: SIGKILLs Redis, starts it again empty (the run is gone),
+/// and resumes the run from the store with `lpkc resume`; the same
+/// workers reconnect and finish it, bit-identical to the embedded run,
+/// leaving only inputs and outputs in the store.
+fn resume_after_redis_restarts_empty(file: &Path, args: &[&str], inputs: &[&str]) {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let mut redis = OwnRedis::start_with(tmp.path(), false);
+    let url = redis.url();
+    let store = dir_store(&tmp);
+    let emb = tmp.path().join("embedded");
+    embedded(file, args, &emb);
+    let run = submit(&url, &store, file, args);
+    let mut pool = Workers::new(
+        &url,
+        &store,
+        &["--lease", "2", "--idle", "120", "--threads", "2"],
+    );
+    pool.spawn();
+    pool.spawn();
+    let total = status(&url, &run)["tasks_total"]
+        .as_u64()
+        .expect("tasks_total");
+    let started = Instant::now();
+    let mut done_before = 0;
+    for round in 1..=2u64 {
+        // Let a third of the run (more) pass, then lose Redis.
+        loop {
+            let s = status(&url, &run);
+            assert_eq!(
+                s["state"], "running",
+                "finished before Redis could be lost twice: {s}"
+            );
+            if s["tasks_done"].as_u64().unwrap_or(0) >= round * total / 3 {
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(240), "{s}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        redis.kill();
+        std::thread::sleep(Duration::from_millis(300));
+        redis.restart();
+        let out = lpkc()
+            .args(["status", &run, "--redis", &url])
+            .output()
+            .expect("lpkc status");
+        assert_eq!(out.status.code(), Some(1), "the run survived a restart");
+        let out = lpkc()
+            .args(["resume", &run, "--redis", &url, "--store", &store.url()])
+            .output()
+            .expect("lpkc resume");
+        ok(&out, "lpkc resume");
+        let s = status(&url, &run);
+        let done = s["tasks_done"].as_u64().expect("tasks_done");
+        assert!(
+            done >= done_before && done >= round * total / 3,
+            "resume {round} found {done} tasks done, fewer than were done: {s}"
+        );
+        done_before = done;
+    }
+    let s = wait_finished(&url, &run, Duration::from_secs(240), &mut pool);
+    assert_eq!(s["state"], "done", "{s}");
+    assert_eq!(s["tasks_done"], s["tasks_total"]);
+    let dist = tmp.path().join("distributed");
+    collect(&url, &store, &run, &dist);
+    assert_same_outputs(&emb, &dist);
+    assert_only_outputs_left(&tmp.path().join("store").join(&run), &emb, inputs);
+    for c in &mut pool.children {
+        assert!(matches!(c.try_wait(), Ok(None)), "a worker exited");
+    }
+}
+
+#[test]
+fn cholesky_resumes_twice_after_redis_restarts_empty() {
+    resume_after_redis_restarts_empty(
+        &example("cholesky.lpk"),
+        &["--block", "256", "--input", "A=spd:4096"],
+        &["A"],
+    );
+}
+
+#[test]
+fn gemm_tree_resumes_twice_after_redis_restarts_empty() {
+    resume_after_redis_restarts_empty(
+        &example("gemm_tree.lpk"),
+        &[
+            "--block",
+            "256",
+            "--input",
+            "A=random:3072x3072",
+            "--input",
+            "B=random:3072x3072",
+        ],
+        &["A", "B"],
+    );
 }
 
 #[test]

@@ -230,6 +230,9 @@ fn trace_writes_one_event_per_task_and_a_gantt_chart() {
     assert!(events
         .iter()
         .all(|e| e["args"]["read_bytes"].as_u64().is_some_and(|b| b > 0)));
-    let svg = std::fs::read_to_string(&svg).expect("trace.svg");
-    assert!(svg.starts_with("<svg") && svg.contains("lpk-worker-") && svg.contains("ready tasks"));
+    let text = std::fs::read_to_string(&svg).expect("trace.svg");
+    assert!(
+        text.starts_with("<svg") && text.contains("lpk-worker-") && text.contains("ready tasks")
+    );
+    crate::distributed::assert_svg_renders(&svg);
 }
