@@ -119,7 +119,27 @@ impl Default for Q {
 /// Which copy of a statement a loop variable or atom belongs to: a
 /// question about two tasks (a writer and a reader, two writers) puts each
 /// statement's variables on a side of its own.
-pub(crate) type Side = u8;
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Side {
+    /// The first task of a question (the writer; the only side of a
+    /// question about one task).
+    First,
+    /// The second task (the reader, or the other writer).
+    Second,
+}
+
+impl Side {
+    /// Both sides, in order.
+    pub(crate) const BOTH: [Side; 2] = [Side::First, Side::Second];
+    /// 0 for the first side, 1 for the second (an index into per-side
+    /// tables).
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Side::First => 0,
+            Side::Second => 1,
+        }
+    }
+}
 
 /// An unknown of an affine form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -428,12 +448,12 @@ mod tests {
         let s = pool.add(Node::Binary(BinOp::Add, two_i, pow));
         let s = pool.add(Node::Binary(BinOp::Sub, s, n));
         // unknown: both slots
-        let l = decompose(&pool, s, 0, &|s| s < 2).unwrap();
-        assert_eq!(l.coefficient(Term::Slot(0, 0)), Q::int(2));
-        assert_eq!(l.coefficient(Term::Atom(0, pow)), Q::ONE);
+        let l = decompose(&pool, s, Side::First, &|s| s < 2).unwrap();
+        assert_eq!(l.coefficient(Term::Slot(Side::First, 0)), Q::int(2));
+        assert_eq!(l.coefficient(Term::Atom(Side::First, pow)), Q::ONE);
         assert_eq!(l.coefficient(Term::Known(n)), Q::int(-1));
         // slot 1 known: the power is a known term
-        let l = decompose(&pool, s, 0, &|s| s == 0).unwrap();
+        let l = decompose(&pool, s, Side::First, &|s| s == 0).unwrap();
         assert_eq!(l.atoms().count(), 0);
         assert_eq!(l.coefficient(Term::Known(pow)), Q::ONE);
     }

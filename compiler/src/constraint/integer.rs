@@ -467,7 +467,7 @@ fn solve_dense(d: &Dense) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::constraint::affine::Affine;
+    use crate::constraint::affine::{Affine, Side};
     use model::expr::ExprRef;
 
     fn ge(terms: &[(Term, i64)], c: i64) -> Constraint {
@@ -485,8 +485,8 @@ mod tests {
         }
     }
 
-    const X: Term = Term::Slot(0, 0);
-    const Y: Term = Term::Slot(1, 0);
+    const X: Term = Term::Slot(Side::First, 0);
+    const Y: Term = Term::Slot(Side::Second, 0);
     const A: Term = Term::Aux(1);
     const B: Term = Term::Aux(2);
 

@@ -353,7 +353,7 @@ impl System {
     /// Adds the program's `require`s.
     pub(crate) fn requires(&mut self, program: &Program) {
         for &r in &program.requires {
-            self.assume(&program.exprs, 0, r, true);
+            self.assume(&program.exprs, Side::First, r, true);
         }
     }
 
@@ -651,8 +651,8 @@ mod tests {
         let l = pool.add(Node::Call(Func::CeilLog2, n));
         let three = pool.add(Node::Int(3));
         let mut sys = System::new();
-        let lf = sys.form(&pool, 0, l).unwrap_or_default();
-        let tf = sys.form(&pool, 0, three).unwrap_or_default();
+        let lf = sys.form(&pool, Side::First, l).unwrap_or_default();
+        let tf = sys.form(&pool, Side::First, three).unwrap_or_default();
         sys.ge_by(&lf, &tf, 0);
         for (v, feasible) in [(4, false), (5, true), (1 << 20, true)] {
             let mut s = sys.clone();
@@ -662,8 +662,8 @@ mod tests {
         // ceil(log2(N)) == 0  <=>  N == 1.
         let zero = pool.add(Node::Int(0));
         let mut sys = System::new();
-        let lf = sys.form(&pool, 0, l).unwrap_or_default();
-        let zf = sys.form(&pool, 0, zero).unwrap_or_default();
+        let lf = sys.form(&pool, Side::First, l).unwrap_or_default();
+        let zf = sys.form(&pool, Side::First, zero).unwrap_or_default();
         sys.eq(&lf, &zf);
         for (v, feasible) in [(0, false), (1, true), (2, false)] {
             let mut s = sys.clone();

@@ -19,6 +19,7 @@
 //! negative exponent) is bounded on the values where it succeeds, since a
 //! failing evaluation runs no task.
 
+use crate::constraint::affine::Side;
 use crate::constraint::system::System;
 use crate::constraint::PARAM_CEILING;
 use model::expr::{BinOp, Env, ExprPool, ExprRef, Func, Func2, Node, UnOp, Value};
@@ -85,19 +86,19 @@ impl Split {
 
     /// A system holding the `require`s and the domain of variant `v` of
     /// statement `s` on `side`.
-    pub(crate) fn with_domain(&self, s: usize, v: usize, side: u8) -> System {
+    pub(crate) fn with_domain(&self, s: usize, v: usize, side: Side) -> System {
         let mut sys = self.base();
         self.add_domain(&mut sys, s, v, side);
         sys
     }
 
     /// Adds the domain of variant `v` of statement `s` on `side`.
-    pub(crate) fn add_domain(&self, sys: &mut System, s: usize, v: usize, side: u8) {
+    pub(crate) fn add_domain(&self, sys: &mut System, s: usize, v: usize, side: Side) {
         if let Some(d) = self
             .domains
             .get(s)
             .and_then(|d| d.get(v))
-            .and_then(|d| d.get(side as usize))
+            .and_then(|d| d.get(side.index()))
         {
             sys.merge(d);
         }
@@ -125,7 +126,7 @@ pub(crate) fn split(p: &Program) -> Split {
         .map(|vs: &Vec<Variant>| {
             vs.iter()
                 .map(|v| {
-                    [0u8, 1].map(|side| {
+                    Side::BOTH.map(|side| {
                         let mut sys = System::new();
                         sys.domain(&pool, side, &v.st);
                         sys
@@ -144,7 +145,7 @@ pub(crate) fn split(p: &Program) -> Split {
             let split = vs.len() != 1 || vs.iter().any(|v| !v.fixed.is_empty());
             split.then(|| {
                 let mut sys = System::new();
-                sys.domain(&pool, 0, st);
+                sys.domain(&pool, Side::First, st);
                 sys
             })
         })

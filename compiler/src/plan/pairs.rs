@@ -45,7 +45,7 @@ pub(crate) fn may_meet(
     // `a != b` is the union of `a - b - 1 >= 0` and `b - a - 1 >= 0`; each
     // is tried (up to a few, the rest are dropped from the relaxation).
     let mut ne: Vec<(Side, ExprRef, ExprRef)> = Vec::new();
-    for (side, st) in [(0, w_st), (1, r_st)] {
+    for (side, st) in [(Side::First, w_st), (Side::Second, r_st)] {
         for item in &st.domain {
             match *item {
                 DomainItem::Loop { slot, lo, hi, .. } => {
@@ -71,11 +71,11 @@ pub(crate) fn may_meet(
     }
     for &req in requires {
         for g in guard_inequalities(pool, req, true) {
-            ge.push((0, g));
+            ge.push((Side::First, g));
         }
     }
     for (&a, &b) in w.indices.iter().zip(&r.indices) {
-        eq.push((0, a, 1, b));
+        eq.push((Side::First, a, Side::Second, b));
     }
     ne.truncate(MAX_SPLITS);
     let mut alternatives: Vec<[(Side, ExprRef); 2]> = Vec::new();

@@ -37,7 +37,7 @@ use model::program::{
 use std::collections::BTreeSet;
 
 /// The side of every affine form of a plan: one statement.
-const SIDE: Side = 0;
+const SIDE: Side = Side::First;
 
 /// The lowered program with the plans of every statement: `solve` takes it
 /// by value and returns it with `plans` filled in and the plans'

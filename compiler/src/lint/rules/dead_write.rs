@@ -5,6 +5,7 @@
 //! reader's domains, the `require`s and the index equations are
 //! infeasible.
 
+use crate::constraint::affine::Side;
 use crate::diag::{Code, Diagnostic};
 use crate::lint::split::Split;
 use crate::lint::{proved_text, span};
@@ -44,12 +45,13 @@ pub(crate) fn dead_writes(p: &Program, sp: &Split, never: &[bool]) -> Vec<(u32, 
                         if r.matrix != w.matrix || super::constant_clash(pool, w, r) {
                             return false;
                         }
-                        let mut sys = sp.with_domain(s, wi, 0);
-                        sp.add_domain(&mut sys, rs, ri, 1);
+                        let mut sys = sp.with_domain(s, wi, Side::First);
+                        sp.add_domain(&mut sys, rs, ri, Side::Second);
                         for (&x, &y) in w.indices.iter().zip(&r.indices) {
-                            if let (Some(fx), Some(fy)) =
-                                (sys.form(pool, 0, x), sys.form(pool, 1, y))
-                            {
+                            if let (Some(fx), Some(fy)) = (
+                                sys.form(pool, Side::First, x),
+                                sys.form(pool, Side::Second, y),
+                            ) {
                                 sys.eq(&fx, &fy);
                             }
                         }

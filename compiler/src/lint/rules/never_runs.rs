@@ -5,6 +5,7 @@
 //! `require`s is infeasible ("proved"); otherwise, a statement the
 //! exhaustive check never saw run is reported as "checked; not proved".
 
+use crate::constraint::affine::Side;
 use crate::diag::{Code, Diagnostic};
 use crate::lint::exhaustive::Coverage;
 use crate::lint::split::Split;
@@ -20,7 +21,7 @@ pub(crate) fn never_runs(sp: &Split) -> Vec<bool> {
     sp.variants
         .iter()
         .enumerate()
-        .map(|(s, vs)| (0..vs.len()).all(|i| !sp.with_domain(s, i, 0).feasible()))
+        .map(|(s, vs)| (0..vs.len()).all(|i| !sp.with_domain(s, i, Side::First).feasible()))
         .collect()
 }
 

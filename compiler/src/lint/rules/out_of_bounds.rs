@@ -8,6 +8,7 @@
 
 use super::FindingText;
 use crate::constraint::affine::Affine;
+use crate::constraint::affine::Side;
 use crate::constraint::system::System;
 use crate::diag::Code;
 use crate::lint::split::Split;
@@ -35,7 +36,9 @@ pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
             return false;
         };
         let whole = sp.whole(s);
-        let bases: Vec<_> = (0..vs.len()).map(|i| sp.with_domain(s, i, 0)).collect();
+        let bases: Vec<_> = (0..vs.len())
+            .map(|i| sp.with_domain(s, i, Side::First))
+            .collect();
         let accesses = st.writes.len() + st.reads.len();
         for a in 0..accesses {
             let pick = |st: &Statement| access(st, a).cloned();
@@ -90,11 +93,11 @@ fn may_leave(
         return true;
     };
     let mut sys = base.clone();
-    let Some(i) = sys.form(pool, 0, idx) else {
+    let Some(i) = sys.form(pool, Side::First, idx) else {
         return true;
     };
     if above {
-        let Some(e) = sys.form(pool, 0, ext) else {
+        let Some(e) = sys.form(pool, Side::First, ext) else {
             return true;
         };
         sys.ge_by(&i, &e, 0);

@@ -28,6 +28,7 @@
 //! read unproved.
 
 use super::{constant_clash, FindingText};
+use crate::constraint::affine::Side;
 use crate::constraint::affine::{Affine, Term, Q};
 use crate::constraint::system::{Constraint, Dnf, System};
 use crate::diag::Code;
@@ -72,7 +73,7 @@ fn read_proved(sp: &Split, at: (usize, usize), rv: &Variant, a: usize) -> bool {
     let Some(r) = rv.st.reads.get(a) else {
         return false;
     };
-    let mut sys = sp.with_domain(at.0, at.1, 1);
+    let mut sys = sp.with_domain(at.0, at.1, Side::Second);
     for (_, _, wv) in sp.all() {
         for w in &wv.st.writes {
             if w.matrix != r.matrix || constant_clash(pool, w, r) {
@@ -100,7 +101,7 @@ fn zero_read_proved(sp: &Split, at: (usize, usize), rv: &Variant, a: usize) -> b
             if w.matrix != r.matrix || constant_clash(pool, w, r) {
                 continue;
             }
-            let mut sys = sp.with_domain(at.0, at.1, 1);
+            let mut sys = sp.with_domain(at.0, at.1, Side::Second);
             let Some(late) = covered_late(&mut sys, pool, wv, w, &rv.st, r) else {
                 return false;
             };
@@ -140,8 +141,8 @@ fn covered_late(
         match *item {
             DomainItem::Loop { slot, lo, hi, step } => {
                 let yk = y.get(slot as usize)?;
-                let lo = substitute(&scratch.form(pool, 0, lo)?, &y)?;
-                let hi = substitute(&scratch.form(pool, 0, hi)?, &y)?;
+                let lo = substitute(&scratch.form(pool, Side::First, lo)?, &y)?;
+                let hi = substitute(&scratch.form(pool, Side::First, hi)?, &y)?;
                 // lo <= yk <= hi - 1.
                 out.push(vec![vec![Constraint::Ge(yk.plus(&lo, -1)?)]]);
                 out.push(vec![vec![Constraint::Ge(
@@ -177,11 +178,11 @@ fn covered_late(
 fn substitute(f: &Affine, y: &[Affine]) -> Option<Affine> {
     let mut out = f.clone();
     for (j, yj) in y.iter().enumerate() {
-        out = out.substitute(Term::Slot(0, j as u32), yj)?;
+        out = out.substitute(Term::Slot(Side::First, j as u32), yj)?;
     }
     if out
         .terms()
-        .any(|k| matches!(k, Term::Slot(0, _) | Term::Atom(0, _)))
+        .any(|k| matches!(k, Term::Slot(Side::First, _) | Term::Atom(Side::First, _)))
     {
         return None;
     }
@@ -221,18 +222,18 @@ fn invert(
     let depth = wv.st.depth();
     let mut rows: Vec<(Vec<Q>, Affine)> = Vec::new();
     for (&wi, &ri) in w.indices.iter().zip(&r.indices) {
-        let fw = scratch.form(pool, 0, wi)?;
-        let fr = sys.form(pool, 1, ri)?;
+        let fw = scratch.form(pool, Side::First, wi)?;
+        let fr = sys.form(pool, Side::Second, ri)?;
         let mut coeffs = Vec::with_capacity(depth);
         let mut rest = fw.clone();
         for k in 0..depth as u32 {
-            let c = fw.coefficient(Term::Slot(0, k));
+            let c = fw.coefficient(Term::Slot(Side::First, k));
             coeffs.push(c);
-            rest = rest.substitute(Term::Slot(0, k), &Affine::default())?;
+            rest = rest.substitute(Term::Slot(Side::First, k), &Affine::default())?;
         }
         if rest
             .terms()
-            .any(|k| matches!(k, Term::Slot(0, _) | Term::Atom(0, _)))
+            .any(|k| matches!(k, Term::Slot(Side::First, _) | Term::Atom(Side::First, _)))
         {
             return None;
         }
@@ -322,8 +323,8 @@ fn not_covered(
         match *item {
             DomainItem::Loop { slot, lo, hi, step } => {
                 let yk = y.get(slot as usize)?;
-                let lo = substitute(&scratch.form(pool, 0, lo)?, &y)?;
-                let hi = substitute(&scratch.form(pool, 0, hi)?, &y)?;
+                let lo = substitute(&scratch.form(pool, Side::First, lo)?, &y)?;
+                let hi = substitute(&scratch.form(pool, Side::First, hi)?, &y)?;
                 // yk < lo, or yk >= hi.
                 out.push(vec![Constraint::Ge(
                     lo.plus(yk, -1)?.plus(&Affine::constant(1), -1)?,
@@ -363,7 +364,7 @@ fn not_covered(
 }
 
 fn guard_dnf(scratch: &mut System, pool: &ExprPool, cond: ExprRef, positive: bool) -> Dnf {
-    scratch.cond(pool, 0, cond, positive)
+    scratch.cond(pool, Side::First, cond, positive)
 }
 
 /// "Writer iteration `y` of `w_st` is not earlier than reader iteration
@@ -376,7 +377,7 @@ fn not_earlier(w_st: &Statement, r_st: &Statement, y: &[Affine]) -> Option<Dnf> 
         .take(w_st.depth().min(r_st.depth()))
         .take_while(|(a, b)| a == b)
         .count();
-    let x = |k: usize| Affine::term(Term::Slot(1, k as u32));
+    let x = |k: usize| Affine::term(Term::Slot(Side::Second, k as u32));
     let mut out: Dnf = Vec::new();
     let prefix = |k: usize| -> Option<Vec<Constraint>> {
         (0..k)

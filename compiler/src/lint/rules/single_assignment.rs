@@ -6,6 +6,7 @@
 //! index equations and "the tasks differ") is feasible.
 
 use super::{constant_clash, FindingText};
+use crate::constraint::affine::Side;
 use crate::constraint::affine::{Affine, Term};
 use crate::constraint::system::System;
 use crate::diag::Code;
@@ -66,8 +67,8 @@ pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
                     if constant_clash(pool, w1, w2) {
                         continue;
                     }
-                    let mut sys = sp.with_domain(s1, i1, 0);
-                    sp.add_domain(&mut sys, s2, i2, 1);
+                    let mut sys = sp.with_domain(s1, i1, Side::First);
+                    sp.add_domain(&mut sys, s2, i2, Side::Second);
                     let ordered = same_access && i1 == i2;
                     if may_write_twice(&mut sys, pool, &v1.st, w1, w2, ordered) {
                         return false;
@@ -91,7 +92,10 @@ fn may_write_twice(
     ordered: bool,
 ) -> bool {
     for (&x, &y) in w1.indices.iter().zip(&w2.indices) {
-        if let (Some(fx), Some(fy)) = (sys.form(pool, 0, x), sys.form(pool, 1, y)) {
+        if let (Some(fx), Some(fy)) = (
+            sys.form(pool, Side::First, x),
+            sys.form(pool, Side::Second, y),
+        ) {
             sys.eq(&fx, &fy);
         }
     }
@@ -103,13 +107,13 @@ fn may_write_twice(
             let mut alt = System::new();
             for j in 0..k {
                 alt.eq(
-                    &Affine::term(Term::Slot(0, j)),
-                    &Affine::term(Term::Slot(1, j)),
+                    &Affine::term(Term::Slot(Side::First, j)),
+                    &Affine::term(Term::Slot(Side::Second, j)),
                 );
             }
             alt.ge_by(
-                &Affine::term(Term::Slot(1, k)),
-                &Affine::term(Term::Slot(0, k)),
+                &Affine::term(Term::Slot(Side::Second, k)),
+                &Affine::term(Term::Slot(Side::First, k)),
                 1,
             );
             alternatives.push(alt.into_conjunction());

@@ -5,6 +5,7 @@
 //! feasibility; when that does not refute them, the exhaustive check's
 //! finding no instance at all reports it as checked.
 
+use crate::constraint::affine::Side;
 use crate::constraint::system::System;
 use crate::diag::{Code, Diagnostic};
 use crate::front::hir;
@@ -21,7 +22,7 @@ pub(crate) const CODE: Code = Code::E0506;
 pub(crate) fn unsatisfiable_require(p: &Program) -> Option<usize> {
     let mut sys = System::new();
     for (i, &r) in p.requires.iter().enumerate() {
-        sys.assume(&p.exprs, 0, r, true);
+        sys.assume(&p.exprs, Side::First, r, true);
         if !sys.feasible() {
             return Some(i);
         }

@@ -4,6 +4,7 @@
 //! the `require`s is infeasible (the statement never runs).
 
 use super::FindingText;
+use crate::constraint::affine::Side;
 use crate::diag::Code;
 use crate::lint::split::Split;
 use model::program::Program;
@@ -26,7 +27,8 @@ pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
             continue;
         };
         for w in &st.writes {
-            if crate::lint::exhaustive::is_input(p, w.matrix) && sp.with_domain(s, i, 0).feasible()
+            if crate::lint::exhaustive::is_input(p, w.matrix)
+                && sp.with_domain(s, i, Side::First).feasible()
             {
                 return false;
             }
