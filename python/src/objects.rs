@@ -97,6 +97,18 @@ impl PyTask {
             .unwrap_or_default()
     }
 
+    /// The source line of the task's kernel call.
+    #[getter]
+    fn line(&self) -> u32 {
+        self.stmt_decl().map_or(0, |s| s.line)
+    }
+
+    /// The source column of the task's kernel call.
+    #[getter]
+    fn column(&self) -> u32 {
+        self.stmt_decl().map_or(0, |s| s.column)
+    }
+
     /// The statement's index in the program.
     #[getter]
     fn statement(&self) -> u32 {
