@@ -187,7 +187,8 @@ fn compile_text(
     program: Option<&str>,
 ) -> PyResult<PyProgram> {
     let mut sources = SourceMap::new();
-    let result = py.allow_threads(|| compile_source(&mut sources, name, text, program, LintGate::Off));
+    let result =
+        py.allow_threads(|| compile_source(&mut sources, name, text, program, LintGate::Off));
     match result {
         Ok(compiled) => Ok(PyProgram {
             warnings: diagnostics_of(&sources, &compiled.checked.diagnostics),
@@ -237,9 +238,8 @@ fn compile(
 #[pyo3(signature = (path, program=None))]
 fn load(py: Python<'_>, path: std::path::PathBuf, program: Option<&str>) -> PyResult<PyProgram> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(&path).map_err(|e| {
-        pyo3::exceptions::PyOSError::new_err(format!("cannot read {name}: {e}"))
-    })?;
+    let bytes = std::fs::read(&path)
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot read {name}: {e}")))?;
     if artifact::looks_like_artifact(&bytes) {
         let loaded = artifact::decode(&bytes).map_err(|e| {
             let code: compiler::diag::Code = (&e).into();
@@ -360,7 +360,10 @@ impl PyProgram {
     /// default may be left out. Raises :class:`BindError` (a ``ValueError``)
     /// for an unknown or missing parameter or an unmet ``require``.
     #[pyo3(signature = (**params))]
-    fn bind(slf: &Bound<'_, Self>, params: Option<&Bound<'_, PyDict>>) -> PyResult<objects::PyInstance> {
+    fn bind(
+        slf: &Bound<'_, Self>,
+        params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<objects::PyInstance> {
         let given = params_of(params)?;
         objects::PyInstance::new(slf, &given)
     }
@@ -394,8 +397,9 @@ impl PyProgram {
         let chosen = self.source.program.clone();
         let value = py.allow_threads(|| -> Result<serde_json::Value, String> {
             let mut sources = SourceMap::new();
-            let compiled = compile_source(&mut sources, &name, text, chosen.as_deref(), LintGate::Off)
-                .map_err(|e| e.to_string())?;
+            let compiled =
+                compile_source(&mut sources, &name, text, chosen.as_deref(), LintGate::Off)
+                    .map_err(|e| e.to_string())?;
             let hir = compiled.hir();
             let inst = if given.is_empty() {
                 None
@@ -425,8 +429,10 @@ impl PyProgram {
                 .collect();
             let mut lint = serde_json::json!({"program": hir.name, "rules": rules});
             if !given.is_empty() {
-                let params: serde_json::Map<String, serde_json::Value> =
-                    given.iter().map(|(n, v)| (n.clone(), (*v).into())).collect();
+                let params: serde_json::Map<String, serde_json::Value> = given
+                    .iter()
+                    .map(|(n, v)| (n.clone(), (*v).into()))
+                    .collect();
                 lint["instance"] = params.into();
             }
             if let Some(obj) = value.as_object_mut() {
@@ -447,7 +453,11 @@ impl PyProgram {
         let info = SourceInfo::of_program(
             &program,
             &self.source.name,
-            if source { self.source.text.clone() } else { None },
+            if source {
+                self.source.text.clone()
+            } else {
+                None
+            },
         );
         let art = Artifact {
             compiler: COMPILER.to_string(),

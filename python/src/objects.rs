@@ -67,7 +67,11 @@ impl PyTask {
                 } else {
                     o
                 };
-                return Ok(compare(op, o).into_pyobject(py)?.to_owned().into_any().unbind());
+                return Ok(compare(op, o)
+                    .into_pyobject(py)?
+                    .to_owned()
+                    .into_any()
+                    .unbind());
             }
             let (a, b) = (self.name(), t.name());
             return match op {
@@ -119,10 +123,7 @@ impl PyTask {
     #[getter]
     fn vars<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
-        let names = self
-            .stmt_decl()
-            .map(|s| s.vars.clone())
-            .unwrap_or_default();
+        let names = self.stmt_decl().map(|s| s.vars.clone()).unwrap_or_default();
         for (k, v) in self.task.vars.iter().enumerate() {
             match names.get(k) {
                 Some(n) => d.set_item(n, v)?,
@@ -163,7 +164,11 @@ impl PyTile {
         let key = |t: &PyTile| (t.matrix(), t.tile.index.clone());
         if let Ok(t) = other.downcast::<PyTile>() {
             let o = key(self).cmp(&key(t.get()));
-            return Ok(compare(op, o).into_pyobject(py)?.to_owned().into_any().unbind());
+            return Ok(compare(op, o)
+                .into_pyobject(py)?
+                .to_owned()
+                .into_any()
+                .unbind());
         }
         if let Ok(s) = other.extract::<String>() {
             let squash = |x: &str| x.split_whitespace().collect::<String>();
@@ -243,14 +248,15 @@ impl PyDag {
         }
         let mut last: Option<(usize, usize)> = None;
         let mut tiles: Vec<Py<PyTile>> = Vec::new();
-        let flush = |g: &Bound<'_, PyAny>, e: (usize, usize), tiles: Vec<Py<PyTile>>| -> PyResult<()> {
-            let kw = PyDict::new(py);
-            kw.set_item("tiles", tiles)?;
-            if let (Some(a), Some(b)) = (self.tasks.get(e.0), self.tasks.get(e.1)) {
-                g.call_method("add_edge", (a.clone_ref(py), b.clone_ref(py)), Some(&kw))?;
-            }
-            Ok(())
-        };
+        let flush =
+            |g: &Bound<'_, PyAny>, e: (usize, usize), tiles: Vec<Py<PyTile>>| -> PyResult<()> {
+                let kw = PyDict::new(py);
+                kw.set_item("tiles", tiles)?;
+                if let (Some(a), Some(b)) = (self.tasks.get(e.0), self.tasks.get(e.1)) {
+                    g.call_method("add_edge", (a.clone_ref(py), b.clone_ref(py)), Some(&kw))?;
+                }
+                Ok(())
+            };
         for (a, b, t) in &self.edges {
             if last.is_some_and(|l| l != (*a, *b)) {
                 if let Some(l) = last {
@@ -424,7 +430,12 @@ impl PyInstance {
         }
     }
 
-    fn touching(&self, py: Python<'_>, tile: &Bound<'_, PyAny>, write: bool) -> PyResult<Vec<Py<PyTask>>> {
+    fn touching(
+        &self,
+        py: Python<'_>,
+        tile: &Bound<'_, PyAny>,
+        write: bool,
+    ) -> PyResult<Vec<Py<PyTask>>> {
         let tile = self.tile_arg(tile)?;
         let inst = self.instance();
         let mut engine = Engine::new(&inst);
@@ -543,7 +554,9 @@ impl PyInstance {
         }
         let inst = self.instance();
         let value = py.allow_threads(|| -> Result<serde_json::Value, String> {
-            use compiler::explore::stats::{analyse, counts, counts_json, stats_json, StatsOptions};
+            use compiler::explore::stats::{
+                analyse, counts, counts_json, stats_json, StatsOptions,
+            };
             let c = counts(&inst, block).map_err(|e| e.to_string())?;
             if c.tasks > max_tasks {
                 return Ok(counts_json(&c));
@@ -590,8 +603,9 @@ impl PyInstance {
         let inst = self.instance();
         py.allow_threads(|| {
             check_limit(&inst, max_tasks)?;
-            let dag = model::dag::from_plans(&inst, usize::try_from(max_tasks).unwrap_or(usize::MAX))
-                .map_err(|e| crate::LpkError::new_err(e.to_string()))?;
+            let dag =
+                model::dag::from_plans(&inst, usize::try_from(max_tasks).unwrap_or(usize::MAX))
+                    .map_err(|e| crate::LpkError::new_err(e.to_string()))?;
             compiler::explore::dot::expanded_dot(&inst, &dag, cluster.as_deref())
                 .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
         })
@@ -603,6 +617,10 @@ impl PyInstance {
             .iter()
             .map(|(n, v)| format!("{n}={v}"))
             .collect();
-        format!("<lpk.Instance {}({})>", self.program.name, params.join(", "))
+        format!(
+            "<lpk.Instance {}({})>",
+            self.program.name,
+            params.join(", ")
+        )
     }
 }

@@ -11,7 +11,10 @@ use crate::objects::PyInstance;
 use crate::{json_to_py, params_of, BindError, PyProgram, PyTile, RunError};
 use faer::{MatMut, MatRef};
 use model::program::{Program, Role};
-use numpy::{PyArrayDescrMethods, PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{
+    PyArray1, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArray,
+    PyUntypedArrayMethods,
+};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -232,7 +235,9 @@ fn execute(
         };
         match shape {
             Some((rows, cols)) => {
-                let len = rows.checked_mul(cols).filter(|&n| n <= isize::MAX as usize / 8);
+                let len = rows
+                    .checked_mul(cols)
+                    .filter(|&n| n <= isize::MAX as usize / 8);
                 let Some(len) = len else {
                     return Err(PyValueError::new_err(format!(
                         "output `{}` would be {rows}×{cols}: too large",
@@ -280,9 +285,9 @@ fn execute(
         progress,
     )
     .map_err(|e| match e {
-        ExecError::Cancelled(n) => pyo3::exceptions::PyKeyboardInterrupt::new_err(format!(
-            "run cancelled after {n} tasks"
-        )),
+        ExecError::Cancelled(n) => {
+            pyo3::exceptions::PyKeyboardInterrupt::new_err(format!("run cancelled after {n} tasks"))
+        }
         other => RunError::new_err(other.to_string()),
     })?;
 
@@ -357,11 +362,7 @@ fn execute(
                 why,
                 tiles: collected
                     .get(&m)
-                    .map(|ts| {
-                        ts.iter()
-                            .map(|(k, t)| ((**t).clone(), k.clone()))
-                            .collect()
-                    })
+                    .map(|ts| ts.iter().map(|(k, t)| ((**t).clone(), k.clone())).collect())
                     .unwrap_or_default(),
             },
         };
@@ -516,7 +517,9 @@ pub fn run(
             Given::Array(ro)
         };
         if givens.insert(m as u32, (name.clone(), g)).is_some() {
-            return Err(PyValueError::new_err(format!("input `{name}` is given twice")));
+            return Err(PyValueError::new_err(format!(
+                "input `{name}` is given twice"
+            )));
         }
     }
     let missing: Vec<&str> = prog
@@ -546,9 +549,9 @@ pub fn run(
                     [r, c] => (r, c),
                     _ => (0, 0),
                 };
-                let slice = ro.as_slice().map_err(|e| {
-                    PyValueError::new_err(format!("input `{name}`: {e}"))
-                })?;
+                let slice = ro
+                    .as_slice()
+                    .map_err(|e| PyValueError::new_err(format!("input `{name}`: {e}")))?;
                 Data::Borrowed {
                     data: slice,
                     rows,
@@ -559,10 +562,11 @@ pub fn run(
                 runtime::npy::NpyTiles::open(path)
                     .map_err(|e| PyValueError::new_err(format!("input `{name}`: {e}")))?,
             ),
-            Given::Spec(spec) => Data::Owned(
-                spec.generate(seed.wrapping_add(k as u64))
-                    .ok_or_else(|| PyValueError::new_err(format!("input `{name}`: cannot generate")))?,
-            ),
+            Given::Spec(spec) => {
+                Data::Owned(spec.generate(seed.wrapping_add(k as u64)).ok_or_else(|| {
+                    PyValueError::new_err(format!("input `{name}`: cannot generate"))
+                })?)
+            }
         };
         data.insert(m, d);
     }
@@ -624,7 +628,8 @@ pub fn run(
                             },
                         },
                     )?;
-                    let a = PyArray1::from_vec(py, row_major(&t)).reshape([t.nrows(), t.ncols()])?;
+                    let a =
+                        PyArray1::from_vec(py, row_major(&t)).reshape([t.nrows(), t.ncols()])?;
                     d.set_item(key, a)?;
                 }
                 let _ = why;
