@@ -34,6 +34,8 @@ from ._lpk import (
     __version__,
     compile,
     load,
+    status,
+    submit,
 )
 
 __all__ = [
@@ -55,6 +57,8 @@ __all__ = [
     "compile",
     "load",
     "run",
+    "status",
+    "submit",
 ]
 
 

@@ -110,3 +110,18 @@ def run(
     seed: int = 0,
     **more_inputs: Union[npt.NDArray[np.float64], str],
 ) -> Outputs: ...
+def submit(
+    program: Union[Program, Instance],
+    inputs: Mapping[str, Union[npt.NDArray[np.float64], str, PathLike[str]]],
+    *,
+    redis: str,
+    store: str,
+    params: Optional[Mapping[str, int]] = None,
+    block: int = 512,
+    seed: int = 0,
+    keep_intermediates: bool = False,
+    max_expiries: int = 3,
+) -> str: ...
+def status(
+    run: str, *, redis: str, lease: float = 10.0, limit: int = 5, blocked: bool = False
+) -> Dict[str, Any]: ...

@@ -8,6 +8,7 @@
 //! bad one raises a Python exception (`TypeError`, `ValueError` or one of
 //! `lpk`'s errors), never a panic.
 
+mod distributed;
 mod objects;
 mod run;
 
@@ -531,6 +532,8 @@ fn _lpk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
+    m.add_function(wrap_pyfunction!(distributed::submit, m)?)?;
+    m.add_function(wrap_pyfunction!(distributed::status, m)?)?;
     m.add_class::<PyProgram>()?;
     m.add_class::<objects::PyInstance>()?;
     m.add_class::<PyTask>()?;
