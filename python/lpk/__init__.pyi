@@ -1,0 +1,127 @@
+"""Type stubs of the lpk package (the native module lpk._lpk and lpk.run)."""
+
+from os import PathLike
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union, overload, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+DEFAULT_MAX_TASKS: int
+
+class LpkError(Exception): ...
+
+class CompileError(LpkError):
+    diagnostics: List[Diagnostic]
+
+class BindError(ValueError): ...
+class QueryError(ValueError): ...
+class TaskLimitError(LpkError): ...
+class RunError(LpkError): ...
+
+class Diagnostic:
+    code: str
+    severity: str
+    message: str
+    file: str
+    line: int
+    column: int
+    notes: List[str]
+
+class Task:
+    kernel: str
+    line: int
+    column: int
+    statement: int
+    vars: Dict[str, int]
+    def __hash__(self) -> int: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __lt__(self, other: Task) -> bool: ...
+    def __le__(self, other: Task) -> bool: ...
+    def __gt__(self, other: Task) -> bool: ...
+    def __ge__(self, other: Task) -> bool: ...
+
+class Tile:
+    matrix: str
+    index: Tuple[int, ...]
+    def __hash__(self) -> int: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __lt__(self, other: Tile) -> bool: ...
+
+TaskLike = Union[Task, str]
+TileLike = Union[Tile, str]
+
+class Dag:
+    tasks: List[Task]
+    edges: List[Tuple[Task, Task, Tile]]
+    def __len__(self) -> int: ...
+    def to_networkx(self) -> Any: ...
+
+class Program:
+    name: str
+    params: Dict[str, Optional[int]]
+    inputs: List[str]
+    outputs: List[str]
+    warnings: List[Diagnostic]
+    source: Optional[str]
+    def bind(self, **params: int) -> Instance: ...
+    def lint(
+        self, bound: Optional[int] = None, params: Optional[Mapping[str, int]] = None
+    ) -> Dict[str, Any]: ...
+    def save(
+        self, path: Union[str, PathLike[str]], *, json: Optional[bool] = None, source: bool = True
+    ) -> None: ...
+    def to_dot(self) -> str: ...
+
+class Instance:
+    program: Program
+    params: Dict[str, int]
+    def count_tasks(self) -> int: ...
+    def tasks(self, max_tasks: int = ...) -> List[Task]: ...
+    @overload
+    def children(self, task: TaskLike, *, tiles: Literal[False] = False) -> List[Task]: ...
+    @overload
+    def children(self, task: TaskLike, *, tiles: Literal[True]) -> List[Tuple[Task, List[Tile]]]: ...
+    @overload
+    def parents(self, task: TaskLike, *, tiles: Literal[False] = False) -> List[Task]: ...
+    @overload
+    def parents(self, task: TaskLike, *, tiles: Literal[True]) -> List[Tuple[Task, List[Tile]]]: ...
+    def writer(self, tile: TileLike) -> List[Task]: ...
+    def readers(self, tile: TileLike) -> List[Task]: ...
+    def task(self, name: TaskLike) -> Task: ...
+    def tile(self, name: TileLike) -> Tile: ...
+    def stats(self, block: int = 256, max_tasks: int = 2000000) -> Dict[str, Any]: ...
+    def dag(self, max_tasks: int = ...) -> Dag: ...
+    def to_dot(self, max_tasks: int = 2000, cluster: Optional[str] = None) -> str: ...
+
+class Outputs(Dict[str, Union[npt.NDArray[np.float64], Dict[Tile, npt.NDArray[np.float64]]]]):
+    report: Dict[str, Any]
+
+def compile(source: str, program: Optional[str] = None, *, filename: str = "<string>") -> Program: ...
+def load(path: Union[str, PathLike[str]], program: Optional[str] = None) -> Program: ...
+def run(
+    program: Union[Program, Instance],
+    inputs: Optional[Mapping[str, Union[npt.NDArray[np.float64], str]]] = None,
+    *,
+    params: Optional[Mapping[str, int]] = None,
+    block: int = 512,
+    workers: Optional[int] = None,
+    verify: bool = False,
+    seed: int = 0,
+    **more_inputs: Union[npt.NDArray[np.float64], str],
+) -> Outputs: ...
+def submit(
+    program: Union[Program, Instance],
+    inputs: Mapping[str, Union[npt.NDArray[np.float64], str, PathLike[str]]],
+    *,
+    redis: str,
+    store: str,
+    params: Optional[Mapping[str, int]] = None,
+    block: int = 512,
+    seed: int = 0,
+    keep_intermediates: bool = False,
+    max_expiries: int = 3,
+) -> str: ...
+def status(
+    run: str, *, redis: str, lease: float = 10.0, limit: int = 5, blocked: bool = False
+) -> Dict[str, Any]: ...

@@ -1,0 +1,242 @@
+//! `lpk.submit` and `lpk.status`: the distributed back end (crate
+//! `lpk-cluster`) from Python, as `lpkc submit` and `lpkc status --format
+//! json` do it. Workers are `lpkc worker --redis URL` processes.
+
+use crate::objects::PyInstance;
+use crate::{json_to_py, params_of, BindError, LpkError, PyProgram};
+use cluster::conn::Redis;
+use cluster::record::Kernels;
+use cluster::status::{ShownTask, Status};
+use cluster::ClusterError;
+use compiler::explore::query::task_json;
+use model::program::{Program, Role};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use runtime::dense::InputSpec;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A back-end error as a Python exception: a bad URL or run id is a
+/// `ValueError`, anything else an `LpkError`.
+fn error(e: ClusterError) -> PyErr {
+    match e {
+        ClusterError::BadUrl { .. } | ClusterError::BadRunId(_) => {
+            PyValueError::new_err(e.to_string())
+        }
+        ClusterError::Job(j) => match *j {
+            runtime::job::JobError::Bind { error, .. } => BindError::new_err(error.to_string()),
+            other => PyValueError::new_err(other.to_string()),
+        },
+        ClusterError::Refused(m) => PyValueError::new_err(m),
+        other => LpkError::new_err(other.to_string()),
+    }
+}
+
+/// Submits a run of ``program`` to the Redis at ``redis`` with its tiles
+/// in ``store`` (a shared directory's absolute path, ``file:///...`` or
+/// ``s3://bucket/prefix``), and returns the run id; ``lpkc worker --redis
+/// URL`` processes run it. ``inputs`` maps each input matrix to a ``.npy``
+/// path or a spec string (``"spd:4096"``), or a float64 NumPy array (saved
+/// to a temporary ``.npy`` file while its tiles are uploaded). Parameters
+/// as in :func:`run`.
+#[pyfunction]
+#[pyo3(signature = (program, inputs, *, redis, store, params=None, block=512, seed=0,
+                    keep_intermediates=false, max_expiries=3))]
+#[allow(clippy::too_many_arguments)]
+pub fn submit(
+    py: Python<'_>,
+    program: &Bound<'_, PyAny>,
+    inputs: &Bound<'_, PyDict>,
+    redis: &str,
+    store: &str,
+    params: Option<&Bound<'_, PyDict>>,
+    block: i64,
+    seed: u64,
+    keep_intermediates: bool,
+    max_expiries: u32,
+) -> PyResult<String> {
+    let (prog, given) = if let Ok(p) = program.downcast::<PyProgram>() {
+        (p.get().program.clone(), params_of(params)?)
+    } else if let Ok(i) = program.downcast::<PyInstance>() {
+        let i = i.get();
+        (i.program.clone(), i.given())
+    } else {
+        return Err(PyTypeError::new_err(
+            "lpk.submit takes an lpk.Program or lpk.Instance",
+        ));
+    };
+    let block = usize::try_from(block)
+        .ok()
+        .filter(|&b| b >= 1)
+        .ok_or_else(|| PyValueError::new_err(format!("block must be at least 1, found {block}")))?;
+    let tmp = std::env::temp_dir().join(format!("lpk-submit-{}", cluster::submit::new_run_id()));
+    let mut specs: BTreeMap<u32, InputSpec> = BTreeMap::new();
+    let result = (|| -> PyResult<String> {
+        for (k, v) in inputs.iter() {
+            let name: String = k
+                .extract()
+                .map_err(|_| PyTypeError::new_err("input names must be strings"))?;
+            let m = input_index(&prog, &name)?;
+            let spec = if let Ok(s) = v.extract::<String>() {
+                InputSpec::parse(&s).map_err(|e| PyValueError::new_err(e.to_string()))?
+            } else if let Ok(p) = v.extract::<std::path::PathBuf>() {
+                InputSpec::File(p)
+            } else {
+                // An array: through numpy.save into a temporary file.
+                std::fs::create_dir_all(&tmp).map_err(|e| {
+                    LpkError::new_err(format!("cannot create {}: {e}", tmp.display()))
+                })?;
+                let path = tmp.join(format!("{name}.npy"));
+                let np = py.import("numpy")?;
+                let arr = np.call_method1("ascontiguousarray", (v,))?;
+                let dtype = arr.getattr("dtype")?.str()?.to_string();
+                if dtype != "float64" {
+                    return Err(PyTypeError::new_err(format!(
+                        "input `{name}` has dtype {dtype}; lpk runs on float64"
+                    )));
+                }
+                np.call_method1("save", (path.display().to_string(), arr))?;
+                InputSpec::File(path)
+            };
+            specs.insert(m, spec);
+        }
+        let missing: Vec<&str> = prog
+            .matrices
+            .iter()
+            .enumerate()
+            .filter(|(i, d)| d.role == Role::Input && !specs.contains_key(&(*i as u32)))
+            .map(|(_, d)| d.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(PyValueError::new_err(format!(
+                "program `{}` needs data for its input(s) {}",
+                prog.name,
+                missing.join(", ")
+            )));
+        }
+        let name = format!("{}.lpk", prog.name);
+        py.allow_threads(|| {
+            let mut conn = Redis::open(redis).map_err(error)?;
+            cluster::submit::submit(
+                &mut conn,
+                &cluster::submit::Submission {
+                    program: &prog,
+                    file: &name,
+                    params: &given,
+                    inputs: &specs,
+                    seed,
+                    block,
+                    store,
+                    kernels: Kernels::Standard,
+                    max_expiries,
+                    keep_intermediates,
+                },
+                &mut |_| {},
+            )
+            .map(|s| s.run)
+            .map_err(error)
+        })
+    })();
+    let _ = std::fs::remove_dir_all(&tmp);
+    result
+}
+
+/// The index of input matrix `name`, or a `ValueError`.
+fn input_index(program: &Program, name: &str) -> PyResult<u32> {
+    match program.matrices.iter().position(|d| d.name == name) {
+        Some(m) if program.matrices[m].role == Role::Input => Ok(m as u32),
+        Some(_) => Err(PyValueError::new_err(format!(
+            "`{name}` is not an input of program `{}`; only input matrices take data",
+            program.name
+        ))),
+        None => Err(PyValueError::new_err(format!(
+            "`{name}` is not a matrix of program `{}`",
+            program.name
+        ))),
+    }
+}
+
+fn task_value(program: &Program, t: &ShownTask) -> serde_json::Value {
+    match &t.task {
+        Some(task) if (task.stmt as usize) < program.statements.len() => {
+            let mut v = task_json(program, task);
+            v["name"] = program.task_name(task).to_string().into();
+            v
+        }
+        _ => serde_json::json!({ "id": t.id }),
+    }
+}
+
+/// The status object of `lpkc status --format json` (docs/cli.md); each
+/// task also carries its `name`.
+fn status_json(s: &Status) -> serde_json::Value {
+    let r = &s.record;
+    serde_json::json!({
+        "run": r.id,
+        "state": r.state.as_str(),
+        "program": r.program,
+        "tasks_total": r.total,
+        "tasks_done": r.done,
+        "tasks_per_second": s.rate,
+        "ready_unclaimed": s.unclaimed,
+        "claimed": s.claimed,
+        "store_bytes": r.stored_bytes,
+        "store_peak_bytes": r.peak_bytes,
+        "error": s.error.as_ref().map(|(t, m)| serde_json::json!({
+            "task": task_value(&s.program, t),
+            "message": m,
+        })),
+        "unclaimed_tasks": s.unclaimed_tasks.iter().map(|t| task_value(&s.program, t)).collect::<Vec<_>>(),
+        "waiting": s.waiting.iter().map(|w| serde_json::json!({
+            "task": task_value(&s.program, &w.task),
+            "counted": w.counted,
+            "in_degree": w.in_degree,
+            "waits_for": w.missing.iter().map(|(p, tile)| serde_json::json!({
+                "task": task_value(&s.program, p),
+                "tile": tile,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "expired_leases": s.expired.iter().map(|e| serde_json::json!({
+            "task": task_value(&s.program, &e.task),
+            "worker": e.consumer,
+            "idle_seconds": e.idle.as_secs_f64(),
+            "deliveries": e.deliveries,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The state of distributed run ``run`` as a dict, as ``lpkc status RUN
+/// --format json`` prints it: ``state`` (``running``, ``done``,
+/// ``failed``), ``tasks_done`` of ``tasks_total``, the failed task and
+/// message, expired leases; with ``blocked=True`` also waiting tasks and
+/// the parents they wait for.
+#[pyfunction]
+#[pyo3(signature = (run, *, redis, lease=10.0, limit=5, blocked=false))]
+pub fn status(
+    py: Python<'_>,
+    run: &str,
+    redis: &str,
+    lease: f64,
+    limit: usize,
+    blocked: bool,
+) -> PyResult<PyObject> {
+    if !(lease > 0.0 && lease.is_finite()) {
+        return Err(PyValueError::new_err(
+            "lease must be a number of seconds above 0",
+        ));
+    }
+    let value = py.allow_threads(|| {
+        let mut conn = Redis::open(redis).map_err(error)?;
+        cluster::status::status(
+            &mut conn,
+            run,
+            Duration::from_secs_f64(lease),
+            limit,
+            blocked,
+        )
+        .map(|s| status_json(&s))
+        .map_err(error)
+    })?;
+    json_to_py(py, &value)
+}

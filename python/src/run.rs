@@ -1,0 +1,642 @@
+//! `lpk.run`: the embedded executor on NumPy arrays. Input tiles are cut
+//! straight from each array's buffer (C-contiguous float64, borrowed for
+//! the run, never copied whole); every 2-D output whose shape is known
+//! before the run is written tile by tile into one row-major buffer that
+//! becomes the returned array without a copy; other outputs are
+//! assembled from their tiles at the end, as `lpkc run` does. The GIL is
+//! released while the run runs, and Ctrl-C cancels it through the
+//! executor's cancel flag.
+
+use crate::objects::PyInstance;
+use crate::{json_to_py, params_of, BindError, PyProgram, PyTile, RunError};
+use faer::{MatMut, MatRef};
+use model::program::{Program, Role};
+use numpy::{
+    PyArray1, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArray,
+    PyUntypedArrayMethods,
+};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use runtime::dense::{self, InputSpec, ShapeError};
+use runtime::exec::{self, ExecConfig, ExecError, Progress, TileError, TileSink, TileSource};
+use runtime::kernels::{Registry, Tile};
+use runtime::outputs::{self, OutputRequest};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The data of one input matrix.
+enum Data<'a> {
+    /// A NumPy array's buffer, row-major.
+    Borrowed {
+        data: &'a [f64],
+        rows: usize,
+        cols: usize,
+    },
+    /// A generated matrix (`spd:N`, `random:RxC`, `identity:N`).
+    Owned(Tile),
+    /// A `.npy` file, read tile by tile.
+    File(runtime::npy::NpyTiles),
+}
+
+impl Data<'_> {
+    fn shape(&self) -> (usize, usize) {
+        match self {
+            Data::Borrowed { rows, cols, .. } => (*rows, *cols),
+            Data::Owned(t) => (t.nrows(), t.ncols()),
+            Data::File(f) => f.shape(),
+        }
+    }
+
+    fn block(&self, r0: usize, c0: usize, nr: usize, nc: usize) -> Result<Tile, TileError> {
+        match self {
+            Data::Borrowed { data, rows, cols } => {
+                Ok(MatRef::from_row_major_slice(data, *rows, *cols)
+                    .submatrix(r0, c0, nr, nc)
+                    .to_owned())
+            }
+            Data::Owned(t) => Ok(t.as_ref().submatrix(r0, c0, nr, nc).to_owned()),
+            Data::File(f) => f
+                .read_block(r0, c0, nr, nc)
+                .map_err(|e| TileError::Npy(Box::new(e))),
+        }
+    }
+
+    fn dense(&self) -> Result<Tile, String> {
+        match self {
+            Data::Borrowed { data, rows, cols } => {
+                Ok(MatRef::from_row_major_slice(data, *rows, *cols).to_owned())
+            }
+            Data::Owned(t) => Ok(t.clone()),
+            Data::File(f) => f.read_all().map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// Input tiles cut from [`Data`], as `runtime::job::InputSource` cuts them.
+struct Source<'a, 'd> {
+    inputs: &'a BTreeMap<u32, Data<'d>>,
+    one_d: Vec<bool>,
+    block: usize,
+}
+
+impl TileSource for Source<'_, '_> {
+    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError> {
+        let data = self
+            .inputs
+            .get(&matrix)
+            .ok_or(TileError::NoData { matrix })?;
+        let (rows, cols) = data.shape();
+        let b = self.block;
+        let span = |i: i64, n: usize| -> Result<(usize, usize), TileError> {
+            let start = usize::try_from(i)
+                .ok()
+                .and_then(|i| i.checked_mul(b))
+                .filter(|&s| s < n)
+                .ok_or(TileError::OutsideData { index: i, len: n })?;
+            Ok((start, b.min(n - start)))
+        };
+        let (r0, nr) = span(*index.first().unwrap_or(&0), rows)?;
+        let (c0, nc) = if self.one_d.get(matrix as usize) == Some(&true) {
+            (0, cols)
+        } else {
+            span(*index.get(1).unwrap_or(&0), cols)?
+        };
+        Ok(Arc::new(data.block(r0, c0, nr, nc)?))
+    }
+
+    fn block(&self) -> Option<usize> {
+        Some(self.block)
+    }
+}
+
+/// An output written in place into a row-major buffer.
+struct Placed {
+    name: String,
+    rows: usize,
+    cols: usize,
+    buf: Mutex<Vec<f64>>,
+}
+
+type TilesOf = BTreeMap<Vec<i64>, Arc<Tile>>;
+
+/// Where output tiles go.
+struct Sink {
+    block: usize,
+    placed: BTreeMap<u32, Placed>,
+    collected: BTreeMap<u32, Mutex<TilesOf>>,
+}
+
+impl TileSink for Sink {
+    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
+        if let Some(p) = self.placed.get(&matrix) {
+            let b = self.block;
+            let place = |i: Option<&i64>, n: usize| -> Option<(usize, usize)> {
+                let start = usize::try_from(*i?).ok()?.checked_mul(b)?;
+                (start < n).then(|| (start, b.min(n - start)))
+            };
+            let (r, c) = (place(index.first(), p.rows), place(index.get(1), p.cols));
+            let have = (tile.nrows(), tile.ncols());
+            return match (r, c) {
+                (Some((r0, h)), Some((c0, w))) if (h, w) == have => {
+                    let mut buf = p.buf.lock().unwrap_or_else(|e| e.into_inner());
+                    MatMut::from_row_major_slice_mut(&mut buf, p.rows, p.cols)
+                        .submatrix_mut(r0, c0, h, w)
+                        .copy_from(tile.as_ref());
+                    Ok(())
+                }
+                _ => Err(TileError::UnexpectedShape {
+                    matrix: p.name.clone(),
+                    index: index.to_vec(),
+                    have,
+                    want: (r.map_or(0, |r| r.1), c.map_or(0, |c| c.1)),
+                }),
+            };
+        }
+        if let Some(c) = self.collected.get(&matrix) {
+            let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
+            if c.insert(index.to_vec(), tile).is_some() {
+                return Err(TileError::WrittenTwice {
+                    matrix,
+                    index: index.to_vec(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A tile as a row-major buffer.
+fn row_major(t: &Tile) -> Vec<f64> {
+    let (r, c) = (t.nrows(), t.ncols());
+    let mut v = vec![0.0; r * c];
+    MatMut::from_row_major_slice_mut(&mut v, r, c).copy_from(t.as_ref());
+    v
+}
+
+/// One output of a finished run.
+enum Out {
+    /// A whole matrix, row-major.
+    Dense {
+        rows: usize,
+        cols: usize,
+        data: Vec<f64>,
+    },
+    /// Tiles that form no grid: each tile, row-major.
+    Tiles {
+        why: String,
+        tiles: Vec<(runtime::kernels::Tile, Vec<i64>)>,
+    },
+}
+
+/// A finished run.
+struct Done {
+    outputs: Vec<(String, Out)>,
+    report: serde_json::Value,
+}
+
+/// Runs `program` on `inputs`; called without the GIL.
+fn execute(
+    program: &Program,
+    given: &[(String, i64)],
+    inputs: &BTreeMap<u32, Data<'_>>,
+    block: usize,
+    workers: usize,
+    verify: bool,
+    progress: &Progress,
+) -> PyResult<Done> {
+    let shapes: BTreeMap<u32, (usize, usize)> =
+        inputs.iter().map(|(&m, d)| (m, d.shape())).collect();
+    let shape_err = |e: ShapeError| PyValueError::new_err(e.to_string());
+    let inferred =
+        dense::infer_params_from_shapes(program, given, &shapes, block).map_err(shape_err)?;
+    let mut params = given.to_vec();
+    params.extend(inferred.iter().cloned());
+    let inst = program
+        .bind(&params)
+        .map_err(|e| BindError::new_err(e.to_string()))?;
+    dense::check_grids(&inst, &shapes, block).map_err(shape_err)?;
+    runtime::shapes::check(&inst, &shapes, block)
+        .map_err(|e| shape_err(ShapeError::Disagree(e)))?;
+
+    let mut placed = BTreeMap::new();
+    let mut collected = BTreeMap::new();
+    for (m, decl) in program.matrices.iter().enumerate() {
+        let m = m as u32;
+        if decl.role != Role::Output {
+            continue;
+        }
+        let shape = if decl.extents.len() == 2 {
+            runtime::shapes::predict_output(&inst, &shapes, block, m)
+        } else {
+            None
+        };
+        match shape {
+            Some((rows, cols)) => {
+                let len = rows
+                    .checked_mul(cols)
+                    .filter(|&n| n <= isize::MAX as usize / 8);
+                let Some(len) = len else {
+                    return Err(PyValueError::new_err(format!(
+                        "output `{}` would be {rows}×{cols}: too large",
+                        decl.name
+                    )));
+                };
+                placed.insert(
+                    m,
+                    Placed {
+                        name: decl.name.clone(),
+                        rows,
+                        cols,
+                        buf: Mutex::new(vec![0.0; len]),
+                    },
+                );
+            }
+            None => {
+                collected.insert(m, Mutex::new(TilesOf::new()));
+            }
+        }
+    }
+    let sink = Sink {
+        block,
+        placed,
+        collected,
+    };
+    let source = Source {
+        inputs,
+        one_d: program
+            .matrices
+            .iter()
+            .map(|m| m.extents.len() == 1)
+            .collect(),
+        block,
+    };
+    let registry = Registry::standard();
+    let config = ExecConfig { workers };
+    let report = exec::execute(
+        &inst,
+        &registry,
+        &source,
+        &sink,
+        Some(model::flops::flops),
+        &config,
+        progress,
+    )
+    .map_err(|e| match e {
+        ExecError::Cancelled(n) => {
+            pyo3::exceptions::PyKeyboardInterrupt::new_err(format!("run cancelled after {n} tasks"))
+        }
+        other => RunError::new_err(other.to_string()),
+    })?;
+
+    let Sink {
+        placed, collected, ..
+    } = sink;
+    let collected: BTreeMap<u32, TilesOf> = collected
+        .into_iter()
+        .map(|(m, c)| (m, c.into_inner().unwrap_or_else(|e| e.into_inner())))
+        .collect();
+    let name_of = |m: u32| {
+        program
+            .matrices
+            .get(m as usize)
+            .map(|d| d.name.clone())
+            .unwrap_or_default()
+    };
+    let mut assembled: BTreeMap<u32, Result<Tile, String>> = BTreeMap::new();
+    for (&m, tiles) in &collected {
+        let extents = inst.extents.get(m as usize).cloned().unwrap_or_default();
+        let r = outputs::assemble(&OutputRequest::whole(&name_of(m)), &extents, tiles, block)
+            .map_err(|e| e.to_string());
+        assembled.insert(m, r);
+    }
+
+    let residual = if verify {
+        let mut dense_inputs = BTreeMap::new();
+        for (&m, d) in inputs {
+            dense_inputs.insert(m, d.dense().map_err(RunError::new_err)?);
+        }
+        let mut dense_outputs: BTreeMap<u32, Tile> = BTreeMap::new();
+        for (&m, t) in &assembled {
+            if let Ok(t) = t {
+                dense_outputs.insert(m, t.clone());
+            }
+        }
+        for (&m, p) in &placed {
+            let buf = p.buf.lock().unwrap_or_else(|e| e.into_inner());
+            dense_outputs.insert(
+                m,
+                MatRef::from_row_major_slice(&buf, p.rows, p.cols).to_owned(),
+            );
+        }
+        let qr_r = runtime::verify::final_qr_r(&inst, &collected);
+        let r = runtime::verify::verify(program, &dense_inputs, &dense_outputs, qr_r.as_deref())
+            .map_err(|e| RunError::new_err(format!("verify=True: {e}")))?;
+        Some(r)
+    } else {
+        None
+    };
+
+    let mut outs = Vec::new();
+    for (m, p) in placed {
+        outs.push((
+            p.name,
+            Out::Dense {
+                rows: p.rows,
+                cols: p.cols,
+                data: p.buf.into_inner().unwrap_or_else(|e| e.into_inner()),
+            },
+        ));
+        let _ = m;
+    }
+    for (m, r) in assembled {
+        let out = match r {
+            Ok(t) => Out::Dense {
+                rows: t.nrows(),
+                cols: t.ncols(),
+                data: row_major(&t),
+            },
+            Err(why) => Out::Tiles {
+                why,
+                tiles: collected
+                    .get(&m)
+                    .map(|ts| ts.iter().map(|(k, t)| ((**t).clone(), k.clone())).collect())
+                    .unwrap_or_default(),
+            },
+        };
+        outs.push((name_of(m), out));
+    }
+    let secs = report.wall.as_secs_f64();
+    let mut value = serde_json::json!({
+        "program": program.name,
+        "params": program.params.iter().zip(&inst.params)
+            .map(|(p, v)| (p.name.clone(), serde_json::json!(v)))
+            .collect::<serde_json::Map<_, _>>(),
+        "block": block,
+        "workers": report.workers,
+        "tasks": report.tasks,
+        "edges": report.edges,
+        "wall_seconds": secs,
+        "kernel_seconds": report.kernel_time.as_secs_f64(),
+        "flops": report.flops,
+        "gflops_per_second": report.flops / secs.max(1e-12) / 1e9,
+        "peak_tile_bytes": report.peak_tile_bytes,
+    });
+    if let Some(r) = &residual {
+        value["residual"] = serde_json::json!({
+            "relation": r.relation, "formula": r.formula,
+            "value": r.value, "bound": r.bound, "ok": r.ok(),
+        });
+    }
+    Ok(Done {
+        outputs: outs,
+        report: value,
+    })
+}
+
+/// A readable type name of a Python value.
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// What was given for one input.
+enum Given<'py> {
+    Array(PyReadonlyArrayDyn<'py, f64>),
+    Spec(InputSpec),
+}
+
+/// Runs a program on NumPy arrays (the native half of ``lpk.run``; see
+/// its documentation). Returns ``(outputs, report)``.
+#[pyfunction]
+#[pyo3(signature = (program, inputs, *, params=None, block=512, workers=None, verify=false, seed=0))]
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    py: Python<'_>,
+    program: &Bound<'_, PyAny>,
+    inputs: &Bound<'_, PyDict>,
+    params: Option<&Bound<'_, PyDict>>,
+    block: i64,
+    workers: Option<i64>,
+    verify: bool,
+    seed: u64,
+) -> PyResult<(PyObject, PyObject)> {
+    let (prog, given) = if let Ok(p) = program.downcast::<PyProgram>() {
+        (p.get().program.clone(), params_of(params)?)
+    } else if let Ok(i) = program.downcast::<PyInstance>() {
+        if params.is_some_and(|p| !p.is_empty()) {
+            return Err(PyValueError::new_err(
+                "params= given with an Instance, whose parameters are bound already; pass the Program instead",
+            ));
+        }
+        let i = i.get();
+        (i.program.clone(), i.given())
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "lpk.run takes an lpk.Program or lpk.Instance, found {}",
+            type_name(program)
+        )));
+    };
+    let block = usize::try_from(block)
+        .ok()
+        .filter(|&b| b >= 1)
+        .ok_or_else(|| PyValueError::new_err(format!("block must be at least 1, found {block}")))?;
+    let workers = match workers {
+        None => ExecConfig::default().workers,
+        Some(w) => usize::try_from(w)
+            .ok()
+            .filter(|w| (1..=4096).contains(w))
+            .ok_or_else(|| {
+                PyValueError::new_err(format!("workers must be 1 to 4096, found {w}"))
+            })?,
+    };
+
+    // The inputs: every input matrix needs data, every key must name one.
+    let mut givens: BTreeMap<u32, (String, Given<'_>)> = BTreeMap::new();
+    for (k, v) in inputs.iter() {
+        let name: String = k
+            .extract()
+            .map_err(|_| PyTypeError::new_err("input names must be strings"))?;
+        let Some(m) = prog.matrices.iter().position(|d| d.name == name) else {
+            let known: Vec<&str> = prog
+                .matrices
+                .iter()
+                .filter(|d| d.role == Role::Input)
+                .map(|d| d.name.as_str())
+                .collect();
+            return Err(PyValueError::new_err(format!(
+                "`{name}` is not a matrix of program `{}` (its inputs: {})",
+                prog.name,
+                known.join(", ")
+            )));
+        };
+        if prog.matrices[m].role != Role::Input {
+            return Err(PyValueError::new_err(format!(
+                "`{name}` is not an input of program `{}`; only input matrices take data",
+                prog.name
+            )));
+        }
+        let g = if let Ok(s) = v.extract::<String>() {
+            Given::Spec(InputSpec::parse(&s).map_err(|e| PyValueError::new_err(e.to_string()))?)
+        } else if let Ok(p) = v.extract::<std::path::PathBuf>() {
+            Given::Spec(InputSpec::File(p))
+        } else {
+            let arr = v.downcast::<PyUntypedArray>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "input `{name}` must be a NumPy float64 array (or a spec string such as 'spd:1024' or a .npy path), found {}",
+                    type_name(&v)
+                ))
+            })?;
+            let dtype = arr.dtype();
+            if !dtype.is_equiv_to(&numpy::dtype::<f64>(py)) {
+                return Err(PyTypeError::new_err(format!(
+                    "input `{name}` has dtype {dtype}; lpk runs on float64: pass {name}.astype(numpy.float64)"
+                )));
+            }
+            let ndim = arr.ndim();
+            if ndim != 1 && ndim != 2 {
+                return Err(PyValueError::new_err(format!(
+                    "input `{name}` has {ndim} dimensions; lpk takes 1-D or 2-D arrays"
+                )));
+            }
+            if !arr.is_c_contiguous() {
+                return Err(PyValueError::new_err(format!(
+                    "input `{name}` is not C-contiguous (Fortran order or a strided view); pass numpy.ascontiguousarray({name})"
+                )));
+            }
+            let arr = v.downcast::<PyArrayDyn<f64>>().map_err(|_| {
+                PyTypeError::new_err(format!("input `{name}` is not a float64 array"))
+            })?;
+            let ro = arr.try_readonly().map_err(|e| {
+                PyValueError::new_err(format!("input `{name}` cannot be read: {e}"))
+            })?;
+            Given::Array(ro)
+        };
+        if givens.insert(m as u32, (name.clone(), g)).is_some() {
+            return Err(PyValueError::new_err(format!(
+                "input `{name}` is given twice"
+            )));
+        }
+    }
+    let missing: Vec<&str> = prog
+        .matrices
+        .iter()
+        .enumerate()
+        .filter(|(i, d)| d.role == Role::Input && !givens.contains_key(&(*i as u32)))
+        .map(|(_, d)| d.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(PyValueError::new_err(format!(
+            "program `{}` needs data for its input(s) {}: pass them as inputs={{'{}': array, ...}} (float64, C-contiguous)",
+            prog.name,
+            missing.join(", "),
+            missing[0]
+        )));
+    }
+    // Generated inputs take seed + k, the k-th input in matrix order, as
+    // `lpkc run --seed` does.
+    let mut data: BTreeMap<u32, Data<'_>> = BTreeMap::new();
+    for (k, (&m, (name, g))) in givens.iter().enumerate() {
+        let d = match g {
+            Given::Array(ro) => {
+                let shape = ro.shape();
+                let (rows, cols) = match *shape {
+                    [n] => (n, 1),
+                    [r, c] => (r, c),
+                    _ => (0, 0),
+                };
+                let slice = ro
+                    .as_slice()
+                    .map_err(|e| PyValueError::new_err(format!("input `{name}`: {e}")))?;
+                Data::Borrowed {
+                    data: slice,
+                    rows,
+                    cols,
+                }
+            }
+            Given::Spec(InputSpec::File(path)) => Data::File(
+                runtime::npy::NpyTiles::open(path)
+                    .map_err(|e| PyValueError::new_err(format!("input `{name}`: {e}")))?,
+            ),
+            Given::Spec(spec) => {
+                Data::Owned(spec.generate(seed.wrapping_add(k as u64)).ok_or_else(|| {
+                    PyValueError::new_err(format!("input `{name}`: cannot generate"))
+                })?)
+            }
+        };
+        data.insert(m, d);
+    }
+
+    let progress = Progress::default();
+    let done = py.allow_threads(|| {
+        let finished = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let handle = s.spawn(|| {
+                let r = execute(&prog, &given, &data, block, workers, verify, &progress);
+                finished.store(true, Ordering::Release);
+                r
+            });
+            // Ctrl-C: Python's handler only sets a flag; poll it and
+            // cancel the run through the executor's flag.
+            let mut interrupted: Option<PyErr> = None;
+            while !finished.load(Ordering::Acquire) {
+                std::thread::sleep(Duration::from_millis(20));
+                if interrupted.is_none() {
+                    if let Err(e) = Python::with_gil(|py| py.check_signals()) {
+                        progress.cancel.store(true, Ordering::Relaxed);
+                        interrupted = Some(e);
+                    }
+                }
+            }
+            let r = handle
+                .join()
+                .unwrap_or_else(|_| Err(RunError::new_err("the run panicked")));
+            match (r, interrupted) {
+                (Err(_), Some(e)) => Err(e),
+                (r, _) => r,
+            }
+        })
+    })?;
+    drop(data);
+    drop(givens);
+
+    let outputs = PyDict::new(py);
+    for (name, out) in done.outputs {
+        match out {
+            Out::Dense { rows, cols, data } => {
+                let a = PyArray1::from_vec(py, data).reshape([rows, cols])?;
+                outputs.set_item(name, a)?;
+            }
+            Out::Tiles { why, tiles } => {
+                let d = PyDict::new(py);
+                for (t, index) in tiles {
+                    let key = Py::new(
+                        py,
+                        PyTile {
+                            program: prog.clone(),
+                            tile: model::task::TileRef {
+                                matrix: prog
+                                    .matrices
+                                    .iter()
+                                    .position(|m| m.name == name)
+                                    .unwrap_or(0) as u32,
+                                index,
+                            },
+                        },
+                    )?;
+                    let a =
+                        PyArray1::from_vec(py, row_major(&t)).reshape([t.nrows(), t.ncols()])?;
+                    d.set_item(key, a)?;
+                }
+                let _ = why;
+                outputs.set_item(name, d)?;
+            }
+        }
+    }
+    let report = json_to_py(py, &done.report)?;
+    Ok((outputs.into_any().unbind(), report))
+}
