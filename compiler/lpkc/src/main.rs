@@ -25,11 +25,11 @@ mod report;
 use args::{Color, Format, GlobalOpts};
 use clap::{Parser, Subcommand};
 use commands::{
-    bench::BenchArgs, calibrate::CalibrateArgs, check::CheckArgs, collect::CollectArgs, compile::CompileArgs, dag::DagArgs,
-    dot::DotArgs, explain::ExplainArgs, fmt::FmtArgs, inspect::InspectArgs, lint::LintArgs,
-    plans::PlansArgs, provision::ProvisionArgs, query::QueryArgs, repl::ReplArgs,
-    resume::ResumeArgs, run::RunArgs, simulate::SimulateArgs, stats::StatsArgs, status::StatusArgs, submit::SubmitArgs,
-    trace::TraceArgs, worker::WorkerArgs,
+    bench::BenchArgs, calibrate::CalibrateArgs, check::CheckArgs, collect::CollectArgs,
+    compile::CompileArgs, dag::DagArgs, dot::DotArgs, explain::ExplainArgs, fmt::FmtArgs,
+    inspect::InspectArgs, lint::LintArgs, plans::PlansArgs, provision::ProvisionArgs,
+    query::QueryArgs, repl::ReplArgs, resume::ResumeArgs, run::RunArgs, simulate::SimulateArgs,
+    stats::StatsArgs, status::StatusArgs, submit::SubmitArgs, trace::TraceArgs, worker::WorkerArgs,
 };
 use error::CliError;
 use std::path::{Path, PathBuf};

@@ -731,14 +731,16 @@ impl Sim<'_, '_> {
             slot,
             cache: NonZeroUsize::new(self.cfg.cache_tiles).map(lru::LruCache::new),
             running: None,
-            est_free: self.now + delay,
+            est_free: (self.now + delay).max(0.0),
         });
         self.r.workers_started += 1;
         self.hist.advance(self.now);
         self.live += 1;
         self.hist.live_now = self.live;
         self.r.peak_workers = self.r.peak_workers.max(self.live);
-        self.push_event(self.now + delay, Kind::Up(w));
+        // The run is submitted at 0: a worker requested ahead that is up
+        // before then waits for it.
+        self.push_event((self.now + delay).max(0.0), Kind::Up(w));
     }
 
     fn set_idle(&mut self, w: usize) {

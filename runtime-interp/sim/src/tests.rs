@@ -225,6 +225,17 @@ fn requesting_ahead_by_the_startup_bound_hides_the_delay() {
         early.makespan_s
     );
     assert!(close(late.worker_seconds, early.worker_seconds));
+    // Workers requested ahead that start sooner than the bound wait for
+    // the submission: nothing runs before 0.
+    cfg.startup = vec![0.01, 0.3];
+    cfg.ahead = Some(0.3);
+    let r = run(&inst, &cfg);
+    assert!(
+        r.makespan_s >= r.critical_path_s,
+        "{} {}",
+        r.makespan_s,
+        r.critical_path_s
+    );
 }
 
 #[test]

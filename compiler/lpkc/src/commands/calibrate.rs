@@ -222,7 +222,8 @@ pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
                 None,
             ),
             None => {
-                let dir = std::env::temp_dir().join(format!("lpkc-calibrate-{}", std::process::id()));
+                let dir =
+                    std::env::temp_dir().join(format!("lpkc-calibrate-{}", std::process::id()));
                 std::fs::create_dir_all(&dir).map_err(|e| {
                     CliError::Input(format!("cannot create {}: {e}", dir.display()))
                 })?;

@@ -120,7 +120,10 @@ pub struct SimulateArgs {
 /// Reads the observed start-up delays.
 pub fn read_delays(path: &Path) -> Result<Vec<f64>, CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        CliError::Usage(format!("cannot read the start-up delays {}: {e}", path.display()))
+        CliError::Usage(format!(
+            "cannot read the start-up delays {}: {e}",
+            path.display()
+        ))
     })?;
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -177,9 +180,11 @@ pub fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
     if let Some(b) = args.store_bandwidth {
         costs.store.bandwidth_bytes_per_s = b * 1e6;
     }
-    costs
-        .check()
-        .map_err(|e| CliError::Usage(format!("{e} (check --gflops, --store-latency, --store-bandwidth)")))?;
+    costs.check().map_err(|e| {
+        CliError::Usage(format!(
+            "{e} (check --gflops, --store-latency, --store-bandwidth)"
+        ))
+    })?;
     let workers = match (args.workers, &args.autoscale) {
         (Some(w), None) => {
             if w == 0 || w > 65536 {
