@@ -557,14 +557,13 @@ fn check_config(cfg: &Config) -> Result<(), SimError> {
         Workers::Fixed(n) if n == 0 || n > 1 << 16 => {
             return bad(format!("workers must be between 1 and 65536, found {n}"))
         }
-        Workers::Autoscale { sf, max, idle } => {
+        Workers::Autoscale { sf, max, idle }
             if !(sf > 0.0 && sf.is_finite())
                 || max == 0
                 || max > 1 << 16
-                || !(idle > 0.0 && idle.is_finite())
-            {
-                return bad("autoscale needs sf above 0, max from 1 to 65536, idle above 0".into());
-            }
+                || !(idle > 0.0 && idle.is_finite()) =>
+        {
+            return bad("autoscale needs sf above 0, max from 1 to 65536, idle above 0".into());
         }
         _ => {}
     }
@@ -579,7 +578,7 @@ fn check_config(cfg: &Config) -> Result<(), SimError> {
         }
     }
     if let Some(f) = cfg.failures {
-        if !(0.0..1.0).contains(&f.rate) || !(f.lease_s.is_finite() && f.lease_s > 0.0) {
+        if !((0.0..1.0).contains(&f.rate) && f.lease_s.is_finite() && f.lease_s > 0.0) {
             return bad("the failure rate must be in [0, 1) and the lease above 0 seconds".into());
         }
     }

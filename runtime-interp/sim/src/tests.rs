@@ -17,8 +17,11 @@ fn program(name: &str) -> Program {
         .program
 }
 
+/// Parameter values by name.
+type Params = Vec<(&'static str, i64)>;
+
 /// (fixture, parameter sets)
-fn cases() -> Vec<(&'static str, Vec<Vec<(&'static str, i64)>>)> {
+fn cases() -> Vec<(&'static str, Vec<Params>)> {
     vec![
         (
             "cholesky.lpka",
@@ -141,7 +144,7 @@ fn critical_path_matches_the_expanded_dag() {
             let mut finish: Vec<f64> = (0..dag.tasks.len()).map(cost).collect();
             let mut parents: Vec<Vec<usize>> = vec![Vec::new(); dag.tasks.len()];
             for e in &dag.edges {
-                parents[e.to as usize].push(e.from as usize);
+                parents[e.to].push(e.from);
             }
             for i in 0..dag.tasks.len() {
                 let start = parents[i].iter().map(|&j| finish[j]).fold(0.0, f64::max);
