@@ -3,12 +3,14 @@
 //! latency and bandwidth, and writes the cost model `lpkc simulate --costs`
 //! reads (docs/simulation.md).
 //!
-//! A kernel is timed on `B x B` tiles of a symmetric, diagonally dominant
+//! A kernel is timed by `--threads` threads at once (default 1), each
+//! cycling through copies of its arguments (64 MiB of them, so that calls
+//! read memory, not the cache, as in a run), on `B x B` tiles of a symmetric, diagonally dominant
 //! matrix (positive definite, well conditioned for every factorisation and
 //! triangular solve); `qr_apply` and `qr_apply_pair` get the factors of a
-//! `qr_factor` / `qr_pair` call. Each figure is the median of the timed
-//! calls, repeated for at least `--min-time` seconds (and 3 calls). The
-//! store's latency is the median time of a put + get of a 1 x 1 tile, its
+//! `qr_factor` / `qr_pair` call. Each figure is the mean of the timed
+//! calls (the throughput, see [`mean`]), repeated for at least `--min-time` seconds (and 3 calls). The
+//! store's latency is the mean time of a put + get of a 1 x 1 tile, its
 //! bandwidth the bytes of a `B x B` tile per second beyond that latency.
 
 use crate::args::GlobalOpts;
@@ -47,6 +49,11 @@ pub struct CalibrateArgs {
     /// Seconds added to every task (the scheduler's own cost).
     #[arg(long, value_name = "S", default_value_t = 0.0)]
     pub task_overhead: f64,
+    /// Threads calling each kernel at once, each on its own tiles (the
+    /// embedded executor's `--workers`: they share the machine's cores,
+    /// caches and memory bandwidth as its worker threads do).
+    #[arg(long, value_name = "T", default_value_t = 1)]
+    pub threads: usize,
     /// Where to write the cost model (default stdout).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -60,13 +67,18 @@ fn good_tile(b: usize) -> Tile {
     })
 }
 
-/// The median of `times`.
-fn median(mut times: Vec<f64>) -> f64 {
-    times.sort_by(f64::total_cmp);
-    times.get(times.len() / 2).copied().unwrap_or(0.0)
+/// The mean of `times`: the simulator sums task times, so it needs the
+/// throughput (total time / calls), which on a busy machine includes the
+/// calls that were preempted (a median would drop them).
+fn mean(times: &[f64]) -> f64 {
+    if times.is_empty() {
+        0.0
+    } else {
+        times.iter().sum::<f64>() / times.len() as f64
+    }
 }
 
-/// Repeats `f` for at least `min_time` seconds and 3 calls; the median.
+/// Repeats `f` for at least `min_time` seconds and 3 calls; the mean.
 fn time<E>(min_time: f64, mut f: impl FnMut() -> Result<(), E>) -> Result<f64, E> {
     let start = Instant::now();
     let mut times = Vec::new();
@@ -75,11 +87,30 @@ fn time<E>(min_time: f64, mut f: impl FnMut() -> Result<(), E>) -> Result<f64, E
         f()?;
         times.push(t.elapsed().as_secs_f64());
     }
-    Ok(median(times))
+    Ok(mean(&times))
 }
 
-/// Seconds per call of `name` at block `b`.
-fn time_kernel(reg: &Registry, name: &str, b: usize, min_time: f64) -> Result<f64, String> {
+/// An owned kernel argument.
+#[derive(Clone)]
+enum Owned {
+    Tile(Tile),
+    Int(i64),
+    Real(f64),
+}
+
+/// Bytes of tiles each timing thread cycles through, so that a call finds
+/// its arguments in memory rather than in the cache, as in a run.
+const POOL_BYTES: usize = 64 << 20;
+
+/// Seconds per call of `name` at block `b`: `threads` threads call it at
+/// once, each on its own pool of argument copies; the mean over all calls.
+fn time_kernel(
+    reg: &Registry,
+    name: &str,
+    b: usize,
+    min_time: f64,
+    threads: usize,
+) -> Result<f64, String> {
     let sig = model::stdlib::STANDARD
         .iter()
         .find(|s| s.name == name)
@@ -88,7 +119,6 @@ fn time_kernel(reg: &Registry, name: &str, b: usize, min_time: f64) -> Result<f6
         .get(name)
         .ok_or_else(|| format!("the runtime has no kernel `{name}`"))?;
     let a = good_tile(b);
-    let call = |args: &[KernelArg<'_>]| kernel.call(args).map_err(|e| format!("{name}: {e}"));
     let err = |e: String| format!("{name} at block {b}: {e}");
     // The factors qr_apply and qr_apply_pair apply.
     let factors = match name {
@@ -106,12 +136,16 @@ fn time_kernel(reg: &Registry, name: &str, b: usize, min_time: f64) -> Result<f6
         ),
         _ => None,
     };
-    let args: Vec<KernelArg<'_>> = match &factors {
+    let args: Vec<Owned> = match &factors {
         Some(f) => {
             let (v, t) = (f.first().ok_or("no v")?, f.get(1).ok_or("no t")?);
-            let mut args = vec![KernelArg::Tile(v), KernelArg::Tile(t), KernelArg::Tile(&a)];
+            let mut args = vec![
+                Owned::Tile(v.clone()),
+                Owned::Tile(t.clone()),
+                Owned::Tile(a.clone()),
+            ];
             if name == "qr_apply_pair" {
-                args.push(KernelArg::Tile(&a));
+                args.push(Owned::Tile(a.clone()));
             }
             args
         }
@@ -119,13 +153,62 @@ fn time_kernel(reg: &Registry, name: &str, b: usize, min_time: f64) -> Result<f6
             .params
             .iter()
             .map(|(_, kind)| match kind {
-                None => KernelArg::Tile(&a),
-                Some(model::stdlib::ScalarKind::Int) => KernelArg::Int(2),
-                Some(model::stdlib::ScalarKind::Real) => KernelArg::Real(0.5),
+                None => Owned::Tile(a.clone()),
+                Some(model::stdlib::ScalarKind::Int) => Owned::Int(2),
+                Some(model::stdlib::ScalarKind::Real) => Owned::Real(0.5),
             })
             .collect(),
     };
-    time(min_time, || call(&args).map(drop)).map_err(err)
+    let bytes: usize = args
+        .iter()
+        .map(|x| match x {
+            Owned::Tile(t) => 8 * t.nrows() * t.ncols(),
+            _ => 0,
+        })
+        .sum();
+    let copies = (POOL_BYTES / bytes.max(1)).clamp(1, 256);
+    let results: Vec<Result<Vec<f64>, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                let pool: Vec<Vec<Owned>> = vec![args.clone(); copies];
+                let kernel = kernel.clone();
+                scope.spawn(move || {
+                    let start = Instant::now();
+                    let mut times = Vec::new();
+                    let mut i = 0;
+                    while times.len() < 3
+                        || (start.elapsed().as_secs_f64() < min_time && times.len() < 100_000)
+                    {
+                        let refs: Vec<KernelArg<'_>> = pool[i % copies]
+                            .iter()
+                            .map(|x| match x {
+                                Owned::Tile(t) => KernelArg::Tile(t),
+                                Owned::Int(v) => KernelArg::Int(*v),
+                                Owned::Real(v) => KernelArg::Real(*v),
+                            })
+                            .collect();
+                        let t = Instant::now();
+                        kernel.call(&refs).map_err(|e| e.to_string())?;
+                        times.push(t.elapsed().as_secs_f64());
+                        i += 1;
+                    }
+                    Ok(times)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a timing thread panicked".into()))
+            })
+            .collect()
+    });
+    let mut all = Vec::new();
+    for r in results {
+        all.extend(r.map_err(err)?);
+    }
+    Ok(mean(&all))
 }
 
 /// The store's latency and bandwidth, from puts and gets of a 1 x 1 tile
@@ -177,6 +260,12 @@ pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
             args.min_time
         )));
     }
+    if args.threads == 0 || args.threads > 256 {
+        return Err(CliError::Usage(format!(
+            "--threads must be between 1 and 256, found {}",
+            args.threads
+        )));
+    }
     let reg = Registry::standard();
     let names: Vec<String> = if args.kernels.is_empty() {
         model::stdlib::STANDARD
@@ -188,9 +277,10 @@ pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     };
     let mut model = CostModel {
         machine: format!(
-            "lpkc calibrate on {} ({} threads available); kernels on one thread",
+            "lpkc calibrate on {} ({} threads available); kernels timed on {} threads at once",
             std::env::consts::ARCH,
-            std::thread::available_parallelism().map_or(1, |n| n.get())
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+            args.threads
         ),
         gflops: args.gflops,
         task_overhead_s: args.task_overhead,
@@ -202,7 +292,8 @@ pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     for name in &names {
         let mut times = Vec::new();
         for &b in &args.block {
-            let s = time_kernel(&reg, name, b as usize, args.min_time).map_err(CliError::Usage)?;
+            let s = time_kernel(&reg, name, b as usize, args.min_time, args.threads)
+                .map_err(CliError::Usage)?;
             eprintln!("{name:>14} B={b:<5} {:>12.6} ms", s * 1e3);
             times.push(KernelTime {
                 block: b,
