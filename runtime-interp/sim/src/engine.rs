@@ -638,16 +638,19 @@ impl Sim<'_, '_> {
         }
         self.r.tasks = tasks;
         self.r.work_s = work;
-        for t in roots {
-            self.make_ready(t, 0.0)?;
-        }
-        // The first workers: at `-D` with a start-up bound, else at 0.
+        // The first workers (at `-D` with a start-up bound, else at 0),
+        // before the roots are queued, so that HEFT places them on workers.
         let first = match self.cfg.workers {
             Workers::Fixed(n) => n,
-            Workers::Autoscale { .. } => self.wanted(),
+            Workers::Autoscale { sf, max, .. } => {
+                ((sf * roots.len() as f64).ceil() as usize).min(max)
+            }
         };
         for _ in 0..first {
             self.request_worker();
+        }
+        for t in roots {
+            self.make_ready(t, 0.0)?;
         }
         while let Some(Reverse(ev)) = self.events.pop() {
             self.hist.advance(ev.time);
@@ -744,7 +747,12 @@ impl Sim<'_, '_> {
 
     fn set_idle(&mut self, w: usize) {
         self.workers[w].state = State::Idle { since: self.now };
-        self.workers[w].est_free = self.now;
+        // HEFT's estimate: now when nothing is placed on it, else what is
+        // placed is still to run.
+        let slot = self.workers[w].slot;
+        let empty = self.queues.get(slot).is_none_or(VecDeque::is_empty);
+        let est = &mut self.workers[w].est_free;
+        *est = if empty { self.now } else { est.max(self.now) };
         self.idle.push(w);
         if let Workers::Autoscale { idle, .. } = self.cfg.workers {
             let keep = idle.max(self.cfg.ahead.unwrap_or(0.0));

@@ -258,3 +258,35 @@ fn a_remote_read_costs_latency_and_bandwidth() {
     assert!(close(r.makespan_s, expect), "{} vs {expect}", r.makespan_s);
     let _ = t;
 }
+
+/// With more roots than workers, every policy keeps every worker busy at
+/// the start (a placement that piles the roots on one worker would not).
+#[test]
+fn every_policy_uses_every_worker_on_a_wide_dag() {
+    let p = program("gemm_tree.lpka");
+    let inst = bind(&p, &[("M", 2), ("N", 2), ("K", 8)]);
+    for policy in Policy::ALL {
+        for workers in [
+            Workers::Fixed(4),
+            Workers::Autoscale {
+                sf: 1.0,
+                max: 4,
+                idle: 1.0,
+            },
+        ] {
+            let mut cfg = Config::new(64, workers);
+            cfg.policy = policy;
+            cfg.costs = with_store();
+            let r = run(&inst, &cfg);
+            assert_eq!(r.peak_busy, 4, "{policy:?} {workers:?}");
+            // 32 equal gemm roots on 4 workers: no worse than twice the
+            // work per worker plus the critical path.
+            assert!(
+                r.busy_seconds / r.makespan_s > 2.0,
+                "{policy:?} {workers:?}: busy {} makespan {}",
+                r.busy_seconds,
+                r.makespan_s
+            );
+        }
+    }
+}
