@@ -25,11 +25,11 @@ mod report;
 use args::{Color, Format, GlobalOpts};
 use clap::{Parser, Subcommand};
 use commands::{
-    bench::BenchArgs, check::CheckArgs, collect::CollectArgs, compile::CompileArgs, dag::DagArgs,
-    dot::DotArgs, explain::ExplainArgs, fmt::FmtArgs, inspect::InspectArgs, lint::LintArgs,
-    plans::PlansArgs, provision::ProvisionArgs, query::QueryArgs, repl::ReplArgs,
-    resume::ResumeArgs, run::RunArgs, stats::StatsArgs, status::StatusArgs, submit::SubmitArgs,
-    trace::TraceArgs, worker::WorkerArgs,
+    bench::BenchArgs, calibrate::CalibrateArgs, check::CheckArgs, collect::CollectArgs,
+    compile::CompileArgs, dag::DagArgs, dot::DotArgs, explain::ExplainArgs, fmt::FmtArgs,
+    inspect::InspectArgs, lint::LintArgs, plans::PlansArgs, provision::ProvisionArgs,
+    query::QueryArgs, repl::ReplArgs, resume::ResumeArgs, run::RunArgs, simulate::SimulateArgs,
+    stats::StatsArgs, status::StatusArgs, submit::SubmitArgs, trace::TraceArgs, worker::WorkerArgs,
 };
 use error::CliError;
 use std::path::{Path, PathBuf};
@@ -113,6 +113,15 @@ pub enum Command {
     /// exiting after S seconds idle), with a command of yours
     /// (--spawn 'ssh host lpkc worker ...') or local workers.
     Provision(ProvisionArgs),
+    /// Simulate one instance on simulated workers and a tile store: the
+    /// real DAG walked from the plans (never materialised), a cost per
+    /// task, a policy (fifo, critical-path, heft, locality), autoscaling,
+    /// start-up delays and failures; makespan, worker-seconds and bounds.
+    Simulate(SimulateArgs),
+    /// Time each standard kernel at the given block sizes and a tile
+    /// store's latency and bandwidth; write the cost model `simulate
+    /// --costs` reads.
+    Calibrate(CalibrateArgs),
     /// Check a source file and write its program artifact (`docs/artifact.md`).
     Compile(CompileArgs),
     /// Check the program's rules for every parameter value (single
@@ -150,7 +159,9 @@ impl Command {
             Command::Lint(a) => Some(&a.file),
             Command::Inspect(a) => Some(&a.file),
             Command::Submit(a) => Some(&a.file),
+            Command::Simulate(a) => Some(&a.file),
             Command::Bench(_)
+            | Command::Calibrate(_)
             | Command::Explain(_)
             | Command::Worker(_)
             | Command::Status(_)
@@ -176,6 +187,7 @@ impl Command {
             Command::Bench(a) => a.format == Format::Json,
             Command::Submit(a) => a.format == Format::Json,
             Command::Status(a) => a.format == Format::Json,
+            Command::Simulate(a) => a.format == Format::Json,
             Command::Fmt(_)
             | Command::Plans(_)
             | Command::Dot(_)
@@ -185,7 +197,8 @@ impl Command {
             | Command::Collect(_)
             | Command::Trace(_)
             | Command::Resume(_)
-            | Command::Provision(_) => false,
+            | Command::Provision(_)
+            | Command::Calibrate(_) => false,
         };
         if json {
             Format::Json
@@ -217,6 +230,8 @@ fn run(cli: &Cli, global: &GlobalOpts) -> Result<(), CliError> {
         Command::Status(args) => commands::status::run(args, global),
         Command::Collect(args) => commands::collect::run(args, global),
         Command::Trace(args) => commands::trace::run(args, global),
+        Command::Simulate(args) => commands::simulate::run(args, global),
+        Command::Calibrate(args) => commands::calibrate::run(args, global),
         Command::Resume(args) => commands::resume::run(args, global),
         Command::Provision(args) => commands::provision::run(args, global),
     }

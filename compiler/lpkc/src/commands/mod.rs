@@ -4,6 +4,7 @@
 //! `report`, `output`) and the libraries, never on each other.
 
 pub mod bench;
+pub mod calibrate;
 pub mod check;
 pub mod collect;
 pub mod compile;
@@ -19,6 +20,7 @@ pub mod query;
 pub mod repl;
 pub mod resume;
 pub mod run;
+pub mod simulate;
 pub mod stats;
 pub mod status;
 pub mod submit;

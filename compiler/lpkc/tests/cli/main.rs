@@ -14,6 +14,7 @@
 //! - `numerics`: `lpkc run --verify` with the standard kernels;
 //! - `run`: the rest of `lpkc run`'s contract (bindings, outputs, timings);
 //! - `stats`, `dot`, `repl_tty`: the explore commands;
+//! - `simulate`: `lpkc simulate` and `lpkc calibrate`;
 //! - `rendering`: diagnostics as text: rustc's closing count, and output
 //!   bounded on generated inputs;
 //! - `wording`: counts, headers, `--help` defaults and error texts;
@@ -41,6 +42,7 @@ mod outputs;
 mod rendering;
 mod repl_tty;
 mod run;
+mod simulate;
 mod stats;
 mod ui;
 mod wording;

@@ -1,0 +1,351 @@
+//! `lpkc calibrate`: times each standard kernel at the given block sizes on
+//! this machine (one thread, as the executor calls them) and a tile store's
+//! latency and bandwidth, and writes the cost model `lpkc simulate --costs`
+//! reads (docs/simulation.md).
+//!
+//! A kernel is timed by `--threads` threads at once (default 1), each
+//! cycling through copies of its arguments (64 MiB of them, so that calls
+//! read memory, not the cache, as in a run), on `B x B` tiles of a symmetric, diagonally dominant
+//! matrix (positive definite, well conditioned for every factorisation and
+//! triangular solve); `qr_apply` and `qr_apply_pair` get the factors of a
+//! `qr_factor` / `qr_pair` call. Each figure is the mean of the timed
+//! calls (the throughput, see [`mean`]), repeated for at least `--min-time` seconds (and 3 calls). The
+//! store's latency is the mean time of a put + get of a 1 x 1 tile, its
+//! bandwidth the bytes of a `B x B` tile per second beyond that latency.
+
+use crate::args::GlobalOpts;
+use crate::error::CliError;
+use crate::output;
+use runtime::kernels::{KernelArg, Registry, Tile};
+use runtime::store::TileStore;
+use sim::cost::{CostModel, KernelTime, StoreCost};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Arguments of `lpkc calibrate`.
+#[derive(clap::Args, Debug)]
+pub struct CalibrateArgs {
+    /// Block sizes to time (comma-separated).
+    #[arg(long, value_name = "B,..", value_delimiter = ',', default_values_t = [128u64, 256, 512])]
+    pub block: Vec<u64>,
+    /// Only these kernels (comma-separated; default every standard kernel).
+    #[arg(long, value_name = "K,..", value_delimiter = ',')]
+    pub kernels: Vec<String>,
+    /// Seconds to spend timing each kernel at each block, at least.
+    #[arg(long, value_name = "S", default_value_t = 0.2)]
+    pub min_time: f64,
+    /// The tile store to time (a URL as `lpkc run --store` takes; default a
+    /// `file://` store in a new temporary directory).
+    #[arg(long, value_name = "URL", conflicts_with = "no_store")]
+    pub store: Option<String>,
+    /// Write a free store (latency and bandwidth 0), as for the embedded
+    /// executor's in-memory tiles.
+    #[arg(long)]
+    pub no_store: bool,
+    /// GFLOP/s written for kernels that were not timed.
+    #[arg(long, value_name = "X", default_value_t = sim::cost::DEFAULT_GFLOPS)]
+    pub gflops: f64,
+    /// Seconds added to every task (the scheduler's own cost).
+    #[arg(long, value_name = "S", default_value_t = 0.0)]
+    pub task_overhead: f64,
+    /// Threads calling each kernel at once, each on its own tiles (the
+    /// embedded executor's `--workers`: they share the machine's cores,
+    /// caches and memory bandwidth as its worker threads do).
+    #[arg(long, value_name = "T", default_value_t = 1)]
+    pub threads: usize,
+    /// Where to write the cost model (default stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// A symmetric, diagonally dominant `b x b` tile.
+fn good_tile(b: usize) -> Tile {
+    Tile::from_fn(b, b, |i, j| {
+        let d = (i as f64 - j as f64).abs();
+        1.0 / (1.0 + d) + if i == j { b as f64 } else { 0.0 }
+    })
+}
+
+/// The mean of `times`: the simulator sums task times, so it needs the
+/// throughput (total time / calls), which on a busy machine includes the
+/// calls that were preempted (a median would drop them).
+fn mean(times: &[f64]) -> f64 {
+    if times.is_empty() {
+        0.0
+    } else {
+        times.iter().sum::<f64>() / times.len() as f64
+    }
+}
+
+/// Repeats `f` for at least `min_time` seconds and 3 calls; the mean.
+fn time<E>(min_time: f64, mut f: impl FnMut() -> Result<(), E>) -> Result<f64, E> {
+    let start = Instant::now();
+    let mut times = Vec::new();
+    while times.len() < 3 || (start.elapsed().as_secs_f64() < min_time && times.len() < 10_000) {
+        let t = Instant::now();
+        f()?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    Ok(mean(&times))
+}
+
+/// An owned kernel argument.
+#[derive(Clone)]
+enum Owned {
+    Tile(Tile),
+    Int(i64),
+    Real(f64),
+}
+
+/// Bytes of tiles each timing thread cycles through, so that a call finds
+/// its arguments in memory rather than in the cache, as in a run.
+const POOL_BYTES: usize = 64 << 20;
+
+/// Seconds per call of `name` at block `b`: `threads` threads call it at
+/// once, each on its own pool of argument copies; the mean over all calls.
+fn time_kernel(
+    reg: &Registry,
+    name: &str,
+    b: usize,
+    min_time: f64,
+    threads: usize,
+) -> Result<f64, String> {
+    let sig = model::stdlib::STANDARD
+        .iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| format!("`{name}` is not a standard kernel"))?;
+    let kernel = reg
+        .get(name)
+        .ok_or_else(|| format!("the runtime has no kernel `{name}`"))?;
+    let a = good_tile(b);
+    let err = |e: String| format!("{name} at block {b}: {e}");
+    // The factors qr_apply and qr_apply_pair apply.
+    let factors = match name {
+        "qr_apply" => Some(
+            reg.get("qr_factor")
+                .ok_or("no qr_factor")?
+                .call(&[KernelArg::Tile(&a)])
+                .map_err(|e| err(e.to_string()))?,
+        ),
+        "qr_apply_pair" => Some(
+            reg.get("qr_pair")
+                .ok_or("no qr_pair")?
+                .call(&[KernelArg::Tile(&a), KernelArg::Tile(&a)])
+                .map_err(|e| err(e.to_string()))?,
+        ),
+        _ => None,
+    };
+    let args: Vec<Owned> = match &factors {
+        Some(f) => {
+            let (v, t) = (f.first().ok_or("no v")?, f.get(1).ok_or("no t")?);
+            let mut args = vec![
+                Owned::Tile(v.clone()),
+                Owned::Tile(t.clone()),
+                Owned::Tile(a.clone()),
+            ];
+            if name == "qr_apply_pair" {
+                args.push(Owned::Tile(a.clone()));
+            }
+            args
+        }
+        None => sig
+            .params
+            .iter()
+            .map(|(_, kind)| match kind {
+                None => Owned::Tile(a.clone()),
+                Some(model::stdlib::ScalarKind::Int) => Owned::Int(2),
+                Some(model::stdlib::ScalarKind::Real) => Owned::Real(0.5),
+            })
+            .collect(),
+    };
+    let bytes: usize = args
+        .iter()
+        .map(|x| match x {
+            Owned::Tile(t) => 8 * t.nrows() * t.ncols(),
+            _ => 0,
+        })
+        .sum();
+    let copies = (POOL_BYTES / bytes.max(1)).clamp(1, 256);
+    let results: Vec<Result<Vec<f64>, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                let pool: Vec<Vec<Owned>> = vec![args.clone(); copies];
+                let kernel = kernel.clone();
+                scope.spawn(move || {
+                    let start = Instant::now();
+                    let mut times = Vec::new();
+                    let mut i = 0;
+                    while times.len() < 3
+                        || (start.elapsed().as_secs_f64() < min_time && times.len() < 100_000)
+                    {
+                        let refs: Vec<KernelArg<'_>> = pool[i % copies]
+                            .iter()
+                            .map(|x| match x {
+                                Owned::Tile(t) => KernelArg::Tile(t),
+                                Owned::Int(v) => KernelArg::Int(*v),
+                                Owned::Real(v) => KernelArg::Real(*v),
+                            })
+                            .collect();
+                        let t = Instant::now();
+                        kernel.call(&refs).map_err(|e| e.to_string())?;
+                        times.push(t.elapsed().as_secs_f64());
+                        i += 1;
+                    }
+                    Ok(times)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a timing thread panicked".into()))
+            })
+            .collect()
+    });
+    let mut all = Vec::new();
+    for r in results {
+        all.extend(r.map_err(err)?);
+    }
+    Ok(mean(&all))
+}
+
+/// The store's latency and bandwidth, from puts and gets of a 1 x 1 tile
+/// and a `b x b` tile.
+fn time_store(store: &dyn TileStore, b: usize, min_time: f64) -> Result<StoreCost, String> {
+    let small = Arc::new(good_tile(1));
+    let big = Arc::new(good_tile(b));
+    let round = |tile: &Arc<Tile>, idx: i64| -> Result<(), String> {
+        store
+            .put("calib", &[idx], tile.clone())
+            .map_err(|e| e.to_string())?;
+        store
+            .get("calib", &[idx])
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| "a tile just written is missing".to_string())?;
+        Ok(())
+    };
+    let mut i = 0;
+    let lat = time(min_time, || {
+        i += 1;
+        round(&small, i)
+    })?;
+    let t_big = time(min_time, || {
+        i += 1;
+        round(&big, i)
+    })?;
+    for k in 1..=i {
+        let _ = store.delete("calib", &[k]);
+    }
+    // A put and a get: two requests of each size.
+    let bytes = 2.0 * 8.0 * (b * b) as f64;
+    let extra = (t_big - lat).max(1e-12);
+    Ok(StoreCost {
+        latency_s: lat / 2.0,
+        bandwidth_bytes_per_s: bytes / extra,
+    })
+}
+
+/// Runs `lpkc calibrate`.
+pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+    if args.block.is_empty() || args.block.iter().any(|&b| b == 0 || b > 8192) {
+        return Err(CliError::Usage(
+            "--block takes block sizes from 1 to 8192, e.g. --block 128,256".into(),
+        ));
+    }
+    if !(args.min_time.is_finite() && args.min_time >= 0.0 && args.min_time <= 60.0) {
+        return Err(CliError::Usage(format!(
+            "--min-time must be between 0 and 60 seconds, found {}",
+            args.min_time
+        )));
+    }
+    if args.threads == 0 || args.threads > 256 {
+        return Err(CliError::Usage(format!(
+            "--threads must be between 1 and 256, found {}",
+            args.threads
+        )));
+    }
+    let reg = Registry::standard();
+    let names: Vec<String> = if args.kernels.is_empty() {
+        model::stdlib::STANDARD
+            .iter()
+            .map(|s| s.name.to_string())
+            .collect()
+    } else {
+        args.kernels.clone()
+    };
+    let mut model = CostModel {
+        machine: format!(
+            "lpkc calibrate on {} ({} threads available); kernels timed on {} threads at once",
+            std::env::consts::ARCH,
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+            args.threads
+        ),
+        gflops: args.gflops,
+        task_overhead_s: args.task_overhead,
+        ..CostModel::default()
+    };
+    model
+        .check()
+        .map_err(|e| CliError::Usage(format!("{e} (check --gflops and --task-overhead)")))?;
+    for name in &names {
+        let mut times = Vec::new();
+        for &b in &args.block {
+            let s = time_kernel(&reg, name, b as usize, args.min_time, args.threads)
+                .map_err(CliError::Usage)?;
+            eprintln!("{name:>14} B={b:<5} {:>12.6} ms", s * 1e3);
+            times.push(KernelTime {
+                block: b,
+                seconds: s,
+            });
+        }
+        model.kernels.insert(name.clone(), times);
+    }
+    let big = *args.block.iter().max().unwrap_or(&256) as usize;
+    model.store = if args.no_store {
+        StoreCost::FREE
+    } else {
+        let (store, dir): (Box<dyn TileStore>, Option<PathBuf>) = match &args.store {
+            Some(url) => (
+                runtime::store::open_store(url)
+                    .map_err(|e| CliError::Usage(format!("--store {url}: {e}")))?,
+                None,
+            ),
+            None => {
+                let dir =
+                    std::env::temp_dir().join(format!("lpkc-calibrate-{}", std::process::id()));
+                std::fs::create_dir_all(&dir).map_err(|e| {
+                    CliError::Input(format!("cannot create {}: {e}", dir.display()))
+                })?;
+                let url = format!("file://{}", dir.display());
+                (
+                    runtime::store::open_store(&url)
+                        .map_err(|e| CliError::Input(format!("{url}: {e}")))?,
+                    Some(dir),
+                )
+            }
+        };
+        let cost = time_store(store.as_ref(), big, args.min_time);
+        if let Some(d) = dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
+        let cost = cost.map_err(|e| CliError::Input(format!("timing the store: {e}")))?;
+        eprintln!(
+            "{:>14} latency {:.3} ms, bandwidth {:.1} MB/s ({})",
+            "store",
+            cost.latency_s * 1e3,
+            cost.bandwidth_bytes_per_s / 1e6,
+            store.describe()
+        );
+        cost
+    };
+    let text = serde_json::to_string_pretty(&model)
+        .map_err(|e| CliError::Input(format!("cannot write the cost model: {e}")))?;
+    match &args.output {
+        Some(p) => std::fs::write(p, format!("{text}\n"))
+            .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", p.display())))?,
+        None => output::out(&format!("{text}\n")),
+    }
+    Ok(())
+}

@@ -1,0 +1,335 @@
+//! `lpkc simulate` and `lpkc calibrate` through the real binary: the JSON
+//! contract of docs/cli.md ("Simulation"), the honesty checks (one worker
+//! and a free store take the sum of the costs; the makespan never beats
+//! the critical path or the work per worker; every task runs once, as many
+//! as `lpkc stats` counts), and clear errors for bad input.
+
+use crate::binary::lpkc;
+use serde_json::Value;
+
+fn json(args: &[&str]) -> Value {
+    let (code, out, err) = lpkc(args);
+    assert_eq!(code, 0, "lpkc {args:?}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("lpkc {args:?}: {e}: {out}"))
+}
+
+fn num(v: &Value, k: &str) -> f64 {
+    v.get(k)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("`{k}` is not a number in {v}"))
+}
+
+const POLICIES: [&str; 4] = ["fifo", "critical-path", "heft", "locality"];
+
+/// (file, parameters) of several examples.
+const CASES: [(&str, &[&str]); 5] = [
+    ("examples/cholesky.lpk", &["-p", "N=7"]),
+    (
+        "examples/gemm_tree.lpk",
+        &["-p", "M=2", "-p", "N=2", "-p", "K=6"],
+    ),
+    ("examples/tsqr.lpk", &["-p", "N=11"]),
+    ("examples/lu.lpk", &["-p", "N=5"]),
+    (
+        "examples/gemm_tree_zero.lpk",
+        &["-p", "M=1", "-p", "N=2", "-p", "K=5"],
+    ),
+];
+
+fn args<'a>(file: &'a str, params: &'a [&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec!["simulate", file];
+    a.extend_from_slice(params);
+    a.extend_from_slice(extra);
+    a.extend_from_slice(&["--format", "json"]);
+    a
+}
+
+#[test]
+fn the_report_has_the_contract_fields() {
+    for policy in POLICIES {
+        let v = json(&args(
+            "examples/cholesky.lpk",
+            &["-p", "N=6"],
+            &["--block", "128", "--workers", "3", "--policy", policy],
+        ));
+        assert_eq!(v["policy"], policy);
+        for k in ["tasks", "read_bytes", "remote_read_bytes", "peak_workers"] {
+            assert!(v[k].is_u64(), "{k} is not an integer: {v}");
+        }
+        for k in ["makespan_s", "worker_seconds", "critical_path_s", "work_s"] {
+            assert!(v[k].is_f64(), "{k} is not a float: {v}");
+        }
+        assert_eq!(v["tasks"], 56);
+        assert_eq!(v["peak_workers"], 3);
+    }
+}
+
+#[test]
+fn one_worker_and_a_free_store_take_the_sum_of_the_costs() {
+    for (file, params) in CASES {
+        for policy in POLICIES {
+            let v = json(&args(
+                file,
+                params,
+                &["--block", "64", "--workers", "1", "--policy", policy],
+            ));
+            let (m, w) = (num(&v, "makespan_s"), num(&v, "work_s"));
+            assert!(
+                (m - w).abs() <= 1e-9 * w,
+                "{file} {policy}: makespan {m} work {w}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_makespan_respects_the_bounds_and_every_task_runs_once() {
+    for (file, params) in CASES {
+        let mut stats = vec!["stats", file];
+        stats.extend_from_slice(params);
+        stats.extend_from_slice(&["--format", "json"]);
+        let counted = json(&stats)["tasks"].as_u64().expect("a count");
+        for policy in POLICIES {
+            for w in ["2", "5"] {
+                let v = json(&args(
+                    file,
+                    params,
+                    &[
+                        "--block",
+                        "64",
+                        "--workers",
+                        w,
+                        "--policy",
+                        policy,
+                        "--store-latency",
+                        "0.001",
+                        "--store-bandwidth",
+                        "200",
+                        "--cache-tiles",
+                        "3",
+                    ],
+                ));
+                let what = format!("{file} {policy} W={w}");
+                assert_eq!(v["tasks"].as_u64(), Some(counted), "{what}");
+                assert_eq!(v["executions"].as_u64(), Some(counted), "{what}");
+                let m = num(&v, "makespan_s");
+                let wn: f64 = w.parse().expect("a number");
+                assert!(m >= num(&v, "critical_path_s") * (1.0 - 1e-12), "{what}");
+                assert!(m >= num(&v, "work_s") / wn * (1.0 - 1e-12), "{what}");
+                assert!(
+                    v["remote_read_bytes"].as_u64() <= v["read_bytes"].as_u64(),
+                    "{what}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn autoscaling_start_up_bounds_and_failures() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let delays = dir.path().join("delays.txt");
+    // 40 delays 0.01, 0.02, ..., 0.40: the 0.9 quantile at 0.95 needs the
+    // order statistic k with P(Bin(40, 0.9) < k) >= 0.95. For k = 39 that
+    // is 1 - 40 0.9^39 0.1 - 0.9^40 = 0.92 (too low); for k = 40 it is
+    // 1 - 0.9^40 = 0.985: the bound is the largest delay, 0.40.
+    let text: String = (1..=40)
+        .map(|i| format!("{}\n", i as f64 / 100.0))
+        .collect();
+    std::fs::write(&delays, text).expect("writes");
+    let d = delays.to_str().expect("utf-8");
+    let base = [
+        "--block",
+        "128",
+        "--autoscale",
+        "sf=0.5,max=4,idle=0.01",
+        "--startup",
+        d,
+    ];
+    let plain = json(&args("examples/cholesky.lpk", &["-p", "N=6"], &base));
+    let mut ahead_args = base.to_vec();
+    ahead_args.push("--ahead");
+    let ahead = json(&args("examples/cholesky.lpk", &["-p", "N=6"], &ahead_args));
+    let bound = num(&ahead, "startup_bound_s");
+    assert!((bound - 0.40).abs() < 1e-12, "{bound}");
+    assert!(num(&plain, "peak_workers") <= 4.0);
+    assert!(num(&ahead, "makespan_s") >= num(&ahead, "critical_path_s"));
+    // Failures: every execution beyond the tasks is a re-run.
+    let v = json(&args(
+        "examples/cholesky.lpk",
+        &["-p", "N=6"],
+        &[
+            "--block",
+            "128",
+            "--workers",
+            "3",
+            "--fail-rate",
+            "0.3",
+            "--lease",
+            "0.5",
+        ],
+    ));
+    let (e, t, f) = (num(&v, "executions"), num(&v, "tasks"), num(&v, "failures"));
+    assert!(f > 0.0 && e == t + f, "{v}");
+}
+
+#[test]
+fn calibrate_writes_a_model_simulate_reads() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let costs = dir.path().join("costs.json");
+    let c = costs.to_str().expect("utf-8");
+    let (code, _, err) = lpkc(&[
+        "calibrate",
+        "--block",
+        "8,16",
+        "--kernels",
+        "chol,trsm,syrk,qr_apply_pair",
+        "--min-time",
+        "0",
+        "-o",
+        c,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let model: Value =
+        serde_json::from_str(&std::fs::read_to_string(&costs).expect("written")).expect("JSON");
+    for k in ["chol", "trsm", "syrk", "qr_apply_pair"] {
+        let times = model["kernels"][k].as_array().expect("times");
+        assert_eq!(times.len(), 2, "{k}");
+        assert!(
+            times
+                .iter()
+                .all(|t| t["seconds"].as_f64().is_some_and(|s| s > 0.0)),
+            "{k}"
+        );
+    }
+    assert!(model["store"]["latency_s"]
+        .as_f64()
+        .is_some_and(|l| l > 0.0));
+    // The simulation of one worker with a free store is the sum of the
+    // calibrated times: chol + trsm + syrk of cholesky(N=2) at block 16.
+    let v = json(&args(
+        "examples/cholesky.lpk",
+        &["-p", "N=2"],
+        &[
+            "--block",
+            "16",
+            "--workers",
+            "1",
+            "--costs",
+            c,
+            "--store-latency",
+            "0",
+        ],
+    ));
+    let at16 = |k: &str| model["kernels"][k][1]["seconds"].as_f64().expect("a time");
+    let sum = 2.0 * at16("chol") + at16("trsm") + at16("syrk");
+    let bw = num(&v, "written_bytes")
+        / model["store"]["bandwidth_bytes_per_s"]
+            .as_f64()
+            .expect("bw");
+    let reads = num(&v, "remote_read_bytes")
+        / model["store"]["bandwidth_bytes_per_s"]
+            .as_f64()
+            .expect("bw");
+    assert!((num(&v, "work_s") - sum).abs() <= 1e-12 + 1e-9 * sum, "{v}");
+    assert!(
+        (num(&v, "makespan_s") - (sum + bw + reads)).abs() <= 1e-9 * (sum + bw + reads),
+        "{v}"
+    );
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"gflops\": \"fast\"}").expect("writes");
+    let few = dir.path().join("few.txt");
+    std::fs::write(&few, "1.0\n2.0\n").expect("writes");
+    let nan = dir.path().join("nan.txt");
+    std::fs::write(&nan, "1.0\nsoon\n").expect("writes");
+    let (b, f, n) = (
+        bad.to_str().expect("utf-8"),
+        few.to_str().expect("utf-8"),
+        nan.to_str().expect("utf-8"),
+    );
+    let chol = [
+        "simulate",
+        "examples/cholesky.lpk",
+        "-p",
+        "N=4",
+        "--block",
+        "64",
+    ];
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (vec!["--workers", "2", "--costs", b], 2, "lpkc calibrate"),
+        (
+            vec!["--workers", "2", "--costs", "/nonexistent/costs.json"],
+            2,
+            "cannot read the costs",
+        ),
+        (vec!["--autoscale", "sf=0.5,max=0,idle=1"], 2, "max=MAX"),
+        (
+            vec!["--autoscale", "speed=2"],
+            2,
+            "not an autoscale setting",
+        ),
+        (vec![], 2, "--workers"),
+        (
+            vec!["--workers", "2", "--startup", f, "--ahead"],
+            2,
+            "cannot bound",
+        ),
+        (
+            vec!["--workers", "2", "--startup", n],
+            2,
+            "`soon` is not a delay",
+        ),
+        (vec!["--workers", "2", "--max-tasks", "5"], 1, "--max-tasks"),
+        (
+            vec!["--workers", "2", "--fail-rate", "1.5"],
+            2,
+            "--fail-rate",
+        ),
+        (vec!["--workers", "2", "--gflops", "0"], 2, "gflops"),
+    ];
+    for (extra, want, text) in cases {
+        let mut a = chol.to_vec();
+        a.extend_from_slice(&extra);
+        let (code, _, err) = lpkc(&a);
+        assert_eq!(code, want, "{extra:?}: {err}");
+        assert!(err.contains(text), "{extra:?}: `{text}` not in {err}");
+        assert!(!err.contains("panicked"), "{extra:?}: {err}");
+    }
+    // The JSON error object on stdout with --format json.
+    let mut a = chol.to_vec();
+    a.extend_from_slice(&["--workers", "2", "--max-tasks", "5", "--format", "json"]);
+    let (code, out, _) = lpkc(&a);
+    assert_eq!(code, 1);
+    assert!(serde_json::from_str::<Value>(&out).is_ok(), "{out}");
+}
+
+#[test]
+fn the_svg_chart_is_written() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let svg = dir.path().join("util.svg");
+    let s = svg.to_str().expect("utf-8");
+    let (code, _, err) = lpkc(&[
+        "simulate",
+        "examples/tsqr.lpk",
+        "-p",
+        "N=16",
+        "--block",
+        "256",
+        "--workers",
+        "4",
+        "--svg",
+        s,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&svg).expect("written");
+    assert!(
+        text.starts_with("<svg") && text.contains("busy workers"),
+        "{}",
+        &text[..100.min(text.len())]
+    );
+}

@@ -1,0 +1,29 @@
+//! `lpk-sim`: a discrete-event simulation of one instance of a program on
+//! simulated workers and a tile store (`lpkc simulate`, docs/simulation.md).
+//!
+//! The DAG is never materialised: the simulator walks it as a runtime
+//! schedules it (`model::dag::walk`): roots from the parents plans, a
+//! counter per waiting task (from `in_degree` on first sight), children
+//! from the children plans when a task completes. Memory is the frontier
+//! (waiting and ready tasks), the workers' tile caches and, for the
+//! `locality` policy, a coarsened task/tile graph of bounded size.
+//!
+//! - [`cost`]: the cost model (per-kernel seconds from `lpkc calibrate`, or
+//!   the flop model at a GFLOP/s figure; the store's latency and
+//!   bandwidth).
+//! - [`quantile`]: the binomial upper bound of a quantile from observed
+//!   samples (start-up delays).
+//! - [`engine`]: the event loop, workers, policies, autoscaling, failures.
+//! - [`partition`]: the coarsened graph and its METIS partition (`locality`).
+//! - [`svg`]: utilisation over time as an SVG chart.
+
+pub mod cost;
+pub mod engine;
+pub mod partition;
+pub mod quantile;
+pub mod svg;
+
+pub use engine::{simulate, Config, Policy, Report, SimError, Workers};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,226 @@
+//! The `locality` policy's placement: a multi-constraint METIS partition of
+//! the task/tile graph, coarsened to fit.
+//!
+//! *Coarsening.* Every task belongs to the node of the first tile it writes,
+//! with each index of that tile shifted right by `shift` bits: one node per
+//! block of `2^shift` tiles per dimension of each matrix (the tasks that
+//! write them). `shift` is the smallest that keeps the graph within
+//! `max_nodes` nodes; a walk that exceeds it stops at once and starts again
+//! with the next shift.
+//!
+//! *Weights.* A node weighs its tasks' compute seconds (constraint 0) and
+//! the bytes of the tiles they write, i.e. the bytes its worker holds
+//! (constraint 1); an edge weighs the bytes of the tiles that flow along the
+//! DAG edges between its two nodes. METIS (`METIS_PartGraphKway`) splits the
+//! nodes into one part per worker slot, balancing both constraints and
+//! minimising the bytes cut.
+//!
+//! The walk runs in sequential order with the children plans (one pass over
+//! the DAG, memory = the coarse graph), before the simulation.
+
+use crate::cost::StatementCost;
+use crate::engine::SimError;
+use model::program::Instance;
+use model::query::Engine;
+use model::task::Task;
+use rustc_hash::FxHashMap;
+use std::ops::ControlFlow;
+
+type Key = (u32, Vec<i64>);
+
+/// A placement of tasks on worker slots.
+pub struct Partition {
+    /// Nodes of the coarsened graph.
+    pub nodes: usize,
+    /// Bits each tile index was shifted by.
+    pub shift: u32,
+    part: FxHashMap<Key, usize>,
+}
+
+impl Partition {
+    /// The part (worker slot) of a task.
+    pub fn part_of(&self, engine: &Engine<'_, '_>, task: &Task) -> Result<usize, SimError> {
+        let key = key(engine, task, self.shift)?;
+        Ok(key.and_then(|k| self.part.get(&k).copied()).unwrap_or(0))
+    }
+}
+
+fn key(engine: &Engine<'_, '_>, task: &Task, shift: u32) -> Result<Option<Key>, SimError> {
+    let writes = engine.writes(task)?;
+    Ok(writes.into_iter().next().map(|t| {
+        (
+            t.matrix,
+            t.index.iter().map(|&i| i >> shift).collect::<Vec<i64>>(),
+        )
+    }))
+}
+
+struct Graph {
+    ids: FxHashMap<Key, u32>,
+    secs: Vec<f64>,
+    bytes: Vec<f64>,
+    edges: FxHashMap<(u32, u32), f64>,
+}
+
+fn walk(
+    inst: &Instance<'_>,
+    costs: &[StatementCost],
+    shift: u32,
+    max_nodes: usize,
+) -> Result<Option<Graph>, SimError> {
+    let mut engine = Engine::new(inst);
+    let mut g = Graph {
+        ids: FxHashMap::default(),
+        secs: Vec::new(),
+        bytes: Vec::new(),
+        edges: FxHashMap::default(),
+    };
+    let mut failure: Option<SimError> = None;
+    let mut over = false;
+    let mut children: Vec<(Task, u32)> = Vec::new();
+    let node_of = |g: &mut Graph, k: Key| -> u32 {
+        let n = g.ids.len() as u32;
+        *g.ids.entry(k).or_insert_with(|| {
+            g.secs.push(0.0);
+            g.bytes.push(0.0);
+            n
+        })
+    };
+    inst.for_each_task(&mut |t| {
+        let step = (|| -> Result<(), SimError> {
+            let Some(k) = key(&engine, t, shift)? else {
+                return Ok(());
+            };
+            let a = node_of(&mut g, k);
+            if let Some(c) = costs.get(t.stmt as usize) {
+                g.secs[a as usize] += c.seconds;
+                g.bytes[a as usize] += c.write_bytes.iter().sum::<u64>() as f64;
+            }
+            children.clear();
+            engine.for_each_child(t, &mut |stmt, vars, matrix, _| {
+                children.push((
+                    Task {
+                        stmt,
+                        vars: vars.into(),
+                    },
+                    matrix,
+                ))
+            })?;
+            for (c, _) in children.drain(..) {
+                let Some(kc) = key(&engine, &c, shift)? else {
+                    continue;
+                };
+                let b = node_of(&mut g, kc);
+                if a != b {
+                    let bytes = costs
+                        .get(c.stmt as usize)
+                        .and_then(|s| s.read_bytes.first())
+                        .copied()
+                        .unwrap_or(0) as f64;
+                    *g.edges.entry((a.min(b), a.max(b))).or_insert(0.0) += bytes;
+                }
+            }
+            Ok(())
+        })();
+        match step {
+            Ok(()) if g.ids.len() > max_nodes => {
+                over = true;
+                ControlFlow::Break(())
+            }
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                failure = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    })?;
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    Ok((!over).then_some(g))
+}
+
+/// Integer weights for METIS: each in 1..=scale, proportional.
+fn scaled(xs: &[f64], scale: f64) -> Vec<metis::Idx> {
+    let top = xs.iter().cloned().fold(0.0f64, f64::max);
+    xs.iter()
+        .map(|&x| {
+            if top > 0.0 {
+                1 + (x / top * scale) as metis::Idx
+            } else {
+                1
+            }
+        })
+        .collect()
+}
+
+/// Builds the coarsened graph of `inst` and partitions it into `parts`.
+pub fn build(
+    inst: &Instance<'_>,
+    costs: &[StatementCost],
+    parts: usize,
+    max_nodes: usize,
+) -> Result<Partition, SimError> {
+    let max_nodes = max_nodes.max(parts).max(1);
+    let mut shift = 0;
+    let g = loop {
+        if let Some(g) = walk(inst, costs, shift, max_nodes)? {
+            break g;
+        }
+        shift += 1;
+        if shift > 62 {
+            return Err(SimError::Partition(
+                "the coarsened graph does not fit at any shift".into(),
+            ));
+        }
+    };
+    let n = g.ids.len();
+    let mut assignment = vec![0 as metis::Idx; n];
+    if parts > 1 && n > 1 {
+        // CSR of the undirected graph.
+        let mut adj: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n];
+        for (&(a, b), &w) in &g.edges {
+            adj[a as usize].push((b, w));
+            adj[b as usize].push((a, w));
+        }
+        let all: Vec<f64> = g.edges.values().copied().collect();
+        let top = all.iter().cloned().fold(0.0f64, f64::max);
+        let mut xadj = Vec::with_capacity(n + 1);
+        let mut adjncy = Vec::new();
+        let mut adjwgt = Vec::new();
+        xadj.push(0 as metis::Idx);
+        for list in &mut adj {
+            list.sort_by_key(|&(b, _)| b);
+            for &(b, w) in list.iter() {
+                adjncy.push(b as metis::Idx);
+                adjwgt.push(if top > 0.0 {
+                    1 + (w / top * 1000.0) as metis::Idx
+                } else {
+                    1
+                });
+            }
+            xadj.push(adjncy.len() as metis::Idx);
+        }
+        // Two constraints per node, interleaved.
+        let (s, b) = (scaled(&g.secs, 1000.0), scaled(&g.bytes, 1000.0));
+        let vwgt: Vec<metis::Idx> = s.iter().zip(&b).flat_map(|(&x, &y)| [x, y]).collect();
+        let nparts = metis::Idx::try_from(parts)
+            .map_err(|_| SimError::Partition(format!("{parts} parts")))?;
+        metis::Graph::new(2, nparts, &xadj, &adjncy)
+            .map_err(|e| SimError::Partition(e.to_string()))?
+            .set_vwgt(&vwgt)
+            .set_adjwgt(&adjwgt)
+            .part_kway(&mut assignment)
+            .map_err(|e| SimError::Partition(e.to_string()))?;
+    }
+    let part = g
+        .ids
+        .into_iter()
+        .map(|(k, i)| (k, assignment[i as usize].max(0) as usize))
+        .collect();
+    Ok(Partition {
+        nodes: n,
+        shift,
+        part,
+    })
+}
