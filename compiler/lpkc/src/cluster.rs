@@ -196,6 +196,10 @@ pub fn wait(
     let mut last_done = 0;
     let mut last_change = Instant::now();
     let mut warned = false;
+    // The run's state is polled every 20 ms (one small read), so a finished
+    // run is noticed at once; `alive` (which reaps and scales workers) runs
+    // every 100 ms.
+    let mut checked: Option<Instant> = None;
     loop {
         let record = RunRecord::read(redis, run).map_err(error)?;
         if let Some(pb) = &bar {
@@ -223,13 +227,16 @@ pub fn wait(
                 }
             }
         }
-        if let Err(e) = alive() {
-            if let Some(pb) = &bar {
-                pb.finish_and_clear();
+        if checked.is_none_or(|t| t.elapsed() >= Duration::from_millis(100)) {
+            checked = Some(Instant::now());
+            if let Err(e) = alive() {
+                if let Some(pb) = &bar {
+                    pb.finish_and_clear();
+                }
+                return Err(e);
             }
-            return Err(e);
         }
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

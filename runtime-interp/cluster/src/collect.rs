@@ -87,27 +87,54 @@ pub fn collect(redis: &mut Redis, run: &str, dir: &Path) -> Result<Vec<Written>,
             continue;
         }
         let extents = inst.extents.get(m).cloned().unwrap_or_default();
-        let mut tiles: BTreeMap<Vec<i64>, Arc<Tile>> = BTreeMap::new();
-        let mut failure = None;
-        grid(&extents, &mut |idx| {
-            if failure.is_some() {
-                return;
-            }
-            match store.get(&decl.name, idx) {
-                Ok(Some(t)) => {
-                    tiles.insert(idx.to_vec(), t);
-                }
-                Ok(None) => {}
-                Err(source) => {
-                    failure = Some(ClusterError::Store {
-                        store: store.describe(),
-                        source: Box::new(source),
+        let mut indices: Vec<Vec<i64>> = Vec::new();
+        grid(&extents, &mut |idx| indices.push(idx.to_vec()));
+        // Read the tiles on a few threads: a store's latency, not its
+        // bandwidth, bounds one reader.
+        let threads = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(2, 8)
+            .min(indices.len().max(1));
+        let chunk = indices.len().div_ceil(threads).max(1);
+        let store_ref = &store;
+        let name = decl.name.as_str();
+        let fetched: Vec<Result<Vec<(Vec<i64>, Arc<Tile>)>, ClusterError>> =
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = indices
+                    .chunks(chunk)
+                    .map(|part| {
+                        scope.spawn(move || {
+                            let mut got = Vec::new();
+                            for idx in part {
+                                match store_ref.get(name, idx) {
+                                    Ok(Some(t)) => got.push((idx.clone(), t)),
+                                    Ok(None) => {}
+                                    Err(source) => {
+                                        return Err(ClusterError::Store {
+                                            store: store_ref.describe(),
+                                            source: Box::new(source),
+                                        })
+                                    }
+                                }
+                            }
+                            Ok(got)
+                        })
                     })
-                }
-            }
-        });
-        if let Some(e) = failure {
-            return Err(e);
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(ClusterError::Refused(
+                                "a thread reading the output tiles panicked".into(),
+                            ))
+                        })
+                    })
+                    .collect()
+            });
+        let mut tiles: BTreeMap<Vec<i64>, Arc<Tile>> = BTreeMap::new();
+        for part in fetched {
+            tiles.extend(part?);
         }
         let request = OutputRequest::whole(&decl.name);
         match outputs::assemble(&request, &extents, &tiles, record.block) {

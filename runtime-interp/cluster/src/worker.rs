@@ -319,7 +319,9 @@ fn task_loop(sh: &Shared<'_>, k: usize) {
                 sh.round_trips.fetch_add(1, Ordering::Relaxed);
             }
             if active.is_empty() {
-                nap(sh, Duration::from_millis(200));
+                // No run yet: look again soon (a run submitted now starts
+                // within 50 ms).
+                nap(sh, Duration::from_millis(50));
                 return Ok(());
             }
             if reclaimed.is_none_or(|t| t.elapsed() >= sh.cfg.lease / 2) {
