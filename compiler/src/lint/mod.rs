@@ -79,7 +79,7 @@ pub struct Analysis {
     /// Write accesses (statement, access) whose tiles are never read.
     pub dead_writes: Vec<(u32, u32)>,
     /// Output matrices no running statement writes.
-    pub unwritten_outputs: Vec<u32>,
+    pub unwritten_outputs: Vec<model::MatrixId>,
     /// How far the exhaustive check got, if it ran.
     pub coverage: Option<Coverage>,
     /// Why the instance given with `-p` could not be checked, if it could
@@ -294,7 +294,7 @@ pub(crate) fn span(file: FileId, s: (u32, u32)) -> Span {
 }
 
 fn site_span(p: &Program, file: FileId, site: Site) -> Option<Span> {
-    let st = p.statements.get(site.stmt as usize)?;
+    let st = p.get_statement(site.stmt)?;
     let list = if site.write { &st.writes } else { &st.reads };
     list.get(site.access as usize).map(|a| span(file, a.span))
 }
@@ -345,7 +345,7 @@ fn render(
             .push(rules::dead_write::diagnostic(p, file, w));
     }
     for &m in &a.unwritten_outputs {
-        let Some(decl) = hir_program.matrices.get(m as usize) else {
+        let Some(decl) = hir_program.matrices.get(m.index()) else {
             continue;
         };
         out.diagnostics
@@ -409,11 +409,7 @@ fn finding_diagnostic(
     // The oracle expanded `p`, so its tasks name statements of `p`; an
     // access it could not attribute is shown at its statement.
     let primary = site_span(p, file, f.primary)
-        .or_else(|| {
-            p.statements
-                .get(f.primary.stmt as usize)
-                .map(|s| span(file, s.span))
-        })
+        .or_else(|| p.get_statement(f.primary.stmt).map(|s| span(file, s.span)))
         .expect("the oracle's tasks name statements of the program it expanded");
     let rules::FindingText { here, there, help } = f.kind.text();
     let mut d = Diagnostic::error(f.kind.code(), head, primary).with_primary_message(here);

@@ -364,7 +364,7 @@ fn lint_artifact(
             )
         };
         let site = f.primary;
-        let span = p.statements.get(site.stmt as usize).and_then(|st| {
+        let span = p.get_statement(site.stmt).and_then(|st| {
             let list = if site.write { &st.writes } else { &st.reads };
             list.get(site.access as usize).map(|acc| acc.span)
         });
@@ -398,7 +398,7 @@ fn lint_artifact(
         else {
             continue;
         };
-        let name = p.matrices.get(w.matrix as usize).map_or("?", |m| &m.name);
+        let name = p.get_matrix(w.matrix).map_or("?", |m| &m.name);
         diagnostics.push(diag(
             Severity::Warning,
             Code::W0501,
@@ -408,7 +408,7 @@ fn lint_artifact(
         ));
     }
     for &m in &a.unwritten_outputs {
-        let Some(name) = p.matrices.get(m as usize).map(|m| m.name.as_str()) else {
+        let Some(name) = p.get_matrix(m).map(|m| m.name.as_str()) else {
             continue;
         };
         let span = decls

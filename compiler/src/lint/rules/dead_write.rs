@@ -30,8 +30,7 @@ pub(crate) fn dead_writes(p: &Program, sp: &Split, never: &[bool]) -> Vec<(u32, 
         };
         for (a, w) in st.writes.iter().enumerate() {
             let temporary = p
-                .matrices
-                .get(w.matrix as usize)
+                .get_matrix(w.matrix)
                 .is_some_and(|m| m.role == Role::Temporary);
             if !temporary {
                 continue;
@@ -70,8 +69,7 @@ pub(crate) fn dead_writes(p: &Program, sp: &Split, never: &[bool]) -> Vec<(u32, 
 /// The warning at write access `w`.
 pub(crate) fn diagnostic(p: &Program, file: FileId, w: &Access) -> Diagnostic {
     let name = p
-        .matrices
-        .get(w.matrix as usize)
+        .get_matrix(w.matrix)
         .map(|m| m.name.as_str())
         .unwrap_or("?");
     Diagnostic::warning(
