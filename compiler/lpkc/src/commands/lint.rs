@@ -377,7 +377,7 @@ fn lint_artifact(
         ));
     }
     for &(s, _) in &a.never_runs {
-        if let Some(st) = p.statements.get(s as usize) {
+        if let Some(st) = p.get_statement(s) {
             diagnostics.push(diag(
                 Severity::Warning,
                 Code::W0502,
@@ -392,8 +392,7 @@ fn lint_artifact(
     }
     for &(s, acc) in &a.dead_writes {
         let Some(w) = p
-            .statements
-            .get(s as usize)
+            .get_statement(s)
             .and_then(|st| st.writes.get(acc as usize))
         else {
             continue;
