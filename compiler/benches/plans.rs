@@ -64,7 +64,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     let chol0 = Task {
-        stmt: 0,
+        stmt: model::StmtId(0),
         vars: vec![0].into(),
     };
     c.bench_function("cholesky_n256/children_chol_0 (255 children)", |b| {

@@ -159,7 +159,7 @@ fn input_index(program: &Program, name: &str) -> PyResult<u32> {
 
 fn task_value(program: &Program, t: &ShownTask) -> serde_json::Value {
     match &t.task {
-        Some(task) if (task.stmt as usize) < program.statements.len() => {
+        Some(task) if program.get_statement(task.stmt).is_some() => {
             let mut v = task_json(program, task);
             v["name"] = program.task_name(task).to_string().into();
             v

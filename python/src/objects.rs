@@ -96,7 +96,7 @@ impl PyTask {
     #[getter]
     fn kernel(&self) -> String {
         self.stmt_decl()
-            .and_then(|s| self.program.kernels.get(s.kernel as usize))
+            .and_then(|s| self.program.get_kernel(s.kernel))
             .map(|k| k.name.clone())
             .unwrap_or_default()
     }
@@ -116,7 +116,7 @@ impl PyTask {
     /// The statement's index in the program.
     #[getter]
     fn statement(&self) -> u32 {
-        self.task.stmt
+        self.task.stmt.0
     }
 
     /// The loop variables' values, outermost first.
@@ -140,7 +140,7 @@ impl PyTask {
     }
 
     fn stmt_decl(&self) -> Option<&model::program::Statement> {
-        self.program.statements.get(self.task.stmt as usize)
+        self.program.get_statement(self.task.stmt)
     }
 }
 
@@ -186,8 +186,7 @@ impl PyTile {
     #[getter]
     fn matrix(&self) -> String {
         self.program
-            .matrices
-            .get(self.tile.matrix as usize)
+            .get_matrix(self.tile.matrix)
             .map(|m| m.name.clone())
             .unwrap_or_default()
     }

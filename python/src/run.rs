@@ -11,6 +11,7 @@ use crate::objects::PyInstance;
 use crate::{json_to_py, params_of, BindError, PyProgram, PyTile, RunError};
 use faer::{MatMut, MatRef};
 use model::program::{Program, Role};
+use model::MatrixId;
 use numpy::{
     PyArray1, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArray,
     PyUntypedArrayMethods,
@@ -83,10 +84,10 @@ struct Source<'a, 'd> {
 }
 
 impl TileSource for Source<'_, '_> {
-    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError> {
+    fn input(&self, matrix: MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError> {
         let data = self
             .inputs
-            .get(&matrix)
+            .get(&matrix.0)
             .ok_or(TileError::NoData { matrix })?;
         let (rows, cols) = data.shape();
         let b = self.block;
@@ -99,7 +100,7 @@ impl TileSource for Source<'_, '_> {
             Ok((start, b.min(n - start)))
         };
         let (r0, nr) = span(*index.first().unwrap_or(&0), rows)?;
-        let (c0, nc) = if self.one_d.get(matrix as usize) == Some(&true) {
+        let (c0, nc) = if self.one_d.get(matrix.index()) == Some(&true) {
             (0, cols)
         } else {
             span(*index.get(1).unwrap_or(&0), cols)?
@@ -130,8 +131,8 @@ struct Sink {
 }
 
 impl TileSink for Sink {
-    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
-        if let Some(p) = self.placed.get(&matrix) {
+    fn output(&self, matrix: MatrixId, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
+        if let Some(p) = self.placed.get(&matrix.0) {
             let b = self.block;
             let place = |i: Option<&i64>, n: usize| -> Option<(usize, usize)> {
                 let start = usize::try_from(*i?).ok()?.checked_mul(b)?;
@@ -155,7 +156,7 @@ impl TileSink for Sink {
                 }),
             };
         }
-        if let Some(c) = self.collected.get(&matrix) {
+        if let Some(c) = self.collected.get(&matrix.0) {
             let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
             if c.insert(index.to_vec(), tile).is_some() {
                 return Err(TileError::WrittenTwice {
@@ -229,7 +230,7 @@ fn execute(
             continue;
         }
         let shape = if decl.extents.len() == 2 {
-            runtime::shapes::predict_output(&inst, &shapes, block, m)
+            runtime::shapes::predict_output(&inst, &shapes, block, MatrixId(m))
         } else {
             None
         };
@@ -620,10 +621,9 @@ pub fn run(
                             program: prog.clone(),
                             tile: model::task::TileRef {
                                 matrix: prog
-                                    .matrices
-                                    .iter()
-                                    .position(|m| m.name == name)
-                                    .unwrap_or(0) as u32,
+                                    .matrix_ids()
+                                    .find(|(_, m)| m.name == name)
+                                    .map_or(MatrixId(0), |(id, _)| id),
                                 index,
                             },
                         },

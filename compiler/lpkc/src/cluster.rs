@@ -55,7 +55,7 @@ pub fn open(url: &str) -> Result<Redis, CliError> {
 /// A task as the status shows it: `kernel@LINE(i=0)`, or its raw id.
 pub fn task_text(program: &Program, t: &ShownTask) -> String {
     match &t.task {
-        Some(task) if (task.stmt as usize) < program.statements.len() => {
+        Some(task) if program.get_statement(task.stmt).is_some() => {
             program.task_name(task).to_string()
         }
         _ => t.id.clone(),
@@ -64,7 +64,7 @@ pub fn task_text(program: &Program, t: &ShownTask) -> String {
 
 fn task_value(program: &Program, t: &ShownTask) -> serde_json::Value {
     match &t.task {
-        Some(task) if (task.stmt as usize) < program.statements.len() => task_json(program, task),
+        Some(task) if program.get_statement(task.stmt).is_some() => task_json(program, task),
         _ => serde_json::json!({ "id": t.id }),
     }
 }

@@ -29,8 +29,7 @@ pub fn dag_json(inst: &Instance<'_>, dag: &Dag) -> serde_json::Value {
         .map(|e| {
             let tile = format!(
                 "{}[{}]",
-                p.matrices
-                    .get(e.tile.matrix as usize)
+                p.get_matrix(e.tile.matrix)
                     .map(|m| m.name.as_str())
                     .unwrap_or("?"),
                 e.tile

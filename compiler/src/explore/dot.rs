@@ -15,6 +15,7 @@
 use model::dag::Dag;
 use model::program::{Access, DomainItem, Instance, Program, Statement};
 use model::task::TileRef;
+use model::{KernelId, MatrixId, StmtId};
 use std::collections::HashSet;
 
 /// The fill colours of kernels, by kernel index (a qualitative palette
@@ -25,9 +26,9 @@ pub const PALETTE: [&str; 10] = [
 ];
 
 /// The fill colour of kernel `k`.
-pub fn kernel_color(k: u32) -> &'static str {
+pub fn kernel_color(k: KernelId) -> &'static str {
     PALETTE
-        .get(k as usize % PALETTE.len())
+        .get(k.index() % PALETTE.len())
         .copied()
         .unwrap_or("#ffffff")
 }
@@ -85,14 +86,11 @@ pub fn domain_text(p: &Program, st: &Statement) -> Vec<String> {
 
 /// The name of a statement as in task names: `kernel@LINE` (with `:COL`
 /// when several calls share the line).
-pub fn statement_name(p: &Program, stmt: u32) -> String {
-    let Some(st) = p.statements.get(stmt as usize) else {
+pub fn statement_name(p: &Program, stmt: StmtId) -> String {
+    let Some(st) = p.get_statement(stmt) else {
         return "?".to_string();
     };
-    let kernel = p
-        .kernels
-        .get(st.kernel as usize)
-        .map_or("?", |k| k.name.as_str());
+    let kernel = p.get_kernel(st.kernel).map_or("?", |k| k.name.as_str());
     let shared = p.statements.iter().filter(|o| o.line == st.line).count() > 1;
     if shared {
         format!("{kernel}@{}:{}", st.line, st.column)
@@ -102,10 +100,7 @@ pub fn statement_name(p: &Program, stmt: u32) -> String {
 }
 
 fn access_text(p: &Program, acc: &Access, vars: &[String]) -> String {
-    let name = p
-        .matrices
-        .get(acc.matrix as usize)
-        .map_or("?", |m| m.name.as_str());
+    let name = p.get_matrix(acc.matrix).map_or("?", |m| m.name.as_str());
     let idx: Vec<String> = acc.indices.iter().map(|&i| p.expr_text(i, vars)).collect();
     format!("{name}[{}]", idx.join(", "))
 }
@@ -117,19 +112,15 @@ fn access_text(p: &Program, acc: &Access, vars: &[String]) -> String {
 /// that hold trivially are left out).
 pub fn relation_text(
     p: &Program,
-    writer: u32,
+    writer: StmtId,
     write: &Access,
-    reader: u32,
+    reader: StmtId,
     read: &Access,
 ) -> String {
     let empty = Vec::new();
-    let wvars = p
-        .statements
-        .get(writer as usize)
-        .map_or(&empty, |s| &s.vars);
+    let wvars = p.get_statement(writer).map_or(&empty, |s| &s.vars);
     let rvars: Vec<String> = p
-        .statements
-        .get(reader as usize)
+        .get_statement(reader)
         .map_or(&empty, |s| &s.vars)
         .iter()
         .map(|v| {
@@ -163,11 +154,11 @@ pub fn relation_text(
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Relation {
     /// The writing statement.
-    pub writer: u32,
+    pub writer: StmtId,
     /// Its write access.
     pub write: u32,
     /// The reading statement.
-    pub reader: u32,
+    pub reader: StmtId,
     /// Its read access.
     pub read: u32,
     /// The label (see [`relation_text`]).
@@ -177,22 +168,21 @@ pub struct Relation {
 /// Every dependence relation of the plans, in statement and access order.
 pub fn relations(p: &Program) -> Vec<Relation> {
     let mut out = Vec::new();
-    for (s, (st, plans)) in p.statements.iter().zip(&p.plans).enumerate() {
+    for ((s, st), plans) in p.statement_ids().zip(&p.plans) {
         for (a, (acc, ap)) in st.writes.iter().zip(&plans.writes).enumerate() {
             for partner in &ap.partners {
                 let Some(read) = p
-                    .statements
-                    .get(partner.stmt as usize)
+                    .get_statement(partner.stmt)
                     .and_then(|r| r.reads.get(partner.access as usize))
                 else {
                     continue;
                 };
                 out.push(Relation {
-                    writer: s as u32,
+                    writer: s,
                     write: a as u32,
                     reader: partner.stmt,
                     read: partner.access,
-                    label: relation_text(p, s as u32, acc, partner.stmt, read),
+                    label: relation_text(p, s, acc, partner.stmt, read),
                 });
             }
         }
@@ -209,12 +199,12 @@ fn header(out: &mut String, title: &str) {
 
 /// The legend: one node per kernel the program calls, in its colour.
 fn legend(out: &mut String, p: &Program) {
-    let mut used: Vec<u32> = p.statements.iter().map(|s| s.kernel).collect();
+    let mut used: Vec<KernelId> = p.statements.iter().map(|s| s.kernel).collect();
     used.sort_unstable();
     used.dedup();
     out.push_str("  subgraph cluster_legend {\n    label=\"kernels\";\n    style=dashed;\n");
     for k in &used {
-        let name = p.kernels.get(*k as usize).map_or("?", |k| k.name.as_str());
+        let name = p.get_kernel(*k).map_or("?", |k| k.name.as_str());
         out.push_str(&format!(
             "    {} [label={}, fillcolor={}];\n",
             quote(&format!("legend_{k}")),
@@ -236,15 +226,16 @@ fn legend(out: &mut String, p: &Program) {
 }
 
 /// The zero matrices of a program, by id.
-fn zero_matrices(p: &Program) -> Vec<u32> {
-    (0..p.matrices.len() as u32)
-        .filter(|&m| p.is_zero(m))
+fn zero_matrices(p: &Program) -> Vec<MatrixId> {
+    p.matrix_ids()
+        .filter(|(_, m)| m.zero)
+        .map(|(id, _)| id)
         .collect()
 }
 
 /// The note node of zero matrix `m`.
-fn zero_note(out: &mut String, p: &Program, m: u32) {
-    let name = p.matrices.get(m as usize).map_or("?", |x| x.name.as_str());
+fn zero_note(out: &mut String, p: &Program, m: MatrixId) {
+    let name = p.get_matrix(m).map_or("?", |x| x.name.as_str());
     out.push_str(&format!(
         "  {} [shape=note, style=filled, fillcolor=\"#ffffff\", label={}];\n",
         quote(&format!("zero_{m}")),
@@ -255,7 +246,7 @@ fn zero_note(out: &mut String, p: &Program, m: u32) {
 }
 
 /// A dashed edge from zero matrix `m`'s note to `node`.
-fn zero_edge(out: &mut String, m: u32, node: &str, label: &str) {
+fn zero_edge(out: &mut String, m: MatrixId, node: &str, label: &str) {
     out.push_str(&format!(
         "  {} -> {} [style=dashed, label={}];\n",
         quote(&format!("zero_{m}")),
@@ -269,8 +260,8 @@ fn zero_edge(out: &mut String, m: u32, node: &str, label: &str) {
 pub fn program_dot(p: &Program) -> String {
     let mut out = String::new();
     header(&mut out, &p.name);
-    for (s, st) in p.statements.iter().enumerate() {
-        let mut lines = vec![format!("{}", statement_name(p, s as u32))];
+    for (s, st) in p.statement_ids() {
+        let mut lines = vec![format!("{}", statement_name(p, s))];
         lines.extend(domain_text(p, st));
         out.push_str(&format!(
             "  {} [label={}, fillcolor={}];\n",
@@ -357,8 +348,8 @@ pub fn expanded_dot(
     let node = |id: usize| {
         let t = dag.tasks.get(id);
         let kernel = t
-            .and_then(|t| p.statements.get(t.stmt as usize))
-            .map_or(0, |s| s.kernel);
+            .and_then(|t| p.get_statement(t.stmt))
+            .map_or(KernelId(0), |s| s.kernel);
         let label = t.map_or_else(|| "?".to_string(), |t| p.task_name(t).to_string());
         format!(
             "{} [label={}, fillcolor={}];\n",
@@ -372,7 +363,7 @@ pub fn expanded_dot(
     let mut loose: Vec<usize> = Vec::new();
     for (id, t) in dag.tasks.iter().enumerate() {
         let value = cluster.and_then(|var| {
-            let st = p.statements.get(t.stmt as usize)?;
+            let st = p.get_statement(t.stmt)?;
             let pos = st.vars.iter().position(|v| v == var)?;
             t.vars.get(pos).copied()
         });
@@ -426,7 +417,7 @@ fn zero_reads(out: &mut String, inst: &Instance<'_>, dag: &Dag) {
     for &m in &zero {
         zero_note(out, p, m);
         for (id, t) in dag.tasks.iter().enumerate() {
-            let Some(st) = p.statements.get(t.stmt as usize) else {
+            let Some(st) = p.get_statement(t.stmt) else {
                 continue;
             };
             let mut seen: Vec<TileRef> = Vec::new();

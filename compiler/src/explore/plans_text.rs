@@ -10,8 +10,7 @@ use std::fmt::Write;
 
 fn access_text(p: &Program, vars: &[String], a: &Access) -> String {
     let name = p
-        .matrices
-        .get(a.matrix as usize)
+        .get_matrix(a.matrix)
         .map(|m| m.name.as_str())
         .unwrap_or("?");
     let idx: Vec<String> = a.indices.iter().map(|&i| p.expr_text(i, vars)).collect();
@@ -106,8 +105,7 @@ pub fn plans_text(p: &Program) -> String {
     let _ = writeln!(out, "program {}", p.name);
     for (s, st) in p.statements.iter().enumerate() {
         let kernel = p
-            .kernels
-            .get(st.kernel as usize)
+            .get_kernel(st.kernel)
             .map(|k| k.name.as_str())
             .unwrap_or("?");
         let _ = writeln!(
@@ -133,8 +131,7 @@ pub fn plans_text(p: &Program) -> String {
                 let inputs: Vec<String> = (0..acc.indices.len()).map(|k| format!("t{k}")).collect();
                 let tile = format!(
                     "{}[{}]",
-                    p.matrices
-                        .get(acc.matrix as usize)
+                    p.get_matrix(acc.matrix)
                         .map(|m| m.name.as_str())
                         .unwrap_or("?"),
                     inputs.join(", ")
@@ -159,7 +156,7 @@ pub fn plans_text(p: &Program) -> String {
                     .partners
                     .iter()
                     .filter_map(|r| {
-                        let ps = p.statements.get(r.stmt as usize)?;
+                        let ps = p.get_statement(r.stmt)?;
                         let list = if what == "writes" {
                             &ps.reads
                         } else {
@@ -167,8 +164,7 @@ pub fn plans_text(p: &Program) -> String {
                         };
                         let pa = list.get(r.access as usize)?;
                         let k = p
-                            .kernels
-                            .get(ps.kernel as usize)
+                            .get_kernel(ps.kernel)
                             .map(|k| k.name.as_str())
                             .unwrap_or("?");
                         Some(format!(

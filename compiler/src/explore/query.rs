@@ -14,6 +14,7 @@ use crate::explore::limit::{instance_name, LimitError, Size, TaskLimit};
 use model::program::{Instance, Program};
 use model::query::{Engine, QueryError};
 use model::task::{Task, TileRef, COUNT_BUDGET};
+use model::{MatrixId, StmtId};
 use std::ops::ControlFlow;
 
 /// The most tasks one answer may hold unless told otherwise (`lpkc query
@@ -88,13 +89,11 @@ pub fn parse_command(program: &Program, line: &str) -> Result<Query, CommandErro
     }
 }
 
-fn statements_on_line(program: &Program, line: u32) -> Result<Vec<u32>, CommandError> {
-    let stmts: Vec<u32> = program
-        .statements
-        .iter()
-        .enumerate()
+fn statements_on_line(program: &Program, line: u32) -> Result<Vec<StmtId>, CommandError> {
+    let stmts: Vec<StmtId> = program
+        .statement_ids()
         .filter(|(_, s)| s.line == line)
-        .map(|(i, _)| i as u32)
+        .map(|(i, _)| i)
         .collect();
     if stmts.is_empty() {
         let lines: Vec<String> = program
@@ -148,7 +147,7 @@ pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
     };
     let mut stmts = statements_on_line(program, line)?;
     if let Some(c) = col {
-        stmts.retain(|&s| program.statements[s as usize].column == c);
+        stmts.retain(|&s| program.statement(s).column == c);
         if stmts.is_empty() {
             return Err(syntax(format!(
                 "no kernel call starts at line {line}, column {c}"
@@ -158,8 +157,7 @@ pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
     if !kernel.is_empty() {
         stmts.retain(|&s| {
             program
-                .kernels
-                .get(program.statements[s as usize].kernel as usize)
+                .get_kernel(program.statement(s).kernel)
                 .is_some_and(|k| k.name == kernel)
         });
         if stmts.is_empty() {
@@ -173,7 +171,7 @@ pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
         _ => {
             let cols: Vec<String> = stmts
                 .iter()
-                .map(|&s| format!("@{line}:{}", program.statements[s as usize].column))
+                .map(|&s| format!("@{line}:{}", program.statement(s).column))
                 .collect();
             return Err(syntax(format!(
                 "line {line} has several kernel calls; name one by column: {}",
@@ -181,7 +179,7 @@ pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
             )));
         }
     };
-    let st = &program.statements[stmt as usize];
+    let st = program.statement(stmt);
     let mut vals: Vec<Option<i64>> = vec![None; st.vars.len()];
     if let Some(args) = args {
         for part in args.split(',').filter(|p| !p.is_empty()) {
@@ -240,9 +238,9 @@ pub fn parse_tile(program: &Program, text: &str) -> Result<TileRef, CommandError
         .strip_suffix(']')
         .ok_or_else(|| syntax(format!("missing `]` in `{text}`")))?;
     let matrix = program
-        .matrices
-        .iter()
-        .position(|m| m.name == name)
+        .matrix_ids()
+        .find(|(_, m)| m.name == name)
+        .map(|(id, _)| id)
         .ok_or_else(|| {
             let names: Vec<&str> = program.matrices.iter().map(|m| m.name.as_str()).collect();
             syntax(format!(
@@ -253,17 +251,14 @@ pub fn parse_tile(program: &Program, text: &str) -> Result<TileRef, CommandError
     let index: Result<Vec<i64>, _> = inner.split(',').map(|s| s.parse::<i64>()).collect();
     let index =
         index.map_err(|_| syntax(format!("tile indices must be integers, found `{inner}`")))?;
-    let rank = program.matrices[matrix].extents.len();
+    let rank = program.matrix(matrix).extents.len();
     if index.len() != rank {
         return Err(syntax(format!(
             "`{name}` has {rank} dimension(s), but {} indices are given",
             index.len()
         )));
     }
-    Ok(TileRef {
-        matrix: matrix as u32,
-        index,
-    })
+    Ok(TileRef { matrix, index })
 }
 
 /// How answers are written.
@@ -330,8 +325,7 @@ impl Names {
             .iter()
             .map(|st| {
                 let kernel = program
-                    .kernels
-                    .get(st.kernel as usize)
+                    .get_kernel(st.kernel)
                     .map(|k| k.name.as_str())
                     .unwrap_or("?");
                 let shared = program
@@ -346,8 +340,7 @@ impl Names {
                     format!("{kernel}@{}(", st.line)
                 };
                 let kernel_json = program
-                    .kernels
-                    .get(st.kernel as usize)
+                    .get_kernel(st.kernel)
                     .map_or_else(|| json_string(""), |k| json_string(&k.name));
                 StatementNames {
                     text_head,
@@ -391,8 +384,8 @@ impl Names {
     }
 
     /// Appends `kernel@LINE(i=0, j=1)` (as [`Program::task_name`] writes it).
-    pub fn write_task_text(&self, out: &mut Vec<u8>, stmt: u32, vars: &[i64]) {
-        let Some(s) = self.statements.get(stmt as usize) else {
+    pub fn write_task_text(&self, out: &mut Vec<u8>, stmt: StmtId, vars: &[i64]) {
+        let Some(s) = self.statements.get(stmt.index()) else {
             out.extend_from_slice(b"?@?");
             return;
         };
@@ -406,8 +399,8 @@ impl Names {
 
     /// Appends the JSON object of a task without its closing brace:
     /// `{"kernel":..,"line":..,"column":..,"vars":{..}`.
-    fn write_task_json_open(&self, out: &mut Vec<u8>, stmt: u32, vars: &[i64]) {
-        let Some(s) = self.statements.get(stmt as usize) else {
+    fn write_task_json_open(&self, out: &mut Vec<u8>, stmt: StmtId, vars: &[i64]) {
+        let Some(s) = self.statements.get(stmt.index()) else {
             out.extend_from_slice(b"{\"kernel\":\"\",\"line\":0,\"column\":0,\"vars\":{}");
             return;
         };
@@ -420,10 +413,10 @@ impl Names {
     }
 
     /// Appends `M[1, 2]`, the matrix name escaped for JSON when `json`.
-    fn write_tile(&self, out: &mut Vec<u8>, matrix: u32, index: &[i64], json: bool) {
+    fn write_tile(&self, out: &mut Vec<u8>, matrix: MatrixId, index: &[i64], json: bool) {
         let name = self
             .matrices
-            .get(matrix as usize)
+            .get(matrix.index())
             .map_or("?", |(text, escaped)| if json { escaped } else { text });
         out.extend_from_slice(name.as_bytes());
         out.push(b'[');
@@ -442,7 +435,7 @@ impl Names {
 #[derive(Clone, Debug)]
 struct Edge {
     task: Task,
-    matrix: u32,
+    matrix: MatrixId,
     start: usize,
     len: usize,
 }
@@ -644,7 +637,7 @@ impl<'i, 'p> Answerer<'i, 'p> {
         // limit, keeps at most about 1.5 times the limit in memory.
         let mut check_at = max.saturating_add(1);
         let mut over = false;
-        let mut push = |stmt: u32, vars: &[i64], matrix: u32, tile: &[i64]| {
+        let mut push = |stmt: StmtId, vars: &[i64], matrix: MatrixId, tile: &[i64]| {
             edges.push(Edge {
                 task: Task {
                     stmt,
@@ -734,7 +727,7 @@ impl<'i, 'p> Answerer<'i, 'p> {
     ) -> Result<u64, CommandError> {
         let inst = self.engine.instance();
         let p = inst.program;
-        let stmts: Option<Vec<u32>> = match line {
+        let stmts: Option<Vec<StmtId>> = match line {
             Some(l) => Some(statements_on_line(p, l)?),
             None => None,
         };
@@ -751,7 +744,7 @@ impl<'i, 'p> Answerer<'i, 'p> {
             None => counts.total(),
             Some(list) => list
                 .iter()
-                .map(|&s| counts.per_statement.get(s as usize).copied().unwrap_or(0))
+                .map(|&s| counts.per_statement.get(s.index()).copied().unwrap_or(0))
                 .fold(0u64, u64::saturating_add),
         };
         if count > limit.max {
@@ -809,9 +802,9 @@ impl<'i, 'p> Answerer<'i, 'p> {
 
 /// The JSON of one task: `{"kernel", "line", "column", "vars": {...}}`.
 pub fn task_json(program: &Program, t: &Task) -> serde_json::Value {
-    let st = program.statements.get(t.stmt as usize);
+    let st = program.get_statement(t.stmt);
     let kernel = st
-        .and_then(|s| program.kernels.get(s.kernel as usize))
+        .and_then(|s| program.get_kernel(s.kernel))
         .map(|k| k.name.clone())
         .unwrap_or_default();
     let mut vars = serde_json::Map::new();

@@ -17,6 +17,7 @@ use crate::explore::stats::{StatsError, StatsOptions};
 use model::program::{BindError, Instance, Program};
 use model::query::Engine;
 use model::task::{CountError, Task, COUNT_BUDGET};
+use model::StmtId;
 use std::collections::{HashMap, VecDeque};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -341,15 +342,11 @@ impl Session {
             answerer.answer(&q, line, AnswerFormat::Text, &mut out)?;
             return Ok(String::from_utf8_lossy(&out).into_owned());
         }
-        let stmts: Vec<u32> = (0..self.program.statements.len() as u32)
-            .filter(|&s| {
-                on_line.is_none_or(|l| {
-                    self.program
-                        .statements
-                        .get(s as usize)
-                        .is_some_and(|st| st.line == l)
-                })
-            })
+        let stmts: Vec<StmtId> = self
+            .program
+            .statement_ids()
+            .filter(|(_, st)| on_line.is_none_or(|l| st.line == l))
+            .map(|(s, _)| s)
             .collect();
         let only = match stmts.as_slice() {
             [one] if on_line.is_some() => Some(*one),
@@ -360,7 +357,7 @@ impl Session {
             .map_err(|e| self.limit().uncounted(&inst, e))?;
         let total: u64 = stmts
             .iter()
-            .map(|&s| counts.per_statement.get(s as usize).copied().unwrap_or(0))
+            .map(|&s| counts.per_statement.get(s.index()).copied().unwrap_or(0))
             .fold(0, u64::saturating_add);
         let names = query::Names::new(&self.program);
         let mut out = Vec::new();
@@ -401,17 +398,14 @@ impl Session {
         engine.check_task(&task)?;
         let p = &self.program;
         let st = p
-            .statements
-            .get(task.stmt as usize)
+            .get_statement(task.stmt)
             .ok_or_else(|| syntax("no such statement"))?;
         let mut out = format!(
             "{}  (statement {} of {}, kernel {}, line {})\n",
             p.task_name(&task),
-            task.stmt + 1,
+            task.stmt.index() + 1,
             p.statements.len(),
-            p.kernels
-                .get(st.kernel as usize)
-                .map_or("?", |k| k.name.as_str()),
+            p.get_kernel(st.kernel).map_or("?", |k| k.name.as_str()),
             st.line
         );
         out.push_str(&source_excerpt(&self.source, st.line, st.span));
@@ -423,7 +417,7 @@ impl Session {
         let writes = engine.writes(&task)?;
         let mut answerer = Answerer::new(&inst, self.max_tasks, MAX_TASKS_FLAG);
         for tile in &reads {
-            let role = p.matrices.get(tile.matrix as usize).map(|m| m.role);
+            let role = p.get_matrix(tile.matrix).map(|m| m.role);
             let from = if role == Some(model::program::Role::Input) {
                 "an input".to_string()
             } else {
@@ -473,18 +467,13 @@ impl Session {
         let per_stmt = inst.count_tasks(COUNT_BUDGET)?.per_statement;
         let mut out = String::new();
         let mut total = 0;
-        for (s, &n) in per_stmt.iter().enumerate() {
-            let on = line.is_none_or(|l| {
-                self.program
-                    .statements
-                    .get(s)
-                    .is_some_and(|st| st.line == l)
-            });
+        for ((s, st), &n) in self.program.statement_ids().zip(per_stmt.iter()) {
+            let on = line.is_none_or(|l| st.line == l);
             if on {
                 total += n;
                 out.push_str(&format!(
                     "{:<20} {n}\n",
-                    crate::explore::dot::statement_name(&self.program, s as u32)
+                    crate::explore::dot::statement_name(&self.program, s)
                 ));
             }
         }
@@ -708,7 +697,7 @@ impl Completions {
         let mut kernels: Vec<String> = p
             .statements
             .iter()
-            .filter_map(|s| p.kernels.get(s.kernel as usize).map(|k| k.name.clone()))
+            .filter_map(|s| p.get_kernel(s.kernel).map(|k| k.name.clone()))
             .collect();
         kernels.sort();
         kernels.dedup();
@@ -722,8 +711,7 @@ impl Completions {
                 .iter()
                 .map(|s| {
                     (
-                        p.kernels
-                            .get(s.kernel as usize)
+                        p.get_kernel(s.kernel)
                             .map(|k| k.name.clone())
                             .unwrap_or_default(),
                         s.line,
@@ -932,7 +920,7 @@ mod tests {
                 let inst = s.instance().expect("binds");
                 let mut walked = vec![0u64; s.program.statements.len()];
                 inst.for_each_task(&mut |t| {
-                    walked[t.stmt as usize] += 1;
+                    walked[t.stmt.index()] += 1;
                     std::ops::ControlFlow::Continue(())
                 })
                 .expect("walks");

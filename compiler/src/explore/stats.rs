@@ -163,7 +163,7 @@ pub fn statement_costs(inst: &Instance<'_>, block: u64) -> Vec<(Option<f64>, Opt
     p.statements
         .iter()
         .map(|st| {
-            let Some(k) = p.kernels.get(st.kernel as usize) else {
+            let Some(k) = p.get_kernel(st.kernel) else {
                 return (None, None);
             };
             let tiles = st.args.iter().filter(|a| matches!(a, Arg::Tile(_))).count();
@@ -184,8 +184,8 @@ pub fn analyse(inst: &Instance<'_>, opts: &StatsOptions<'_>) -> Result<Analysis,
     let p = inst.program;
     let costs = statement_costs(inst, opts.block);
     let kernel_of = |t: &Task| -> Option<String> {
-        let st = p.statements.get(t.stmt as usize)?;
-        p.kernels.get(st.kernel as usize).map(|k| k.name.clone())
+        let st = p.get_statement(t.stmt)?;
+        p.get_kernel(st.kernel).map(|k| k.name.clone())
     };
     let mut engine = Engine::new(inst);
     let mut nodes: HashMap<Task, Node> = HashMap::new();
@@ -214,7 +214,7 @@ pub fn analyse(inst: &Instance<'_>, opts: &StatsOptions<'_>) -> Result<Analysis,
                 return ControlFlow::Break(());
             }
         };
-        let (task_flops, task_bytes) = costs.get(t.stmt as usize).copied().unwrap_or_default();
+        let (task_flops, task_bytes) = costs.get(t.stmt.index()).copied().unwrap_or_default();
         let mut node = Node {
             level: 1,
             flops: task_flops.unwrap_or(0.0),
@@ -357,7 +357,7 @@ pub fn counts(inst: &Instance<'_>, block: u64) -> Result<Counts, StatsError> {
         let Some(kernel) = p
             .statements
             .get(stmt)
-            .and_then(|st| p.kernels.get(st.kernel as usize))
+            .and_then(|st| p.get_kernel(st.kernel))
         else {
             continue;
         };

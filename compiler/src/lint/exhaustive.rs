@@ -18,6 +18,7 @@ use crate::diag::Code;
 use model::dag::{expand, ExpandError, Violation};
 use model::program::{Instance, Program, Role};
 use model::task::{Task, TileRef};
+use model::{MatrixId, StmtId};
 use std::ops::ControlFlow;
 
 /// The lint error a violation is.
@@ -94,7 +95,7 @@ impl ErrorKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Site {
     /// The statement.
-    pub stmt: u32,
+    pub stmt: StmtId,
     /// Whether it is one of the statement's writes (else a read).
     pub write: bool,
     /// Its index among the statement's writes or reads.
@@ -157,7 +158,7 @@ pub struct Budget {
 
 /// The accesses of a task that name `tile` (writes or reads).
 fn sites(p: &Program, params: &[i64], task: &Task, tile: &TileRef, write: bool) -> Vec<Site> {
-    let Some(st) = p.statements.get(task.stmt as usize) else {
+    let Some(st) = p.get_statement(task.stmt) else {
         return Vec::new();
     };
     let list = if write { &st.writes } else { &st.reads };
@@ -364,7 +365,7 @@ pub fn check(program: &Program, budget: Budget) -> (Vec<Finding>, Vec<bool>, Cov
                 cov.instances += 1;
                 cov.tasks += dag.tasks.len();
                 for t in &dag.tasks {
-                    if let Some(r) = ran.get_mut(t.stmt as usize) {
+                    if let Some(r) = ran.get_mut(t.stmt.index()) {
                         *r = true;
                     }
                 }
@@ -436,7 +437,7 @@ pub fn statements_that_run(program: &Program, budget: Budget) -> (Vec<bool>, Cov
                 over = true;
                 return ControlFlow::Break(());
             }
-            if let Some(r) = ran.get_mut(t.stmt as usize) {
+            if let Some(r) = ran.get_mut(t.stmt.index()) {
                 if !*r {
                     *r = true;
                     count += 1;
@@ -480,9 +481,8 @@ pub fn params_text(program: &Program, values: &[i64]) -> String {
 }
 
 /// Whether a matrix is an input.
-pub(crate) fn is_input(program: &Program, matrix: u32) -> bool {
+pub(crate) fn is_input(program: &Program, matrix: MatrixId) -> bool {
     program
-        .matrices
-        .get(matrix as usize)
+        .get_matrix(matrix)
         .is_some_and(|m| m.role == Role::Input)
 }

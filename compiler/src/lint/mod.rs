@@ -75,11 +75,11 @@ pub struct Analysis {
     pub rules: Vec<(ErrorKind, RuleStatus)>,
     /// Statements that run for no parameter value, and whether that is
     /// proved (else only checked).
-    pub never_runs: Vec<(u32, bool)>,
+    pub never_runs: Vec<(model::StmtId, bool)>,
     /// Write accesses (statement, access) whose tiles are never read.
-    pub dead_writes: Vec<(u32, u32)>,
+    pub dead_writes: Vec<(model::StmtId, u32)>,
     /// Output matrices no running statement writes.
-    pub unwritten_outputs: Vec<u32>,
+    pub unwritten_outputs: Vec<model::MatrixId>,
     /// How far the exhaustive check got, if it ran.
     pub coverage: Option<Coverage>,
     /// Why the instance given with `-p` could not be checked, if it could
@@ -152,17 +152,18 @@ pub fn analyze(p: &Program, opts: &LintOptions, given: Option<&Instance<'_>>) ->
         };
         a.rules.push((k, status));
     }
-    for (s, &n) in never.iter().enumerate() {
+    for ((id, _), &n) in p.statement_ids().zip(never.iter()) {
+        let s = id.index();
         if n {
-            a.never_runs.push((s as u32, true));
+            a.never_runs.push((id, true));
         } else if let (Some(ran), Some(cov)) = (&ran, &a.coverage) {
             if !ran.get(s).copied().unwrap_or(true) && cov.complete_to.is_some() {
-                a.never_runs.push((s as u32, false));
+                a.never_runs.push((id, false));
             }
         }
     }
     let never_all: Vec<bool> = (0..p.statements.len())
-        .map(|s| a.never_runs.iter().any(|&(x, _)| x as usize == s))
+        .map(|s| a.never_runs.iter().any(|&(x, _)| x.index() == s))
         .collect();
     a.dead_writes = rules::dead_write::dead_writes(p, &sp, &never_all);
     a.unwritten_outputs = rules::unwritten_output::unwritten_outputs(p, &never_all);
@@ -294,7 +295,7 @@ pub(crate) fn span(file: FileId, s: (u32, u32)) -> Span {
 }
 
 fn site_span(p: &Program, file: FileId, site: Site) -> Option<Span> {
-    let st = p.statements.get(site.stmt as usize)?;
+    let st = p.get_statement(site.stmt)?;
     let list = if site.write { &st.writes } else { &st.reads };
     list.get(site.access as usize).map(|a| span(file, a.span))
 }
@@ -323,7 +324,7 @@ fn render(
             .push(finding_diagnostic(p, file, f, given, a.coverage.as_ref()));
     }
     for &(s, proved) in &a.never_runs {
-        let Some(st) = p.statements.get(s as usize) else {
+        let Some(st) = p.get_statement(s) else {
             continue;
         };
         out.diagnostics.push(rules::never_runs::diagnostic(
@@ -335,7 +336,7 @@ fn render(
         ));
     }
     for &(s, acc) in &a.dead_writes {
-        let Some(st) = p.statements.get(s as usize) else {
+        let Some(st) = p.get_statement(s) else {
             continue;
         };
         let Some(w) = st.writes.get(acc as usize) else {
@@ -345,7 +346,7 @@ fn render(
             .push(rules::dead_write::diagnostic(p, file, w));
     }
     for &m in &a.unwritten_outputs {
-        let Some(decl) = hir_program.matrices.get(m as usize) else {
+        let Some(decl) = hir_program.matrices.get(m.index()) else {
             continue;
         };
         out.diagnostics
@@ -409,11 +410,7 @@ fn finding_diagnostic(
     // The oracle expanded `p`, so its tasks name statements of `p`; an
     // access it could not attribute is shown at its statement.
     let primary = site_span(p, file, f.primary)
-        .or_else(|| {
-            p.statements
-                .get(f.primary.stmt as usize)
-                .map(|s| span(file, s.span))
-        })
+        .or_else(|| p.get_statement(f.primary.stmt).map(|s| span(file, s.span)))
         .expect("the oracle's tasks name statements of the program it expanded");
     let rules::FindingText { here, there, help } = f.kind.text();
     let mut d = Diagnostic::error(f.kind.code(), head, primary).with_primary_message(here);

@@ -87,7 +87,7 @@ pub(crate) fn scan(
     // The tile an access names, as a dense index; `None` when it is out of
     // bounds or fails to evaluate.
     let tile = |env: Env<'_>, acc: &model::program::Access| -> Option<usize> {
-        let extents = inst.extents.get(acc.matrix as usize)?;
+        let extents = inst.extents.get(acc.matrix.index())?;
         if extents.len() != acc.indices.len() {
             return None;
         }
@@ -99,7 +99,7 @@ pub(crate) fn scan(
             }
             at = at * (n as usize) + v as usize;
         }
-        Some(base.get(acc.matrix as usize)? + at)
+        Some(base.get(acc.matrix.index())? + at)
     };
     let walked = inst.for_each_task(&mut |task| {
         if tasks >= max_tasks {
@@ -107,11 +107,11 @@ pub(crate) fn scan(
             return ControlFlow::Break(());
         }
         tasks += 1;
-        let Some(st) = p.statements.get(task.stmt as usize) else {
+        let Some(st) = p.get_statement(task.stmt) else {
             verdict = Some(Verdict::Unsure);
             return ControlFlow::Break(());
         };
-        if let Some(r) = seen.get_mut(task.stmt as usize) {
+        if let Some(r) = seen.get_mut(task.stmt.index()) {
             *r = true;
         }
         let env = Env {
@@ -125,7 +125,7 @@ pub(crate) fn scan(
                 verdict = Some(Verdict::Unsure);
                 return ControlFlow::Break(());
             };
-            if input.get(acc.matrix as usize).copied().unwrap_or(false) {
+            if input.get(acc.matrix.index()).copied().unwrap_or(false) {
                 continue;
             }
             if written.get(t).copied() != Some(generation) {
@@ -138,7 +138,7 @@ pub(crate) fn scan(
                 verdict = Some(Verdict::Unsure);
                 return ControlFlow::Break(());
             };
-            if input.get(acc.matrix as usize).copied().unwrap_or(true) {
+            if input.get(acc.matrix.index()).copied().unwrap_or(true) {
                 verdict = Some(Verdict::Unsure);
                 return ControlFlow::Break(());
             }

@@ -22,6 +22,7 @@ use model::program::{
     Access, Arg, DomainItem, KernelDecl, MatrixDecl, ParamDecl, ParamKind, Role, Statement,
     TreeNode,
 };
+use model::{KernelId, MatrixId, StmtId};
 use std::collections::HashMap;
 
 /// Why lowering failed. Lowering runs on checked programs only, so every
@@ -287,7 +288,7 @@ impl Lowerer<'_> {
                     let index = id(self.statements.len(), "kernel calls", stmt.span)?;
                     let stmt_out = self.call(call, stmt.span, depth, order)?;
                     self.statements.push(stmt_out);
-                    out.push(TreeNode::Call(index));
+                    out.push(TreeNode::Call(StmtId(index)));
                 }
             }
         }
@@ -296,7 +297,7 @@ impl Lowerer<'_> {
 
     fn access(&mut self, a: &hir::Access) -> Result<Access, InternalError> {
         Ok(Access {
-            matrix: a.matrix.0,
+            matrix: MatrixId(a.matrix.0),
             indices: a
                 .indices
                 .iter()
@@ -338,7 +339,7 @@ impl Lowerer<'_> {
         order_list.push(order);
         debug_assert_eq!(vars.len(), depth as usize);
         Ok(Statement {
-            kernel: call.kernel.0,
+            kernel: KernelId(call.kernel.0),
             line: call.line,
             column: call.column,
             span: (span.start, span.end),

@@ -34,6 +34,7 @@ use model::plan::{Plan, PlanStep};
 use model::program::{
     Access, AccessPlans, AccessRef, DomainItem, Program, Statement, StatementPlans,
 };
+use model::StmtId;
 use std::collections::BTreeSet;
 
 /// The side of every affine form of a plan: one statement.
@@ -66,9 +67,11 @@ pub fn solve(mut program: Program) -> Program {
     }
     // Pairs on the same matrix that may meet.
     let statements = program.statements.clone();
-    for ws in 0..statements.len() {
+    // Lowering gave every statement a `u32` id, so the ids cover them all.
+    let ids = || (0..=u32::MAX).map(StmtId).zip(0..statements.len());
+    for (ws_id, ws) in ids() {
         for (wa, w) in statements[ws].writes.iter().enumerate() {
-            for rs in 0..statements.len() {
+            for (rs_id, rs) in ids() {
                 for (ra, r) in statements[rs].reads.iter().enumerate() {
                     if w.matrix != r.matrix || never_meet(&program.exprs, w, r) {
                         continue;
@@ -84,11 +87,11 @@ pub fn solve(mut program: Program) -> Program {
                         continue;
                     }
                     plans[ws].writes[wa].partners.push(AccessRef {
-                        stmt: rs as u32,
+                        stmt: rs_id,
                         access: ra as u32,
                     });
                     plans[rs].reads[ra].partners.push(AccessRef {
-                        stmt: ws as u32,
+                        stmt: ws_id,
                         access: wa as u32,
                     });
                 }

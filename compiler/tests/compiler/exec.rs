@@ -66,8 +66,8 @@ fn registry(p: &Program) -> Registry {
 }
 
 /// Input tile value: a hash of the matrix and index.
-fn input_tile(matrix: u32, index: &[i64]) -> Tile {
-    let mut v = matrix as f64 + 0.5;
+fn input_tile(matrix: model::MatrixId, index: &[i64]) -> Tile {
+    let mut v = matrix.0 as f64 + 0.5;
     for &i in index {
         v = v * 1.37 + i as f64;
     }
@@ -76,7 +76,7 @@ fn input_tile(matrix: u32, index: &[i64]) -> Tile {
 
 struct Inputs;
 impl TileSource for Inputs {
-    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError> {
+    fn input(&self, matrix: model::MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError> {
         Ok(Arc::new(input_tile(matrix, index)))
     }
 }
@@ -88,14 +88,14 @@ fn sequential(inst: &Instance<'_>, reg: &Registry) -> BTreeMap<(u32, Vec<i64>), 
     let mut tiles: BTreeMap<(u32, Vec<i64>), Tile> = BTreeMap::new();
     let tasks = inst.tasks().expect("tasks");
     for t in &tasks {
-        let st = &p.statements[t.stmt as usize];
+        let st = p.statement(t.stmt);
         let reads = engine.reads(t).expect("reads");
         let loaded: Vec<Option<Arc<Tile>>> = reads
             .iter()
             .map(|r| {
-                if p.matrices[r.matrix as usize].role == Role::Input {
+                if p.matrix(r.matrix).role == Role::Input {
                     Some(Arc::new(input_tile(r.matrix, &r.index)))
-                } else if let Some(tile) = tiles.get(&(r.matrix, r.index.clone())) {
+                } else if let Some(tile) = tiles.get(&(r.matrix.0, r.index.clone())) {
                     Some(Arc::new(tile.clone()))
                 } else if p.is_zero(r.matrix) {
                     None
@@ -121,12 +121,10 @@ fn sequential(inst: &Instance<'_>, reg: &Registry) -> BTreeMap<(u32, Vec<i64>), 
                 },
             })
             .collect();
-        let kernel = reg
-            .get(&p.kernels[st.kernel as usize].name)
-            .expect("kernel");
+        let kernel = reg.get(&p.kernel(st.kernel).name).expect("kernel");
         let out = kernel.call(&args).expect("kernel runs");
         for (w, tile) in engine.writes(t).expect("writes").into_iter().zip(out) {
-            tiles.insert((w.matrix, w.index), tile);
+            tiles.insert((w.matrix.0, w.index), tile);
         }
     }
     tiles

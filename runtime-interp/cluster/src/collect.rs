@@ -59,7 +59,7 @@ pub fn collect(redis: &mut Redis, run: &str, dir: &Path) -> Result<Vec<Written>,
             run: run.to_string(),
             source,
         })?;
-        if let Some(decl) = program.matrices.get(tile.matrix as usize) {
+        if let Some(decl) = program.get_matrix(tile.matrix) {
             store
                 .delete(&decl.name, &tile.index)
                 .map_err(|source| ClusterError::Store {

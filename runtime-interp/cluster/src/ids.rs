@@ -8,6 +8,7 @@
 //!   (`1:2,0`).
 
 use model::task::{Task, TileRef, Vars};
+use model::{MatrixId, StmtId};
 use std::fmt::Write as _;
 
 /// Why a stored task or tile name cannot be read.
@@ -42,7 +43,7 @@ pub fn task_id(task: &Task) -> String {
 }
 
 /// The id of a tile.
-pub fn tile_id(matrix: u32, index: &[i64]) -> String {
+pub fn tile_id(matrix: MatrixId, index: &[i64]) -> String {
     let mut s = String::with_capacity(4 + 4 * index.len());
     let _ = write!(s, "{matrix}:");
     push_list(&mut s, index);
@@ -70,7 +71,7 @@ fn split(text: &str) -> Result<(u32, Vec<i64>), BadId> {
 pub fn parse_task(text: &str) -> Result<Task, BadId> {
     let (stmt, vars) = split(text)?;
     Ok(Task {
-        stmt,
+        stmt: StmtId(stmt),
         vars: Vars::from(&vars[..]),
     })
 }
@@ -78,7 +79,10 @@ pub fn parse_task(text: &str) -> Result<Task, BadId> {
 /// Reads a tile id back.
 pub fn parse_tile(text: &str) -> Result<TileRef, BadId> {
     let (matrix, index) = split(text)?;
-    Ok(TileRef { matrix, index })
+    Ok(TileRef {
+        matrix: MatrixId(matrix),
+        index,
+    })
 }
 
 #[cfg(test)]
@@ -88,20 +92,20 @@ mod tests {
     #[test]
     fn ids_round_trip() {
         let t = Task {
-            stmt: 7,
+            stmt: StmtId(7),
             vars: Vars::from(&[0, -3, 12][..]),
         };
         assert_eq!(task_id(&t), "7:0,-3,12");
         assert_eq!(parse_task(&task_id(&t)), Ok(t));
         let empty = Task {
-            stmt: 2,
+            stmt: StmtId(2),
             vars: Vars::from(&[][..]),
         };
         assert_eq!(task_id(&empty), "2:");
         assert_eq!(parse_task("2:"), Ok(empty));
-        assert_eq!(tile_id(1, &[2, 0]), "1:2,0");
+        assert_eq!(tile_id(MatrixId(1), &[2, 0]), "1:2,0");
         let tile = parse_tile("1:2,0").expect("a tile id");
-        assert_eq!((tile.matrix, tile.index), (1, vec![2, 0]));
+        assert_eq!((tile.matrix, tile.index), (MatrixId(1), vec![2, 0]));
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::record::{now_ms, Kernels, RunRecord, RunState};
 use crate::tiles::{check_store_url, open_run_store};
 use model::query::Engine;
 use model::task::{Task, Vars};
+use model::StmtId;
 use runtime::store::{BlobStore, TileStore};
 use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
@@ -45,7 +46,7 @@ pub struct Resumed {
 pub fn parse_marker(key: &str) -> Option<Task> {
     let rest = key.rsplit('/').next()?;
     let (stmt, vars) = rest.split_once('=')?;
-    let stmt: u32 = stmt.parse().ok()?;
+    let stmt = StmtId(stmt.parse().ok()?);
     let vars: Vec<i64> = if vars.is_empty() {
         Vec::new()
     } else {
@@ -229,7 +230,7 @@ pub fn resume(
     if !keep {
         for t in &done {
             for tile in engine.reads(t)? {
-                let m = &program.matrices[tile.matrix as usize];
+                let m = program.matrix(tile.matrix);
                 if m.role != model::program::Role::Temporary
                     || (m.zero && runtime::zero::is_zero_tile(&mut engine, &tile)?)
                 {
@@ -255,7 +256,7 @@ pub fn resume(
     }
     let mut undeleted: Vec<String> = Vec::new();
     for (tile, id) in &dead_now {
-        let m = &program.matrices[tile.matrix as usize];
+        let m = program.matrix(tile.matrix);
         if let Err(e) = store.delete(&m.name, &tile.index) {
             note(&format!(
                 "could not delete dead tile {}: {e}; `lpkc collect` deletes it",
@@ -375,7 +376,7 @@ mod tests {
     fn markers_round_trip() {
         for vars in [vec![], vec![0], vec![3, -1, 12]] {
             let t = Task {
-                stmt: 4,
+                stmt: model::StmtId(4),
                 vars: Vars::from(&vars[..]),
             };
             assert_eq!(parse_marker(&marker_key(&t)), Some(t));

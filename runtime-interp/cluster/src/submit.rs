@@ -18,6 +18,7 @@ use crate::tiles::{check_store_url, open_run_store};
 use model::artifact::{self, Artifact, SourceInfo};
 use model::program::{Program, Role};
 use model::query::Engine;
+use model::MatrixId;
 use runtime::dense::InputSpec;
 use runtime::exec::TileSource;
 use runtime::job::{self, InputSource};
@@ -120,23 +121,23 @@ pub fn submit(
     if s.kernels == Kernels::Standard {
         let store = open_run_store(s.store, &run)?;
         let source = InputSource::new(program, &prepared.inputs, s.block);
-        let mut jobs: Vec<(u32, Vec<i64>)> = Vec::new();
+        let mut jobs: Vec<(MatrixId, Vec<i64>)> = Vec::new();
         let mut readers_engine = Engine::new(inst);
-        for (m, decl) in program.matrices.iter().enumerate() {
+        for (m, decl) in program.matrix_ids() {
             if decl.role != Role::Input {
                 continue;
             }
             // Only the tiles some task reads.
-            let extents = inst.extents.get(m).cloned().unwrap_or_default();
+            let extents = inst.extents.get(m.index()).cloned().unwrap_or_default();
             let mut failure = None;
             grid(&extents, &mut |idx| {
                 let tile = model::task::TileRef {
-                    matrix: m as u32,
+                    matrix: m,
                     index: idx.to_vec(),
                 };
                 match readers_engine.readers(&tile) {
                     Ok(r) if r.is_empty() => {}
-                    Ok(_) => jobs.push((m as u32, idx.to_vec())),
+                    Ok(_) => jobs.push((m, idx.to_vec())),
                     Err(e) => {
                         failure.get_or_insert(e);
                     }
@@ -159,7 +160,7 @@ pub fn submit(
                 scope.spawn(|| loop {
                     let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some((m, idx)) = jobs.get(k) else { break };
-                    let name = &program.matrices[*m as usize].name;
+                    let name = &program.matrix(*m).name;
                     let r = source
                         .input(*m, idx)
                         .map_err(|e| {

@@ -2,6 +2,7 @@
 
 use crate::error::ClusterError;
 use lru::LruCache;
+use model::MatrixId;
 use runtime::kernels::Tile;
 use runtime::store::{has_url_scheme, ObjectStoreTiles};
 use std::sync::{Arc, Mutex};
@@ -51,7 +52,7 @@ pub fn check_store_url(url: &str) -> Result<(), ClusterError> {
 }
 
 /// The key of a cached tile: run, matrix, index.
-type Key = (Arc<str>, u32, Vec<i64>);
+type Key = (Arc<str>, MatrixId, Vec<i64>);
 
 /// Tiles a worker keeps because its tasks may read them again: bounded by
 /// bytes, least recently used first out.
@@ -86,13 +87,13 @@ impl TileCache {
     }
 
     /// The tile, if cached.
-    pub fn get(&self, run: &Arc<str>, matrix: u32, index: &[i64]) -> Option<Arc<Tile>> {
+    pub fn get(&self, run: &Arc<str>, matrix: MatrixId, index: &[i64]) -> Option<Arc<Tile>> {
         let key = (run.clone(), matrix, index.to_vec());
         self.lock().map.get(&key).cloned()
     }
 
     /// Keeps a tile (a tile larger than the whole cache is not kept).
-    pub fn put(&self, run: &Arc<str>, matrix: u32, index: &[i64], tile: Arc<Tile>) {
+    pub fn put(&self, run: &Arc<str>, matrix: MatrixId, index: &[i64], tile: Arc<Tile>) {
         let size = bytes_of(&tile);
         if size > self.capacity {
             return;
@@ -111,7 +112,7 @@ impl TileCache {
     }
 
     /// Forgets one tile.
-    pub fn remove(&self, run: &Arc<str>, matrix: u32, index: &[i64]) {
+    pub fn remove(&self, run: &Arc<str>, matrix: MatrixId, index: &[i64]) {
         let mut inner = self.lock();
         if let Some(t) = inner.map.pop(&(run.clone(), matrix, index.to_vec())) {
             inner.bytes -= bytes_of(&t);
@@ -149,13 +150,21 @@ mod tests {
         let run: Arc<str> = Arc::from("r");
         let cache = TileCache::new(3 * 8 * 4);
         for i in 0..10 {
-            cache.put(&run, 0, &[i], Arc::new(Tile::zeros(2, 2)));
+            cache.put(&run, model::MatrixId(0), &[i], Arc::new(Tile::zeros(2, 2)));
         }
         assert_eq!(cache.bytes(), 3 * 32);
-        assert!(cache.get(&run, 0, &[9]).is_some());
-        assert!(cache.get(&run, 0, &[0]).is_none());
-        cache.put(&run, 0, &[99], Arc::new(Tile::zeros(10, 10)));
-        assert!(cache.get(&run, 0, &[99]).is_none(), "larger than the cache");
+        assert!(cache.get(&run, model::MatrixId(0), &[9]).is_some());
+        assert!(cache.get(&run, model::MatrixId(0), &[0]).is_none());
+        cache.put(
+            &run,
+            model::MatrixId(0),
+            &[99],
+            Arc::new(Tile::zeros(10, 10)),
+        );
+        assert!(
+            cache.get(&run, model::MatrixId(0), &[99]).is_none(),
+            "larger than the cache"
+        );
         cache.forget_run("r");
         assert_eq!(cache.bytes(), 0);
     }

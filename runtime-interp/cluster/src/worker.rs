@@ -842,7 +842,7 @@ fn delete_dead(sh: &Shared<'_>, ctx: &RunCtx, id: &str) -> bool {
     let (Ok(tile), Some(store)) = (crate::ids::parse_tile(id), ctx.store.as_ref()) else {
         return false;
     };
-    let Some(decl) = ctx.program.matrices.get(tile.matrix as usize) else {
+    let Some(decl) = ctx.program.get_matrix(tile.matrix) else {
         return false;
     };
     sh.cache.remove(&ctx.id, tile.matrix, &tile.index);
@@ -884,7 +884,7 @@ fn fail_run(
 /// `kernel@LINE(vars)` for a task id, or the id itself if it is not one.
 fn describe_task(program: &Program, id: &str) -> String {
     match parse_task(id) {
-        Ok(t) if (t.stmt as usize) < program.statements.len() => program.task_name(&t).to_string(),
+        Ok(t) if program.get_statement(t.stmt).is_some() => program.task_name(&t).to_string(),
         _ => id.to_string(),
     }
 }
@@ -941,7 +941,7 @@ fn run_task(
                 loaded.push(None);
                 continue;
             }
-            let mname = &program.matrices[t.matrix as usize].name;
+            let mname = &program.matrix(t.matrix).name;
             let tile = match sh.cache.get(&ctx.id, t.matrix, &t.index) {
                 Some(tile) => tile,
                 None => {
@@ -967,7 +967,7 @@ fn run_task(
             let bytes = (tile.nrows() * tile.ncols() * 8) as u64;
             read_bytes += bytes;
             // Intermediates only: inputs and outputs stay in the store.
-            if program.matrices[t.matrix as usize].role == model::program::Role::Temporary {
+            if program.matrix(t.matrix).role == model::program::Role::Temporary {
                 dead_candidates.push((t.clone(), bytes));
             }
             loaded.push(Some(tile));
@@ -985,11 +985,11 @@ fn run_task(
         }
         for (t, tile) in writes.iter().zip(called.tiles) {
             written_bytes += (tile.nrows() * tile.ncols() * 8) as u64;
-            if program.matrices[t.matrix as usize].role == model::program::Role::Temporary {
+            if program.matrix(t.matrix).role == model::program::Role::Temporary {
                 written_intermediates.push(tile_id(t.matrix, &t.index));
             }
             let tile = Arc::new(tile);
-            let mname = &program.matrices[t.matrix as usize].name;
+            let mname = &program.matrix(t.matrix).name;
             retry(|| store.put(mname, &t.index, tile.clone())).map_err(|e| {
                 TaskFailure::Run(format!(
                     "task {}: cannot write tile {}: {e}",

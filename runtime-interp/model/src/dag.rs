@@ -5,6 +5,7 @@
 //! are tested against, and it reports every rule violation it sees.
 
 use crate::expr::EvalError;
+use crate::ids::StmtId;
 use crate::program::{Access, Instance, Role};
 use crate::query::{Engine, QueryError};
 use crate::task::{Task, TileRef, WalkError};
@@ -151,12 +152,11 @@ impl Violation {
                 t(task),
                 if *write { "writes" } else { "reads" },
                 p.tile_name(tile),
-                p.matrices
-                    .get(tile.matrix as usize)
+                p.get_matrix(tile.matrix)
                     .map(|m| m.name.as_str())
                     .unwrap_or("?"),
                 inst.extents
-                    .get(tile.matrix as usize)
+                    .get(tile.matrix.index())
                     .map(|e| e
                         .iter()
                         .map(|x| x.to_string())
@@ -202,7 +202,7 @@ pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violati
     let mut violations = Vec::new();
     let mut failure: Option<ExpandError> = None;
     let in_bounds = |tile: &TileRef| {
-        inst.extents.get(tile.matrix as usize).is_some_and(|e| {
+        inst.extents.get(tile.matrix.index()).is_some_and(|e| {
             e.len() == tile.index.len() && tile.index.iter().zip(e).all(|(&i, &n)| i >= 0 && i < n)
         })
     };
@@ -213,7 +213,7 @@ pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violati
         }
         let id = tasks.len();
         tasks.push(task.clone());
-        let Some(st) = p.statements.get(task.stmt as usize) else {
+        let Some(st) = p.get_statement(task.stmt) else {
             return ControlFlow::Continue(());
         };
         // Every tile first: an index that fails to evaluate fails the whole
@@ -252,8 +252,7 @@ pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violati
                 continue;
             }
             let is_input = p
-                .matrices
-                .get(tile.matrix as usize)
+                .get_matrix(tile.matrix)
                 .is_some_and(|m| m.role == Role::Input);
             if is_input {
                 continue;
@@ -277,8 +276,7 @@ pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violati
                 });
                 continue;
             }
-            if p.matrices
-                .get(tile.matrix as usize)
+            if p.get_matrix(tile.matrix)
                 .is_some_and(|m| m.role == Role::Input)
             {
                 violations.push(Violation::WriteToInput {
@@ -466,13 +464,13 @@ pub struct SequentialWalkStats {
 
 /// One of two independent 64-bit hashes of a task, for the multiset check
 /// of [`walk_sequential`].
-fn task_hash(seed: u64, stmt: u32, vars: &[i64]) -> u64 {
+fn task_hash(seed: u64, stmt: StmtId, vars: &[i64]) -> u64 {
     fn mix(mut z: u64) -> u64 {
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
-    let mut h = mix(seed ^ u64::from(stmt));
+    let mut h = mix(seed ^ u64::from(stmt.0));
     for &v in vars {
         h = mix(h ^ v as u64);
     }

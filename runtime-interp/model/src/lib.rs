@@ -4,6 +4,7 @@
 //! (or any other tool) can link it alone.
 //!
 //! - [`expr`]: expression pool and exact evaluation;
+//! - [`ids`]: the typed ids of statements, matrices and kernels;
 //! - [`program`]: the program model (the artifact's data model);
 //! - [`artifact`]: the artifact container, its encodings and the validating loader;
 //! - [`plan`]: dependence plans and their evaluator;
@@ -18,8 +19,11 @@ pub mod artifact;
 pub mod dag;
 pub mod expr;
 pub mod flops;
+pub mod ids;
 pub mod plan;
 pub mod program;
 pub mod query;
 pub mod stdlib;
 pub mod task;
+
+pub use ids::{IdOverflow, KernelId, MatrixId, StmtId};

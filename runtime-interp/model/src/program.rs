@@ -11,6 +11,7 @@
 //! temporaries after those (see [`crate::plan`]).
 
 use crate::expr::{Env, EvalError, ExprPool, ExprRef};
+pub use crate::ids::{KernelId, MatrixId, StmtId};
 use crate::plan::Plan;
 use serde::{Deserialize, Serialize};
 
@@ -79,7 +80,7 @@ pub struct KernelDecl {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Access {
     /// The matrix.
-    pub matrix: u32,
+    pub matrix: MatrixId,
     /// Index expressions over the statement's slots and the parameters.
     pub indices: Vec<ExprRef>,
     /// Source span (byte offsets) of the reference.
@@ -124,7 +125,7 @@ pub enum Arg {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Statement {
     /// The kernel.
-    pub kernel: u32,
+    pub kernel: KernelId,
     /// 1-based source line of the statement's first token.
     pub line: u32,
     /// 1-based column of that token.
@@ -181,8 +182,8 @@ pub enum TreeNode {
         /// 1-based line of the `if`.
         line: u32,
     },
-    /// A kernel call: the index of a statement.
-    Call(u32),
+    /// A kernel call: the statement.
+    Call(StmtId),
 }
 
 /// Which reader accesses a write access may feed, and which writer
@@ -191,7 +192,7 @@ pub enum TreeNode {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AccessRef {
     /// The statement.
-    pub stmt: u32,
+    pub stmt: StmtId,
     /// The access's index among the statement's writes or reads.
     pub access: u32,
 }
@@ -297,8 +298,67 @@ pub struct Instance<'p> {
 impl Program {
     /// Whether `matrix` is a zero matrix: its tiles that no task writes
     /// read as zero tiles. `false` for an id out of range.
-    pub fn is_zero(&self, matrix: u32) -> bool {
-        self.matrices.get(matrix as usize).is_some_and(|m| m.zero)
+    pub fn is_zero(&self, matrix: MatrixId) -> bool {
+        self.matrices.get(matrix.index()).is_some_and(|m| m.zero)
+    }
+
+    /// The statement `id`. Panics if `id` is out of range: ids of a
+    /// validated program (or of the compiler's own lowering) are in range;
+    /// check ids from user input with [`Program::get_statement`].
+    #[inline]
+    pub fn statement(&self, id: StmtId) -> &Statement {
+        &self.statements[id.index()]
+    }
+
+    /// The statement `id`, or `None` if out of range.
+    #[inline]
+    pub fn get_statement(&self, id: StmtId) -> Option<&Statement> {
+        self.statements.get(id.index())
+    }
+
+    /// The plans of statement `id` (panics if out of range or before the
+    /// solver ran, as indexing `plans` does).
+    #[inline]
+    pub fn plans_of(&self, id: StmtId) -> &StatementPlans {
+        &self.plans[id.index()]
+    }
+
+    /// The matrix `id` (panics if out of range, as [`Program::statement`]).
+    #[inline]
+    pub fn matrix(&self, id: MatrixId) -> &MatrixDecl {
+        &self.matrices[id.index()]
+    }
+
+    /// The matrix `id`, or `None` if out of range.
+    #[inline]
+    pub fn get_matrix(&self, id: MatrixId) -> Option<&MatrixDecl> {
+        self.matrices.get(id.index())
+    }
+
+    /// The kernel `id` (panics if out of range, as [`Program::statement`]).
+    #[inline]
+    pub fn kernel(&self, id: KernelId) -> &KernelDecl {
+        &self.kernels[id.index()]
+    }
+
+    /// The kernel `id`, or `None` if out of range.
+    #[inline]
+    pub fn get_kernel(&self, id: KernelId) -> Option<&KernelDecl> {
+        self.kernels.get(id.index())
+    }
+
+    /// The statements with their ids, in source order. A program holds
+    /// far fewer than 2^32 statements (the artifact validator allows 4096,
+    /// and the compiler checks its own with [`StmtId::from_index`]); the
+    /// ids are counted in `u32`, so iteration could never wrap.
+    pub fn statement_ids(&self) -> impl Iterator<Item = (StmtId, &Statement)> + '_ {
+        (0..=u32::MAX).map(StmtId).zip(&self.statements)
+    }
+
+    /// The matrices with their ids, in declaration order (bounded as in
+    /// [`Program::statement_ids`]).
+    pub fn matrix_ids(&self) -> impl Iterator<Item = (MatrixId, &MatrixDecl)> + '_ {
+        (0..=u32::MAX).map(MatrixId).zip(&self.matrices)
     }
 
     /// Renders an expression of a statement's context.

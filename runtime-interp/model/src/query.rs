@@ -4,6 +4,7 @@
 //! edge carries the tile it is for.
 
 use crate::expr::{Env, EvalError};
+use crate::ids::{MatrixId, StmtId};
 use crate::plan::{PlanError, Scratch};
 use crate::program::{Access, Instance, Statement, StatementPlans};
 use crate::task::{Task, TileRef};
@@ -33,10 +34,10 @@ pub enum QueryError {
 }
 
 /// Called with (statement, loop variables, matrix, tile index) per edge.
-pub type EdgeVisitor<'a> = dyn FnMut(u32, &[i64], u32, &[i64]) + 'a;
+pub type EdgeVisitor<'a> = dyn FnMut(StmtId, &[i64], MatrixId, &[i64]) + 'a;
 
 /// Like [`EdgeVisitor`], returning whether to go on.
-pub type EdgeFilter<'a> = dyn FnMut(u32, &[i64], u32, &[i64]) -> bool + 'a;
+pub type EdgeFilter<'a> = dyn FnMut(StmtId, &[i64], MatrixId, &[i64]) -> bool + 'a;
 
 /// Work allowed per query: a bound on the values a plan enumerates, so
 /// that no program, artifact or parameter value can make one query run
@@ -59,9 +60,9 @@ pub struct Engine<'i, 'p> {
     /// What is left of `budget` in the current query.
     left: u64,
     /// For each matrix: its write accesses `(stmt, access)`.
-    writes_of: Vec<Vec<(u32, u32)>>,
+    writes_of: Vec<Vec<(StmtId, u32)>>,
     /// For each matrix: its read accesses.
-    reads_of: Vec<Vec<(u32, u32)>>,
+    reads_of: Vec<Vec<(StmtId, u32)>>,
 }
 
 impl<'i, 'p> Engine<'i, 'p> {
@@ -71,14 +72,18 @@ impl<'i, 'p> Engine<'i, 'p> {
         let mut writes_of = vec![Vec::new(); p.matrices.len()];
         let mut reads_of = vec![Vec::new(); p.matrices.len()];
         for (s, st) in p.statements.iter().enumerate() {
+            // A statement beyond `u32::MAX` has no id, so no task names it
+            // (a validated artifact holds far fewer).
+            let Ok(s) = StmtId::from_index(s) else { break };
             for (a, acc) in st.writes.iter().enumerate() {
-                if let Some(v) = writes_of.get_mut(acc.matrix as usize) {
-                    v.push((s as u32, a as u32));
+                if let (Some(v), Ok(a)) = (writes_of.get_mut(acc.matrix.index()), u32::try_from(a))
+                {
+                    v.push((s, a));
                 }
             }
             for (a, acc) in st.reads.iter().enumerate() {
-                if let Some(v) = reads_of.get_mut(acc.matrix as usize) {
-                    v.push((s as u32, a as u32));
+                if let (Some(v), Ok(a)) = (reads_of.get_mut(acc.matrix.index()), u32::try_from(a)) {
+                    v.push((s, a));
                 }
             }
         }
@@ -113,7 +118,7 @@ impl<'i, 'p> Engine<'i, 'p> {
     /// Checks that a tile lies inside its matrix's extents.
     pub fn check_tile(&self, tile: &TileRef) -> Result<(), QueryError> {
         let p = self.inst.program;
-        let ext = self.inst.extents.get(tile.matrix as usize);
+        let ext = self.inst.extents.get(tile.matrix.index());
         let inside = ext.is_some_and(|e| {
             e.len() == tile.index.len() && tile.index.iter().zip(e).all(|(&i, &n)| i >= 0 && i < n)
         });
@@ -123,8 +128,7 @@ impl<'i, 'p> Engine<'i, 'p> {
             Err(QueryError::OutOfBounds {
                 tile: p.tile_name(tile),
                 matrix: p
-                    .matrices
-                    .get(tile.matrix as usize)
+                    .get_matrix(tile.matrix)
                     .map(|m| m.name.clone())
                     .unwrap_or_default(),
                 extents: ext
@@ -177,8 +181,7 @@ impl<'i, 'p> Engine<'i, 'p> {
     fn statement(&self, task: &Task) -> Result<&'p Statement, QueryError> {
         self.inst
             .program
-            .statements
-            .get(task.stmt as usize)
+            .get_statement(task.stmt)
             .ok_or_else(|| QueryError::NotATask(format!("statement {}", task.stmt)))
     }
 
@@ -194,7 +197,7 @@ impl<'i, 'p> Engine<'i, 'p> {
             .inst
             .program
             .plans
-            .get(task.stmt as usize)
+            .get(task.stmt.index())
             .ok_or(PlanError::Malformed)?;
         Ok((st, plans))
     }
@@ -229,13 +232,10 @@ impl<'i, 'p> Engine<'i, 'p> {
                 self.eval_access(acc, &task.vars, &mut tile)?;
                 let partners = &plans.writes.get(w).ok_or(PlanError::Malformed)?.partners;
                 for r in partners {
-                    let reader = p
-                        .statements
-                        .get(r.stmt as usize)
-                        .ok_or(PlanError::Malformed)?;
+                    let reader = p.get_statement(r.stmt).ok_or(PlanError::Malformed)?;
                     let ap = p
                         .plans
-                        .get(r.stmt as usize)
+                        .get(r.stmt.index())
                         .and_then(|ps| ps.reads.get(r.access as usize))
                         .ok_or(PlanError::Malformed)?;
                     let params = &self.inst.params;
@@ -342,7 +342,7 @@ impl<'i, 'p> Engine<'i, 'p> {
                 for w in partners {
                     let ap = p
                         .plans
-                        .get(w.stmt as usize)
+                        .get(w.stmt.index())
                         .and_then(|ps| ps.writes.get(w.access as usize))
                         .ok_or(PlanError::Malformed)?;
                     let mut go_on = true;
@@ -463,7 +463,7 @@ impl<'i, 'p> Engine<'i, 'p> {
         &mut self,
         tile: &TileRef,
         write: bool,
-        f: &mut dyn FnMut(u32, &[i64]) -> bool,
+        f: &mut dyn FnMut(StmtId, &[i64]) -> bool,
     ) -> Result<(), QueryError> {
         self.check_tile(tile)?;
         self.left = self.budget;
@@ -474,10 +474,10 @@ impl<'i, 'p> Engine<'i, 'p> {
             &self.reads_of
         };
         let accesses = of
-            .get(tile.matrix as usize)
+            .get(tile.matrix.index())
             .map_or(&[][..], |v| v.as_slice());
         for &(stmt, access) in accesses {
-            let Some(plans) = p.plans.get(stmt as usize) else {
+            let Some(plans) = p.plans.get(stmt.index()) else {
                 return Err(PlanError::Malformed.into());
             };
             let list = if write { &plans.writes } else { &plans.reads };

@@ -2,6 +2,7 @@
 //! enumeration of a program instance's tasks (the loop tree run in order).
 
 use crate::expr::{Env, EvalError, ExprPool, ExprRef};
+use crate::ids::{IdOverflow, MatrixId, StmtId};
 use crate::program::{Access, DomainItem, Instance, Program, TreeNode};
 use std::cmp::Ordering;
 use std::fmt;
@@ -10,8 +11,8 @@ use std::ops::ControlFlow;
 /// A task: a statement and the values of its loop variables.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Task {
-    /// The statement's index.
-    pub stmt: u32,
+    /// The statement.
+    pub stmt: StmtId,
     /// Loop variable values, outermost first.
     pub vars: Vars,
 }
@@ -88,8 +89,8 @@ impl fmt::Debug for Vars {
 /// runtime's `kernels::Tile` holds a tile's numbers).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TileRef {
-    /// The matrix's index.
-    pub matrix: u32,
+    /// The matrix.
+    pub matrix: MatrixId,
     /// The indices.
     pub index: Vec<i64>,
 }
@@ -113,7 +114,7 @@ impl Program {
     pub fn tile_name(&self, tile: &TileRef) -> String {
         let name = self
             .matrices
-            .get(tile.matrix as usize)
+            .get(tile.matrix.index())
             .map(|m| m.name.as_str())
             .unwrap_or("?");
         let idx: Vec<String> = tile.index.iter().map(|i| i.to_string()).collect();
@@ -139,10 +140,7 @@ impl Program {
 
     /// Compares two tasks in sequential (program) order.
     pub fn sequential_cmp(&self, a: &Task, b: &Task) -> Ordering {
-        let (Some(sa), Some(sb)) = (
-            self.statements.get(a.stmt as usize),
-            self.statements.get(b.stmt as usize),
-        ) else {
+        let (Some(sa), Some(sb)) = (self.get_statement(a.stmt), self.get_statement(b.stmt)) else {
             return a.cmp(b);
         };
         // Keys interleave pre-order numbers of the enclosing loops with the
@@ -160,8 +158,8 @@ impl Program {
     }
 
     /// Whether `vars` is an iteration of statement `stmt` in this instance.
-    pub fn in_domain(&self, params: &[i64], stmt: u32, vars: &[i64]) -> Result<bool, EvalError> {
-        let Some(s) = self.statements.get(stmt as usize) else {
+    pub fn in_domain(&self, params: &[i64], stmt: StmtId, vars: &[i64]) -> Result<bool, EvalError> {
+        let Some(s) = self.get_statement(stmt) else {
             return Ok(false);
         };
         if vars.len() != s.depth() {
@@ -208,13 +206,12 @@ fn key_at(order: &[u32], vars: &[i64], k: usize) -> Option<i64> {
 
 impl fmt::Display for TaskName<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Some(s) = self.program.statements.get(self.task.stmt as usize) else {
+        let Some(s) = self.program.get_statement(self.task.stmt) else {
             return write!(f, "?@?");
         };
         let kernel = self
             .program
-            .kernels
-            .get(s.kernel as usize)
+            .get_kernel(s.kernel)
             .map(|k| k.name.as_str())
             .unwrap_or("?");
         write!(f, "{kernel}@{}", s.line)?;
@@ -300,12 +297,15 @@ pub enum CountError {
     #[error("statement {stmt} has more than 2^64 tasks")]
     Overflow {
         /// The statement.
-        stmt: u32,
+        stmt: StmtId,
     },
     /// The loop tree calls a statement the program does not have (a
     /// program that skipped validation).
     #[error("internal error: the loop tree calls statement {0}, which does not exist")]
-    UnknownStatement(u32),
+    UnknownStatement(StmtId),
+    /// A statement index that does not fit in a statement id.
+    #[error(transparent)]
+    Id(#[from] IdOverflow),
 }
 
 /// Loop iterations [`Instance::count_tasks`] runs by default before it
@@ -314,7 +314,7 @@ pub enum CountError {
 pub const COUNT_BUDGET: u64 = 1 << 22;
 
 struct Counter {
-    only: Option<u32>,
+    only: Option<StmtId>,
     counts: Vec<u64>,
     slots: Vec<i64>,
     iterations: u64,
@@ -346,10 +346,10 @@ impl Counter {
         Ok(())
     }
 
-    fn add(&mut self, stmt: u32, n: u64) -> Result<(), CountError> {
+    fn add(&mut self, stmt: StmtId, n: u64) -> Result<(), CountError> {
         let c = self
             .counts
-            .get_mut(stmt as usize)
+            .get_mut(stmt.index())
             .ok_or(CountError::UnknownStatement(stmt))?;
         *c = c.checked_add(n).ok_or(CountError::Overflow { stmt })?;
         if n > 0 {
@@ -387,7 +387,7 @@ fn mentions_slot(pool: &ExprPool, nodes: &[TreeNode], slot: u32) -> bool {
 }
 
 /// Whether `nodes` contain a call (of statement `only`, when given).
-fn has_call(nodes: &[TreeNode], only: Option<u32>) -> bool {
+fn has_call(nodes: &[TreeNode], only: Option<StmtId>) -> bool {
     nodes.iter().any(|n| match n {
         TreeNode::Call(s) => only.is_none_or(|o| o == *s),
         TreeNode::Loop { body, .. } => has_call(body, only),
@@ -415,12 +415,12 @@ impl Instance<'_> {
     /// down to it, not a walk of the whole nest.
     pub fn for_each_task_of(
         &self,
-        only: Option<u32>,
+        only: Option<StmtId>,
         visit: &mut dyn FnMut(&Task) -> ControlFlow<()>,
     ) -> Result<(), WalkError> {
         let mut slots = Vec::new();
         let mut task = Task {
-            stmt: 0,
+            stmt: StmtId(0),
             vars: Vars::from(&[][..]),
         };
         let mut idle = 0;
@@ -433,7 +433,7 @@ impl Instance<'_> {
     fn walk(
         &self,
         nodes: &[TreeNode],
-        only: Option<u32>,
+        only: Option<StmtId>,
         slots: &mut Vec<i64>,
         task: &mut Task,
         idle: &mut u64,
@@ -491,7 +491,7 @@ impl Instance<'_> {
                 }
                 TreeNode::Call(s) if only.is_some_and(|o| o != *s) => *idle = 0,
                 TreeNode::Call(s) => {
-                    let depth = p.statements.get(*s as usize).map_or(0, |st| st.depth());
+                    let depth = p.get_statement(*s).map_or(0, |st| st.depth());
                     task.stmt = *s;
                     task.vars = Vars::from(&slots[..depth.min(slots.len())]);
                     *idle = 0;
@@ -518,7 +518,11 @@ impl Instance<'_> {
     /// [`count_tasks`](Self::count_tasks) of statement `only` (every
     /// statement with `None`): loops that do not enclose it are not run,
     /// and the other statements count 0.
-    pub fn count_tasks_of(&self, only: Option<u32>, budget: u64) -> Result<TaskCounts, CountError> {
+    pub fn count_tasks_of(
+        &self,
+        only: Option<StmtId>,
+        budget: u64,
+    ) -> Result<TaskCounts, CountError> {
         let mut counter = Counter {
             only,
             counts: vec![0; self.program.statements.len()],
@@ -564,12 +568,13 @@ impl Instance<'_> {
                         c.slots.push(lo);
                         self.count(body, c)?;
                         c.slots.truncate(depth);
-                        for (stmt, b) in before.iter().enumerate() {
-                            let once = c.counts[stmt] - b;
+                        for (i, b) in before.iter().enumerate() {
+                            let once = c.counts[i] - b;
+                            let stmt = StmtId::from_index(i)?;
                             let rest = once
                                 .checked_mul(trips - 1)
-                                .ok_or(CountError::Overflow { stmt: stmt as u32 })?;
-                            c.add(stmt as u32, rest)?;
+                                .ok_or(CountError::Overflow { stmt })?;
+                            c.add(stmt, rest)?;
                         }
                         continue;
                     }

@@ -12,6 +12,7 @@ use crate::exec::{TileError, TileSink, TileSource};
 use crate::kernels::Tile;
 use model::expr::Node;
 use model::program::{Instance, Program, Role};
+use model::MatrixId;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -466,10 +467,10 @@ pub struct DenseSource<'a> {
 }
 
 impl TileSource for DenseSource<'_> {
-    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError> {
+    fn input(&self, matrix: MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError> {
         let data = self
             .inputs
-            .get(&matrix)
+            .get(&matrix.0)
             .ok_or(TileError::NoData { matrix })?;
         let b = self.block;
         let span = |i: i64, n: usize| -> Result<(usize, usize), TileError> {
@@ -481,7 +482,7 @@ impl TileSource for DenseSource<'_> {
             Ok((start, b.min(n - start)))
         };
         let (r0, nr) = span(*index.first().unwrap_or(&0), data.nrows())?;
-        let (c0, nc) = if self.dims.get(matrix as usize) == Some(&1) {
+        let (c0, nc) = if self.dims.get(matrix.index()) == Some(&1) {
             (0, data.ncols())
         } else {
             span(*index.get(1).unwrap_or(&0), data.ncols())?
@@ -504,9 +505,9 @@ pub struct CollectSink {
 }
 
 impl TileSink for CollectSink {
-    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
+    fn output(&self, matrix: MatrixId, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
         let mut t = self.tiles.lock().unwrap_or_else(|e| e.into_inner());
-        if t.insert((matrix, index.to_vec()), tile).is_some() {
+        if t.insert((matrix.0, index.to_vec()), tile).is_some() {
             return Err(TileError::WrittenTwice {
                 matrix,
                 index: index.to_vec(),

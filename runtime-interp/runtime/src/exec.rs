@@ -25,6 +25,7 @@ use model::expr::{Env, Value};
 use model::program::{Arg, Instance, ParamKind, Role};
 use model::query::{Engine, QueryError};
 use model::task::{Task, Vars, WalkError};
+use model::MatrixId;
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::BinaryHeap;
@@ -37,7 +38,7 @@ use std::time::{Duration, Instant};
 pub trait TileSource: Sync {
     /// Tile `index` of input matrix `matrix` (an index into
     /// `Program::matrices`).
-    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError>;
+    fn input(&self, matrix: MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError>;
 
     /// The block size the inputs are cut with, if the source has one: the
     /// size of a zero tile that no kernel argument gives
@@ -51,7 +52,7 @@ pub trait TileSource: Sync {
 /// is computed.
 pub trait TileSink: Sync {
     /// Stores output tile `index` of matrix `matrix`.
-    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError>;
+    fn output(&self, matrix: MatrixId, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError>;
 }
 
 /// `M[i, j]`, for messages.
@@ -69,7 +70,7 @@ pub enum TileError {
     #[error("no data for this matrix")]
     NoData {
         /// The matrix (an index into `Program::matrices`).
-        matrix: u32,
+        matrix: MatrixId,
     },
     /// A tile index beyond the data of its dimension.
     #[error("tile index {index} is outside the data ({len} elements)")]
@@ -83,13 +84,13 @@ pub enum TileError {
     #[error("tile written twice")]
     WrittenTwice {
         /// The matrix.
-        matrix: u32,
+        matrix: MatrixId,
         /// The tile index.
         index: Vec<i64>,
     },
     /// A matrix index the program does not have.
     #[error("matrix {0} is not in the program")]
-    UnknownMatrix(u32),
+    UnknownMatrix(MatrixId),
     /// A tile store that does not hold the tile.
     #[error("tile {} is not in the tile store ({store})", tile_text(matrix, index))]
     NotInStore {
@@ -381,7 +382,7 @@ pub enum ExecError {
 }
 
 /// A tile key: matrix and index.
-type TileKey = (u32, Vars);
+type TileKey = (MatrixId, Vars);
 
 /// A stored tile and how many reader tasks have not run yet.
 struct Stored {
@@ -464,7 +465,7 @@ fn shard(key: &TileKey) -> usize {
 /// loops interleaved with the loop values (see `Program::sequential_cmp`).
 fn order_key(inst: &Instance<'_>, task: &Task) -> Vec<i64> {
     let mut key = Vec::new();
-    if let Some(st) = inst.program.statements.get(task.stmt as usize) {
+    if let Some(st) = inst.program.get_statement(task.stmt) {
         for (k, &o) in st.order.iter().enumerate() {
             key.push(o as i64);
             if let Some(&v) = task.vars.get(k) {
@@ -608,7 +609,7 @@ pub fn resolve_kernels(
     }
     // Only kernels that some statement calls must exist.
     for st in &program.statements {
-        if let Some(k) = program.kernels.get(st.kernel as usize) {
+        if let Some(k) = program.get_kernel(st.kernel) {
             if missing.contains(&k.name) {
                 return Err(ExecError::MissingKernel(
                     k.name.clone(),
@@ -645,7 +646,7 @@ impl Kernel for Unimplemented {
 
 fn worker(shared: &Shared<'_, '_>) {
     let mut engine = Engine::new(shared.inst);
-    let mut children: Vec<(Task, u32, Vars)> = Vec::new();
+    let mut children: Vec<(Task, MatrixId, Vars)> = Vec::new();
     loop {
         // Take a ready task, or stop when nothing runs and nothing is ready.
         let task = {
@@ -748,7 +749,7 @@ fn run_task(
     shared: &Shared<'_, '_>,
     engine: &mut Engine<'_, '_>,
     task: &Task,
-    children: &mut Vec<(Task, u32, Vars)>,
+    children: &mut Vec<(Task, MatrixId, Vars)>,
     io: &mut (u64, u64),
 ) -> Result<Vec<(Task, u64)>, ExecError> {
     let inst = shared.inst;
@@ -756,7 +757,7 @@ fn run_task(
     let name = || program.task_name(task).to_string();
     let reads = engine.reads(task)?;
     let writes = engine.writes(task)?;
-    let role = |m: u32| program.matrices.get(m as usize).map(|m| m.role);
+    let role = |m: MatrixId| program.get_matrix(m).map(|m| m.role);
 
     // Load the tiles read; a zero tile is left `None` and made below.
     let mut loaded: Vec<Option<Arc<Tile>>> = Vec::with_capacity(reads.len());
@@ -945,15 +946,14 @@ pub fn call_kernel(
     let program = inst.program;
     let name = || program.task_name(task).to_string();
     let st = program
-        .statements
-        .get(task.stmt as usize)
+        .get_statement(task.stmt)
         .ok_or_else(|| ExecError::Inconsistent(format!("no statement {}", task.stmt)))?;
     let writes = st.writes.len();
     // Arguments in kernel-parameter order.
     let kernel = kernels
-        .get(st.kernel as usize)
+        .get(st.kernel.index())
         .ok_or_else(|| ExecError::Inconsistent(format!("no kernel {}", st.kernel)))?;
-    let decl = program.kernels.get(st.kernel as usize);
+    let decl = program.get_kernel(st.kernel);
     let mut args = Vec::with_capacity(st.args.len());
     let mut shapes = Vec::new();
     let env = Env {

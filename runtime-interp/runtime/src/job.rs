@@ -33,6 +33,7 @@ use crate::outputs::{self, Form, OutputError, OutputRequest, Selected, Written};
 use crate::store::{StoreSink, TileStore};
 use crate::verify::{self, Residual, VerifyError};
 use model::program::{Instance, Program, Role};
+use model::MatrixId;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -117,10 +118,10 @@ impl<'a> InputSource<'a> {
 }
 
 impl TileSource for InputSource<'_> {
-    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError> {
+    fn input(&self, matrix: MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError> {
         let data = self
             .inputs
-            .get(&matrix)
+            .get(&matrix.0)
             .ok_or(TileError::NoData { matrix })?;
         let (rows, cols) = data.shape();
         let b = self.block;
@@ -133,7 +134,7 @@ impl TileSource for InputSource<'_> {
             Ok((start, b.min(n - start)))
         };
         let (r0, nr) = span(*index.first().unwrap_or(&0), rows)?;
-        let (c0, nc) = if self.one_d.get(matrix as usize) == Some(&true) {
+        let (c0, nc) = if self.one_d.get(matrix.index()) == Some(&true) {
             (0, cols)
         } else {
             span(*index.get(1).unwrap_or(&0), cols)?
@@ -180,11 +181,11 @@ struct OutputSink<'a> {
 }
 
 impl TileSink for OutputSink<'_> {
-    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
+    fn output(&self, matrix: MatrixId, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
         if let Some(store) = &self.store {
             store.output(matrix, index, tile.clone())?;
         }
-        if let Some(p) = self.placed.get(&matrix) {
+        if let Some(p) = self.placed.get(&matrix.0) {
             let (rows, cols) = p.writer.shape();
             let b = self.block;
             let place = |i: Option<&i64>, n: usize| -> Option<(usize, usize)> {
@@ -211,7 +212,7 @@ impl TileSink for OutputSink<'_> {
                 }
             }
         }
-        if let Some(c) = self.collected.get(&matrix) {
+        if let Some(c) = self.collected.get(&matrix.0) {
             let keep = match &c.keep {
                 Keep::All => true,
                 Keep::Matching(requests) => requests.iter().any(|r| r.matches(index)),
@@ -533,13 +534,13 @@ pub fn run_job<'p>(
         }
         let asked: Vec<&OutputRequest> = selected
             .iter()
-            .filter(|s| s.matrix == m)
+            .filter(|s| s.matrix.0 == m)
             .map(|s| &s.request)
             .collect();
         let whole = asked.iter().any(|r| r.index.is_none());
         let shape = match job.output_dir {
             Some(_) if whole && job.assemble && decl.extents.len() == 2 => {
-                crate::shapes::predict_output(&inst, &shapes, block, m)
+                crate::shapes::predict_output(&inst, &shapes, block, MatrixId(m))
             }
             _ => None,
         };
@@ -687,8 +688,8 @@ pub fn run_job<'p>(
         let empty = TilesOf::new();
         for s in &selected {
             let request = &s.request;
-            let tiles = collected.get(&s.matrix).map_or(&empty, |(_, t)| t);
-            let dense = match (&request.index, placed_shapes.get(&s.matrix)) {
+            let tiles = collected.get(&s.matrix.0).map_or(&empty, |(_, t)| t);
+            let dense = match (&request.index, placed_shapes.get(&s.matrix.0)) {
                 (None, Some((path, (rows, cols)))) => {
                     written.push(Written {
                         request: request.clone(),
@@ -701,14 +702,14 @@ pub fn run_job<'p>(
                     continue;
                 }
                 _ if !job.assemble => Err(None),
-                (None, _) => match whole.get(&s.matrix) {
+                (None, _) => match whole.get(&s.matrix.0) {
                     Some(Ok(t)) => Ok(Cow::Borrowed(t)),
                     Some(Err(e)) => Err(Some(e.clone())),
                     None => Err(None),
                 },
                 (Some(_), _) => match request.tile() {
                     Some(idx) => tiles.get(&idx).map(|t| Cow::Borrowed(&**t)).ok_or(None),
-                    None => outputs::assemble(request, &extents_of(s.matrix), tiles, block)
+                    None => outputs::assemble(request, &extents_of(s.matrix.0), tiles, block)
                         .map(Cow::Owned)
                         .map_err(Some),
                 },

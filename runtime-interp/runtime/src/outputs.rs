@@ -17,6 +17,7 @@ use crate::dense::{self, AssembleError};
 use crate::kernels::Tile;
 use crate::npy::{self, NpyError};
 use model::program::{Instance, Program, Role};
+use model::{IdOverflow, MatrixId};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
@@ -37,6 +38,9 @@ pub struct OutputRequest {
 /// Why an `--output` request does not parse or does not fit the program.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum OutputError {
+    /// A matrix index beyond the range of ids (an internal error).
+    #[error(transparent)]
+    Id(#[from] IdOverflow),
     /// Text that is not `M`, `M[i, j]` or `M[i, :]`.
     #[error("expected a matrix (`R`), a tile (`R[3, 0]`) or a slice (`R[3, :]`) of an output, found `{text}`")]
     Syntax {
@@ -191,8 +195,8 @@ impl fmt::Display for OutputRequest {
 pub struct Selected {
     /// The request.
     pub request: OutputRequest,
-    /// The output matrix's index in the program.
-    pub matrix: u32,
+    /// The output matrix.
+    pub matrix: MatrixId,
 }
 
 /// Checks requests against the program: each names an output, with as
@@ -208,12 +212,14 @@ pub fn select(
         .enumerate()
         .filter(|(_, m)| m.role == Role::Output);
     let Some(requests) = requests else {
-        return Ok(outputs
-            .map(|(m, d)| Selected {
-                request: OutputRequest::whole(&d.name),
-                matrix: m as u32,
+        return outputs
+            .map(|(m, d)| {
+                Ok(Selected {
+                    request: OutputRequest::whole(&d.name),
+                    matrix: MatrixId::from_index(m)?,
+                })
             })
-            .collect());
+            .collect();
     };
     requests
         .iter()
@@ -242,7 +248,7 @@ pub fn select(
             }
             Ok(Selected {
                 request: r.clone(),
-                matrix: m as u32,
+                matrix: MatrixId::from_index(m)?,
             })
         })
         .collect()
@@ -266,7 +272,7 @@ pub fn check(inst: &Instance<'_>, selected: &[Selected]) -> Result<(), OutputErr
         let Some(index) = &s.request.index else {
             continue;
         };
-        let ext = inst.extents.get(s.matrix as usize).map_or(&[][..], |e| e);
+        let ext = inst.extents.get(s.matrix.index()).map_or(&[][..], |e| e);
         for (d, (i, &e)) in index.iter().zip(ext).enumerate() {
             if let Some(i) = *i {
                 if i >= e {

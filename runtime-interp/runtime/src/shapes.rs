@@ -25,6 +25,7 @@ use crate::kernels::rules::{shape_rule, Dim};
 use model::program::{Arg, Instance, ParamKind, Role};
 use model::query::{Engine, QueryError};
 use model::task::{Task, TileRef};
+use model::MatrixId;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -136,7 +137,7 @@ impl From<QueryError> for Stop {
 /// Where a tile size comes from: a dimension of an input matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Origin {
-    matrix: u32,
+    matrix: MatrixId,
     dim: Dim,
 }
 
@@ -203,9 +204,9 @@ pub fn predict_output(
     inst: &Instance<'_>,
     inputs: &BTreeMap<u32, (usize, usize)>,
     block: usize,
-    matrix: u32,
+    matrix: MatrixId,
 ) -> Option<(usize, usize)> {
-    let ext = inst.extents.get(matrix as usize)?;
+    let ext = inst.extents.get(matrix.index())?;
     let (&[tr, tc], true) = (ext.as_slice(), block > 0) else {
         return None;
     };
@@ -239,7 +240,7 @@ pub fn predict_output(
         };
         let len = |size: Size, tiles: i64| -> Option<usize> {
             let o = size.origin?;
-            let &(r, c) = inputs.get(&o.matrix)?;
+            let &(r, c) = inputs.get(&o.matrix.0)?;
             let n = match o.dim {
                 Dim::Rows => r,
                 // The columns of a 1-D input are one tile wide.
@@ -254,15 +255,14 @@ pub fn predict_output(
 }
 
 impl Checker<'_, '_> {
-    fn role(&self, m: u32) -> Option<Role> {
-        self.inst.program.matrices.get(m as usize).map(|d| d.role)
+    fn role(&self, m: MatrixId) -> Option<Role> {
+        self.inst.program.get_matrix(m).map(|d| d.role)
     }
 
-    fn one_d(&self, m: u32) -> bool {
+    fn one_d(&self, m: MatrixId) -> bool {
         self.inst
             .program
-            .matrices
-            .get(m as usize)
+            .get_matrix(m)
             .is_some_and(|d| d.extents.len() == 1)
     }
 
@@ -273,7 +273,7 @@ impl Checker<'_, '_> {
     }
 
     fn input_shape(&self, tile: &TileRef) -> Shape {
-        let Some(&(rows, cols)) = self.inputs.get(&tile.matrix) else {
+        let Some(&(rows, cols)) = self.inputs.get(&tile.matrix.0) else {
             return [None, None];
         };
         let size = |len: Option<usize>, dim| {
@@ -315,7 +315,7 @@ impl Checker<'_, '_> {
     /// from the corner (last row and column) inwards: the last tile row
     /// and column when they are short, every row block of a 1-D input
     /// whose width is not the block.
-    fn short_tiles(&self, m: u32, rows: usize, cols: usize) -> Vec<Vec<i64>> {
+    fn short_tiles(&self, m: MatrixId, rows: usize, cols: usize) -> Vec<Vec<i64>> {
         let b = self.block;
         let tr = rows.div_ceil(b) as i64;
         let short_rows = !rows.is_multiple_of(b);
@@ -357,11 +357,14 @@ impl Checker<'_, '_> {
         // when the readers exceed the budget the sample still holds the
         // tasks where the edges of different inputs meet.
         let program = self.inst.program;
-        let mut lists: Vec<(u32, std::vec::IntoIter<Vec<i64>>)> = self
+        let mut lists: Vec<(MatrixId, std::vec::IntoIter<Vec<i64>>)> = self
             .inputs
             .iter()
-            .filter(|(&m, _)| self.role(m) == Some(Role::Input))
-            .map(|(&m, &(rows, cols))| (m, self.short_tiles(m, rows, cols).into_iter()))
+            .filter(|(&m, _)| self.role(MatrixId(m)) == Some(Role::Input))
+            .map(|(&m, &(rows, cols))| {
+                let m = MatrixId(m);
+                (m, self.short_tiles(m, rows, cols).into_iter())
+            })
             .collect();
         let mut start: Vec<Task> = Vec::new();
         'collect: loop {
@@ -462,10 +465,10 @@ impl Checker<'_, '_> {
     /// shapes (`None` when the kernel has no standard rule).
     fn apply(&self, task: &Task, reads: &[TileRef]) -> Result<Option<Vec<Shape>>, Stop> {
         let program = self.inst.program;
-        let Some(st) = program.statements.get(task.stmt as usize) else {
+        let Some(st) = program.get_statement(task.stmt) else {
             return Ok(None);
         };
-        let Some(decl) = program.kernels.get(st.kernel as usize) else {
+        let Some(decl) = program.get_kernel(st.kernel) else {
             return Ok(None);
         };
         let Some(rule) = shape_rule(&decl.name) else {
@@ -556,11 +559,10 @@ impl Checker<'_, '_> {
         let program = self.inst.program;
         InputDim {
             matrix: program
-                .matrices
-                .get(o.matrix as usize)
+                .get_matrix(o.matrix)
                 .map(|m| m.name.clone())
                 .unwrap_or_default(),
-            shape: self.inputs.get(&o.matrix).copied().unwrap_or((0, 0)),
+            shape: self.inputs.get(&o.matrix.0).copied().unwrap_or((0, 0)),
             one_d: self.one_d(o.matrix),
             dim: o.dim,
             block: self.block,

@@ -32,6 +32,7 @@ use crate::kernels::Tile;
 use crate::npy::{self, NpyError, ReadLimit};
 use futures::TryStreamExt;
 use model::program::Program;
+use model::MatrixId;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::client::HttpErrorKind;
 use object_store::{
@@ -1019,9 +1020,9 @@ fn matrix_names(program: &Program) -> Vec<String> {
 }
 
 /// Looks up a matrix name by its index in the program.
-fn name_of(names: &[String], matrix: u32) -> Result<&str, TileError> {
+fn name_of(names: &[String], matrix: MatrixId) -> Result<&str, TileError> {
     names
-        .get(matrix as usize)
+        .get(matrix.index())
         .map(String::as_str)
         .ok_or(TileError::UnknownMatrix(matrix))
 }
@@ -1048,7 +1049,7 @@ impl<'a> StoreSource<'a> {
 }
 
 impl TileSource for StoreSource<'_> {
-    fn input(&self, matrix: u32, index: &[i64]) -> Result<Arc<Tile>, TileError> {
+    fn input(&self, matrix: MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError> {
         let name = name_of(&self.names, matrix)?;
         match self.store.get(name, index)? {
             Some(tile) => Ok(tile),
@@ -1083,7 +1084,7 @@ impl<'a> StoreSink<'a> {
 }
 
 impl TileSink for StoreSink<'_> {
-    fn output(&self, matrix: u32, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
+    fn output(&self, matrix: MatrixId, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
         let name = name_of(&self.names, matrix)?;
         self.store
             .put(name, index, tile)

@@ -80,9 +80,8 @@ pub fn chrome_json(inst: &Instance<'_>, events: &[Event]) -> serde_json::Value {
 
 fn kernel_of(inst: &Instance<'_>, task: &Task) -> String {
     let p = inst.program;
-    p.statements
-        .get(task.stmt as usize)
-        .and_then(|s| p.kernels.get(s.kernel as usize))
+    p.get_statement(task.stmt)
+        .and_then(|s| p.get_kernel(s.kernel))
         .map(|k| k.name.clone())
         .unwrap_or_default()
 }

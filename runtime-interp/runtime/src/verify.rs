@@ -17,6 +17,7 @@
 
 use crate::kernels::Tile;
 use model::program::{Instance, Program, Role};
+use model::MatrixId;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -126,17 +127,15 @@ pub fn verify(
     let called: Vec<&str> = program
         .statements
         .iter()
-        .filter_map(|s| program.kernels.get(s.kernel as usize))
+        .filter_map(|s| program.get_kernel(s.kernel))
         .map(|k| k.name.as_str())
         .collect();
     let calls = |k: &str| called.contains(&k);
     let ins: Vec<&Tile> = inputs.values().collect();
-    let outs: Vec<(u32, &Tile)> = program
-        .matrices
-        .iter()
-        .enumerate()
+    let outs: Vec<(MatrixId, &Tile)> = program
+        .matrix_ids()
         .filter(|(_, m)| m.role == Role::Output)
-        .filter_map(|(i, _)| outputs.get(&(i as u32)).map(|t| (i as u32, t)))
+        .filter_map(|(i, _)| outputs.get(&i.0).map(|t| (i, t)))
         .collect();
     let n = ins
         .iter()
@@ -276,9 +275,7 @@ pub fn final_qr_r(
 ) -> Option<Arc<Tile>> {
     let program = inst.program;
     let (m, decl) = program
-        .matrices
-        .iter()
-        .enumerate()
+        .matrix_ids()
         .find(|(_, m)| m.role == Role::Output && m.name == "R")?;
     let a_dims = program
         .matrices
@@ -290,9 +287,9 @@ pub fn final_qr_r(
         return None;
     }
     let mut engine = model::query::Engine::new(inst);
-    let mut unread = outputs.get(&(m as u32))?.iter().filter(|(idx, _)| {
+    let mut unread = outputs.get(&m.0)?.iter().filter(|(idx, _)| {
         let tile = model::task::TileRef {
-            matrix: m as u32,
+            matrix: m,
             index: (*idx).clone(),
         };
         engine.readers(&tile).map(|r| r.is_empty()).unwrap_or(false)

@@ -24,6 +24,7 @@ use crate::kernels::Tile;
 use model::program::{Arg, Instance};
 use model::query::{Engine, QueryError};
 use model::task::{Task, TileRef};
+use model::StmtId;
 use std::sync::Arc;
 
 /// Why a zero tile could not be made.
@@ -47,7 +48,7 @@ pub enum ZeroTileError {
     },
     /// A task of a statement the program does not have.
     #[error("no statement {0}")]
-    NoStatement(u32),
+    NoStatement(StmtId),
 }
 
 /// Whether `tile`, read by some task, is a zero tile: a tile of a zero
@@ -73,12 +74,10 @@ pub fn zero_tiles(
     }
     let program = inst.program;
     let st = program
-        .statements
-        .get(task.stmt as usize)
+        .get_statement(task.stmt)
         .ok_or(ZeroTileError::NoStatement(task.stmt))?;
     let kernel = program
-        .kernels
-        .get(st.kernel as usize)
+        .get_kernel(st.kernel)
         .map_or("", |k| k.name.as_str());
     // The read behind each tile argument, in the order the rule counts
     // them (scalars skipped).
@@ -149,8 +148,7 @@ pub fn zero_tiles(
 /// The name of read `r` of `task`, for messages.
 fn read_name(inst: &Instance<'_>, task: &Task, r: usize) -> String {
     let p = inst.program;
-    p.statements
-        .get(task.stmt as usize)
+    p.get_statement(task.stmt)
         .and_then(|st| st.reads.get(r))
         .and_then(|acc| p.tile_of(&inst.params, task, acc).ok())
         .map_or_else(|| format!("read {}", r + 1), |t| p.tile_name(&t))

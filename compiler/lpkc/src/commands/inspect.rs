@@ -149,9 +149,9 @@ fn summary(path: &Path, size: u64, loaded: &Loaded) -> String {
     }
     let _ = writeln!(o, "\nstatements");
     for (s, st) in p.statements.iter().enumerate() {
-        let kernel = p.kernels.get(st.kernel as usize).map_or("?", |k| &k.name);
+        let kernel = p.get_kernel(st.kernel).map_or("?", |k| &k.name);
         let acc = |a: &model::program::Access| {
-            let name = p.matrices.get(a.matrix as usize).map_or("?", |m| &m.name);
+            let name = p.get_matrix(a.matrix).map_or("?", |m| &m.name);
             let idx: Vec<String> = a
                 .indices
                 .iter()

@@ -364,7 +364,7 @@ fn lint_artifact(
             )
         };
         let site = f.primary;
-        let span = p.statements.get(site.stmt as usize).and_then(|st| {
+        let span = p.get_statement(site.stmt).and_then(|st| {
             let list = if site.write { &st.writes } else { &st.reads };
             list.get(site.access as usize).map(|acc| acc.span)
         });
@@ -377,7 +377,7 @@ fn lint_artifact(
         ));
     }
     for &(s, _) in &a.never_runs {
-        if let Some(st) = p.statements.get(s as usize) {
+        if let Some(st) = p.get_statement(s) {
             diagnostics.push(diag(
                 Severity::Warning,
                 Code::W0502,
@@ -392,13 +392,12 @@ fn lint_artifact(
     }
     for &(s, acc) in &a.dead_writes {
         let Some(w) = p
-            .statements
-            .get(s as usize)
+            .get_statement(s)
             .and_then(|st| st.writes.get(acc as usize))
         else {
             continue;
         };
-        let name = p.matrices.get(w.matrix as usize).map_or("?", |m| &m.name);
+        let name = p.get_matrix(w.matrix).map_or("?", |m| &m.name);
         diagnostics.push(diag(
             Severity::Warning,
             Code::W0501,
@@ -408,7 +407,7 @@ fn lint_artifact(
         ));
     }
     for &m in &a.unwritten_outputs {
-        let Some(name) = p.matrices.get(m as usize).map(|m| m.name.as_str()) else {
+        let Some(name) = p.get_matrix(m).map(|m| m.name.as_str()) else {
             continue;
         };
         let span = decls

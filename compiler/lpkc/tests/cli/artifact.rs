@@ -475,7 +475,7 @@ fn hostile_programs_are_rejected_with_the_reason() {
         .contains("kernel `chol` takes 1 arguments and gives 2 results"));
     // A matrix id out of range.
     let mut a = base();
-    a.program.statements[0].reads[0].matrix = 99;
+    a.program.statements[0].reads[0].matrix = model::MatrixId(99);
     assert!(matches!(
         invalid(&a),
         ValidationError::OutOfRange {
@@ -569,7 +569,7 @@ fn huge_extents_and_loops_stay_bounded() {
     let mut engine = model::query::Engine::new(&inst);
     engine.budget = 100_000;
     let chol = model::task::Task {
-        stmt: 0,
+        stmt: model::StmtId(0),
         vars: vec![0].into(),
     };
     // children(chol k=0) enumerates the trsm loop over i up to 2^62: the
@@ -611,7 +611,7 @@ fn exercise(program: &Program) {
     engine.budget = 20_000;
     for (s, st) in program.statements.iter().enumerate() {
         let task = model::task::Task {
-            stmt: s as u32,
+            stmt: model::StmtId(s as u32),
             vars: vec![1; st.depth()].into(),
         };
         let _ = program.task_name(&task).to_string();

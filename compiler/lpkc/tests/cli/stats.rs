@@ -147,8 +147,8 @@ fn levels_and_edges_equal_the_expanded_dag() {
                 .tasks
                 .iter()
                 .map(|t| {
-                    let st = &program.statements[t.stmt as usize];
-                    let k = &program.kernels[st.kernel as usize].name;
+                    let st = program.statement(t.stmt);
+                    let k = &program.kernel(st.kernel).name;
                     let tiles = vec![(b, b); st.reads.len()];
                     flops(k, &tiles).unwrap_or(0.0)
                 })

@@ -11,6 +11,7 @@ use crate::lint::split::Split;
 use crate::lint::{proved_text, span};
 use grammar::ast::FileId;
 use model::program::{Access, Program, Role};
+use model::StmtId;
 
 /// The rule's code.
 pub(crate) const CODE: Code = Code::W0501;
@@ -18,10 +19,11 @@ pub(crate) const CODE: Code = Code::W0501;
 /// Write accesses (statement, access) of intermediate matrices that no
 /// read access can ever meet, for any parameter value (proved), among
 /// statements that may run.
-pub(crate) fn dead_writes(p: &Program, sp: &Split, never: &[bool]) -> Vec<(u32, u32)> {
+pub(crate) fn dead_writes(p: &Program, sp: &Split, never: &[bool]) -> Vec<(StmtId, u32)> {
     let pool = &sp.exprs;
     let mut out = Vec::new();
-    for (s, st) in p.statements.iter().enumerate() {
+    for (id, st) in p.statement_ids() {
+        let s = id.index();
         if never.get(s).copied().unwrap_or(false) {
             continue;
         }
@@ -30,8 +32,7 @@ pub(crate) fn dead_writes(p: &Program, sp: &Split, never: &[bool]) -> Vec<(u32, 
         };
         for (a, w) in st.writes.iter().enumerate() {
             let temporary = p
-                .matrices
-                .get(w.matrix as usize)
+                .get_matrix(w.matrix)
                 .is_some_and(|m| m.role == Role::Temporary);
             if !temporary {
                 continue;
@@ -60,7 +61,7 @@ pub(crate) fn dead_writes(p: &Program, sp: &Split, never: &[bool]) -> Vec<(u32, 
                 })
             });
             if !may_be_read {
-                out.push((s as u32, a as u32));
+                out.push((id, a as u32));
             }
         }
     }
@@ -70,8 +71,7 @@ pub(crate) fn dead_writes(p: &Program, sp: &Split, never: &[bool]) -> Vec<(u32, 
 /// The warning at write access `w`.
 pub(crate) fn diagnostic(p: &Program, file: FileId, w: &Access) -> Diagnostic {
     let name = p
-        .matrices
-        .get(w.matrix as usize)
+        .get_matrix(w.matrix)
         .map(|m| m.name.as_str())
         .unwrap_or("?");
     Diagnostic::warning(

@@ -45,7 +45,7 @@ pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
             let Some(acc) = pick(st) else {
                 return false;
             };
-            let Some(m) = p.matrices.get(acc.matrix as usize) else {
+            let Some(m) = p.get_matrix(acc.matrix) else {
                 return false;
             };
             for (d, &ext) in m.extents.iter().enumerate() {

@@ -8,22 +8,22 @@
 use crate::diag::{Code, Diagnostic};
 use crate::front::hir;
 use model::program::{Program, Role};
+use model::MatrixId;
 
 /// The rule's code.
 pub(crate) const CODE: Code = Code::W0508;
 
 /// Output matrices that no statement that may run writes.
-pub(crate) fn unwritten_outputs(p: &Program, never: &[bool]) -> Vec<u32> {
-    (0..p.matrices.len() as u32)
-        .filter(|&m| {
-            p.matrices
-                .get(m as usize)
-                .is_some_and(|d| d.role == Role::Output)
+pub(crate) fn unwritten_outputs(p: &Program, never: &[bool]) -> Vec<MatrixId> {
+    p.matrix_ids()
+        .filter(|&(m, d)| {
+            d.role == Role::Output
                 && !p.statements.iter().enumerate().any(|(s, st)| {
                     !never.get(s).copied().unwrap_or(false)
                         && st.writes.iter().any(|w| w.matrix == m)
                 })
         })
+        .map(|(m, _)| m)
         .collect()
 }
 

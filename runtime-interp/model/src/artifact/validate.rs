@@ -469,8 +469,8 @@ impl<'a> Validator<'a> {
         too_many("statements", p.statements.len(), l.statements)?;
         for (si, st) in p.statements.iter().enumerate() {
             let here = || format!("statement {si} (line {})", st.line);
-            in_range(here, "kernel", st.kernel, p.kernels.len())?;
-            let kernel = p.kernels.get(st.kernel as usize);
+            in_range(here, "kernel", st.kernel.0, p.kernels.len())?;
+            let kernel = p.get_kernel(st.kernel);
             let depth = st.vars.len();
             too_many("loop variables of a statement", depth, l.loop_depth)?;
             for v in &st.vars {
@@ -521,11 +521,8 @@ impl<'a> Validator<'a> {
             for (kind, list) in [("write", &st.writes), ("read", &st.reads)] {
                 for (a, acc) in list.iter().enumerate() {
                     let at = || format!("{}, {kind} {a}", here());
-                    in_range(at, "matrix", acc.matrix, p.matrices.len())?;
-                    let dims = p
-                        .matrices
-                        .get(acc.matrix as usize)
-                        .map_or(0, |m| m.extents.len());
+                    in_range(at, "matrix", acc.matrix.0, p.matrices.len())?;
+                    let dims = p.get_matrix(acc.matrix).map_or(0, |m| m.extents.len());
                     if acc.indices.len() != dims {
                         return Err(ValidationError::Inconsistent {
                             at: at(),
@@ -701,18 +698,18 @@ impl<'a> Validator<'a> {
                 }
                 TreeNode::Call(s) => {
                     let at = || format!("a call in the loop tree (order {})", w.counter);
-                    in_range(at, "statement", *s, self.p.statements.len())?;
-                    let Some(st) = self.p.statements.get(*s as usize) else {
+                    in_range(at, "statement", s.0, self.p.statements.len())?;
+                    let Some(st) = self.p.get_statement(*s) else {
                         continue;
                     };
                     let here = format!("statement {s} (line {})", st.line);
-                    if w.called.get(*s as usize).copied().unwrap_or(true) {
+                    if w.called.get(s.index()).copied().unwrap_or(true) {
                         return Err(ValidationError::Inconsistent {
                             at: here,
                             what: "the loop tree calls it twice".into(),
                         });
                     }
-                    if let Some(c) = w.called.get_mut(*s as usize) {
+                    if let Some(c) = w.called.get_mut(s.index()) {
                         *c = true;
                     }
                     if st.domain != w.domain {
@@ -776,8 +773,8 @@ impl<'a> Validator<'a> {
                         self.limits.partners,
                     )?;
                     for r in &ap.partners {
-                        in_range(at, "partner statement", r.stmt, p.statements.len())?;
-                        let other = p.statements.get(r.stmt as usize);
+                        in_range(at, "partner statement", r.stmt.0, p.statements.len())?;
+                        let other = p.get_statement(r.stmt);
                         let list = other.map(|o| if write { &o.reads } else { &o.writes });
                         let len = list.map_or(0, |l| l.len());
                         in_range(at, "partner access", r.access, len)?;

@@ -175,11 +175,14 @@ fn gemm_tree_plans_match_the_expansion() {
 fn gemm_tree_zero_plans_match_the_expansion() {
     let loaded = load("gemm_tree_zero.lpka");
     let program = &loaded.artifact.program;
-    let p = program
-        .matrices
-        .iter()
-        .position(|m| m.zero)
-        .expect("a zero matrix") as u32;
+    let p = model::MatrixId::from_index(
+        program
+            .matrices
+            .iter()
+            .position(|m| m.zero)
+            .expect("a zero matrix"),
+    )
+    .expect("fits");
     let mut plain = program.clone();
     for m in &mut plain.matrices {
         m.zero = false;

@@ -268,10 +268,11 @@ fn source_and_sink_connect_stores_to_a_run() {
     let sink = StoreSink::with_names(&outputs, names.clone());
     for i in 0..2 {
         for j in 0..3 {
-            let a = source.input(0, &[i, j]).unwrap();
-            let b = source.input(1, &[i, j]).unwrap();
+            let a = source.input(model::MatrixId(0), &[i, j]).unwrap();
+            let b = source.input(model::MatrixId(1), &[i, j]).unwrap();
             let c = Tile::from_fn(2, 2, |r, s| a[(r, s)] + b[(r, s)]);
-            sink.output(2, &[i, j], Arc::new(c)).unwrap();
+            sink.output(model::MatrixId(2), &[i, j], Arc::new(c))
+                .unwrap();
         }
     }
     for i in 0..2 {
@@ -285,16 +286,22 @@ fn source_and_sink_connect_stores_to_a_run() {
         }
     }
     assert_eq!(
-        source.input(0, &[5, 5]).unwrap_err().to_string(),
+        source
+            .input(model::MatrixId(0), &[5, 5])
+            .unwrap_err()
+            .to_string(),
         "tile A[5, 5] is not in the tile store (memory)"
     );
     assert_eq!(
-        source.input(7, &[0, 0]).unwrap_err().to_string(),
+        source
+            .input(model::MatrixId(7), &[0, 0])
+            .unwrap_err()
+            .to_string(),
         "matrix 7 is not in the program"
     );
     let bad_sink = StoreSink::with_names(&outputs, vec!["../up".to_string()]);
     assert_eq!(
-        bad_sink.output(0, &[0], Arc::new(sample(1, 1, 0.0))).unwrap_err().to_string(),
+        bad_sink.output(model::MatrixId(0), &[0], Arc::new(sample(1, 1, 0.0))).unwrap_err().to_string(),
         "storing ../up[0]: `../up` cannot name a matrix in a tile store (use letters, digits, `_`, `-` and `.`, not starting with `.`)"
     );
 }
@@ -326,19 +333,26 @@ fn adapters_name_matrices_like_the_program() {
         .put("In", &[1, 2], Arc::new(sample(2, 2, 4.0)))
         .unwrap();
     let source = StoreSource::new(&store, &program);
-    assert_same(&source.input(0, &[1, 2]).unwrap(), &sample(2, 2, 4.0));
+    assert_same(
+        &source.input(model::MatrixId(0), &[1, 2]).unwrap(),
+        &sample(2, 2, 4.0),
+    );
     assert_eq!(
-        source.input(1, &[1, 2]).unwrap_err().to_string(),
+        source
+            .input(model::MatrixId(1), &[1, 2])
+            .unwrap_err()
+            .to_string(),
         "tile Out[1, 2] is not in the tile store (memory)"
     );
     let sink = StoreSink::new(&store, &program);
-    sink.output(1, &[0], Arc::new(sample(1, 3, 0.0))).unwrap();
+    sink.output(model::MatrixId(1), &[0], Arc::new(sample(1, 3, 0.0)))
+        .unwrap();
     assert_same(
         &store.get("Out", &[0]).unwrap().unwrap(),
         &sample(1, 3, 0.0),
     );
     assert_eq!(
-        sink.output(2, &[0], Arc::new(sample(1, 1, 0.0)))
+        sink.output(model::MatrixId(2), &[0], Arc::new(sample(1, 1, 0.0)))
             .unwrap_err()
             .to_string(),
         "matrix 2 is not in the program"

@@ -20,10 +20,10 @@ fn task_of(p: &Program, kernel: &str) -> Task {
     let stmt = p
         .statements
         .iter()
-        .position(|s| p.kernels[s.kernel as usize].name == kernel)
+        .position(|s| p.kernel(s.kernel).name == kernel)
         .expect("a call of the kernel");
     Task {
-        stmt: stmt as u32,
+        stmt: model::StmtId(stmt as u32),
         vars: vec![0; p.statements[stmt].depth()].into(),
     }
 }
