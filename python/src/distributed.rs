@@ -6,9 +6,7 @@ use crate::objects::PyInstance;
 use crate::{json_to_py, params_of, BindError, LpkError, PyProgram};
 use cluster::conn::Redis;
 use cluster::record::Kernels;
-use cluster::status::{ShownTask, Status};
 use cluster::ClusterError;
-use compiler::explore::query::task_json;
 use model::program::{Program, Role};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -157,55 +155,6 @@ fn input_index(program: &Program, name: &str) -> PyResult<u32> {
     }
 }
 
-fn task_value(program: &Program, t: &ShownTask) -> serde_json::Value {
-    match &t.task {
-        Some(task) if program.get_statement(task.stmt).is_some() => {
-            let mut v = task_json(program, task);
-            v["name"] = program.task_name(task).to_string().into();
-            v
-        }
-        _ => serde_json::json!({ "id": t.id }),
-    }
-}
-
-/// The status object of `lpkc status --format json` (docs/cli.md); each
-/// task also carries its `name`.
-fn status_json(s: &Status) -> serde_json::Value {
-    let r = &s.record;
-    serde_json::json!({
-        "run": r.id,
-        "state": r.state.as_str(),
-        "program": r.program,
-        "tasks_total": r.total,
-        "tasks_done": r.done,
-        "tasks_per_second": s.rate,
-        "ready_unclaimed": s.unclaimed,
-        "claimed": s.claimed,
-        "store_bytes": r.stored_bytes,
-        "store_peak_bytes": r.peak_bytes,
-        "error": s.error.as_ref().map(|(t, m)| serde_json::json!({
-            "task": task_value(&s.program, t),
-            "message": m,
-        })),
-        "unclaimed_tasks": s.unclaimed_tasks.iter().map(|t| task_value(&s.program, t)).collect::<Vec<_>>(),
-        "waiting": s.waiting.iter().map(|w| serde_json::json!({
-            "task": task_value(&s.program, &w.task),
-            "counted": w.counted,
-            "in_degree": w.in_degree,
-            "waits_for": w.missing.iter().map(|(p, tile)| serde_json::json!({
-                "task": task_value(&s.program, p),
-                "tile": tile,
-            })).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "expired_leases": s.expired.iter().map(|e| serde_json::json!({
-            "task": task_value(&s.program, &e.task),
-            "worker": e.consumer,
-            "idle_seconds": e.idle.as_secs_f64(),
-            "deliveries": e.deliveries,
-        })).collect::<Vec<_>>(),
-    })
-}
-
 /// The state of distributed run ``run`` as a dict, as ``lpkc status RUN
 /// --format json`` prints it: ``state`` (``running``, ``done``,
 /// ``failed``), ``tasks_done`` of ``tasks_total``, the failed task and
@@ -235,7 +184,7 @@ pub fn status(
             limit,
             blocked,
         )
-        .map(|s| status_json(&s))
+        .map(|s| cluster::status::to_json(&s, true))
         .map_err(error)
     })?;
     json_to_py(py, &value)

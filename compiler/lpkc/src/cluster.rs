@@ -7,7 +7,6 @@ use cluster::conn::Redis;
 use cluster::record::{RunRecord, RunState};
 use cluster::status::{status, ShownTask, Status};
 use cluster::ClusterError;
-use compiler::explore::query::task_json;
 use model::program::Program;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -62,49 +61,9 @@ pub fn task_text(program: &Program, t: &ShownTask) -> String {
     }
 }
 
-fn task_value(program: &Program, t: &ShownTask) -> serde_json::Value {
-    match &t.task {
-        Some(task) if program.get_statement(task.stmt).is_some() => task_json(program, task),
-        _ => serde_json::json!({ "id": t.id }),
-    }
-}
-
-/// The status object of the JSON contract (`docs/cli.md`), with the
-/// fields it adds.
+/// The status object of the JSON contract (`docs/cli.md`).
 pub fn status_json(s: &Status) -> serde_json::Value {
-    let r = &s.record;
-    serde_json::json!({
-        "run": r.id,
-        "state": r.state.as_str(),
-        "program": r.program,
-        "tasks_total": r.total,
-        "tasks_done": r.done,
-        "tasks_per_second": s.rate,
-        "ready_unclaimed": s.unclaimed,
-        "claimed": s.claimed,
-        "store_bytes": r.stored_bytes,
-        "store_peak_bytes": r.peak_bytes,
-        "error": s.error.as_ref().map(|(t, m)| serde_json::json!({
-            "task": task_value(&s.program, t),
-            "message": m,
-        })),
-        "unclaimed_tasks": s.unclaimed_tasks.iter().map(|t| task_value(&s.program, t)).collect::<Vec<_>>(),
-        "waiting": s.waiting.iter().map(|w| serde_json::json!({
-            "task": task_value(&s.program, &w.task),
-            "counted": w.counted,
-            "in_degree": w.in_degree,
-            "waits_for": w.missing.iter().map(|(p, tile)| serde_json::json!({
-                "task": task_value(&s.program, p),
-                "tile": tile,
-            })).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "expired_leases": s.expired.iter().map(|e| serde_json::json!({
-            "task": task_value(&s.program, &e.task),
-            "worker": e.consumer,
-            "idle_seconds": e.idle.as_secs_f64(),
-            "deliveries": e.deliveries,
-        })).collect::<Vec<_>>(),
-    })
+    cluster::status::to_json(s, false)
 }
 
 /// The status as lines of text.

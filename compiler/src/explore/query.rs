@@ -800,26 +800,8 @@ impl<'i, 'p> Answerer<'i, 'p> {
     }
 }
 
-/// The JSON of one task: `{"kernel", "line", "column", "vars": {...}}`.
-pub fn task_json(program: &Program, t: &Task) -> serde_json::Value {
-    let st = program.get_statement(t.stmt);
-    let kernel = st
-        .and_then(|s| program.get_kernel(s.kernel))
-        .map(|k| k.name.clone())
-        .unwrap_or_default();
-    let mut vars = serde_json::Map::new();
-    if let Some(s) = st {
-        for (n, v) in s.vars.iter().zip(t.vars.iter()) {
-            vars.insert(n.clone(), serde_json::Value::from(*v));
-        }
-    }
-    serde_json::json!({
-        "kernel": kernel,
-        "line": st.map(|s| s.line).unwrap_or(0),
-        "column": st.map(|s| s.column).unwrap_or(0),
-        "vars": vars,
-    })
-}
+/// The JSON of one task (defined in the model, shared with the runtimes).
+pub use model::task::task_json;
 
 #[cfg(test)]
 mod tests {

@@ -14,6 +14,9 @@ use runtime::job::MARKER;
 use runtime::kernels::Tile;
 use runtime::npy;
 use runtime::outputs::{self, Form, OutputRequest, Written};
+
+/// The tiles one reading thread fetched, with their indices.
+type Fetched = Vec<(Vec<i64>, Arc<Tile>)>;
 use runtime::store::TileStore;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -98,40 +101,39 @@ pub fn collect(redis: &mut Redis, run: &str, dir: &Path) -> Result<Vec<Written>,
         let chunk = indices.len().div_ceil(threads).max(1);
         let store_ref = &store;
         let name = decl.name.as_str();
-        let fetched: Vec<Result<Vec<(Vec<i64>, Arc<Tile>)>, ClusterError>> =
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = indices
-                    .chunks(chunk)
-                    .map(|part| {
-                        scope.spawn(move || {
-                            let mut got = Vec::new();
-                            for idx in part {
-                                match store_ref.get(name, idx) {
-                                    Ok(Some(t)) => got.push((idx.clone(), t)),
-                                    Ok(None) => {}
-                                    Err(source) => {
-                                        return Err(ClusterError::Store {
-                                            store: store_ref.describe(),
-                                            source: Box::new(source),
-                                        })
-                                    }
+        let fetched: Vec<Result<Fetched, ClusterError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = indices
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        let mut got = Vec::new();
+                        for idx in part {
+                            match store_ref.get(name, idx) {
+                                Ok(Some(t)) => got.push((idx.clone(), t)),
+                                Ok(None) => {}
+                                Err(source) => {
+                                    return Err(ClusterError::Store {
+                                        store: store_ref.describe(),
+                                        source: Box::new(source),
+                                    })
                                 }
                             }
-                            Ok(got)
-                        })
+                        }
+                        Ok(got)
                     })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            Err(ClusterError::Refused(
-                                "a thread reading the output tiles panicked".into(),
-                            ))
-                        })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(ClusterError::Refused(
+                            "a thread reading the output tiles panicked".into(),
+                        ))
                     })
-                    .collect()
-            });
+                })
+                .collect()
+        });
         let mut tiles: BTreeMap<Vec<i64>, Arc<Tile>> = BTreeMap::new();
         for part in fetched {
             tiles.extend(part?);

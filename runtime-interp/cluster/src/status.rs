@@ -298,3 +298,55 @@ fn waiting_tasks(
     }
     Ok(out)
 }
+
+fn task_value(program: &Program, t: &ShownTask, names: bool) -> serde_json::Value {
+    match &t.task {
+        Some(task) if program.get_statement(task.stmt).is_some() => {
+            let mut v = model::task::task_json(program, task);
+            if names {
+                v["name"] = program.task_name(task).to_string().into();
+            }
+            v
+        }
+        _ => serde_json::json!({ "id": t.id }),
+    }
+}
+
+/// The status object of `lpkc status --format json` (the JSON contract,
+/// `docs/cli.md`); with `names`, each task also carries its `name`
+/// (`chol@37(k=0)`), as the Python package gives it.
+pub fn to_json(s: &Status, names: bool) -> serde_json::Value {
+    let r = &s.record;
+    serde_json::json!({
+        "run": r.id,
+        "state": r.state.as_str(),
+        "program": r.program,
+        "tasks_total": r.total,
+        "tasks_done": r.done,
+        "tasks_per_second": s.rate,
+        "ready_unclaimed": s.unclaimed,
+        "claimed": s.claimed,
+        "store_bytes": r.stored_bytes,
+        "store_peak_bytes": r.peak_bytes,
+        "error": s.error.as_ref().map(|(t, m)| serde_json::json!({
+            "task": task_value(&s.program, t, names),
+            "message": m,
+        })),
+        "unclaimed_tasks": s.unclaimed_tasks.iter().map(|t| task_value(&s.program, t, names)).collect::<Vec<_>>(),
+        "waiting": s.waiting.iter().map(|w| serde_json::json!({
+            "task": task_value(&s.program, &w.task, names),
+            "counted": w.counted,
+            "in_degree": w.in_degree,
+            "waits_for": w.missing.iter().map(|(p, tile)| serde_json::json!({
+                "task": task_value(&s.program, p, names),
+                "tile": tile,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "expired_leases": s.expired.iter().map(|e| serde_json::json!({
+            "task": task_value(&s.program, &e.task, names),
+            "worker": e.consumer,
+            "idle_seconds": e.idle.as_secs_f64(),
+            "deliveries": e.deliveries,
+        })).collect::<Vec<_>>(),
+    })
+}

@@ -679,3 +679,24 @@ impl Instance<'_> {
         Ok(out)
     }
 }
+
+/// The JSON of one task: `{"kernel", "line", "column", "vars": {...}}`.
+pub fn task_json(program: &Program, t: &Task) -> serde_json::Value {
+    let st = program.get_statement(t.stmt);
+    let kernel = st
+        .and_then(|s| program.get_kernel(s.kernel))
+        .map(|k| k.name.clone())
+        .unwrap_or_default();
+    let mut vars = serde_json::Map::new();
+    if let Some(s) = st {
+        for (n, v) in s.vars.iter().zip(t.vars.iter()) {
+            vars.insert(n.clone(), serde_json::Value::from(*v));
+        }
+    }
+    serde_json::json!({
+        "kernel": kernel,
+        "line": st.map(|s| s.line).unwrap_or(0),
+        "column": st.map(|s| s.column).unwrap_or(0),
+        "vars": vars,
+    })
+}

@@ -202,7 +202,7 @@ pub fn statement_costs(inst: &Instance<'_>, model: &CostModel, block: u64) -> Ve
         .map(|st| {
             let name = p
                 .kernels
-                .get(st.kernel as usize)
+                .get(st.kernel.index())
                 .map(|k| k.name.clone())
                 .unwrap_or_default();
             let tiles = st.args.iter().filter(|a| matches!(a, Arg::Tile(_))).count();

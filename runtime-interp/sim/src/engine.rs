@@ -599,9 +599,7 @@ impl Sim<'_, '_> {
     }
 
     fn cost(&self, task: &Task) -> f64 {
-        self.costs
-            .get(task.stmt as usize)
-            .map_or(0.0, |c| c.seconds)
+        self.costs.get(task.stmt.index()).map_or(0.0, |c| c.seconds)
     }
 
     fn ready_len(&self) -> usize {
@@ -619,7 +617,7 @@ impl Sim<'_, '_> {
             let costs = &self.costs;
             self.inst.for_each_task(&mut |t| {
                 tasks += 1;
-                work += costs.get(t.stmt as usize).map_or(0.0, |c| c.seconds);
+                work += costs.get(t.stmt.index()).map_or(0.0, |c| c.seconds);
                 match engine.has_parent(t) {
                     Ok(false) => {
                         roots.push(t.clone());
@@ -830,7 +828,7 @@ impl Sim<'_, '_> {
     fn read_tiles(&mut self, task: &Task) -> Result<Vec<(TileRef, u64)>, SimError> {
         let tiles = self.engine.reads(task)?;
         let mut out: Vec<(TileRef, u64)> = Vec::with_capacity(tiles.len());
-        let cost = &self.costs[task.stmt as usize];
+        let cost = &self.costs[task.stmt.index()];
         for (i, t) in tiles.into_iter().enumerate() {
             if out.iter().any(|(o, _)| *o == t) {
                 continue;
@@ -847,7 +845,7 @@ impl Sim<'_, '_> {
     /// HEFT: the live worker with the earliest estimated finish time.
     fn heft_place(&mut self, r: &Ready) -> Result<usize, SimError> {
         let reads = self.read_tiles(&r.task)?;
-        let st = &self.costs[r.task.stmt as usize];
+        let st = &self.costs[r.task.stmt.index()];
         let store = self.cfg.costs.store;
         let writes: f64 = st.write_bytes.iter().map(|&b| store.transfer(b)).sum();
         let base = st.seconds + writes;
@@ -928,7 +926,7 @@ impl Sim<'_, '_> {
     fn start(&mut self, w: usize, r: Ready) -> Result<(), SimError> {
         let reads = self.read_tiles(&r.task)?;
         let store = self.cfg.costs.store;
-        let writes = self.inst.program.statements[r.task.stmt as usize]
+        let writes = self.inst.program.statements[r.task.stmt.index()]
             .writes
             .len();
         let mut io = 0.0;
@@ -948,7 +946,7 @@ impl Sim<'_, '_> {
         }
         let outs = self.engine.writes(&r.task)?;
         debug_assert_eq!(outs.len(), writes);
-        let st = &self.costs[r.task.stmt as usize];
+        let st = &self.costs[r.task.stmt.index()];
         let compute = st.seconds;
         for (i, t) in outs.into_iter().enumerate() {
             let b = st.write_bytes.get(i).copied().unwrap_or(0);

@@ -26,7 +26,7 @@ use model::task::Task;
 use rustc_hash::FxHashMap;
 use std::ops::ControlFlow;
 
-type Key = (u32, Vec<i64>);
+type Key = (model::MatrixId, Vec<i64>);
 
 /// A placement of tasks on worker slots.
 pub struct Partition {
@@ -77,7 +77,7 @@ fn walk(
     };
     let mut failure: Option<SimError> = None;
     let mut over = false;
-    let mut children: Vec<(Task, u32)> = Vec::new();
+    let mut children: Vec<(Task, model::MatrixId)> = Vec::new();
     let node_of = |g: &mut Graph, k: Key| -> u32 {
         let n = g.ids.len() as u32;
         *g.ids.entry(k).or_insert_with(|| {
@@ -92,7 +92,7 @@ fn walk(
                 return Ok(());
             };
             let a = node_of(&mut g, k);
-            if let Some(c) = costs.get(t.stmt as usize) {
+            if let Some(c) = costs.get(t.stmt.index()) {
                 g.secs[a as usize] += c.seconds;
                 g.bytes[a as usize] += c.write_bytes.iter().sum::<u64>() as f64;
             }
@@ -113,7 +113,7 @@ fn walk(
                 let b = node_of(&mut g, kc);
                 if a != b {
                     let bytes = costs
-                        .get(c.stmt as usize)
+                        .get(c.stmt.index())
                         .and_then(|s| s.read_bytes.first())
                         .copied()
                         .unwrap_or(0) as f64;

@@ -139,7 +139,7 @@ fn critical_path_matches_the_expanded_dag() {
             let r = run(&inst, &cfg);
             let costs = crate::cost::statement_costs(&inst, &cfg.costs, 48);
             let dag = model::dag::from_plans(&inst, 1 << 20).expect("expands");
-            let cost = |i: usize| costs[dag.tasks[i].stmt as usize].seconds;
+            let cost = |i: usize| costs[dag.tasks[i].stmt.index()].seconds;
             // Tasks are in sequential order, a topological order.
             let mut finish: Vec<f64> = (0..dag.tasks.len()).map(cost).collect();
             let mut parents: Vec<Vec<usize>> = vec![Vec::new(); dag.tasks.len()];
