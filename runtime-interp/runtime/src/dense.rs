@@ -472,27 +472,46 @@ impl TileSource for DenseSource<'_> {
             .inputs
             .get(&matrix.0)
             .ok_or(TileError::NoData { matrix })?;
-        let b = self.block;
-        let span = |i: i64, n: usize| -> Result<(usize, usize), TileError> {
-            let start = usize::try_from(i)
-                .ok()
-                .and_then(|i| i.checked_mul(b))
-                .filter(|&s| s < n)
-                .ok_or(TileError::OutsideData { index: i, len: n })?;
-            Ok((start, b.min(n - start)))
-        };
-        let (r0, nr) = span(*index.first().unwrap_or(&0), data.nrows())?;
-        let (c0, nc) = if self.dims.get(matrix.index()) == Some(&1) {
-            (0, data.ncols())
-        } else {
-            span(*index.get(1).unwrap_or(&0), data.ncols())?
-        };
+        let (r0, nr, c0, nc) = tile_rect(
+            self.block,
+            index,
+            data.nrows(),
+            data.ncols(),
+            self.dims.get(matrix.index()) == Some(&1),
+        )?;
         Ok(Arc::new(data.as_ref().submatrix(r0, c0, nr, nc).to_owned()))
     }
 
     fn block(&self) -> Option<usize> {
         Some(self.block)
     }
+}
+
+/// Where tile `index` of a `rows × cols` input lies, with block `block`:
+/// `(first row, rows, first column, columns)`, edge tiles clipped. A 1-D
+/// matrix (`one_d`) is a column of row blocks, each with every column.
+pub fn tile_rect(
+    block: usize,
+    index: &[i64],
+    rows: usize,
+    cols: usize,
+    one_d: bool,
+) -> Result<(usize, usize, usize, usize), TileError> {
+    let span = |i: i64, n: usize| -> Result<(usize, usize), TileError> {
+        let start = usize::try_from(i)
+            .ok()
+            .and_then(|i| i.checked_mul(block))
+            .filter(|&s| s < n)
+            .ok_or(TileError::OutsideData { index: i, len: n })?;
+        Ok((start, block.min(n - start)))
+    };
+    let (r0, nr) = span(*index.first().unwrap_or(&0), rows)?;
+    let (c0, nc) = if one_d {
+        (0, cols)
+    } else {
+        span(*index.get(1).unwrap_or(&0), cols)?
+    };
+    Ok((r0, nr, c0, nc))
 }
 
 /// Output tiles by (matrix, index).

@@ -124,21 +124,8 @@ impl TileSource for InputSource<'_> {
             .get(&matrix.0)
             .ok_or(TileError::NoData { matrix })?;
         let (rows, cols) = data.shape();
-        let b = self.block;
-        let span = |i: i64, n: usize| -> Result<(usize, usize), TileError> {
-            let start = usize::try_from(i)
-                .ok()
-                .and_then(|i| i.checked_mul(b))
-                .filter(|&s| s < n)
-                .ok_or(TileError::OutsideData { index: i, len: n })?;
-            Ok((start, b.min(n - start)))
-        };
-        let (r0, nr) = span(*index.first().unwrap_or(&0), rows)?;
-        let (c0, nc) = if self.one_d.get(matrix.index()) == Some(&true) {
-            (0, cols)
-        } else {
-            span(*index.get(1).unwrap_or(&0), cols)?
-        };
+        let one_d = self.one_d.get(matrix.index()) == Some(&true);
+        let (r0, nr, c0, nc) = dense::tile_rect(self.block, index, rows, cols, one_d)?;
         Ok(Arc::new(data.block(r0, c0, nr, nc)?))
     }
 
