@@ -15,7 +15,10 @@
 //! (`model::flops::result_shapes`), else `B x B`.
 //!
 //! The store: a read or write of `b` bytes costs `latency_s + b /
-//! bandwidth_bytes_per_s` (a bandwidth of 0 means infinite).
+//! bandwidth_bytes_per_s` (a bandwidth of 0 means infinite). With
+//! `input_cut` (the embedded executor), every read of an input tile costs
+//! that instead, cache or no cache: the executor copies the tile out of
+//! the dense input for each task.
 
 use model::program::{Arg, Instance};
 use serde::{Deserialize, Serialize};
@@ -77,6 +80,20 @@ pub struct CostModel {
     pub kernels: BTreeMap<String, Vec<KernelTime>>,
     /// The tile store.
     pub store: StoreCost,
+    /// Reading an input tile by cutting it out of its dense input matrix,
+    /// on every read and never cached (the embedded executor: `lpkc run`
+    /// keeps the inputs whole and copies a tile out for each task that
+    /// reads it). Absent: input tiles are read through `store` like any
+    /// tile (the distributed back end uploads them at submission).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_cut: Option<StoreCost>,
+    /// Bytes per second at which a worker's memory grows into fresh pages
+    /// (the page faults of memory first touched), paid by a task for the
+    /// result bytes that raise the run's peak of live tile bytes (the
+    /// embedded executor keeps every tile in one process: below its peak
+    /// the allocator reuses warm memory). Absent: memory is free.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh_memory_bytes_per_s: Option<f64>,
 }
 
 impl Default for CostModel {
@@ -87,6 +104,8 @@ impl Default for CostModel {
             task_overhead_s: 0.0,
             kernels: BTreeMap::new(),
             store: StoreCost::FREE,
+            input_cut: None,
+            fresh_memory_bytes_per_s: None,
         }
     }
 }
@@ -135,6 +154,21 @@ impl CostModel {
             return Err(CostError::Value(
                 "`store.latency_s` and `store.bandwidth_bytes_per_s` must be 0 or more".into(),
             ));
+        }
+        if let Some(c) = self.input_cut {
+            if !finite_nonneg(c.latency_s) || !finite_nonneg(c.bandwidth_bytes_per_s) {
+                return Err(CostError::Value(
+                    "`input_cut.latency_s` and `input_cut.bandwidth_bytes_per_s` must be 0 or more"
+                        .into(),
+                ));
+            }
+        }
+        if let Some(x) = self.fresh_memory_bytes_per_s {
+            if !(x.is_finite() && x > 0.0) {
+                return Err(CostError::Value(format!(
+                    "`fresh_memory_bytes_per_s` must be above 0, found {x}"
+                )));
+            }
         }
         for (k, times) in &self.kernels {
             for t in times {
@@ -261,6 +295,17 @@ mod tests {
             CostModel::from_json(bad),
             Err(CostError::Value(_))
         ));
+        for bad in [
+            r#"{"gflops": 1, "store": {"latency_s": 0, "bandwidth_bytes_per_s": 0}, "input_cut": {"latency_s": -1, "bandwidth_bytes_per_s": 0}}"#,
+            r#"{"gflops": 1, "store": {"latency_s": 0, "bandwidth_bytes_per_s": 0}, "fresh_memory_bytes_per_s": 0}"#,
+            r#"{"gflops": 1, "store": {"latency_s": 0, "bandwidth_bytes_per_s": 0}, "fresh_memory_bytes_per_s": "x"}"#,
+        ] {
+            assert!(CostModel::from_json(bad).is_err(), "{bad}");
+        }
+        // Models written before these fields still load, without them.
+        let old = r#"{"gflops": 1, "store": {"latency_s": 0, "bandwidth_bytes_per_s": 0}}"#;
+        let m = CostModel::from_json(old).expect("an old model loads");
+        assert_eq!((m.input_cut, m.fresh_memory_bytes_per_s), (None, None));
         let bad = r#"{"gflops": 1, "store": {"latency_s": -1, "bandwidth_bytes_per_s": 0}}"#;
         assert!(matches!(
             CostModel::from_json(bad),

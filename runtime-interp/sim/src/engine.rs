@@ -44,9 +44,9 @@
 //! seconds after it started and it is queued again; a fixed pool requests a
 //! replacement worker at once.
 
-use crate::cost::{statement_costs, CostModel, StatementCost};
+use crate::cost::{statement_costs, CostModel, StatementCost, StoreCost};
 use crate::partition::{self, Partition};
-use model::program::Instance;
+use model::program::{Instance, Role};
 use model::query::{Engine, QueryError};
 use model::task::{Task, TileRef};
 use rustc_hash::FxHashMap;
@@ -295,6 +295,9 @@ pub struct Report {
     pub timeline: Timeline,
     /// Nodes of the coarsened graph, and the tiles' index shift (`locality`).
     pub partition: Option<(usize, u32)>,
+    /// The peak of live tile bytes (results not yet read by all their
+    /// readers, and outputs), with a fresh-memory cost in the model.
+    pub peak_live_bytes: Option<u64>,
 }
 
 impl Report {
@@ -332,6 +335,7 @@ impl Report {
             "workers_started": self.workers_started,
             "unmodelled_kernels": self.unmodelled,
             "partition_nodes": self.partition.map(|p| p.0),
+            "peak_live_bytes": self.peak_live_bytes,
         })
     }
 }
@@ -473,6 +477,10 @@ struct Sim<'i, 'p> {
     completed: u64,
     live: usize,
     busy: usize,
+    /// With `fresh_memory_bytes_per_s`: live tiles (readers left, bytes).
+    live_tiles: FxHashMap<TileRef, (u32, u64)>,
+    live_bytes: u64,
+    peak_live: u64,
 }
 
 /// Simulates one instance.
@@ -534,6 +542,7 @@ pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
             unmodelled,
             timeline: Timeline::default(),
             partition: partition.as_ref().map(|p| (p.nodes, p.shift)),
+            peak_live_bytes: None,
         },
         partition,
         cfg: cfg.clone(),
@@ -543,8 +552,14 @@ pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
         completed: 0,
         live: 0,
         busy: 0,
+        live_tiles: FxHashMap::default(),
+        live_bytes: 0,
+        peak_live: 0,
     };
     sim.run()?;
+    if cfg.costs.fresh_memory_bytes_per_s.is_some() {
+        sim.r.peak_live_bytes = Some(sim.peak_live);
+    }
     Ok(sim.r)
 }
 
@@ -856,8 +871,11 @@ impl Sim<'_, '_> {
             }
             let transfer: f64 = reads
                 .iter()
-                .filter(|(t, _)| !worker.cache.as_ref().is_some_and(|c| c.contains(t)))
-                .map(|&(_, b)| store.transfer(b))
+                .map(|(t, b)| match input_cut(self.inst, &self.cfg.costs, t) {
+                    Some(cut) => cut.transfer(*b),
+                    None if worker.cache.as_ref().is_some_and(|c| c.contains(t)) => 0.0,
+                    None => store.transfer(*b),
+                })
                 .sum();
             let eft = worker.est_free.max(self.now) + transfer + base;
             if best.is_none_or(|(e, _)| eft < e) {
@@ -934,6 +952,10 @@ impl Sim<'_, '_> {
             let worker = &mut self.workers[w];
             for (t, b) in reads {
                 self.r.read_bytes += b;
+                if let Some(cut) = input_cut(self.inst, &self.cfg.costs, &t) {
+                    io += cut.transfer(b);
+                    continue;
+                }
                 let local = worker.cache.as_mut().is_some_and(|c| c.get(&t).is_some());
                 if !local {
                     self.r.remote_read_bytes += b;
@@ -956,6 +978,7 @@ impl Sim<'_, '_> {
                 c.put(t, ());
             }
         }
+        io += self.grow_memory(&r.task)?;
         let dur = io + compute;
         self.hist.advance(self.now);
         self.busy += 1;
@@ -1023,6 +1046,7 @@ impl Sim<'_, '_> {
             return Ok(());
         };
         let task = run.ready.task;
+        self.release_reads(&task)?;
         let finish_tl = run.ready.tl + self.cost(&task);
         self.r.critical_path_s = self.r.critical_path_s.max(finish_tl);
         self.r.makespan_s = self.r.makespan_s.max(self.now);
@@ -1073,6 +1097,69 @@ impl Sim<'_, '_> {
         self.set_idle(w);
         Ok(())
     }
+
+    /// With `fresh_memory_bytes_per_s`: the seconds task `task` spends
+    /// first touching memory, for the result bytes that raise the peak of
+    /// live tile bytes; its results become live (each tile once, however
+    /// often it is written).
+    fn grow_memory(&mut self, task: &Task) -> Result<f64, SimError> {
+        let Some(rate) = self.cfg.costs.fresh_memory_bytes_per_s else {
+            return Ok(0.0);
+        };
+        let outs = self.engine.writes(task)?;
+        let st = &self.costs[task.stmt.index()];
+        let bytes: Vec<u64> = st.write_bytes.clone();
+        for (i, t) in outs.into_iter().enumerate() {
+            if self.live_tiles.contains_key(&t) {
+                continue;
+            }
+            let b = bytes.get(i).copied().unwrap_or(0);
+            let output = self.inst.program.matrices[t.matrix.index()].role == Role::Output;
+            let readers = self.engine.readers(&t)?.len();
+            // An output is kept to the end; a tile nobody reads dies at once.
+            let left = if output { u32::MAX } else { readers as u32 };
+            if left > 0 {
+                self.live_tiles.insert(t, (left, b));
+                self.live_bytes += b;
+            }
+        }
+        let fresh = self.live_bytes.saturating_sub(self.peak_live);
+        self.peak_live = self.peak_live.max(self.live_bytes);
+        Ok(fresh as f64 / rate)
+    }
+
+    /// With `fresh_memory_bytes_per_s`: the tiles `task` read lose a
+    /// reader; a tile whose readers all ran is freed.
+    fn release_reads(&mut self, task: &Task) -> Result<(), SimError> {
+        if self.cfg.costs.fresh_memory_bytes_per_s.is_none() {
+            return Ok(());
+        }
+        let reads = self.engine.reads(task)?;
+        for (i, t) in reads.iter().enumerate() {
+            if reads[..i].contains(t) {
+                continue;
+            }
+            if let Some((left, b)) = self.live_tiles.get_mut(t) {
+                if *left != u32::MAX {
+                    *left -= 1;
+                    if *left == 0 {
+                        let b = *b;
+                        self.live_tiles.remove(t);
+                        self.live_bytes -= b;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What reading tile `t` costs when the model cuts input tiles out of
+/// dense inputs (`CostModel::input_cut`) and `t` is an input's tile.
+fn input_cut(inst: &Instance<'_>, costs: &CostModel, t: &TileRef) -> Option<StoreCost> {
+    costs
+        .input_cut
+        .filter(|_| inst.program.matrices[t.matrix.index()].role == Role::Input)
 }
 
 #[cfg(test)]

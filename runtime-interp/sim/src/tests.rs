@@ -290,3 +290,103 @@ fn every_policy_uses_every_worker_on_a_wide_dag() {
         }
     }
 }
+
+/// With `input_cut`, every read of an input tile costs the cut, cached or
+/// not: one worker, no other cost, the makespan is the compute plus one
+/// cut per (task, distinct input tile) of the expanded DAG.
+#[test]
+fn every_read_of_an_input_tile_pays_the_cut() {
+    for (file, sets) in cases() {
+        let p = program(file);
+        for params in sets {
+            let inst = bind(&p, &params);
+            let (dag, _) = model::dag::expand(&inst, 1_000_000).expect("expands");
+            let engine = model::query::Engine::new(&inst);
+            let mut cuts = 0u64;
+            for t in &dag.tasks {
+                let reads = engine.reads(t).expect("reads");
+                for (i, r) in reads.iter().enumerate() {
+                    let input = p.matrices[r.matrix.index()].role == model::program::Role::Input;
+                    if input && !reads[..i].contains(r) {
+                        cuts += 1;
+                    }
+                }
+            }
+            let mut cfg = Config::new(64, Workers::Fixed(1));
+            cfg.costs.input_cut = Some(StoreCost {
+                latency_s: 1e-3,
+                bandwidth_bytes_per_s: 0.0,
+            });
+            let r = run(&inst, &cfg);
+            let expect = r.work_s + cuts as f64 * 1e-3;
+            assert!(
+                close(r.makespan_s, expect),
+                "{file} {params:?}: makespan {} expected {expect} ({cuts} cuts)",
+                r.makespan_s
+            );
+        }
+    }
+}
+
+/// With a fresh-memory cost, the tasks together pay exactly the peak of
+/// live tile bytes at that rate (each byte of the peak first touched once),
+/// whatever the workers and the policy; the peak holds every output tile
+/// and never exceeds the bytes written.
+#[test]
+fn fresh_memory_is_paid_once_up_to_the_peak() {
+    for (file, sets) in cases() {
+        let p = program(file);
+        for params in sets {
+            let inst = bind(&p, &params);
+            let outputs: u64 = {
+                let (dag, _) = model::dag::expand(&inst, 1_000_000).expect("expands");
+                let engine = model::query::Engine::new(&inst);
+                let mut tiles = std::collections::BTreeSet::new();
+                for t in &dag.tasks {
+                    for w in engine.writes(t).expect("writes") {
+                        if p.matrices[w.matrix.index()].role == model::program::Role::Output {
+                            tiles.insert(format!("{w:?}"));
+                        }
+                    }
+                }
+                tiles.len() as u64
+            };
+            for workers in [1, 3] {
+                for policy in Policy::ALL {
+                    let mut cfg = Config::new(64, Workers::Fixed(workers));
+                    cfg.policy = policy;
+                    let plain = run(&inst, &cfg);
+                    assert_eq!(plain.peak_live_bytes, None);
+                    cfg.costs.fresh_memory_bytes_per_s = Some(1e6);
+                    let r = run(&inst, &cfg);
+                    let peak = r
+                        .peak_live_bytes
+                        .expect("a peak with the fresh-memory cost");
+                    let paid = r.busy_seconds - plain.busy_seconds;
+                    assert!(
+                        close(paid, peak as f64 / 1e6),
+                        "{file} {params:?} {workers} {policy:?}: paid {paid} for a peak of {peak} bytes"
+                    );
+                    assert!(
+                        peak <= r.written_bytes,
+                        "{file}: peak {peak} > written {}",
+                        r.written_bytes
+                    );
+                    // Every output tile is B x B = 64 x 64 f64 or smaller
+                    // (shape models); at least one byte each.
+                    assert!(
+                        peak >= outputs,
+                        "{file}: peak {peak} below {outputs} output tiles"
+                    );
+                    if workers == 1 {
+                        assert!(close(r.makespan_s, r.work_s + peak as f64 / 1e6));
+                        if file.starts_with("gemm_tree") {
+                            // Its partial sums die as the tree adds them.
+                            assert!(peak < r.written_bytes, "{file}: nothing was freed");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

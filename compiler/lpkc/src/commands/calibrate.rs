@@ -12,6 +12,9 @@
 //! calls (the throughput, see [`mean`]), repeated for at least `--min-time` seconds (and 3 calls). The
 //! store's latency is the mean time of a put + get of a 1 x 1 tile, its
 //! bandwidth the bytes of a `B x B` tile per second beyond that latency.
+//! With `--no-store` (the embedded executor) the store is free and the cost
+//! of cutting an input tile out of a dense input is timed the same way
+//! (a 1 x 1 tile for the latency, the largest block for the bandwidth).
 
 use crate::args::GlobalOpts;
 use crate::error::CliError;
@@ -39,8 +42,10 @@ pub struct CalibrateArgs {
     /// `file://` store in a new temporary directory).
     #[arg(long, value_name = "URL", conflicts_with = "no_store")]
     pub store: Option<String>,
-    /// Write a free store (latency and bandwidth 0), as for the embedded
-    /// executor's in-memory tiles.
+    /// Model the embedded executor: a free store (latency and bandwidth
+    /// 0: its tiles stay in memory) and the time of cutting an input tile
+    /// out of a dense input, which it pays on every read of an input tile
+    /// (`input_cut` in the model).
     #[arg(long)]
     pub no_store: bool,
     /// GFLOP/s written for kernels that were not timed.
@@ -102,6 +107,34 @@ enum Owned {
 /// its arguments in memory rather than in the cache, as in a run.
 const POOL_BYTES: usize = 64 << 20;
 
+/// The last input tiles cut, kept alive as a run keeps them until their
+/// task ran: about 256 MiB of `b x b` tiles. Dropped at once, a tile's
+/// memory would be handed back warm to the next cut, which would then look
+/// a quarter faster than in `lpkc run`. (Kernel results are dropped at
+/// once: the fresh memory a run's growing live set touches is timed apart,
+/// see [`time_fresh_memory`].)
+struct Ring<T> {
+    items: std::collections::VecDeque<T>,
+    len: usize,
+}
+
+impl<T> Ring<T> {
+    fn new(b: usize) -> Self {
+        let len = ((256usize << 20) / (8 * b * b).max(1)).clamp(8, 4096);
+        Ring {
+            items: std::collections::VecDeque::with_capacity(len),
+            len,
+        }
+    }
+
+    fn push(&mut self, item: T) {
+        if self.items.len() == self.len {
+            self.items.pop_front();
+        }
+        self.items.push_back(item);
+    }
+}
+
 /// Seconds per call of `name` at block `b`: `threads` threads call it at
 /// once, each on its own pool of argument copies; the mean over all calls.
 fn time_kernel(
@@ -148,6 +181,19 @@ fn time_kernel(
                 args.push(Owned::Tile(a.clone()));
             }
             args
+        }
+        // qr_pair stacks two R factors in TSQR and CAQR: time it on them
+        // (upper triangular), as it runs.
+        None if name == "qr_pair" => {
+            let r = reg
+                .get("qr_factor")
+                .ok_or("no qr_factor")?
+                .call(&[KernelArg::Tile(&a)])
+                .map_err(|e| err(e.to_string()))?
+                .into_iter()
+                .nth(2)
+                .ok_or("qr_factor gave no r")?;
+            vec![Owned::Tile(r.clone()), Owned::Tile(r)]
         }
         None => sig
             .params
@@ -247,6 +293,101 @@ fn time_store(store: &dyn TileStore, b: usize, min_time: f64) -> Result<StoreCos
     })
 }
 
+/// Seconds to cut `b x b` input tiles out of a dense matrix, as the
+/// embedded executor does for every read of an input tile
+/// (`runtime::dense::tile_rect`, then a copy): `threads` threads at once,
+/// each cycling through the tiles of its own dense matrix of about
+/// [`POOL_BYTES`]; the mean.
+fn time_cut(b: usize, min_time: f64, threads: usize) -> Result<f64, String> {
+    // A square matrix of whole tiles, at least 2 x 2 of them.
+    let per_side = (((POOL_BYTES / 8) as f64).sqrt() as usize / b).max(2);
+    let n = per_side * b;
+    let results: Vec<Result<Vec<f64>, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                scope.spawn(move || {
+                    let dense = Tile::from_fn(n, n, |i, j| (i + 2 * j) as f64);
+                    let tiles = (per_side * per_side) as i64;
+                    let start = Instant::now();
+                    let mut times = Vec::new();
+                    let mut k = 0i64;
+                    let mut ring = Ring::new(b);
+                    while times.len() < 3
+                        || (start.elapsed().as_secs_f64() < min_time && times.len() < 100_000)
+                    {
+                        let index = [k / per_side as i64, k % per_side as i64];
+                        let t = Instant::now();
+                        let (r0, nr, c0, nc) = runtime::dense::tile_rect(b, &index, n, n, false)
+                            .map_err(|e| e.to_string())?;
+                        let tile = dense.as_ref().submatrix(r0, c0, nr, nc).to_owned();
+                        times.push(t.elapsed().as_secs_f64());
+                        ring.push(tile);
+                        k = (k + 1) % tiles;
+                    }
+                    Ok(times)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a timing thread panicked".into()))
+            })
+            .collect()
+    });
+    let mut all = Vec::new();
+    for r in results {
+        all.extend(r?);
+    }
+    Ok(mean(&all))
+}
+
+/// Bytes per second of first-touching fresh memory (page faults and
+/// zeroing), beyond writing warm memory: `threads` threads at once each
+/// fill a new 64 MiB buffer (the allocator maps it fresh) and fill it
+/// again (warm); the difference.
+fn time_fresh_memory(min_time: f64, threads: usize) -> Result<f64, String> {
+    const N: usize = 8 << 20; // f64s: 64 MiB
+    let results: Vec<Result<(f64, f64), String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                scope.spawn(move || {
+                    let start = Instant::now();
+                    // (bytes touched fresh, seconds beyond a warm fill)
+                    let (mut bytes, mut extra, mut n) = (0.0, 0.0, 0);
+                    while n < 3 || (start.elapsed().as_secs_f64() < min_time && n < 1000) {
+                        let t = Instant::now();
+                        let mut v = vec![1.0f64; N];
+                        let t1 = Instant::now();
+                        v.fill(2.0);
+                        let t2 = Instant::now();
+                        std::hint::black_box(&v);
+                        bytes += (8 * N) as f64;
+                        extra += ((t1 - t).as_secs_f64() - (t2 - t1).as_secs_f64()).max(0.0);
+                        n += 1;
+                    }
+                    Ok((bytes, extra))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a timing thread panicked".into()))
+            })
+            .collect()
+    });
+    let (mut bytes, mut extra) = (0.0, 0.0);
+    for r in results {
+        let (b, e) = r?;
+        bytes += b;
+        extra += e;
+    }
+    Ok(bytes / extra.max(1e-9))
+}
+
 /// Runs `lpkc calibrate`.
 pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     if args.block.is_empty() || args.block.iter().any(|&b| b == 0 || b > 8192) {
@@ -304,6 +445,28 @@ pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     }
     let big = *args.block.iter().max().unwrap_or(&256) as usize;
     model.store = if args.no_store {
+        // The embedded executor: tiles stay in memory, but every read of an
+        // input tile copies it out of the dense input.
+        let lat = time_cut(1, args.min_time / 4.0, args.threads).map_err(CliError::Input)?;
+        let t = time_cut(big, args.min_time, args.threads).map_err(CliError::Input)?;
+        let cut = StoreCost {
+            latency_s: lat,
+            bandwidth_bytes_per_s: (8 * big * big) as f64 / (t - lat).max(1e-12),
+        };
+        eprintln!(
+            "{:>14} {:.3} ms per {big} x {big} tile ({:.1} MB/s)",
+            "input cut",
+            t * 1e3,
+            cut.bandwidth_bytes_per_s / 1e6
+        );
+        model.input_cut = Some(cut);
+        let fresh = time_fresh_memory(args.min_time, args.threads).map_err(CliError::Input)?;
+        eprintln!(
+            "{:>14} {:.1} MB/s first touched (beyond a warm write)",
+            "fresh memory",
+            fresh / 1e6
+        );
+        model.fresh_memory_bytes_per_s = Some(fresh);
         StoreCost::FREE
     } else {
         let (store, dir): (Box<dyn TileStore>, Option<PathBuf>) = match &args.store {

@@ -333,3 +333,62 @@ fn the_svg_chart_is_written() {
         &text[..100.min(text.len())]
     );
 }
+
+/// `calibrate --no-store` models the embedded executor: a free store, the
+/// input cut and the fresh-memory rate, which `simulate` then charges.
+#[test]
+fn calibrate_no_store_models_cuts_and_fresh_memory() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let costs = dir.path().join("costs.json");
+    let c = costs.to_str().expect("utf-8");
+    let (code, _, err) = lpkc(&[
+        "calibrate",
+        "--block",
+        "16",
+        "--kernels",
+        "gemm,add,add4,copy",
+        "--min-time",
+        "0",
+        "--no-store",
+        "-o",
+        c,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let model: Value =
+        serde_json::from_str(&std::fs::read_to_string(&costs).expect("written")).expect("JSON");
+    assert_eq!(model["store"]["latency_s"].as_f64(), Some(0.0), "{model}");
+    assert!(
+        model["input_cut"]["bandwidth_bytes_per_s"]
+            .as_f64()
+            .is_some_and(|b| b > 0.0),
+        "{model}"
+    );
+    assert!(
+        model["fresh_memory_bytes_per_s"]
+            .as_f64()
+            .is_some_and(|b| b > 0.0),
+        "{model}"
+    );
+    let v = json(&args(
+        "examples/gemm_tree.lpk",
+        &["-p", "M=2", "-p", "N=2", "-p", "K=5"],
+        &["--block", "16", "--workers", "1", "--costs", c],
+    ));
+    let peak = num(&v, "peak_live_bytes");
+    assert!(peak > 0.0 && peak < num(&v, "written_bytes"), "{v}");
+    // One worker: compute, one cut per input read (2 per product), and
+    // the peak first touched once.
+    let cut = |b: f64| {
+        model["input_cut"]["latency_s"].as_f64().expect("latency")
+            + b / model["input_cut"]["bandwidth_bytes_per_s"]
+                .as_f64()
+                .expect("bandwidth")
+    };
+    let expect = num(&v, "work_s")
+        + 2.0 * 20.0 * cut(8.0 * 16.0 * 16.0)
+        + peak / model["fresh_memory_bytes_per_s"].as_f64().expect("rate");
+    assert!(
+        (num(&v, "makespan_s") - expect).abs() <= 1e-9 * expect,
+        "{v}: expected {expect}"
+    );
+}
