@@ -161,10 +161,13 @@ pub struct AutoLease {
 }
 
 impl AutoLease {
-    /// `q = 0.95`, `c = 0.95`, `factor = 2`, `min = 20`, `fallback = 30 s`.
+    /// `q = 0.99`, `c = 0.9`, `factor = 2`, `min = 20`, `fallback = 30 s`
+    /// (the bound needs 230 observations of a kernel: `1 - 0.99^n >= 0.9`).
+    /// A quantile above the share of stragglers keeps healthy slow
+    /// executions under the lease (docs/simulation.md).
     pub const DEFAULT: AutoLease = AutoLease {
-        q: 0.95,
-        c: 0.95,
+        q: 0.99,
+        c: 0.9,
         factor: 2.0,
         min: 20,
         fallback_s: 30.0,
@@ -408,7 +411,8 @@ pub struct Report {
 pub struct KernelStats {
     /// The kernel.
     pub kernel: String,
-    /// Durations of its completed executions, in completion order.
+    /// Durations of its completed executions and, for a cancelled copy,
+    /// its time until cancelled; in the order observed.
     pub samples: Vec<f64>,
     /// The speculation threshold at the end (none before enough samples).
     pub threshold_s: Option<f64>,
@@ -1478,14 +1482,18 @@ impl Sim<'_, '_> {
         let Some(run) = self.stop_running(w) else {
             return Ok(());
         };
+        let kernel = self.kernel_of[run.ready.task.stmt.index()];
         if let Some(o) = run.twin {
-            // The other copy loses: cancelled, its worker freed.
-            if self.stop_running(o).is_some() {
+            // The other copy loses: cancelled, its worker freed. Its time so
+            // far is observed too (a lower bound of its duration): observing
+            // only the winners would hide the slow executions that copies
+            // beat, and the bounds would never learn the tail.
+            if let Some(other) = self.stop_running(o) {
                 self.r.cancelled += 1;
                 self.set_idle(o);
+                self.observe(kernel, self.now - other.start);
             }
         }
-        let kernel = self.kernel_of[run.ready.task.stmt.index()];
         match run.copy {
             Role::Backup => {
                 self.r.backups_won += 1;

@@ -100,7 +100,7 @@ pub struct SimulateArgs {
     /// The lease of an execution (with --fail-rate), from its start: `S`
     /// seconds, or `auto[:q=Q,c=C,factor=F,min=K,fallback=S]`, per kernel F
     /// times the upper bound of the Q-quantile at confidence C of its
-    /// observed durations (defaults 0.95, 0.95, 2, 20, 30 s). A dead
+    /// observed durations (defaults 0.99, 0.9, 2, 20, 30 s). A dead
     /// worker's task is queued again when it expires; a live worker's
     /// execution gets a copy beside it.
     #[arg(long, value_name = "S|auto", default_value = "30", value_parser = parse_lease)]
@@ -216,7 +216,7 @@ pub fn parse_lease(text: &str) -> Result<Lease, String> {
             });
     };
     let mut a = AutoLease::DEFAULT;
-    for (k, v) in pairs(rest, "auto:q=0.95,c=0.95,factor=2")? {
+    for (k, v) in pairs(rest, "auto:q=0.99,c=0.9,factor=2")? {
         match k {
             "q" => a.q = number(k, v, |x| x > 0.0 && x < 1.0, STRICT_UNIT)?,
             "c" => a.c = number(k, v, |x| x > 0.0 && x < 1.0, STRICT_UNIT)?,

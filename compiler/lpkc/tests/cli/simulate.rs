@@ -432,7 +432,7 @@ fn stragglers_speculation_and_automatic_leases() {
     let kernels = spec["kernels"].as_array().expect("kernels");
     assert!(kernels.iter().any(|k| k["threshold_s"].is_f64()), "{spec}");
     let observed: f64 = kernels.iter().map(|k| num(k, "observed")).sum();
-    assert_eq!(observed, num(&spec, "tasks"));
+    assert_eq!(observed, num(&spec, "tasks") + num(&spec, "cancelled"));
     // Failures and an automatic lease on top.
     let all = with(&[
         "--stragglers",
