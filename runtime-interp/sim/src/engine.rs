@@ -1376,9 +1376,10 @@ impl Sim<'_, '_> {
         }
     }
 
-    /// Records a completed execution's duration and, at the update points
-    /// (every sample up to 8, then whenever the samples have grown by an
-    /// eighth), recomputes the kernel's bounds from all samples so far.
+    /// Records an observed duration and, at the update points (each new
+    /// observation while there are fewer than 16, then whenever they have
+    /// grown by an eighth, and at the `min` of speculation or the lease),
+    /// recomputes the kernel's bounds from all observations so far.
     fn observe(&mut self, kernel: usize, dur: f64) {
         if !self.observe {
             return;
@@ -1388,7 +1389,10 @@ impl Sim<'_, '_> {
         };
         k.samples.push(dur);
         let n = k.samples.len();
-        if n < k.next_update {
+        // The first observation that reaches a `min` is an update point.
+        let at_min = self.cfg.speculation.is_some_and(|s| s.min == n)
+            || matches!(self.cfg.failures, Some(Failures { lease: Lease::Auto(a), .. }) if a.min == n);
+        if n < k.next_update && !at_min {
             return;
         }
         k.next_update = n + (n / 8).max(1);
