@@ -43,10 +43,22 @@
 //! uniformly drawn point of the task; the task's lease expires `lease`
 //! seconds after it started and it is queued again; a fixed pool requests a
 //! replacement worker at once.
+//!
+//! *Stragglers, speculation and leases* (docs/simulation.md, "Stragglers,
+//! speculation and leases from quantile bounds"). With probability `rate`
+//! an execution takes `slow` times its modelled time. Each kernel keeps the
+//! durations of its completed executions; from them the binomial upper
+//! bound of a quantile ([`crate::quantile`]) gives the kernel's
+//! speculation threshold (a running execution past it gets a backup copy
+//! on the next free worker; the first copy to finish completes the task,
+//! the other is cancelled) and, with [`Lease::Auto`], its lease. A lease
+//! runs from an execution's start: when it expires on a dead worker the
+//! task is queued again; on a live worker (a slow, healthy execution) a
+//! copy is started beside it, as a backup.
 
 use crate::cost::{statement_costs, CostModel, StatementCost, StoreCost};
 use crate::partition::{self, Partition};
-use model::program::{Instance, Role};
+use model::program::{Instance, Role as MatrixRole};
 use model::query::{Engine, QueryError};
 use model::task::{Task, TileRef};
 use rustc_hash::FxHashMap;
@@ -114,9 +126,85 @@ pub enum Workers {
 pub struct Failures {
     /// Probability that a worker dies during one execution.
     pub rate: f64,
-    /// Lease length: a dead worker's task is queued again this long after
-    /// it started.
-    pub lease_s: f64,
+    /// The lease of every execution.
+    pub lease: Lease,
+}
+
+/// The lease of an execution: it runs from the execution's start. When it
+/// expires before the execution ends, the task is queued again if the
+/// worker died, and a copy is started beside it (the first to finish
+/// wins) if the worker is alive.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Lease {
+    /// This many seconds for every execution.
+    Fixed(f64),
+    /// Per kernel, from the durations observed so far.
+    Auto(AutoLease),
+}
+
+/// A lease from a quantile bound: `factor` times the upper bound of the
+/// `q`-quantile at confidence `c` of the kernel's observed durations, once
+/// it has at least `min` of them and they suffice for the bound;
+/// `fallback_s` before.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AutoLease {
+    /// The quantile.
+    pub q: f64,
+    /// The confidence.
+    pub c: f64,
+    /// The safety factor (at least 1).
+    pub factor: f64,
+    /// Observations needed before the bound is used.
+    pub min: usize,
+    /// The lease before that.
+    pub fallback_s: f64,
+}
+
+impl AutoLease {
+    /// `q = 0.99`, `c = 0.9`, `factor = 2`, `min = 20`, `fallback = 30 s`
+    /// (the bound needs 230 observations of a kernel: `1 - 0.99^n >= 0.9`).
+    /// A quantile above the share of stragglers keeps healthy slow
+    /// executions under the lease (docs/simulation.md).
+    pub const DEFAULT: AutoLease = AutoLease {
+        q: 0.99,
+        c: 0.9,
+        factor: 2.0,
+        min: 20,
+        fallback_s: 30.0,
+    };
+}
+
+/// Stragglers: each execution independently takes `slow` times its
+/// modelled time (reads, compute and writes) with probability `rate`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stragglers {
+    /// Probability that an execution straggles.
+    pub rate: f64,
+    /// Its slow-down factor (at least 1).
+    pub slow: f64,
+}
+
+/// Speculative re-execution: once a kernel has `min` completed
+/// executions, its threshold is the upper bound of the `q`-quantile at
+/// confidence `c` of their durations; an execution running longer than its
+/// kernel's threshold gets one backup copy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Speculation {
+    /// The quantile.
+    pub q: f64,
+    /// The confidence.
+    pub c: f64,
+    /// Observations needed before any backup.
+    pub min: usize,
+}
+
+impl Speculation {
+    /// `q = 0.9`, `c = 0.95`, `min = 20`.
+    pub const DEFAULT: Speculation = Speculation {
+        q: 0.9,
+        c: 0.95,
+        min: 20,
+    };
 }
 
 /// A simulation's settings.
@@ -139,6 +227,10 @@ pub struct Config {
     pub cache_tiles: usize,
     /// Failures, if any.
     pub failures: Option<Failures>,
+    /// Stragglers, if any.
+    pub stragglers: Option<Stragglers>,
+    /// Speculative re-execution, if any.
+    pub speculation: Option<Speculation>,
     /// Seed of the random draws (delays, failures).
     pub seed: u64,
     /// The most nodes of the coarsened graph (`locality`).
@@ -157,6 +249,8 @@ impl Config {
             ahead: None,
             cache_tiles: 64,
             failures: None,
+            stragglers: None,
+            speculation: None,
             seed: 1,
             partition_nodes: 4096,
         }
@@ -298,6 +392,45 @@ pub struct Report {
     /// The peak of live tile bytes (results not yet read by all their
     /// readers, and outputs), with a fresh-memory cost in the model.
     pub peak_live_bytes: Option<u64>,
+    /// Executions slowed down as stragglers.
+    pub stragglers: u64,
+    /// Backup copies started by speculation.
+    pub backups: u64,
+    /// Of those, copies that finished first.
+    pub backups_won: u64,
+    /// Copies started because a live execution's lease expired.
+    pub lease_reruns: u64,
+    /// Of those, copies that finished first.
+    pub lease_reruns_won: u64,
+    /// Executions cancelled because the other copy finished first.
+    pub cancelled: u64,
+    /// Per kernel, with speculation or an automatic lease: what was
+    /// observed and the bounds in force at the end.
+    pub kernels: Vec<KernelStats>,
+}
+
+/// One kernel's observations and bounds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelStats {
+    /// The kernel.
+    pub kernel: String,
+    /// Durations of its completed executions and, for a cancelled copy,
+    /// its time until cancelled; in the order observed.
+    pub samples: Vec<f64>,
+    /// The speculation threshold at the end (none before enough samples).
+    pub threshold_s: Option<f64>,
+    /// The bound was computed from the first this many samples.
+    pub threshold_from: usize,
+    /// The automatic lease at the end (none: the fallback).
+    pub lease_s: Option<f64>,
+    /// The bound was computed from the first this many samples.
+    pub lease_from: usize,
+    /// Backups started for its executions.
+    pub backups: u64,
+    /// Of those, copies that finished first.
+    pub backups_won: u64,
+    /// The sample count at which the bounds are next recomputed.
+    next_update: usize,
 }
 
 impl Report {
@@ -336,6 +469,22 @@ impl Report {
             "unmodelled_kernels": self.unmodelled,
             "partition_nodes": self.partition.map(|p| p.0),
             "peak_live_bytes": self.peak_live_bytes,
+            "stragglers": self.stragglers,
+            "backups": self.backups,
+            "backups_won": self.backups_won,
+            "lease_reruns": self.lease_reruns,
+            "lease_reruns_won": self.lease_reruns_won,
+            "cancelled": self.cancelled,
+            "kernels": self.kernels.iter().map(|k| serde_json::json!({
+                "kernel": k.kernel,
+                "observed": k.samples.len(),
+                "threshold_s": k.threshold_s,
+                "threshold_samples": k.threshold_from,
+                "lease_s": k.lease_s,
+                "lease_samples": k.lease_from,
+                "backups": k.backups,
+                "backups_won": k.backups_won,
+            })).collect::<Vec<_>>(),
         })
     }
 }
@@ -402,9 +551,29 @@ enum State {
     Gone,
 }
 
+/// Why an execution runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// The task's (re-)run from the ready queue.
+    First,
+    /// A speculative backup.
+    Backup,
+    /// Started because a live execution's lease expired.
+    LeaseRerun,
+}
+
 struct Running {
     ready: Ready,
     start: f64,
+    /// This execution's number (events of an older one are stale).
+    exec: u64,
+    /// The worker running the other copy of the task, if any.
+    twin: Option<usize>,
+    copy: Role,
+    /// Its lease (seconds from its start).
+    lease_s: f64,
+    /// Its modelled duration (the straggler factor included).
+    dur: f64,
 }
 
 struct Worker {
@@ -421,10 +590,14 @@ struct Worker {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Up(usize),
-    Done(usize),
-    Crash(usize),
+    Done(usize, u64),
+    Crash(usize, u64),
     Lease(usize),
     IdleCheck(usize),
+    /// Does this execution pass its kernel's speculation threshold?
+    Speculate(usize, u64),
+    /// This live execution's lease expires.
+    LeaseCheck(usize, u64),
 }
 
 struct Event {
@@ -481,6 +654,13 @@ struct Sim<'i, 'p> {
     live_tiles: FxHashMap<TileRef, (u32, u64)>,
     live_bytes: u64,
     peak_live: u64,
+    exec_seq: u64,
+    /// Copies waiting for a free worker: (worker, execution) to copy.
+    copies: VecDeque<(usize, u64, Role)>,
+    /// Statement → index into `r.kernels` (observed kernels).
+    kernel_of: Vec<usize>,
+    /// Whether durations are observed (speculation or an automatic lease).
+    observe: bool,
 }
 
 /// Simulates one instance.
@@ -503,6 +683,33 @@ pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
         .collect();
     unmodelled.sort();
     unmodelled.dedup();
+    let observe = cfg.speculation.is_some()
+        || matches!(
+            cfg.failures,
+            Some(Failures {
+                lease: Lease::Auto(_),
+                ..
+            })
+        );
+    let mut kernels: Vec<KernelStats> = Vec::new();
+    let mut kernel_of = Vec::with_capacity(costs.len());
+    for c in &costs {
+        let i = match kernels.iter().position(|k| k.kernel == c.kernel) {
+            Some(i) => i,
+            None => {
+                kernels.push(KernelStats {
+                    kernel: c.kernel.clone(),
+                    next_update: 1,
+                    ..KernelStats::default()
+                });
+                kernels.len() - 1
+            }
+        };
+        kernel_of.push(i);
+    }
+    if !observe {
+        kernels.clear();
+    }
     let start = -cfg.ahead.unwrap_or(0.0);
     let mut sim = Sim {
         inst,
@@ -543,6 +750,13 @@ pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
             timeline: Timeline::default(),
             partition: partition.as_ref().map(|p| (p.nodes, p.shift)),
             peak_live_bytes: None,
+            stragglers: 0,
+            backups: 0,
+            backups_won: 0,
+            lease_reruns: 0,
+            lease_reruns_won: 0,
+            cancelled: 0,
+            kernels,
         },
         partition,
         cfg: cfg.clone(),
@@ -555,6 +769,10 @@ pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
         live_tiles: FxHashMap::default(),
         live_bytes: 0,
         peak_live: 0,
+        exec_seq: 0,
+        copies: VecDeque::new(),
+        kernel_of,
+        observe,
     };
     sim.run()?;
     if cfg.costs.fresh_memory_bytes_per_s.is_some() {
@@ -592,9 +810,51 @@ fn check_config(cfg: &Config) -> Result<(), SimError> {
             ));
         }
     }
+    let positive = |x: f64| x.is_finite() && x > 0.0;
+    let unit = |x: f64| x > 0.0 && x < 1.0;
     if let Some(f) = cfg.failures {
-        if !((0.0..1.0).contains(&f.rate) && f.lease_s.is_finite() && f.lease_s > 0.0) {
-            return bad("the failure rate must be in [0, 1) and the lease above 0 seconds".into());
+        if !(0.0..1.0).contains(&f.rate) {
+            return bad(format!(
+                "the failure rate must be at least 0 and below 1, found {}",
+                f.rate
+            ));
+        }
+        match f.lease {
+            Lease::Fixed(s) if !positive(s) => {
+                return bad(format!("the lease must be above 0 seconds, found {s}"))
+            }
+            Lease::Auto(a)
+                if !(unit(a.q)
+                    && unit(a.c)
+                    && a.factor.is_finite()
+                    && a.factor >= 1.0
+                    && positive(a.fallback_s)) =>
+            {
+                return bad(format!(
+                    "an automatic lease needs q and c strictly between 0 and 1, a factor of at \
+                     least 1 and a fallback above 0 seconds, found q = {}, c = {}, factor = {}, \
+                     fallback = {}",
+                    a.q, a.c, a.factor, a.fallback_s
+                ));
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = cfg.stragglers {
+        if !((0.0..=1.0).contains(&s.rate) && s.slow.is_finite() && s.slow >= 1.0) {
+            return bad(format!(
+                "stragglers need a rate from 0 to 1 and a slow-down of at least 1, found rate = \
+                 {}, slow = {}",
+                s.rate, s.slow
+            ));
+        }
+    }
+    if let Some(s) = cfg.speculation {
+        if !(unit(s.q) && unit(s.c)) {
+            return bad(format!(
+                "speculation needs q and c strictly between 0 and 1, found q = {}, c = {}",
+                s.q, s.c
+            ));
         }
     }
     cfg.costs
@@ -674,8 +934,15 @@ impl Sim<'_, '_> {
                         self.set_idle(w);
                     }
                 }
-                Kind::Done(w) => self.complete(w)?,
-                Kind::Crash(w) => self.crash(w),
+                Kind::Done(w, e) if self.runs(w, e) => self.complete(w)?,
+                Kind::Crash(w, e) if self.runs(w, e) => self.crash(w),
+                Kind::Done(..) | Kind::Crash(..) => {}
+                Kind::Speculate(w, e) => self.speculate(w, e),
+                Kind::LeaseCheck(w, e) => {
+                    if self.runs(w, e) && self.twin(w).is_none() {
+                        self.copies.push_back((w, e, Role::LeaseRerun));
+                    }
+                }
                 Kind::Lease(w) => {
                     if let Some(r) = self.lost.remove(&w) {
                         self.enqueue(r)?;
@@ -920,6 +1187,45 @@ impl Sim<'_, '_> {
     }
 
     fn dispatch(&mut self) -> Result<(), SimError> {
+        // Copies first (speculative backups, lease re-runs of live
+        // executions): each on the next free worker.
+        while !self.copies.is_empty() {
+            let Some(&w) = self.idle.last() else { break };
+            if !matches!(self.workers[w].state, State::Idle { .. }) {
+                self.idle.pop();
+                continue;
+            }
+            let Some((of, e, copy)) = self.copies.pop_front() else {
+                break;
+            };
+            if !self.runs(of, e) || self.twin(of).is_some() {
+                continue;
+            }
+            self.idle.pop();
+            let ready = match &self.workers[of].running {
+                Some(run) => run.ready.clone(),
+                None => continue,
+            };
+            match copy {
+                Role::Backup => {
+                    self.r.backups += 1;
+                    let k = self.kernel_of[ready.task.stmt.index()];
+                    if let Some(ks) = self.r.kernels.get_mut(k) {
+                        ks.backups += 1;
+                    }
+                }
+                Role::LeaseRerun => self.r.lease_reruns += 1,
+                Role::First => {}
+            }
+            self.start(w, ready)?;
+            if let Some(run) = self.workers[w].running.as_mut() {
+                run.copy = copy;
+                run.twin = Some(of);
+            }
+            if let Some(run) = self.workers[of].running.as_mut() {
+                run.twin = Some(w);
+            }
+        }
         if self.ready_len() == 0 {
             return Ok(());
         }
@@ -979,17 +1285,26 @@ impl Sim<'_, '_> {
             }
         }
         io += self.grow_memory(&r.task)?;
-        let dur = io + compute;
+        let dur = (io + compute) * self.straggle();
         self.hist.advance(self.now);
         self.busy += 1;
         self.hist.busy_now = self.busy;
         self.r.peak_busy = self.r.peak_busy.max(self.busy);
         self.r.executions += 1;
+        self.exec_seq += 1;
+        let exec = self.exec_seq;
+        let kernel = self.kernel_of[r.task.stmt.index()];
+        let lease_s = self.lease_for(kernel);
         let worker = &mut self.workers[w];
         worker.state = State::Busy;
         worker.running = Some(Running {
             ready: r,
             start: self.now,
+            exec,
+            twin: None,
+            copy: Role::First,
+            lease_s,
+            dur,
         });
         let fail = self
             .cfg
@@ -998,11 +1313,151 @@ impl Sim<'_, '_> {
             .is_some_and(|f| self.rng.unit() < f.rate);
         if fail {
             let at = self.now + self.rng.unit() * dur;
-            self.push_event(at, Kind::Crash(w));
+            self.push_event(at, Kind::Crash(w, exec));
         } else {
-            self.push_event(self.now + dur, Kind::Done(w));
+            self.push_event(self.now + dur, Kind::Done(w, exec));
         }
+        self.watch(w, kernel);
         Ok(())
+    }
+
+    /// Whether worker `w` runs execution `exec`.
+    fn runs(&self, w: usize, exec: u64) -> bool {
+        self.workers[w]
+            .running
+            .as_ref()
+            .is_some_and(|r| r.exec == exec)
+    }
+
+    fn twin(&self, w: usize) -> Option<usize> {
+        self.workers[w].running.as_ref().and_then(|r| r.twin)
+    }
+
+    /// The slow-down of an execution: `slow` with probability `rate`, else
+    /// 1 (no draw without stragglers, so a rate of 0 changes nothing).
+    fn straggle(&mut self) -> f64 {
+        match self.cfg.stragglers {
+            Some(s) if s.rate > 0.0 && self.rng.unit() < s.rate => {
+                self.r.stragglers += 1;
+                s.slow
+            }
+            _ => 1.0,
+        }
+    }
+
+    /// The lease of an execution of `kernel` started now.
+    fn lease_for(&self, kernel: usize) -> f64 {
+        match self.cfg.failures.map(|f| f.lease) {
+            None => f64::INFINITY,
+            Some(Lease::Fixed(s)) => s,
+            Some(Lease::Auto(a)) => self
+                .r
+                .kernels
+                .get(kernel)
+                .and_then(|k| k.lease_s)
+                .unwrap_or(a.fallback_s),
+        }
+    }
+
+    /// The events that watch worker `w`'s new execution: its speculation
+    /// check (when its kernel has a threshold) and, with failures, its
+    /// lease's expiry.
+    fn watch(&mut self, w: usize, kernel: usize) {
+        let Some(run) = self.workers[w].running.as_ref() else {
+            return;
+        };
+        let (exec, start, lease) = (run.exec, run.start, run.lease_s);
+        if let Some(t) = self.r.kernels.get(kernel).and_then(|k| k.threshold_s) {
+            self.push_event(start + t, Kind::Speculate(w, exec));
+        }
+        if lease.is_finite() {
+            self.push_event(start + lease, Kind::LeaseCheck(w, exec));
+        }
+    }
+
+    /// A speculation check: a backup for an execution past its kernel's
+    /// threshold that has no other copy.
+    fn speculate(&mut self, w: usize, exec: u64) {
+        if !self.runs(w, exec) || self.twin(w).is_some() {
+            return;
+        }
+        let Some(run) = self.workers[w].running.as_ref() else {
+            return;
+        };
+        let start = run.start;
+        let kernel = self.kernel_of[run.ready.task.stmt.index()];
+        let Some(t) = self.r.kernels.get(kernel).and_then(|k| k.threshold_s) else {
+            return;
+        };
+        if self.now < start + t {
+            // The threshold rose since the check was set.
+            self.push_event(start + t, Kind::Speculate(w, exec));
+            return;
+        }
+        if !self.copies.iter().any(|&(o, e, _)| o == w && e == exec) {
+            self.copies.push_back((w, exec, Role::Backup));
+        }
+    }
+
+    /// Records an observed duration and, at the update points (each new
+    /// observation while there are fewer than 16, then whenever they have
+    /// grown by an eighth, and at the `min` of speculation or the lease),
+    /// recomputes the kernel's bounds from all observations so far.
+    fn observe(&mut self, kernel: usize, dur: f64) {
+        if !self.observe {
+            return;
+        }
+        let Some(k) = self.r.kernels.get_mut(kernel) else {
+            return;
+        };
+        k.samples.push(dur);
+        let n = k.samples.len();
+        // The first observation that reaches a `min` is an update point.
+        let at_min = self.cfg.speculation.is_some_and(|s| s.min == n)
+            || matches!(self.cfg.failures, Some(Failures { lease: Lease::Auto(a), .. }) if a.min == n);
+        if n < k.next_update && !at_min {
+            return;
+        }
+        k.next_update = n + (n / 8).max(1);
+        if let Some(s) = self.cfg.speculation {
+            if n >= s.min.max(1) {
+                if let Ok(t) = crate::quantile::upper_bound(&k.samples, s.q, s.c) {
+                    k.threshold_s = Some(t);
+                    k.threshold_from = n;
+                }
+            }
+        }
+        if let Some(Failures {
+            lease: Lease::Auto(a),
+            ..
+        }) = self.cfg.failures
+        {
+            if n >= a.min.max(1) {
+                if let Ok(t) = crate::quantile::upper_bound(&k.samples, a.q, a.c) {
+                    k.lease_s = Some(a.factor * t);
+                    k.lease_from = n;
+                }
+            }
+        }
+        // Running executions of the kernel get a check at the new
+        // threshold (a stale or repeated check does nothing).
+        if self.cfg.speculation.is_some() {
+            if let Some(t) = self.r.kernels[kernel].threshold_s {
+                let mut checks = Vec::new();
+                for (w, worker) in self.workers.iter().enumerate() {
+                    if let Some(run) = &worker.running {
+                        if run.twin.is_none()
+                            && self.kernel_of[run.ready.task.stmt.index()] == kernel
+                        {
+                            checks.push(((run.start + t).max(self.now), w, run.exec));
+                        }
+                    }
+                }
+                for (at, w, e) in checks {
+                    self.push_event(at, Kind::Speculate(w, e));
+                }
+            }
+        }
     }
 
     fn stop_running(&mut self, w: usize) -> Option<Running> {
@@ -1020,10 +1475,19 @@ impl Sim<'_, '_> {
         };
         self.r.failures += 1;
         self.retire(w);
-        let lease = self.cfg.failures.map_or(0.0, |f| f.lease_s);
-        let at = (run.start + lease).max(self.now);
-        self.lost.insert(w, run.ready);
-        self.push_event(at, Kind::Lease(w));
+        match run.twin {
+            // The other copy runs on: it holds the task.
+            Some(o) => {
+                if let Some(other) = self.workers[o].running.as_mut() {
+                    other.twin = None;
+                }
+            }
+            None => {
+                let at = (run.start + run.lease_s).max(self.now);
+                self.lost.insert(w, run.ready);
+                self.push_event(at, Kind::Lease(w));
+            }
+        }
         if self.cfg.policy == Policy::Heft {
             // Its placed tasks go to the living.
             let slot = self.workers[w].slot;
@@ -1045,6 +1509,31 @@ impl Sim<'_, '_> {
         let Some(run) = self.stop_running(w) else {
             return Ok(());
         };
+        let kernel = self.kernel_of[run.ready.task.stmt.index()];
+        if let Some(o) = run.twin {
+            // The other copy loses: cancelled, its worker freed. Its time so
+            // far is observed too (a lower bound of its duration): observing
+            // only the winners would hide the slow executions that copies
+            // beat, and the bounds would never learn the tail.
+            if let Some(other) = self.stop_running(o) {
+                self.r.cancelled += 1;
+                self.set_idle(o);
+                self.observe(kernel, self.now - other.start);
+            }
+        }
+        match run.copy {
+            Role::Backup => {
+                self.r.backups_won += 1;
+                if let Some(ks) = self.r.kernels.get_mut(kernel) {
+                    ks.backups_won += 1;
+                }
+            }
+            Role::LeaseRerun => self.r.lease_reruns_won += 1,
+            Role::First => {}
+        }
+        // The modelled duration, `now - start` but for rounding (so that a
+        // threshold equal to a duration lets that execution finish first).
+        self.observe(kernel, run.dur);
         let task = run.ready.task;
         self.release_reads(&task)?;
         let finish_tl = run.ready.tl + self.cost(&task);
@@ -1114,7 +1603,7 @@ impl Sim<'_, '_> {
                 continue;
             }
             let b = bytes.get(i).copied().unwrap_or(0);
-            let output = self.inst.program.matrices[t.matrix.index()].role == Role::Output;
+            let output = self.inst.program.matrices[t.matrix.index()].role == MatrixRole::Output;
             let readers = self.engine.readers(&t)?.len();
             // An output is kept to the end; a tile nobody reads dies at once.
             let left = if output { u32::MAX } else { readers as u32 };
@@ -1159,7 +1648,7 @@ impl Sim<'_, '_> {
 fn input_cut(inst: &Instance<'_>, costs: &CostModel, t: &TileRef) -> Option<StoreCost> {
     costs
         .input_cut
-        .filter(|_| inst.program.matrices[t.matrix.index()].role == Role::Input)
+        .filter(|_| inst.program.matrices[t.matrix.index()].role == MatrixRole::Input)
 }
 
 #[cfg(test)]

@@ -12,8 +12,9 @@
 //!   the flop model at a GFLOP/s figure; the store's latency and
 //!   bandwidth).
 //! - [`quantile`]: the binomial upper bound of a quantile from observed
-//!   samples (start-up delays).
-//! - [`engine`]: the event loop, workers, policies, autoscaling, failures.
+//!   samples (start-up delays, speculation thresholds, automatic leases).
+//! - [`engine`]: the event loop, workers, policies, autoscaling, failures,
+//!   stragglers, speculative backups and leases.
 //! - [`partition`]: the coarsened graph and its METIS partition (`locality`).
 //! - [`svg`]: utilisation over time as an SVG chart.
 

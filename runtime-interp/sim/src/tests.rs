@@ -2,7 +2,9 @@
 //! examples compiled by `lpkc compile`), without the compiler.
 
 use crate::cost::{CostModel, StoreCost};
-use crate::engine::{simulate, Config, Failures, Policy, Report, Workers};
+use crate::engine::{
+    simulate, AutoLease, Config, Failures, Lease, Policy, Report, Speculation, Stragglers, Workers,
+};
 use model::program::{Instance, Program};
 use std::path::PathBuf;
 
@@ -170,7 +172,7 @@ fn failures_rerun_tasks_and_keep_the_bounds() {
         cfg.costs = with_store();
         cfg.failures = Some(Failures {
             rate: 0.2,
-            lease_s: 0.05,
+            lease: Lease::Fixed(0.05),
         });
         cfg.startup = vec![0.01, 0.02];
         let r = run(&inst, &cfg);
@@ -287,6 +289,346 @@ fn every_policy_uses_every_worker_on_a_wide_dag() {
                 r.busy_seconds,
                 r.makespan_s
             );
+        }
+    }
+}
+
+/// The fields a run's outcome is judged by, for equality checks.
+fn outcome(r: &Report) -> (u64, u64, u64, u64, u64, u64, [u64; 4]) {
+    (
+        r.tasks,
+        r.edges,
+        r.executions,
+        r.failures,
+        r.remote_read_bytes,
+        r.workers_started,
+        [
+            r.makespan_s.to_bits(),
+            r.worker_seconds.to_bits(),
+            r.busy_seconds.to_bits(),
+            r.critical_path_s.to_bits(),
+        ],
+    )
+}
+
+/// A straggler rate of 0 changes nothing (no random draw either, so the
+/// failures drawn are the same); nor does speculation when every execution
+/// of a kernel takes the same time (a free store): no execution passes the
+/// threshold, which is that time. (Not `locality`: METIS draws from a
+/// random state shared by the threads of the test harness, so two runs of
+/// it in one test process may partition differently.)
+#[test]
+fn without_stragglers_the_flags_change_nothing() {
+    for (file, sets) in cases() {
+        let p = program(file);
+        for params in sets {
+            let inst = bind(&p, &params);
+            for policy in [Policy::Fifo, Policy::CriticalPath, Policy::Heft] {
+                let what = format!("{file} {params:?} {policy:?}");
+                // A store and failures: stragglers at rate 0.
+                let mut cfg = Config::new(32, Workers::Fixed(3));
+                cfg.policy = policy;
+                cfg.costs = with_store();
+                cfg.cache_tiles = 4;
+                cfg.failures = Some(Failures {
+                    rate: 0.1,
+                    lease: Lease::Fixed(0.5),
+                });
+                let base = run(&inst, &cfg);
+                cfg.stragglers = Some(Stragglers {
+                    rate: 0.0,
+                    slow: 10.0,
+                });
+                let zero = run(&inst, &cfg);
+                assert_eq!(outcome(&base), outcome(&zero), "{what}");
+                assert_eq!(zero.stragglers, 0, "{what}");
+                // A free store: speculation from the first sample on.
+                let mut cfg = Config::new(32, Workers::Fixed(3));
+                cfg.policy = policy;
+                let base = run(&inst, &cfg);
+                cfg.stragglers = Some(Stragglers {
+                    rate: 0.0,
+                    slow: 10.0,
+                });
+                cfg.speculation = Some(Speculation {
+                    q: 0.5,
+                    c: 0.5,
+                    min: 1,
+                });
+                let spec = run(&inst, &cfg);
+                assert_eq!(outcome(&base), outcome(&spec), "{what}");
+                assert_eq!(spec.backups, 0, "{what}");
+            }
+        }
+    }
+}
+
+/// Stragglers, aggressive speculation, failures and an automatic lease
+/// together: every task still completes exactly once (each edge followed
+/// once, every execution a completion, a crash or a cancelled copy), and
+/// the makespan never beats the lower bounds.
+#[test]
+fn with_backups_every_task_completes_exactly_once() {
+    let mut backups = 0;
+    let mut won = 0;
+    let mut reruns = 0;
+    for (file, sets) in cases() {
+        let p = program(file);
+        for params in sets {
+            let inst = bind(&p, &params);
+            let walked = model::dag::walk(&inst).expect("walks");
+            for policy in Policy::ALL {
+                for w in [2usize, 3, 7] {
+                    let what = format!("{file} {params:?} {policy:?} W={w}");
+                    let mut cfg = Config::new(32, Workers::Fixed(w));
+                    cfg.policy = policy;
+                    cfg.costs = with_store();
+                    cfg.cache_tiles = 4;
+                    cfg.stragglers = Some(Stragglers {
+                        rate: 0.2,
+                        slow: 10.0,
+                    });
+                    cfg.speculation = Some(Speculation {
+                        q: 0.5,
+                        c: 0.5,
+                        min: 2,
+                    });
+                    cfg.failures = Some(Failures {
+                        rate: 0.05,
+                        lease: Lease::Auto(AutoLease {
+                            q: 0.5,
+                            c: 0.5,
+                            factor: 1.0,
+                            min: 2,
+                            fallback_s: 0.01,
+                        }),
+                    });
+                    let r = run(&inst, &cfg);
+                    assert_eq!(r.edges, walked.edges, "{what}");
+                    assert_eq!(r.executions, r.tasks + r.failures + r.cancelled, "{what}");
+                    let observed: usize = r.kernels.iter().map(|k| k.samples.len()).sum();
+                    assert_eq!(observed as u64, r.tasks + r.cancelled, "{what}");
+                    assert!(r.backups_won <= r.backups, "{what}");
+                    assert!(r.lease_reruns_won <= r.lease_reruns, "{what}");
+                    assert!(r.cancelled <= r.backups + r.lease_reruns, "{what}");
+                    assert!(r.makespan_s >= r.critical_path_s * (1.0 - 1e-12), "{what}");
+                    assert!(
+                        r.makespan_s >= r.work_s / w as f64 * (1.0 - 1e-12),
+                        "{what}"
+                    );
+                    assert!(r.busy_seconds <= r.worker_seconds * (1.0 + 1e-12), "{what}");
+                    assert!(r.peak_busy <= w, "{what}");
+                    backups += r.backups;
+                    won += r.backups_won;
+                    reruns += r.lease_reruns;
+                }
+            }
+        }
+    }
+    // The checks above were exercised.
+    assert!(
+        backups > 0 && won > 0 && reruns > 0,
+        "{backups} {won} {reruns}"
+    );
+}
+
+/// `P(Binomial(n, q) < k)` summed term by term.
+fn binomial_below(n: usize, q: f64, k: usize) -> f64 {
+    let mut sum = 0.0;
+    let mut choose = 1.0f64; // C(n, j)
+    for j in 0..k {
+        sum += choose * q.powi(j as i32) * (1.0 - q).powi((n - j) as i32);
+        choose = choose * (n - j) as f64 / (j + 1) as f64;
+    }
+    sum
+}
+
+/// The binomial bound computed directly: the k-th smallest of the samples
+/// for the smallest k with `P(Binomial(n, q) < k) >= c`.
+fn direct_bound(samples: &[f64], q: f64, c: f64) -> Option<f64> {
+    let n = samples.len();
+    let k = (1..=n).find(|&k| binomial_below(n, q, k) >= c - 1e-12)?;
+    let mut s = samples.to_vec();
+    s.sort_by(f64::total_cmp);
+    Some(s[k - 1])
+}
+
+/// The thresholds and leases reported are the binomial bounds of the
+/// first `threshold_from` / `lease_from` observed durations of the kernel.
+#[test]
+fn thresholds_are_the_binomial_bound_of_the_observed_durations() {
+    let p = program("cholesky.lpka");
+    let inst = bind(&p, &[("N", 9)]);
+    let mut cfg = Config::new(64, Workers::Fixed(4));
+    cfg.costs = with_store();
+    cfg.stragglers = Some(Stragglers {
+        rate: 0.1,
+        slow: 5.0,
+    });
+    let spec = Speculation {
+        q: 0.8,
+        c: 0.9,
+        min: 10,
+    };
+    let lease = AutoLease {
+        q: 0.9,
+        c: 0.9,
+        factor: 1.5,
+        min: 10,
+        fallback_s: 1.0,
+    };
+    cfg.speculation = Some(spec);
+    cfg.failures = Some(Failures {
+        rate: 0.02,
+        lease: Lease::Auto(lease),
+    });
+    let r = run(&inst, &cfg);
+    let mut checked = 0;
+    for k in &r.kernels {
+        if let Some(t) = k.threshold_s {
+            assert!(k.threshold_from >= spec.min, "{}", k.kernel);
+            let direct = direct_bound(&k.samples[..k.threshold_from], spec.q, spec.c);
+            assert_eq!(direct, Some(t), "{}", k.kernel);
+            checked += 1;
+        } else {
+            assert!(
+                direct_bound(&k.samples, spec.q, spec.c).is_none() || k.samples.len() < spec.min,
+                "{}: no threshold from {} samples",
+                k.kernel,
+                k.samples.len()
+            );
+        }
+        if let Some(l) = k.lease_s {
+            let direct = direct_bound(&k.samples[..k.lease_from], lease.q, lease.c);
+            assert_eq!(direct.map(|d| d * lease.factor), Some(l), "{}", k.kernel);
+            checked += 1;
+        }
+        // The bounds are recomputed whenever the samples grow by an
+        // eighth: the last update used most of them.
+        if k.threshold_s.is_some() {
+            assert!(
+                k.threshold_from * 9 / 8 + 1 >= k.samples.len(),
+                "{}",
+                k.kernel
+            );
+        }
+    }
+    assert!(checked >= 4, "{checked}");
+    assert!(r.backups > 0, "{}", r.backups);
+}
+
+/// Speculation takes back much of what stragglers cost, and backups are
+/// in the worker-seconds.
+#[test]
+fn speculation_shortens_a_run_with_stragglers() {
+    let p = program("cholesky.lpka");
+    let inst = bind(&p, &[("N", 9)]);
+    let mut cfg = Config::new(64, Workers::Fixed(4));
+    cfg.costs = with_store();
+    let clean = run(&inst, &cfg);
+    cfg.stragglers = Some(Stragglers {
+        rate: 0.05,
+        slow: 20.0,
+    });
+    let slow = run(&inst, &cfg);
+    cfg.speculation = Some(Speculation::DEFAULT);
+    let spec = run(&inst, &cfg);
+    assert!(slow.stragglers > 0);
+    assert!(slow.makespan_s > clean.makespan_s);
+    assert!(
+        spec.makespan_s < slow.makespan_s,
+        "speculation {} stragglers {}",
+        spec.makespan_s,
+        slow.makespan_s
+    );
+    assert!(spec.backups > 0 && spec.backups_won > 0);
+    assert!(spec.makespan_s >= spec.critical_path_s);
+}
+
+/// A crashed task waits for its lease: an automatic lease (a few times a
+/// task's duration) re-queues it far sooner than a long fixed one. A fixed
+/// lease shorter than the tasks re-runs healthy executions too.
+#[test]
+fn an_automatic_lease_requeues_crashed_tasks_sooner() {
+    let p = program("cholesky.lpka");
+    let inst = bind(&p, &[("N", 9)]);
+    let mut cfg = Config::new(64, Workers::Fixed(4));
+    cfg.costs = with_store();
+    cfg.failures = Some(Failures {
+        rate: 0.05,
+        lease: Lease::Fixed(10.0),
+    });
+    let long = run(&inst, &cfg);
+    cfg.failures = Some(Failures {
+        rate: 0.05,
+        // 22 samples suffice for the 0.9 quantile at 0.9.
+        lease: Lease::Auto(AutoLease {
+            q: 0.9,
+            c: 0.9,
+            fallback_s: 10.0,
+            ..AutoLease::DEFAULT
+        }),
+    });
+    let auto = run(&inst, &cfg);
+    assert!(long.failures > 0 && auto.failures > 0);
+    assert!(
+        auto.makespan_s < long.makespan_s,
+        "auto {} fixed {}",
+        auto.makespan_s,
+        long.makespan_s
+    );
+    assert_eq!(long.lease_reruns, 0);
+    // A lease far below a task's time: healthy executions get copies.
+    cfg.failures = Some(Failures {
+        rate: 0.0,
+        lease: Lease::Fixed(1e-6),
+    });
+    let short = run(&inst, &cfg);
+    assert!(short.lease_reruns > 0);
+    assert_eq!(short.executions, short.tasks + short.cancelled);
+}
+
+#[test]
+fn bad_straggler_speculation_and_lease_settings_are_refused() {
+    let p = program("tsqr.lpka");
+    let inst = bind(&p, &[("N", 3)]);
+    let base = Config::new(64, Workers::Fixed(2));
+    let mut bad: Vec<Config> = Vec::new();
+    for (rate, slow) in [(-0.1, 2.0), (1.5, 2.0), (0.1, 0.5), (0.1, f64::NAN)] {
+        let mut c = base.clone();
+        c.stragglers = Some(Stragglers { rate, slow });
+        bad.push(c);
+    }
+    for (q, c) in [(0.0, 0.9), (1.0, 0.9), (0.9, 1.0), (f64::NAN, 0.5)] {
+        let mut cfg = base.clone();
+        cfg.speculation = Some(Speculation { q, c, min: 5 });
+        bad.push(cfg);
+    }
+    for a in [
+        AutoLease {
+            factor: 0.5,
+            ..AutoLease::DEFAULT
+        },
+        AutoLease {
+            q: 1.0,
+            ..AutoLease::DEFAULT
+        },
+        AutoLease {
+            fallback_s: 0.0,
+            ..AutoLease::DEFAULT
+        },
+    ] {
+        let mut c = base.clone();
+        c.failures = Some(Failures {
+            rate: 0.1,
+            lease: Lease::Auto(a),
+        });
+        bad.push(c);
+    }
+    for cfg in bad {
+        match simulate(&inst, &cfg) {
+            Err(crate::SimError::Config(m)) => assert!(!m.is_empty()),
+            other => panic!("{:?}: {:?}", cfg.stragglers, other.map(|r| r.makespan_s)),
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::error::CliError;
 use crate::{instance, load, output};
 use compiler::explore::limit::TaskLimit;
 use sim::cost::CostModel;
-use sim::engine::Failures;
+use sim::engine::{AutoLease, Failures, Lease, Speculation, Stragglers};
 use sim::{Config, Policy, Workers};
 use std::path::{Path, PathBuf};
 
@@ -97,9 +97,26 @@ pub struct SimulateArgs {
     /// Probability that a worker dies during one task execution.
     #[arg(long, value_name = "P")]
     pub fail_rate: Option<f64>,
-    /// Seconds after its start that a dead worker's task is queued again.
-    #[arg(long, value_name = "S", default_value_t = 30.0)]
-    pub lease: f64,
+    /// The lease of an execution (with --fail-rate), from its start: `S`
+    /// seconds, or `auto[:q=Q,c=C,factor=F,min=K,fallback=S]`, per kernel F
+    /// times the upper bound of the Q-quantile at confidence C of its
+    /// observed durations (defaults 0.99, 0.9, 2, 20, 30 s). A dead
+    /// worker's task is queued again when it expires; a live worker's
+    /// execution gets a copy beside it.
+    #[arg(long, value_name = "S|auto", default_value = "30", value_parser = parse_lease)]
+    pub lease: Lease,
+    /// Stragglers: each execution takes SLOW times its modelled time with
+    /// probability RATE (`rate=P,slow=F`).
+    #[arg(long, value_name = "SPEC", value_parser = parse_stragglers)]
+    pub stragglers: Option<Stragglers>,
+    /// Speculative re-execution (`[q=Q,c=C,min=K]`, defaults 0.9, 0.95,
+    /// 20): once a kernel has K completed executions, one running longer
+    /// than the upper bound of the Q-quantile at confidence C of their
+    /// durations gets a backup on the next free worker; the first copy to
+    /// finish wins, the other is cancelled.
+    #[arg(long, value_name = "SPEC", num_args = 0..=1, default_missing_value = "",
+          value_parser = parse_speculate)]
+    pub speculate: Option<Speculation>,
     /// Seed of the random draws (start-up delays, failures).
     #[arg(long, value_name = "S", default_value_t = 1)]
     pub seed: u64,
@@ -115,6 +132,105 @@ pub struct SimulateArgs {
     /// A summary, or one JSON object.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
+}
+
+/// `KEY=VALUE` pairs separated by commas.
+fn pairs<'a>(text: &'a str, example: &str) -> Result<Vec<(&'a str, &'a str)>, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|part| {
+            part.split_once('=')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .ok_or_else(|| format!("`{part}`: expected KEY=VALUE ({example})"))
+        })
+        .collect()
+}
+
+fn number(key: &str, v: &str, ok: impl Fn(f64) -> bool, what: &str) -> Result<f64, String> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && ok(*x))
+        .ok_or_else(|| format!("{key}={v}: {key} must be {what}"))
+}
+
+fn count(key: &str, v: &str) -> Result<usize, String> {
+    v.parse::<usize>()
+        .ok()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| format!("{key}={v}: {key} must be a whole number of at least 1"))
+}
+
+const STRICT_UNIT: &str = "strictly between 0 and 1";
+
+/// `--stragglers rate=P,slow=F` (both required).
+pub fn parse_stragglers(text: &str) -> Result<Stragglers, String> {
+    let (mut rate, mut slow) = (None, None);
+    for (k, v) in pairs(text, "rate=0.05,slow=10")? {
+        match k {
+            "rate" => rate = Some(number(k, v, |x| (0.0..=1.0).contains(&x), "from 0 to 1")?),
+            "slow" => slow = Some(number(k, v, |x| x >= 1.0, "at least 1 (a slow-down)")?),
+            other => return Err(format!("`{other}` is not a straggler setting (rate, slow)")),
+        }
+    }
+    match (rate, slow) {
+        (Some(rate), Some(slow)) => Ok(Stragglers { rate, slow }),
+        _ => Err("expected rate=P (0 to 1),slow=F (at least 1), e.g. rate=0.05,slow=10".into()),
+    }
+}
+
+/// `--speculate [q=Q,c=C,min=K]` (each optional).
+pub fn parse_speculate(text: &str) -> Result<Speculation, String> {
+    let mut s = Speculation::DEFAULT;
+    for (k, v) in pairs(text, "q=0.9,c=0.95,min=20")? {
+        match k {
+            "q" => s.q = number(k, v, |x| x > 0.0 && x < 1.0, STRICT_UNIT)?,
+            "c" => s.c = number(k, v, |x| x > 0.0 && x < 1.0, STRICT_UNIT)?,
+            "min" => s.min = count(k, v)?,
+            other => {
+                return Err(format!(
+                    "`{other}` is not a speculation setting (q, c, min)"
+                ))
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// `--lease S` or `--lease auto[:q=Q,c=C,factor=F,min=K,fallback=S]`.
+pub fn parse_lease(text: &str) -> Result<Lease, String> {
+    let text = text.trim();
+    let rest = if text == "auto" {
+        Some("")
+    } else {
+        text.strip_prefix("auto:")
+    };
+    let Some(rest) = rest else {
+        return number("lease", text, |x| x > 0.0, "seconds above 0, or auto")
+            .map(Lease::Fixed)
+            .map_err(|_| {
+                format!(
+                    "`{text}` is not a lease: give seconds above 0, or \
+                     auto[:q=Q,c=C,factor=F,min=K,fallback=S]"
+                )
+            });
+    };
+    let mut a = AutoLease::DEFAULT;
+    for (k, v) in pairs(rest, "auto:q=0.99,c=0.9,factor=2")? {
+        match k {
+            "q" => a.q = number(k, v, |x| x > 0.0 && x < 1.0, STRICT_UNIT)?,
+            "c" => a.c = number(k, v, |x| x > 0.0 && x < 1.0, STRICT_UNIT)?,
+            "factor" => a.factor = number(k, v, |x| x >= 1.0, "at least 1")?,
+            "min" => a.min = count(k, v)?,
+            "fallback" => a.fallback_s = number(k, v, |x| x > 0.0, "seconds above 0")?,
+            other => {
+                return Err(format!(
+                    "`{other}` is not an automatic lease setting (q, c, factor, min, fallback)"
+                ))
+            }
+        }
+    }
+    Ok(Lease::Auto(a))
 }
 
 /// Reads the observed start-up delays.
@@ -225,15 +341,9 @@ pub fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
                     "--fail-rate must be at least 0 and below 1, found {rate}"
                 )));
             }
-            if !(args.lease.is_finite() && args.lease > 0.0) {
-                return Err(CliError::Usage(format!(
-                    "--lease must be above 0 seconds, found {}",
-                    args.lease
-                )));
-            }
             Some(Failures {
                 rate,
-                lease_s: args.lease,
+                lease: args.lease,
             })
         }
     };
@@ -253,6 +363,8 @@ pub fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
         ahead: if args.ahead { bound } else { None },
         cache_tiles: args.cache_tiles,
         failures,
+        stragglers: args.stragglers,
+        speculation: args.speculate,
         seed: args.seed,
         partition_nodes: args.partition_nodes.max(1),
     };
@@ -306,6 +418,30 @@ pub fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
         );
         head.insert("startup_bound_s".into(), serde_json::json!(bound));
         head.insert("ahead".into(), args.ahead.into());
+        head.insert(
+            "straggling".into(),
+            match args.stragglers {
+                Some(s) => serde_json::json!({"rate": s.rate, "slow": s.slow}),
+                None => serde_json::Value::Null,
+            },
+        );
+        head.insert(
+            "speculation".into(),
+            match args.speculate {
+                Some(s) => serde_json::json!({"q": s.q, "c": s.c, "min": s.min}),
+                None => serde_json::Value::Null,
+            },
+        );
+        head.insert(
+            "lease".into(),
+            match args.lease {
+                Lease::Fixed(s) => serde_json::json!(s),
+                Lease::Auto(a) => serde_json::json!({
+                    "q": a.q, "c": a.c, "factor": a.factor, "min": a.min,
+                    "fallback_s": a.fallback_s
+                }),
+            },
+        );
         head.append(obj);
         *obj = head;
     }
@@ -341,6 +477,34 @@ fn human(r: &sim::Report, bound: Option<f64>) -> String {
     );
     if let Some(b) = bound {
         s.push_str(&format!("start-up bound {b:.3} s\n"));
+    }
+    if r.stragglers > 0 || r.backups > 0 || r.lease_reruns > 0 || r.cancelled > 0 {
+        s.push_str(&format!(
+            "stragglers {}, failures {}; backups {} ({} won), lease re-runs {} ({} won), \
+             cancelled copies {}\n",
+            r.stragglers,
+            r.failures,
+            r.backups,
+            r.backups_won,
+            r.lease_reruns,
+            r.lease_reruns_won,
+            r.cancelled
+        ));
+    }
+    for k in &r.kernels {
+        let show = |x: Option<f64>, n: usize| match x {
+            Some(x) => format!("{x:.6} s (from {n})"),
+            None => "none".to_string(),
+        };
+        s.push_str(&format!(
+            "kernel {}: {} observed, threshold {}, lease {}, backups {} ({} won)\n",
+            k.kernel,
+            k.samples.len(),
+            show(k.threshold_s, k.threshold_from),
+            show(k.lease_s, k.lease_from),
+            k.backups,
+            k.backups_won
+        ));
     }
     if !r.unmodelled.is_empty() {
         s.push_str(&format!(

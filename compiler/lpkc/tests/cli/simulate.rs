@@ -291,6 +291,56 @@ fn bad_input_gets_a_clear_error() {
             "--fail-rate",
         ),
         (vec!["--workers", "2", "--gflops", "0"], 2, "gflops"),
+        (
+            vec!["--workers", "2", "--stragglers", "rate=1.5,slow=10"],
+            2,
+            "rate must be from 0 to 1",
+        ),
+        (
+            vec!["--workers", "2", "--stragglers", "rate=0.1,slow=0.5"],
+            2,
+            "slow must be at least 1",
+        ),
+        (
+            vec!["--workers", "2", "--stragglers", "rate=0.1"],
+            2,
+            "expected rate=P",
+        ),
+        (
+            vec!["--workers", "2", "--stragglers", "often"],
+            2,
+            "expected KEY=VALUE",
+        ),
+        (
+            vec!["--workers", "2", "--speculate", "q=1"],
+            2,
+            "q must be strictly between 0 and 1",
+        ),
+        (
+            vec!["--workers", "2", "--speculate", "min=0"],
+            2,
+            "min must be a whole number",
+        ),
+        (
+            vec!["--workers", "2", "--speculate", "k=3"],
+            2,
+            "not a speculation setting",
+        ),
+        (
+            vec!["--workers", "2", "--lease", "auto:factor=0.5"],
+            2,
+            "factor must be at least 1",
+        ),
+        (
+            vec!["--workers", "2", "--lease", "soon"],
+            2,
+            "`soon` is not a lease",
+        ),
+        (
+            vec!["--workers", "2", "--lease", "0"],
+            2,
+            "`0` is not a lease",
+        ),
     ];
     for (extra, want, text) in cases {
         let mut a = chol.to_vec();
@@ -390,5 +440,90 @@ fn calibrate_no_store_models_cuts_and_fresh_memory() {
     assert!(
         (num(&v, "makespan_s") - expect).abs() <= 1e-9 * expect,
         "{v}: expected {expect}"
+    );
+}
+
+/// `--stragglers`, `--speculate` and `--lease auto` through the binary: the
+/// extra fields, a straggler rate of 0 changes nothing, every task
+/// completes once whatever copies ran, the bounds hold, and speculation
+/// takes back time lost to stragglers.
+#[test]
+fn stragglers_speculation_and_automatic_leases() {
+    let chol = ["-p", "N=9"];
+    let base = [
+        "--block",
+        "256",
+        "--workers",
+        "4",
+        "--store-latency",
+        "0.002",
+        "--store-bandwidth",
+        "100",
+    ];
+    let with = |extra: &[&'static str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        json(&args("examples/cholesky.lpk", &chol, &a))
+    };
+    let plain = with(&[]);
+    assert!(plain["straggling"].is_null() && plain["speculation"].is_null());
+    assert_eq!(plain["lease"], 30.0);
+    assert_eq!(plain["backups"], 0);
+    assert_eq!(plain["kernels"].as_array().map(Vec::len), Some(0));
+    let zero = with(&["--stragglers", "rate=0,slow=10"]);
+    for k in [
+        "makespan_s",
+        "worker_seconds",
+        "executions",
+        "remote_read_bytes",
+    ] {
+        assert_eq!(plain[k], zero[k], "{k}");
+    }
+    let slow = with(&["--stragglers", "rate=0.1,slow=20"]);
+    let spec = with(&["--stragglers", "rate=0.1,slow=20", "--speculate"]);
+    assert!(num(&slow, "stragglers") > 0.0, "{slow}");
+    assert!(
+        num(&spec, "backups") > 0.0 && num(&spec, "backups_won") > 0.0,
+        "{spec}"
+    );
+    assert!(num(&spec, "makespan_s") < num(&slow, "makespan_s"));
+    assert_eq!(spec["speculation"]["q"], 0.9);
+    let kernels = spec["kernels"].as_array().expect("kernels");
+    assert!(kernels.iter().any(|k| k["threshold_s"].is_f64()), "{spec}");
+    let observed: f64 = kernels.iter().map(|k| num(k, "observed")).sum();
+    assert_eq!(observed, num(&spec, "tasks") + num(&spec, "cancelled"));
+    // Failures and an automatic lease on top.
+    let all = with(&[
+        "--stragglers",
+        "rate=0.1,slow=20",
+        "--speculate",
+        "q=0.8,c=0.9,min=10",
+        "--fail-rate",
+        "0.05",
+        "--lease",
+        "auto:q=0.9,c=0.9,factor=1.5,min=10,fallback=1",
+    ]);
+    assert_eq!(all["lease"]["factor"], 1.5);
+    let (e, t) = (num(&all, "executions"), num(&all, "tasks"));
+    let (f, c) = (num(&all, "failures"), num(&all, "cancelled"));
+    assert!(f > 0.0 && e == t + f + c, "{all}");
+    assert!(num(&all, "makespan_s") >= num(&all, "critical_path_s"));
+    assert!(
+        all["kernels"]
+            .as_array()
+            .expect("kernels")
+            .iter()
+            .any(|k| k["lease_s"].is_f64()),
+        "{all}"
+    );
+    // The human summary names the copies.
+    let mut a = vec!["simulate", "examples/cholesky.lpk", "-p", "N=9"];
+    a.extend_from_slice(&base);
+    a.extend_from_slice(&["--stragglers", "rate=0.1,slow=20", "--speculate"]);
+    let (code, out, err) = lpkc(&a);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("backups") && out.contains("threshold"),
+        "{out}"
     );
 }
