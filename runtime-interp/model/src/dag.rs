@@ -386,22 +386,13 @@ pub fn walk(inst: &Instance<'_>) -> Result<WalkStats, ExpandError> {
     let mut engine = Engine::new(inst);
     let mut stats = WalkStats::default();
     let mut ready: Vec<Task> = Vec::new();
-    let mut failure: Option<ExpandError> = None;
-    inst.for_each_task(&mut |t| match engine.has_parent(t) {
-        Ok(false) => {
+    engine.for_each_task_rooted(&mut |t, root| {
+        if root {
             ready.push(t.clone());
             stats.roots += 1;
-            ControlFlow::Continue(())
         }
-        Ok(true) => ControlFlow::Continue(()),
-        Err(e) => {
-            failure = Some(e.into());
-            ControlFlow::Break(())
-        }
+        ControlFlow::Continue(())
     })?;
-    if let Some(f) = failure {
-        return Err(f);
-    }
     let mut waiting: rustc_hash::FxHashMap<Task, usize> = rustc_hash::FxHashMap::default();
     let mut children: Vec<Task> = Vec::new();
     while let Some(task) = ready.pop() {

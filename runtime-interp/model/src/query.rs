@@ -7,7 +7,8 @@ use crate::expr::{Env, EvalError};
 use crate::ids::{MatrixId, StmtId};
 use crate::plan::{PlanError, Scratch};
 use crate::program::{Access, Instance, Statement, StatementPlans};
-use crate::task::{Task, TileRef};
+use crate::task::{Task, TileRef, WalkError};
+use std::ops::ControlFlow;
 
 /// Why a query could not be answered.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -31,6 +32,9 @@ pub enum QueryError {
     /// A plan failed.
     #[error("{0}")]
     Plan(#[from] PlanError),
+    /// Walking the instance's loops failed.
+    #[error("{0}")]
+    Walk(#[from] WalkError),
 }
 
 /// Called with (statement, loop variables, matrix, tile index) per edge.
@@ -417,6 +421,28 @@ impl<'i, 'p> Engine<'i, 'p> {
             true
         })?;
         Ok(n)
+    }
+
+    /// Walks every task of the instance in sequential order, calling
+    /// `visit(task, root)` with `root` when the task has no parent (from
+    /// the parents plans); `visit` may stop the walk with
+    /// `ControlFlow::Break`. The one roots pass of the executor, the
+    /// simulator, the cluster's submission and resume, and
+    /// [`crate::dag::walk`].
+    pub fn for_each_task_rooted(
+        &mut self,
+        visit: &mut dyn FnMut(&Task, bool) -> ControlFlow<()>,
+    ) -> Result<(), QueryError> {
+        let inst = self.inst;
+        let mut failure = None;
+        inst.for_each_task(&mut |t| match self.has_parent(t) {
+            Ok(parent) => visit(t, !parent),
+            Err(e) => {
+                failure = Some(e);
+                ControlFlow::Break(())
+            }
+        })?;
+        failure.map_or(Ok(()), Err)
     }
 
     /// Whether a task has any parent (stops at the first one found).

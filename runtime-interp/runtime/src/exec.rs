@@ -495,28 +495,19 @@ pub fn execute(
     let mut engine = Engine::new(inst);
     let mut roots = BinaryHeap::new();
     let mut total = 0u64;
-    let mut failure: Option<QueryError> = None;
-    inst.for_each_task(&mut |t| {
+    engine.for_each_task_rooted(&mut |t, root| {
         total += 1;
-        match engine.has_parent(t) {
-            Ok(true) => {}
-            Ok(false) => roots.push(Ready {
+        if root {
+            roots.push(Ready {
                 key: order_key(inst, t),
                 task: t.clone(),
-            }),
-            Err(e) => {
-                failure = Some(e);
-                return ControlFlow::Break(());
-            }
+            });
         }
         if progress.cancel.load(Ordering::Relaxed) {
             return ControlFlow::Break(());
         }
         ControlFlow::Continue(())
     })?;
-    if let Some(e) = failure {
-        return Err(e.into());
-    }
     if progress.cancel.load(Ordering::Relaxed) {
         return Err(ExecError::Cancelled(0));
     }

@@ -884,30 +884,18 @@ impl Sim<'_, '_> {
     fn run(&mut self) -> Result<(), SimError> {
         // Roots, in sequential order; every task counted.
         let mut roots = Vec::new();
-        let mut failure: Option<SimError> = None;
         let mut tasks = 0u64;
         let mut work = 0.0f64;
         {
-            let engine = &mut self.engine;
             let costs = &self.costs;
-            self.inst.for_each_task(&mut |t| {
+            self.engine.for_each_task_rooted(&mut |t, root| {
                 tasks += 1;
                 work += costs.get(t.stmt.index()).map_or(0.0, |c| c.seconds);
-                match engine.has_parent(t) {
-                    Ok(false) => {
-                        roots.push(t.clone());
-                        ControlFlow::Continue(())
-                    }
-                    Ok(true) => ControlFlow::Continue(()),
-                    Err(e) => {
-                        failure = Some(e.into());
-                        ControlFlow::Break(())
-                    }
+                if root {
+                    roots.push(t.clone());
                 }
+                ControlFlow::Continue(())
             })?;
-        }
-        if let Some(f) = failure {
-            return Err(f);
         }
         self.r.tasks = tasks;
         self.r.work_s = work;
