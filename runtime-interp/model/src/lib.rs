@@ -23,6 +23,7 @@ pub mod ids;
 pub mod plan;
 pub mod program;
 pub mod query;
+pub mod rng;
 pub mod stdlib;
 pub mod task;
 

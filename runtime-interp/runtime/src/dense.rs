@@ -283,7 +283,7 @@ impl InputSpec {
     /// Generates the matrix (`File` is not generated: `None`). `seed` makes
     /// random matrices reproducible; each input gets its own stream.
     pub fn generate(&self, seed: u64) -> Option<Tile> {
-        let mut rng = SplitMix(seed ^ 0x9e37_79b9_7f4a_7c15);
+        let mut rng = model::rng::SplitMix64::new(seed ^ 0x9e37_79b9_7f4a_7c15);
         Some(match *self {
             InputSpec::File(_) => return None,
             InputSpec::Random { rows, cols } => Tile::from_fn(rows, cols, |_, _| rng.uniform()),
@@ -306,23 +306,6 @@ impl InputSpec {
                 m
             }
         })
-    }
-}
-
-/// A small, fast, reproducible generator (SplitMix64).
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [-1, 1).
-    fn uniform(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
     }
 }
 

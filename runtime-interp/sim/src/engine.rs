@@ -60,6 +60,7 @@ use crate::cost::{statement_costs, CostModel, StatementCost, StoreCost};
 use crate::partition::{self, Partition};
 use model::program::{Instance, Role as MatrixRole};
 use model::query::{Engine, QueryError};
+use model::rng::SplitMix64;
 use model::task::{Task, TileRef};
 use rustc_hash::FxHashMap;
 use std::cmp::{Ordering, Reverse};
@@ -489,22 +490,6 @@ impl Report {
     }
 }
 
-/// A deterministic generator (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// A ready task.
 #[derive(Clone, Debug)]
 struct Ready {
@@ -643,7 +628,7 @@ struct Sim<'i, 'p> {
     /// Tasks whose worker died, by worker, until the lease expires.
     lost: FxHashMap<usize, Ready>,
     partition: Option<Partition>,
-    rng: Rng,
+    rng: SplitMix64,
     hist: Histogram,
     children: Vec<Task>,
     r: Report,
@@ -760,7 +745,7 @@ pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
         },
         partition,
         cfg: cfg.clone(),
-        rng: Rng(cfg.seed),
+        rng: SplitMix64::new(cfg.seed),
         hist: Histogram::new(start),
         children: Vec::new(),
         completed: 0,
@@ -986,7 +971,7 @@ impl Sim<'_, '_> {
         let delay = if self.cfg.startup.is_empty() {
             0.0
         } else {
-            let i = (self.rng.next() % self.cfg.startup.len() as u64) as usize;
+            let i = (self.rng.next_u64() % self.cfg.startup.len() as u64) as usize;
             self.cfg.startup[i]
         };
         let slot = self.slots_free.iter().position(|&f| f).unwrap_or(0);
