@@ -14,6 +14,11 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 use std::cmp::Ordering;
+
+/// A failed query or a bad task or tile name, as `lpk.QueryError`.
+fn query_error(e: impl std::fmt::Display) -> PyErr {
+    QueryError::new_err(e.to_string())
+}
 use std::sync::Arc;
 
 /// One task: a statement's iteration, e.g. ``chol@21(i=0)``.
@@ -345,12 +350,10 @@ impl PyInstance {
             if Arc::ptr_eq(&t.program, &self.program) {
                 return Ok(t.task.clone());
             }
-            return parse_task(&self.program, &t.name())
-                .map_err(|e| QueryError::new_err(e.to_string()));
+            return parse_task(&self.program, &t.name()).map_err(query_error);
         }
         match obj.downcast::<PyString>() {
-            Ok(s) => parse_task(&self.program, &s.to_cow()?)
-                .map_err(|e| QueryError::new_err(e.to_string())),
+            Ok(s) => parse_task(&self.program, &s.to_cow()?).map_err(query_error),
             Err(_) => Err(PyTypeError::new_err(
                 "a task is an lpk.Task or its name as a string, e.g. 'chol@21(i=0)'",
             )),
@@ -364,12 +367,10 @@ impl PyInstance {
             if Arc::ptr_eq(&t.program, &self.program) {
                 return Ok(t.tile.clone());
             }
-            return parse_tile(&self.program, &t.program.tile_name(&t.tile))
-                .map_err(|e| QueryError::new_err(e.to_string()));
+            return parse_tile(&self.program, &t.program.tile_name(&t.tile)).map_err(query_error);
         }
         match obj.downcast::<PyString>() {
-            Ok(s) => parse_tile(&self.program, &s.to_cow()?)
-                .map_err(|e| QueryError::new_err(e.to_string())),
+            Ok(s) => parse_tile(&self.program, &s.to_cow()?).map_err(query_error),
             Err(_) => Err(PyTypeError::new_err(
                 "a tile is an lpk.Tile or its name as a string, e.g. 'L[2, 1]'",
             )),
@@ -387,15 +388,13 @@ impl PyInstance {
         let task = self.task_arg(task)?;
         let inst = self.instance();
         let mut engine = Engine::new(&inst);
-        engine
-            .check_task(&task)
-            .map_err(|e| QueryError::new_err(e.to_string()))?;
+        engine.check_task(&task).map_err(query_error)?;
         let mut found: Vec<(Task, TileRef)> = if children {
             engine.children(&task)
         } else {
             engine.parents(&task)
         }
-        .map_err(|e| QueryError::new_err(e.to_string()))?;
+        .map_err(query_error)?;
         let p = &*self.program;
         found.sort_by(|a, b| {
             p.sequential_cmp(&a.0, &b.0)
@@ -438,15 +437,13 @@ impl PyInstance {
         let tile = self.tile_arg(tile)?;
         let inst = self.instance();
         let mut engine = Engine::new(&inst);
-        engine
-            .check_tile(&tile)
-            .map_err(|e| QueryError::new_err(e.to_string()))?;
+        engine.check_tile(&tile).map_err(query_error)?;
         let found = if write {
             engine.writer(&tile)
         } else {
             engine.readers(&tile)
         }
-        .map_err(|e| QueryError::new_err(e.to_string()))?;
+        .map_err(query_error)?;
         found
             .into_iter()
             .map(|t| Py::new(py, self.task_obj(t)))
@@ -525,9 +522,7 @@ impl PyInstance {
     fn task(&self, name: &Bound<'_, PyAny>) -> PyResult<PyTask> {
         let t = self.task_arg(name)?;
         let inst = self.instance();
-        Engine::new(&inst)
-            .check_task(&t)
-            .map_err(|e| QueryError::new_err(e.to_string()))?;
+        Engine::new(&inst).check_task(&t).map_err(query_error)?;
         Ok(self.task_obj(t))
     }
 
@@ -535,9 +530,7 @@ impl PyInstance {
     fn tile(&self, name: &Bound<'_, PyAny>) -> PyResult<PyTile> {
         let t = self.tile_arg(name)?;
         let inst = self.instance();
-        Engine::new(&inst)
-            .check_tile(&t)
-            .map_err(|e| QueryError::new_err(e.to_string()))?;
+        Engine::new(&inst).check_tile(&t).map_err(query_error)?;
         Ok(self.tile_obj(t))
     }
 
