@@ -371,8 +371,9 @@ impl Collector {
             .name("lpk-collector".into())
             .spawn(move || {
                 let mut early = Early::new();
-                // Errors only end the early fetching: `collect_with` reads
-                // what is missing, and reports the errors it meets.
+                // Errors only end (setting up) or pause (Redis) the early
+                // fetching: `collect_with` reads what is missing, and
+                // reports the errors it meets.
                 let _ = fetch_early(&url, &run, &dir, &flag, &mut early);
                 early
             })
@@ -451,10 +452,14 @@ fn fetch_early(
     }
     let mut last_done: Option<u64> = None;
     while !pending.is_empty() && !stop.load(Ordering::Relaxed) {
-        let done: Option<u64> = redis.query(
+        // Redis going away (restarted, being resumed) only pauses this.
+        let Ok(done) = redis.query::<Option<u64>>(
             redis::cmd("HGET").arg(keys.meta()).arg("done"),
             "reading the run's done count",
-        )?;
+        ) else {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        };
         if done.is_some() && done != last_done {
             last_done = done;
             // Which writers are done, a thousand at a time.
@@ -466,7 +471,12 @@ fn fetch_early(
                 for (task, _, _) in part {
                     cmd.arg(task);
                 }
-                let flags: Vec<i64> = redis.query(&cmd, "asking which tasks are done")?;
+                let Ok(flags) = redis.query::<Vec<i64>>(&cmd, "asking which tasks are done") else {
+                    // Asked again at the next look.
+                    still.extend_from_slice(part);
+                    last_done = None;
+                    continue;
+                };
                 for (p, flag) in part.iter().zip(flags) {
                     if flag == 1 {
                         ready.push((p.1, p.2.clone()));
@@ -485,7 +495,8 @@ fn fetch_early(
                     continue;
                 };
                 let name = &decl.name;
-                for (idx, t) in fetch_tiles(&store, name, &indices)? {
+                // A tile not read here (a store error) is read at the end.
+                for (idx, t) in fetch_tiles(&store, name, &indices).unwrap_or_default() {
                     early.tiles.insert((m, idx), t);
                 }
                 if std::fs::create_dir_all(dir).is_ok() {
