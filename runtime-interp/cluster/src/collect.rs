@@ -12,18 +12,151 @@ use crate::tiles::open_run_store;
 use model::program::Role;
 use runtime::job::MARKER;
 use runtime::kernels::Tile;
-use runtime::npy;
+use runtime::npy::{self, NpyBlockWriter};
 use runtime::outputs::{self, Form, OutputRequest, Written};
+
+use crate::ids::task_id;
+use crate::protocol::Keys;
+use model::query::Engine;
+use model::task::TileRef;
+use model::MatrixId;
+use runtime::store::{ObjectStoreTiles, TileStore};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// The tiles one reading thread fetched, with their indices.
 type Fetched = Vec<(Vec<i64>, Arc<Tile>)>;
-use runtime::store::TileStore;
-use std::collections::BTreeMap;
-use std::path::Path;
-use std::sync::Arc;
+
+/// What a [`Collector`] learnt before the run ended, by matrix (its index
+/// in the program) and tile index.
+#[derive(Default)]
+pub struct Early {
+    /// Output tiles fetched.
+    tiles: HashMap<(usize, Vec<i64>), Arc<Tile>>,
+    /// Output tiles no task writes (by the plans), hence never stored.
+    absent: HashSet<(usize, Vec<i64>)>,
+    /// The `.npy` files of 2-D outputs being written in place, by matrix.
+    files: HashMap<usize, InPlace>,
+}
+
+/// A 2-D output's `.npy` written in place while the run goes on, on a
+/// guess of its layout (the tile rows' heights and the tile columns'
+/// widths, those not seen yet taken as [`layout`] fills them in). At the
+/// end the layout of all the tiles must be the guess, else the file is
+/// dropped and the matrix assembled as [`collect`] does.
+struct InPlace {
+    writer: NpyBlockWriter,
+    layout: Layout,
+    /// Tiles written into it.
+    written: HashSet<Vec<i64>>,
+}
+
+/// Where the tiles of a 2-D matrix go in its dense form: the height of
+/// every tile row and the width of every tile column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Layout {
+    heights: Vec<usize>,
+    widths: Vec<usize>,
+}
+
+impl Layout {
+    fn rows(&self) -> usize {
+        self.heights.iter().sum()
+    }
+    fn cols(&self) -> usize {
+        self.widths.iter().sum()
+    }
+    /// The top-left element of tile (i, j).
+    fn at(&self, i: usize, j: usize) -> (usize, usize) {
+        (
+            self.heights.iter().take(i).sum(),
+            self.widths.iter().take(j).sum(),
+        )
+    }
+}
+
+/// The layout `runtime::dense::assemble` gives the tiles of a matrix of
+/// `tr` × `tc` tiles (the same rules: a tile row is as high as its tiles,
+/// a row without tiles as high as all the known rows if they agree, else
+/// `block`; columns alike), or `None` where it refuses them (a tile
+/// outside the grid, tiles of one row or column that disagree, too many
+/// elements).
+fn layout<'a>(
+    tr: usize,
+    tc: usize,
+    tiles: impl Iterator<Item = (&'a [i64], &'a Tile)>,
+    block: usize,
+) -> Option<Layout> {
+    let mut heights: Vec<Option<usize>> = vec![None; tr];
+    let mut widths: Vec<Option<usize>> = vec![None; tc];
+    for (idx, t) in tiles {
+        let &[i, j] = idx else {
+            return None;
+        };
+        let (i, j) = (usize::try_from(i).ok()?, usize::try_from(j).ok()?);
+        for (slot, v) in [
+            (heights.get_mut(i)?, t.nrows()),
+            (widths.get_mut(j)?, t.ncols()),
+        ] {
+            match slot {
+                Some(h) if *h != v => return None,
+                _ => *slot = Some(v),
+            }
+        }
+    }
+    let fill = |sizes: &[Option<usize>]| -> usize {
+        let mut known = sizes.iter().flatten();
+        match known.next() {
+            Some(&first) if known.all(|&s| s == first) => first,
+            _ => block,
+        }
+    };
+    let (fill_h, fill_w) = (fill(&heights), fill(&widths));
+    let l = Layout {
+        heights: heights.into_iter().map(|h| h.unwrap_or(fill_h)).collect(),
+        widths: widths.into_iter().map(|w| w.unwrap_or(fill_w)).collect(),
+    };
+    (l.rows().saturating_mul(l.cols()) <= runtime::dense::MAX_GENERATED_ELEMENTS).then_some(l)
+}
+
+/// The tile grid of a 2-D matrix, `None` for any other.
+fn grid_2d(extents: &[i64]) -> Option<(usize, usize)> {
+    match *extents {
+        [r, c] => Some((r.max(0) as usize, c.max(0) as usize)),
+        _ => None,
+    }
+}
+
+impl Early {
+    /// Nothing known yet: [`collect_with`] then reads as [`collect`] does.
+    pub fn new() -> Early {
+        Early::default()
+    }
+
+    /// Output tiles fetched.
+    pub fn fetched(&self) -> usize {
+        self.tiles.len()
+    }
+}
 
 /// Writes run `run`'s outputs into `dir`.
 pub fn collect(redis: &mut Redis, run: &str, dir: &Path) -> Result<Vec<Written>, ClusterError> {
+    collect_with(redis, run, dir, Early::new())
+}
+
+/// Writes run `run`'s outputs into `dir`, as [`collect`], taking the
+/// tiles in `early` (fetched by a [`Collector`] while the run went on)
+/// instead of reading them again.
+pub fn collect_with(
+    redis: &mut Redis,
+    run: &str,
+    dir: &Path,
+    mut early: Early,
+) -> Result<Vec<Written>, ClusterError> {
     let record = RunRecord::read(redis, run)?;
     match record.state {
         RunState::Done => {}
@@ -92,53 +225,39 @@ pub fn collect(redis: &mut Redis, run: &str, dir: &Path) -> Result<Vec<Written>,
         let extents = inst.extents.get(m).cloned().unwrap_or_default();
         let mut indices: Vec<Vec<i64>> = Vec::new();
         grid(&extents, &mut |idx| indices.push(idx.to_vec()));
-        // Read the tiles on a few threads: a store's latency, not its
-        // bandwidth, bounds one reader.
-        let threads = std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .clamp(2, 8)
-            .min(indices.len().max(1));
-        let chunk = indices.len().div_ceil(threads).max(1);
-        let store_ref = &store;
-        let name = decl.name.as_str();
-        let fetched: Vec<Result<Fetched, ClusterError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = indices
-                .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(move || {
-                        let mut got = Vec::new();
-                        for idx in part {
-                            match store_ref.get(name, idx) {
-                                Ok(Some(t)) => got.push((idx.clone(), t)),
-                                Ok(None) => {}
-                                Err(source) => {
-                                    return Err(ClusterError::Store {
-                                        store: store_ref.describe(),
-                                        source: Box::new(source),
-                                    })
-                                }
-                            }
-                        }
-                        Ok(got)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(ClusterError::Refused(
-                            "a thread reading the output tiles panicked".into(),
-                        ))
-                    })
-                })
-                .collect()
-        });
+        // Tiles fetched while the run went on are not read again, nor
+        // those no task writes.
         let mut tiles: BTreeMap<Vec<i64>, Arc<Tile>> = BTreeMap::new();
-        for part in fetched {
-            tiles.extend(part?);
-        }
+        indices.retain(|idx| {
+            let key = (m, idx.clone());
+            match early.tiles.remove(&key) {
+                Some(t) => {
+                    tiles.insert(idx.clone(), t);
+                    false
+                }
+                None => !early.absent.contains(&key),
+            }
+        });
+        tiles.extend(fetch_tiles(&store, &decl.name, &indices)?);
         let request = OutputRequest::whole(&decl.name);
+        // A file written in place while the run went on is kept if the
+        // tiles' layout is the one it guessed: then it holds, byte for
+        // byte, what assembling them writes (the header, each tile at its
+        // place, zeros elsewhere).
+        if let Some(file) = early.files.remove(&m) {
+            let path = dir.join(format!("{}.npy", request.file_stem()));
+            if let Some(rows_cols) = finish_in_place(file, &extents, &tiles, record.block, &path) {
+                written.push(Written {
+                    request,
+                    path,
+                    form: Form::Dense {
+                        rows: rows_cols.0,
+                        cols: rows_cols.1,
+                    },
+                });
+                continue;
+            }
+        }
         match outputs::assemble(&request, &extents, &tiles, record.block) {
             Ok(t) => {
                 let path = dir.join(format!("{}.npy", request.file_stem()));
@@ -168,4 +287,468 @@ pub fn collect(redis: &mut Redis, run: &str, dir: &Path) -> Result<Vec<Written>,
     }
     std::fs::write(&marker, "complete\n").map_err(|e| io(&marker, &e))?;
     Ok(written)
+}
+
+/// Reads tiles `indices` of matrix `name` on a few threads (a store's
+/// latency, not its bandwidth, bounds one reader); tiles not in the store
+/// are left out.
+fn fetch_tiles(
+    store: &ObjectStoreTiles,
+    name: &str,
+    indices: &[Vec<i64>],
+) -> Result<Fetched, ClusterError> {
+    if indices.is_empty() {
+        return Ok(Vec::new());
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 8)
+        .min(indices.len());
+    let chunk = indices.len().div_ceil(threads).max(1);
+    let parts: Vec<Result<Fetched, ClusterError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = indices
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut got = Vec::new();
+                    for idx in part {
+                        match store.get(name, idx) {
+                            Ok(Some(t)) => got.push((idx.clone(), t)),
+                            Ok(None) => {}
+                            Err(source) => {
+                                return Err(ClusterError::Store {
+                                    store: store.describe(),
+                                    source: Box::new(source),
+                                })
+                            }
+                        }
+                    }
+                    Ok(got)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(ClusterError::Refused(
+                        "a thread reading the output tiles panicked".into(),
+                    ))
+                })
+            })
+            .collect()
+    });
+    let mut all = Vec::with_capacity(indices.len());
+    for part in parts {
+        all.extend(part?);
+    }
+    Ok(all)
+}
+
+/// Fetches a run's output tiles while it runs (`lpkc run --redis
+/// --output-dir`), so that only the last ones are left to read when it
+/// ends: every 20 ms, when the run's done count moved, it asks Redis which
+/// writers of the output tiles not fetched yet are in the run's done set,
+/// and reads those tiles. A task is in the done set only after its outputs
+/// were written (each a single atomic put) and its done marker after them,
+/// and a task that runs again writes the same bits, so a tile read then is
+/// the tile `collect` reads at the end. It only ever saves work: a tile it
+/// did not get (an error, no single writer, not done yet) is read by
+/// [`collect_with`] as [`collect`] reads it.
+pub struct Collector {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<Early>>,
+}
+
+impl Collector {
+    /// Starts fetching run `run`'s output tiles on a thread of its own,
+    /// with its own connection to the Redis at `url`.
+    pub fn start(url: &str, run: &str, dir: &Path) -> Collector {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (url, run, flag) = (url.to_string(), run.to_string(), stop.clone());
+        let dir = dir.to_path_buf();
+        let handle = std::thread::Builder::new()
+            .name("lpk-collector".into())
+            .spawn(move || {
+                let mut early = Early::new();
+                // Errors only end (setting up) or pause (Redis) the early
+                // fetching: `collect_with` reads what is missing, and
+                // reports the errors it meets.
+                let _ = fetch_early(&url, &run, &dir, &flag, &mut early);
+                early
+            })
+            .ok();
+        Collector { stop, handle }
+    }
+
+    /// Stops fetching (after the batch being read, if any) and returns
+    /// what it learnt so far, for [`collect_with`].
+    pub fn finish(mut self) -> Early {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The loop of a [`Collector`]: fetches into `early` until `stop` or
+/// every output tile with a writer is there.
+fn fetch_early(
+    url: &str,
+    run: &str,
+    dir: &Path,
+    stop: &AtomicBool,
+    early: &mut Early,
+) -> Result<(), ClusterError> {
+    let mut redis = Redis::open(url)?;
+    let record = RunRecord::read(&mut redis, run)?;
+    if record.kernels == Kernels::Noop {
+        return Ok(());
+    }
+    let program = record.load_program()?;
+    let inst = program
+        .bind_values(record.params.clone())
+        .map_err(|source| ClusterError::Bind {
+            run: run.to_string(),
+            source: Box::new(source),
+        })?;
+    let store = open_run_store(&record.store, run)?;
+    let keys = Keys::new(run);
+    // Each output tile with one writer: (writer's id, matrix, index).
+    let mut pending: Vec<(String, usize, Vec<i64>)> = Vec::new();
+    {
+        let mut engine = Engine::new(&inst);
+        for ((m, decl), id) in program.matrices.iter().enumerate().zip(0u32..) {
+            if decl.role != Role::Output {
+                continue;
+            }
+            let extents = inst.extents.get(m).cloned().unwrap_or_default();
+            let mut indices: Vec<Vec<i64>> = Vec::new();
+            grid(&extents, &mut |idx| indices.push(idx.to_vec()));
+            for index in indices {
+                let tile = TileRef {
+                    matrix: MatrixId(id),
+                    index,
+                };
+                match engine.writer(&tile).as_deref() {
+                    Ok([task]) => pending.push((task_id(task), m, tile.index)),
+                    Ok([]) => {
+                        early.absent.insert((m, tile.index));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let mut last_done: Option<u64> = None;
+    while !pending.is_empty() && !stop.load(Ordering::Relaxed) {
+        // Redis going away (restarted, being resumed) only pauses this.
+        let Ok(done) = redis.query::<Option<u64>>(
+            redis::cmd("HGET").arg(keys.meta()).arg("done"),
+            "reading the run's done count",
+        ) else {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        };
+        if done.is_some() && done != last_done {
+            last_done = done;
+            // Which writers are done, a thousand at a time.
+            let mut ready: Vec<(usize, Vec<i64>)> = Vec::new();
+            let mut still = Vec::with_capacity(pending.len());
+            for part in pending.chunks(1000) {
+                let mut cmd = redis::cmd("SMISMEMBER");
+                cmd.arg(keys.done());
+                for (task, _, _) in part {
+                    cmd.arg(task);
+                }
+                let Ok(flags) = redis.query::<Vec<i64>>(&cmd, "asking which tasks are done") else {
+                    // Asked again at the next look.
+                    still.extend_from_slice(part);
+                    last_done = None;
+                    continue;
+                };
+                for (p, flag) in part.iter().zip(flags) {
+                    if flag == 1 {
+                        ready.push((p.1, p.2.clone()));
+                    } else {
+                        still.push(p.clone());
+                    }
+                }
+            }
+            pending = still;
+            let mut by_matrix: BTreeMap<usize, Vec<Vec<i64>>> = BTreeMap::new();
+            for (m, idx) in ready {
+                by_matrix.entry(m).or_default().push(idx);
+            }
+            for (m, indices) in by_matrix {
+                let Some(decl) = program.matrices.get(m) else {
+                    continue;
+                };
+                let name = &decl.name;
+                // A tile not read here (a store error) is read at the end.
+                for (idx, t) in fetch_tiles(&store, name, &indices).unwrap_or_default() {
+                    early.tiles.insert((m, idx), t);
+                }
+                if std::fs::create_dir_all(dir).is_ok() {
+                    let extents = inst.extents.get(m).cloned().unwrap_or_default();
+                    let stem = OutputRequest::whole(name).file_stem();
+                    let path = dir.join(format!("{stem}.npy"));
+                    place(early, m, &extents, record.block, &path);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+/// Writes the tiles of output `m` fetched so far into its `.npy` in
+/// place, on the layout they give (the file is started again if a tile
+/// changed it; given up if they have none).
+fn place(early: &mut Early, m: usize, extents: &[i64], block: usize, path: &Path) {
+    let Some((tr, tc)) = grid_2d(extents) else {
+        return;
+    };
+    let mine = early
+        .tiles
+        .iter()
+        .filter(|((mm, _), _)| *mm == m)
+        .map(|((_, idx), t)| (idx.as_slice(), &**t));
+    let Some(guess) = layout(tr, tc, mine, block) else {
+        early.files.remove(&m);
+        return;
+    };
+    if early.files.get(&m).is_none_or(|f| f.layout != guess) {
+        early.files.remove(&m);
+        let Ok(writer) = NpyBlockWriter::create(path, guess.rows(), guess.cols()) else {
+            return;
+        };
+        early.files.insert(
+            m,
+            InPlace {
+                writer,
+                layout: guess,
+                written: HashSet::new(),
+            },
+        );
+    }
+    let Some(file) = early.files.get_mut(&m) else {
+        return;
+    };
+    let mut ok = true;
+    for ((mm, idx), t) in &early.tiles {
+        if *mm == m && !file.written.contains(idx) {
+            if write_tile(file, idx, t).is_err() {
+                ok = false;
+                break;
+            }
+            file.written.insert(idx.clone());
+        }
+    }
+    // Off the critical path: less for the final sync to do.
+    if !ok || file.writer.sync_data().is_err() {
+        early.files.remove(&m);
+    }
+}
+
+/// Writes tile `idx` at its place in the file's layout.
+fn write_tile(file: &InPlace, idx: &[i64], t: &Tile) -> Result<(), npy::NpyError> {
+    let i = usize::try_from(idx.first().copied().unwrap_or(0)).unwrap_or(usize::MAX);
+    let j = usize::try_from(idx.get(1).copied().unwrap_or(0)).unwrap_or(usize::MAX);
+    let (r0, c0) = if i < file.layout.heights.len() && j < file.layout.widths.len() {
+        file.layout.at(i, j)
+    } else {
+        (usize::MAX, usize::MAX)
+    };
+    // Out of the array: write_block refuses it.
+    file.writer.write_block(r0, c0, t)
+}
+
+/// Completes a file written in place with the tiles it lacks, if all the
+/// tiles (`tiles`) have the layout it was written on; then syncs it and
+/// gives it its name. `None`: the caller assembles the tiles instead (the
+/// file is removed).
+fn finish_in_place(
+    mut file: InPlace,
+    extents: &[i64],
+    tiles: &BTreeMap<Vec<i64>, Arc<Tile>>,
+    block: usize,
+    path: &Path,
+) -> Option<(usize, usize)> {
+    let (tr, tc) = grid_2d(extents)?;
+    let all = layout(
+        tr,
+        tc,
+        tiles.iter().map(|(i, t)| (i.as_slice(), &**t)),
+        block,
+    )?;
+    if all != file.layout || file.writer.path() != path {
+        return None;
+    }
+    for (idx, t) in tiles {
+        if !file.written.contains(idx) {
+            write_tile(&file, idx, t).ok()?;
+            file.written.insert(idx.clone());
+        }
+    }
+    let shape = file.writer.shape();
+    file.writer.finish().ok()?;
+    Some(shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory of this test's own, removed when dropped (the crate
+    /// has no `tempfile` among its dependencies).
+    struct Scratch(std::path::PathBuf);
+    impl Scratch {
+        fn new() -> Scratch {
+            static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let p = std::env::temp_dir().join(format!(
+                "lpk-collect-test-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+            std::fs::create_dir_all(&p).expect("a scratch directory");
+            Scratch(p)
+        }
+        fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn tile(r: usize, c: usize, seed: f64) -> Arc<Tile> {
+        Arc::new(Tile::from_fn(r, c, |i, j| {
+            seed + (i * 1000 + j) as f64 * 0.25
+        }))
+    }
+
+    /// Writes `tiles` of a `tr` × `tc` grid in place, in the order and
+    /// batches given (as a collector fetches them while the run goes on),
+    /// then as `collect` would assemble them; the two files must be the
+    /// same bytes, or the in-place file must have been given up.
+    fn same_as_assembled(
+        tr: i64,
+        tc: i64,
+        block: usize,
+        batches: &[Vec<(Vec<i64>, Arc<Tile>)>],
+    ) -> bool {
+        let tmp = Scratch::new();
+        let extents = vec![tr, tc];
+        let in_place = tmp.path().join("in-place.npy");
+        let mut early = Early::new();
+        let mut all: BTreeMap<Vec<i64>, Arc<Tile>> = BTreeMap::new();
+        for batch in batches {
+            for (idx, t) in batch {
+                early.tiles.insert((0, idx.clone()), t.clone());
+                all.insert(idx.clone(), t.clone());
+            }
+            place(&mut early, 0, &extents, block, &in_place);
+        }
+        let kept = early
+            .files
+            .remove(&0)
+            .and_then(|f| finish_in_place(f, &extents, &all, block, &in_place));
+        let request = OutputRequest::whole("M");
+        let assembled = outputs::assemble(&request, &extents, &all, block).expect("a grid");
+        let reference = tmp.path().join("assembled.npy");
+        npy::write_file(&reference, &assembled).expect("write");
+        match kept {
+            Some(shape) => {
+                assert_eq!(shape, (assembled.nrows(), assembled.ncols()));
+                assert_eq!(
+                    std::fs::read(&in_place).expect("in place"),
+                    std::fs::read(&reference).expect("assembled"),
+                    "the file written in place differs from the assembled one"
+                );
+                true
+            }
+            None => {
+                assert!(!in_place.exists(), "a given-up file was left behind");
+                false
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_written_in_place_is_the_assembled_file() {
+        // Cholesky-like: the lower triangle of 3 x 3 tiles, the last row
+        // and column shorter, fetched column by column.
+        let cols: Vec<Vec<(Vec<i64>, Arc<Tile>)>> = (0..3)
+            .map(|j: i64| {
+                (j..3)
+                    .map(|i: i64| {
+                        let h = if i == 2 { 3 } else { 4 };
+                        let w = if j == 2 { 3 } else { 4 };
+                        (vec![i, j], tile(h, w, (i * 10 + j) as f64))
+                    })
+                    .collect()
+            })
+            .collect();
+        // The last column's width is guessed wrong until its tile comes:
+        // the file is started again, or given up; never wrong.
+        same_as_assembled(3, 3, 4, &cols);
+        // Uniform tiles, one at a time, last first.
+        let mut one: Vec<Vec<(Vec<i64>, Arc<Tile>)>> = Vec::new();
+        for i in (0..2i64).rev() {
+            for j in (0..3i64).rev() {
+                one.push(vec![(vec![i, j], tile(2, 5, (i + j) as f64))]);
+            }
+        }
+        assert!(
+            same_as_assembled(2, 3, 5, &one),
+            "uniform tiles are written in place"
+        );
+        // The whole first batch, then nothing more.
+        let cols_in_one: Vec<(Vec<i64>, Arc<Tile>)> = cols.concat();
+        assert!(same_as_assembled(3, 3, 4, &[cols_in_one]));
+        // Tiles that disagree: no file, and assembling refuses them too.
+        let bad = [vec![
+            (vec![0, 0], tile(2, 2, 0.0)),
+            (vec![0, 1], tile(3, 2, 1.0)),
+        ]];
+        let tmp = Scratch::new();
+        let mut early = Early::new();
+        for (idx, t) in &bad[0] {
+            early.tiles.insert((0, idx.clone()), t.clone());
+        }
+        place(&mut early, 0, &[1, 2], 2, &tmp.path().join("bad.npy"));
+        assert!(early.files.is_empty());
+    }
+
+    #[test]
+    fn the_layout_is_the_one_assembling_gives() {
+        let t = tile(3, 2, 0.0);
+        let u = tile(4, 2, 0.0);
+        let l = layout(2, 2, [(&[0i64, 0][..], &*t)].into_iter(), 7).expect("a layout");
+        assert_eq!(l.heights, vec![3, 3]);
+        assert_eq!(l.widths, vec![2, 2]);
+        let l = layout(
+            3,
+            1,
+            [(&[0i64, 0][..], &*t), (&[1i64, 0][..], &*u)].into_iter(),
+            7,
+        )
+        .expect("a layout");
+        assert_eq!(l.heights, vec![3, 4, 7], "rows seen disagree: the block");
+        assert_eq!(l.at(2, 0), (7, 0));
+        assert!(layout(1, 1, [(&[1i64, 0][..], &*t)].into_iter(), 7).is_none());
+    }
 }

@@ -217,6 +217,12 @@ fn distributed(
         quiet,
     )?;
     let submitted_at = started.elapsed();
+    // The output tiles are fetched while the run goes on, so that only the
+    // last ones are left to read when it ends.
+    let collector = args
+        .output_dir
+        .as_ref()
+        .map(|dir| cluster::collect::Collector::start(redis_url, &submitted.run, dir));
     let mut probe = crate::cluster::open(redis_url)?;
     let queue = cluster::protocol::Keys::new(&submitted.run).queue();
     let record = crate::cluster::wait(
@@ -261,8 +267,9 @@ fn distributed(
         let why = record.error.map(|(_, m)| m).unwrap_or_default();
         return Err(fail(&format!("run {} failed: {why}", record.id)));
     }
+    let early = collector.map(|c| c.finish()).unwrap_or_default();
     let written = match &args.output_dir {
-        Some(dir) => cluster::collect::collect(&mut redis, &submitted.run, dir)
+        Some(dir) => cluster::collect::collect_with(&mut redis, &submitted.run, dir, early)
             .map_err(crate::cluster::error)?,
         None => Vec::new(),
     };

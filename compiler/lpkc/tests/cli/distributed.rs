@@ -1199,3 +1199,104 @@ fn provision_starts_workers_with_the_given_command_until_the_runs_are_done() {
     collect(&redis, &store, &run, &dist);
     assert_same_outputs(&emb, &dist);
 }
+
+/// `lpkc run --redis --output-dir` fetches the output tiles while the run
+/// goes on; here two more workers (outside it, on the same Redis) take
+/// part and are killed with SIGKILL and replaced while it runs, so tiles
+/// are written, written again by a task run a second time, and read by
+/// the collector as their writers complete. Its `.npy` must be
+/// byte-identical to the embedded run's and to `lpkc collect`'s.
+fn run_collecting_under_kills(db: u32, file: &Path, args: &[&str]) {
+    let redis = redis_db(db);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let emb = tmp.path().join("embedded");
+    embedded(file, args, &emb);
+    let mut pool = Workers::new(&redis, &store, &["--lease", "1", "--idle", "60"]);
+    pool.spawn();
+    pool.spawn();
+    let dist = tmp.path().join("distributed");
+    let run_cmd = lpkc()
+        .arg("run")
+        .arg(file)
+        .args(args)
+        .args([
+            "--redis",
+            &redis,
+            "--store",
+            &store.url(),
+            "--workers",
+            "1",
+            "--lease",
+            "1",
+            "--no-progress",
+            "--format",
+            "json",
+        ])
+        .arg("--output-dir")
+        .arg(&dist)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start lpkc run --redis");
+    let mut rng = Rng::new();
+    let started = Instant::now();
+    let mut kills = 0;
+    let mut child = run_cmd;
+    // At most six kills, so that no task's lease expires past the run's
+    // limit (`lpkc run` submits with --max-expiries 3).
+    while child.try_wait().expect("poll lpkc run").is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "lpkc run --redis not done after 300 s"
+        );
+        std::thread::sleep(Duration::from_millis(150 + rng.below(300)));
+        if kills < 6 && child.try_wait().expect("poll lpkc run").is_none() {
+            let k = rng.below(pool.children.len() as u64) as usize;
+            pool.kill_and_replace(k);
+            kills += 1;
+        }
+    }
+    let out = child.wait_with_output().expect("lpkc run's output");
+    drop(pool);
+    let v: Value = serde_json::from_str(&ok(&out, "lpkc run --redis")).expect("JSON");
+    eprintln!(
+        "{} done in {:.1} s with {kills} kills",
+        file.display(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        kills >= 2,
+        "only {kills} kills struck: the run was too short"
+    );
+    assert_same_outputs(&emb, &dist);
+    let run = v["run"].as_str().expect("a run id");
+    let again = tmp.path().join("collected");
+    collect(&redis, &store, run, &again);
+    assert_same_outputs(&emb, &again);
+}
+
+#[test]
+fn cholesky_run_collects_during_the_run_while_workers_are_killed() {
+    run_collecting_under_kills(
+        13,
+        &example("cholesky.lpk"),
+        &["--block", "256", "--input", "A=spd:4096"],
+    );
+}
+
+#[test]
+fn gemm_tree_run_collects_during_the_run_while_workers_are_killed() {
+    run_collecting_under_kills(
+        14,
+        &example("gemm_tree.lpk"),
+        &[
+            "--block",
+            "256",
+            "--input",
+            "A=random:3072x3072",
+            "--input",
+            "B=random:3072x3072",
+        ],
+    );
+}
