@@ -12,6 +12,8 @@
 //!   twice the lease before going on, so another worker takes the task
 //!   over while this one still holds it; both then complete it.
 
+use model::rng::SplitMix64;
+
 /// Fault probabilities per task.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Faults {
@@ -62,10 +64,10 @@ impl Faults {
     }
 }
 
-/// A small pseudo-random generator for fault draws (SplitMix64), seeded
-/// per worker process.
+/// The fault draws of one worker process ([`SplitMix64`], seeded per
+/// process).
 #[derive(Debug)]
-pub struct Dice(u64);
+pub struct Dice(SplitMix64);
 
 impl Dice {
     /// A generator seeded from the clock and the process id.
@@ -74,22 +76,17 @@ impl Dice {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0);
-        Dice(t ^ (u64::from(std::process::id()) << 32))
+        Dice(SplitMix64::new(t ^ (u64::from(std::process::id()) << 32)))
     }
 
     /// A generator with a fixed seed.
     pub fn seeded(seed: u64) -> Dice {
-        Dice(seed)
+        Dice(SplitMix64::new(seed))
     }
 
     /// A uniform draw in [0, 1).
     pub fn next_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
+        self.0.unit()
     }
 
     /// True with probability `p`.

@@ -203,23 +203,12 @@ pub fn resume(
         }
     }
     // Roots not finished.
-    let mut failure = None;
-    inst.for_each_task(&mut |t| {
-        if !done.contains(t) {
-            match engine.has_parent(t) {
-                Ok(true) => {}
-                Ok(false) => ready.push(t.clone()),
-                Err(e) => {
-                    failure = Some(e);
-                    return ControlFlow::Break(());
-                }
-            }
+    engine.for_each_task_rooted(&mut |t, root| {
+        if root && !done.contains(t) {
+            ready.push(t.clone());
         }
         ControlFlow::Continue(())
     })?;
-    if let Some(e) = failure {
-        return Err(e.into());
-    }
     ready.sort_by(|a, b| program.sequential_cmp(a, b));
 
     // Dead tiles: each intermediate tile a finished task read counts its

@@ -220,21 +220,12 @@ pub fn submit(
     // The roots, in sequential order.
     let mut engine = Engine::new(inst);
     let mut roots: Vec<String> = Vec::new();
-    let mut failure = None;
-    inst.for_each_task(&mut |t| match engine.has_parent(t) {
-        Ok(true) => ControlFlow::Continue(()),
-        Ok(false) => {
+    engine.for_each_task_rooted(&mut |t, root| {
+        if root {
             roots.push(task_id(t));
-            ControlFlow::Continue(())
         }
-        Err(e) => {
-            failure = Some(e);
-            ControlFlow::Break(())
-        }
+        ControlFlow::Continue(())
     })?;
-    if let Some(e) = failure {
-        return Err(e.into());
-    }
 
     let record = RunRecord {
         id: run.clone(),
