@@ -391,7 +391,7 @@ pub struct Report {
     /// Nodes of the coarsened graph, and the tiles' index shift (`locality`).
     pub partition: Option<(usize, u32)>,
     /// The peak of live tile bytes (results not yet read by all their
-    /// readers, and outputs), with a fresh-memory cost in the model.
+    /// readers), with a fresh-memory cost in the model.
     pub peak_live_bytes: Option<u64>,
     /// Executions slowed down as stragglers.
     pub stragglers: u64,
@@ -1576,10 +1576,11 @@ impl Sim<'_, '_> {
                 continue;
             }
             let b = bytes.get(i).copied().unwrap_or(0);
-            let output = self.inst.program.matrices[t.matrix.index()].role == MatrixRole::Output;
-            let readers = self.engine.readers(&t)?.len();
-            // An output is kept to the end; a tile nobody reads dies at once.
-            let left = if output { u32::MAX } else { readers as u32 };
+            // A tile lives until its last reader ran; outputs too (the
+            // executor hands them to the sink, which writes them to their
+            // file in place and keeps none), so one nobody reads dies at
+            // once.
+            let left = u32::try_from(self.engine.readers(&t)?.len()).unwrap_or(u32::MAX);
             if left > 0 {
                 self.live_tiles.insert(t, (left, b));
                 self.live_bytes += b;
@@ -1602,13 +1603,11 @@ impl Sim<'_, '_> {
                 continue;
             }
             if let Some((left, b)) = self.live_tiles.get_mut(t) {
-                if *left != u32::MAX {
-                    *left -= 1;
-                    if *left == 0 {
-                        let b = *b;
-                        self.live_tiles.remove(t);
-                        self.live_bytes -= b;
-                    }
+                *left -= 1;
+                if *left == 0 {
+                    let b = *b;
+                    self.live_tiles.remove(t);
+                    self.live_bytes -= b;
                 }
             }
         }

@@ -672,26 +672,24 @@ fn every_read_of_an_input_tile_pays_the_cut() {
 
 /// With a fresh-memory cost, the tasks together pay exactly the peak of
 /// live tile bytes at that rate (each byte of the peak first touched once),
-/// whatever the workers and the policy; the peak holds every output tile
-/// and never exceeds the bytes written.
+/// whatever the workers and the policy; the peak is above 0 exactly when
+/// some written tile has a reader, and never exceeds the bytes written.
 #[test]
 fn fresh_memory_is_paid_once_up_to_the_peak() {
     for (file, sets) in cases() {
         let p = program(file);
         for params in sets {
             let inst = bind(&p, &params);
-            let outputs: u64 = {
+            let read_results = {
                 let (dag, _) = model::dag::expand(&inst, 1_000_000).expect("expands");
-                let engine = model::query::Engine::new(&inst);
-                let mut tiles = std::collections::BTreeSet::new();
+                let mut engine = model::query::Engine::new(&inst);
+                let mut any = false;
                 for t in &dag.tasks {
                     for w in engine.writes(t).expect("writes") {
-                        if p.matrices[w.matrix.index()].role == model::program::Role::Output {
-                            tiles.insert(format!("{w:?}"));
-                        }
+                        any |= !engine.readers(&w).expect("readers").is_empty();
                     }
                 }
-                tiles.len() as u64
+                any
             };
             for workers in [1, 3] {
                 for policy in Policy::ALL {
@@ -714,12 +712,7 @@ fn fresh_memory_is_paid_once_up_to_the_peak() {
                         "{file}: peak {peak} > written {}",
                         r.written_bytes
                     );
-                    // Every output tile is B x B = 64 x 64 f64 or smaller
-                    // (shape models); at least one byte each.
-                    assert!(
-                        peak >= outputs,
-                        "{file}: peak {peak} below {outputs} output tiles"
-                    );
+                    assert_eq!(peak > 0, read_results, "{file} {params:?}: peak {peak}");
                     if workers == 1 {
                         assert!(close(r.makespan_s, r.work_s + peak as f64 / 1e6));
                         if file.starts_with("gemm_tree") {
