@@ -207,13 +207,13 @@ impl System {
         }
         self.seen.push(key);
         if let Term::Atom(_, a) = key {
-            if !self.atom_slots.contains_key(&a) {
+            self.atom_slots.entry(a).or_insert_with(|| {
                 let mut slots = Vec::new();
                 pool.slots_of(a, &mut slots);
                 slots.sort_unstable();
                 slots.dedup();
-                self.atom_slots.insert(a, slots);
-            }
+                slots
+            });
         }
         let me = Affine::term(key);
         let Some(node) = pool.get(e).copied() else {
