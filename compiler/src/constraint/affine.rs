@@ -338,14 +338,14 @@ impl Affine {
 
 /// The static type of a pool expression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum NumTy {
+pub(crate) enum NumTy {
     Int,
     Real,
     Bool,
 }
 
 /// The static type of a node (pool expressions come from typed programs).
-fn type_of(pool: &ExprPool, r: ExprRef) -> NumTy {
+pub(crate) fn type_of(pool: &ExprPool, r: ExprRef) -> NumTy {
     let join = |a: NumTy, b: NumTy| {
         if a == NumTy::Real || b == NumTy::Real {
             NumTy::Real

@@ -61,6 +61,17 @@ pub(crate) struct System {
     mono: BTreeMap<Term, (Mono, Affine)>,
     /// What holds for the values of non-affine terms.
     facts: Vec<Constraint>,
+    /// Facts that are disjunctions (`min(a, b)` is `a` or `b`), each
+    /// satisfiable by some value of its term whatever its arguments (so
+    /// they hold even for a term that is not evaluated); never translated.
+    fact_disj: Vec<Dnf>,
+    /// The slots each non-affine term of loop variables mentions, for
+    /// congruence: one expression on both sides with equal slots has one
+    /// value.
+    atom_slots: BTreeMap<ExprRef, Vec<u32>>,
+    /// Whether the last `feasible` answered "may be feasible" because it
+    /// reached [`MAX_COMBINATIONS`] (for reporting why a proof stopped).
+    gave_up: std::cell::Cell<bool>,
 }
 
 /// `a - b - k >= 0`.
@@ -73,6 +84,17 @@ impl System {
     /// An empty system (no constraint: feasible).
     pub(crate) fn new() -> System {
         System::default()
+    }
+
+    /// The non-affine terms the system holds as unknowns of their own (in
+    /// the order their facts were added): what a feasible question could
+    /// not see through, for reporting why a proof stopped.
+    pub(crate) fn atoms(&self) -> Vec<Term> {
+        self.seen
+            .iter()
+            .copied()
+            .filter(|t| matches!(t, Term::Atom(..) | Term::Known(_)))
+            .collect()
     }
 
     /// Adds `a == b`.
@@ -148,6 +170,29 @@ impl System {
         }
     }
 
+    /// Adds `a == b` as a definition of fresh auxiliaries (a fact: it is
+    /// satisfiable whatever the other unknowns are, and never translated).
+    pub(crate) fn define_eq(&mut self, a: &Affine, b: &Affine) {
+        self.fact_eq(a, b);
+    }
+
+    /// Adds `a >= b + k` as a definition (see [`System::define_eq`]).
+    pub(crate) fn define_ge(&mut self, a: &Affine, b: &Affine, k: i64) {
+        self.fact_ge(a, b, k);
+    }
+
+    /// Adds a disjunctive fact.
+    fn fact_any(&mut self, alternatives: Vec<Option<Constraint>>) {
+        // An alternative that cannot be expressed leaves the fact out.
+        let alts: Option<Dnf> = alternatives
+            .into_iter()
+            .map(|c| c.map(|c| vec![c]))
+            .collect();
+        if let Some(alts) = alts {
+            self.fact_disj.push(alts);
+        }
+    }
+
     /// Adds the fact `a == b`.
     fn fact_eq(&mut self, a: &Affine, b: &Affine) {
         if let Some(f) = a.plus(b, -1) {
@@ -161,6 +206,15 @@ impl System {
             return;
         }
         self.seen.push(key);
+        if let Term::Atom(_, a) = key {
+            self.atom_slots.entry(a).or_insert_with(|| {
+                let mut slots = Vec::new();
+                pool.slots_of(a, &mut slots);
+                slots.sort_unstable();
+                slots.dedup();
+                slots
+            });
+        }
         let me = Affine::term(key);
         let Some(node) = pool.get(e).copied() else {
             return;
@@ -211,6 +265,7 @@ impl System {
                 }
             }
             Node::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
+                let mut args = Vec::new();
                 for arg in [a, b] {
                     if let Some(x) = self.form(pool, side, arg) {
                         if op == BinOp::Min {
@@ -218,12 +273,34 @@ impl System {
                         } else {
                             self.fact_ge(&me, &x, 0);
                         }
+                        args.push(x);
                     }
+                }
+                // And it is one of them (the case split of min and max).
+                if let [x, y] = args.as_slice() {
+                    let is = |x: &Affine| me.plus(x, -1).map(Constraint::Eq);
+                    self.fact_any(vec![is(x), is(y)]);
                 }
             }
             Node::Call(f @ (Func::CeilLog2 | Func::FloorLog2), a) => {
                 self.fact_ge(&me, &Affine::constant(0), 0);
                 if let Some(x) = self.form(pool, side, a) {
+                    // Where it is defined (x >= 1): log <= x - 1, and
+                    // log >= 1 once x >= 2; ceil(log2(x)) <= (x + 1) / 2.
+                    // Each alternative set holds for log = 0 when x <= 0,
+                    // so the facts hold whether the term is evaluated or
+                    // not.
+                    let one = Affine::constant(1);
+                    let x_le = |k: i64| ge_diff(&Affine::constant(k), &x, 0);
+                    self.fact_any(vec![x_le(0), ge_diff(&x, &me, 1)]);
+                    self.fact_any(vec![x_le(1), ge_diff(&me, &one, 0)]);
+                    if f == Func::CeilLog2 {
+                        let two_me = Affine::default().plus(&me, 2);
+                        let x1 = x.plus(&one, 1);
+                        if let (Some(t), Some(x1)) = (two_me, x1) {
+                            self.fact_any(vec![x_le(0), ge_diff(&x1, &t, 0)]);
+                        }
+                    }
                     let m = if f == Func::CeilLog2 {
                         Mono::CeilLog(2)
                     } else {
@@ -409,6 +486,13 @@ impl System {
         };
         self.conj.extend(other.conj.iter().map(rename_c));
         self.facts.extend(other.facts.iter().map(rename_c));
+        for d in &other.fact_disj {
+            self.fact_disj.push(
+                d.iter()
+                    .map(|alt| alt.iter().map(rename_c).collect())
+                    .collect(),
+            );
+        }
         for d in &other.disj {
             self.disj.push(
                 d.iter()
@@ -418,6 +502,9 @@ impl System {
         }
         for (k, (m, x)) in &other.mono {
             self.mono.entry(*k).or_insert_with(|| (*m, rename(x)));
+        }
+        for (k, v) in &other.atom_slots {
+            self.atom_slots.entry(*k).or_insert_with(|| v.clone());
         }
         for k in &other.seen {
             if !self.seen.contains(k) {
@@ -439,8 +526,8 @@ impl System {
 
     /// A constraint with its monotone atom compared to a constant replaced
     /// by the exact threshold on the atom's argument (`ceil(log2(x)) >= 3`
-    /// becomes `x >= 5`): a conjunction, `None` when it cannot hold, empty
-    /// when it always holds. A comparison that holds was evaluated, so the
+    /// becomes `x >= 5`, kept with the comparison itself): a conjunction,
+    /// `None` when it cannot hold, empty when it always holds. A comparison that holds was evaluated, so the
     /// argument is in the atom's domain there.
     fn translate(&self, c: &Constraint) -> Option<Vec<Constraint>> {
         let (form, is_eq) = match c {
@@ -517,6 +604,13 @@ impl System {
                 None => return keep(),
             }
         }
+        // The comparison itself holds too: keeping it ties the term to
+        // the other constraints that mention it (`i - 2 >= L` on one side
+        // of a question, `L >= c - 1` translated on the other). One that
+        // always holds stays empty.
+        if !out.is_empty() {
+            out.push(c.clone());
+        }
         Some(out)
     }
 
@@ -545,6 +639,7 @@ impl System {
     /// [`MAX_COMBINATIONS`] solver calls the answer is "may be feasible",
     /// which is always safe.
     pub(crate) fn feasible(&self) -> bool {
+        self.gave_up.set(false);
         let Some(mut base) = self.translate_all(&self.conj) else {
             return false;
         };
@@ -574,6 +669,9 @@ impl System {
                 disj.push(alts);
             }
         }
+        // Disjunctive facts, untranslated.
+        disj.extend(self.fact_disj.iter().cloned());
+        disj.extend(self.congruences());
         let mut calls = 0usize;
         // Unit propagation.
         loop {
@@ -587,6 +685,7 @@ impl System {
                 for alt in d.drain(..) {
                     calls += 1;
                     if calls > MAX_COMBINATIONS {
+                        self.gave_up.set(true);
                         return true;
                     }
                     let all: Vec<&Constraint> = base.iter().chain(&alt).collect();
@@ -614,7 +713,43 @@ impl System {
         disj.sort_by_key(|d| d.len());
         let refs: Vec<&Dnf> = disj.iter().collect();
         let base: Vec<&Constraint> = base.iter().collect();
-        search(&base, &refs, &mut calls)
+        let feasible = search(&base, &refs, &mut calls);
+        self.gave_up.set(calls > MAX_COMBINATIONS);
+        feasible
+    }
+
+    /// Congruence of the terms on both sides: `e` on side 0 equals `e` on
+    /// side 1, or some slot of `e` differs between the sides (a function
+    /// of equal arguments has one value; parameters are shared).
+    fn congruences(&self) -> Vec<Dnf> {
+        let mut out = Vec::new();
+        for (&e, slots) in &self.atom_slots {
+            let (a, b) = (Term::Atom(Side::First, e), Term::Atom(Side::Second, e));
+            if !self.seen.contains(&a) || !self.seen.contains(&b) {
+                continue;
+            }
+            let Some(same) = Affine::term(a).plus(&Affine::term(b), -1) else {
+                continue;
+            };
+            let mut alts: Dnf = vec![vec![Constraint::Eq(same)]];
+            for &s in slots {
+                let (x, y) = (
+                    Affine::term(Term::Slot(Side::First, s)),
+                    Affine::term(Term::Slot(Side::Second, s)),
+                );
+                if let (Some(lt), Some(gt)) = (ge_diff(&y, &x, 1), ge_diff(&x, &y, 1)) {
+                    alts.push(vec![lt]);
+                    alts.push(vec![gt]);
+                }
+            }
+            out.push(alts);
+        }
+        out
+    }
+
+    /// Whether the last [`System::feasible`] stopped at its search limit.
+    pub(crate) fn gave_up(&self) -> bool {
+        self.gave_up.get()
     }
 }
 

@@ -85,6 +85,57 @@ pub struct Analysis {
     /// Why the instance given with `-p` could not be checked, if it could
     /// not.
     pub instance_error: Option<String>,
+    /// For each error rule that is not proved, what stopped its proof.
+    pub stops: Vec<Stop>,
+}
+
+/// What stopped the proof of one rule: the first question that stayed
+/// feasible, its statements, and the atoms (non-affine terms) the solver
+/// could not see through, or a sentence (a writer map that cannot be
+/// inverted).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stop {
+    /// The rule.
+    pub kind: ErrorKind,
+    /// The statements of the question, `kernel@line`.
+    pub statements: Vec<String>,
+    /// The atoms of the question, in `.lpk` syntax, or a sentence.
+    pub atoms: Vec<String>,
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let stmts: Vec<String> = self.statements.iter().map(|s| format!("`{s}`")).collect();
+        let atoms: Vec<String> = self.atoms.iter().map(|s| format!("`{s}`")).collect();
+        write!(
+            f,
+            "{} not proved at {}: stopped by {}",
+            self.kind.code().as_str(),
+            stmts.join(" and "),
+            atoms.join(", ")
+        )
+    }
+}
+
+fn stop(p: &Program, kind: ErrorKind, b: rules::Blocked) -> Stop {
+    let statements = b
+        .stmts
+        .iter()
+        .filter_map(|&s| p.statements.get(s))
+        .map(|st| {
+            let k = p
+                .kernels
+                .get(st.kernel.index())
+                .map(|k| k.name.as_str())
+                .unwrap_or("?");
+            format!("{k}@{}", st.line)
+        })
+        .collect();
+    Stop {
+        kind,
+        statements,
+        atoms: b.atoms,
+    }
 }
 
 /// Runs every analysis on a lowered program; `given` is the instance of
@@ -103,7 +154,7 @@ pub fn analyze(p: &Program, opts: &LintOptions, given: Option<&Instance<'_>>) ->
     // E0503 and E0504 share one proof (see `rules::read_before_write`), so
     // it runs once.
     let reads = rules::read_unwritten::proved(p, &sp);
-    let proved = [
+    let results = [
         (
             ErrorKind::DoubleWrite,
             rules::single_assignment::proved(p, &sp),
@@ -112,10 +163,17 @@ pub fn analyze(p: &Program, opts: &LintOptions, given: Option<&Instance<'_>>) ->
             ErrorKind::WriteToInput,
             rules::write_to_input::proved(p, &sp),
         ),
-        (ErrorKind::ReadUnwritten, reads),
+        (ErrorKind::ReadUnwritten, reads.clone()),
         (ErrorKind::ReadBeforeWrite, reads),
         (ErrorKind::OutOfBounds, rules::out_of_bounds::proved(p, &sp)),
     ];
+    let mut proved = Vec::with_capacity(results.len());
+    for (k, r) in results {
+        proved.push((k, r.is_ok()));
+        if let Err(b) = r {
+            a.stops.push(stop(p, k, b));
+        }
+    }
     let is_proved = |k: ErrorKind| proved.iter().any(|&(x, ok)| x == k && ok);
     let never = rules::never_runs::never_runs(&sp);
     let all_proved = ErrorKind::ALL.iter().all(|&k| is_proved(k));

@@ -19,7 +19,7 @@
 //! negative exponent) is bounded on the values where it succeeds, since a
 //! failing evaluation runs no task.
 
-use crate::constraint::affine::Side;
+use crate::constraint::affine::{type_of, NumTy, Side};
 use crate::constraint::system::System;
 use crate::constraint::PARAM_CEILING;
 use model::expr::{BinOp, Env, ExprPool, ExprRef, Func, Func2, Node, UnOp, Value};
@@ -116,9 +116,42 @@ impl Split {
 /// Splits every statement of the program.
 pub(crate) fn split(p: &Program) -> Split {
     let mut b = Builder::new(p.exprs.clone());
-    let mut variants = Vec::with_capacity(p.statements.len());
+    let mut variants: Vec<Vec<Variant>> = Vec::with_capacity(p.statements.len());
     for st in &p.statements {
-        variants.push(b.statement(p, st));
+        variants.push(b.statement(p, st, &[]));
+    }
+    // Statements of one loop split together: a loop some statement splits
+    // on is split in every statement inside it (when that stays within the
+    // limits), so that a question about two of them meets fixed values on
+    // both sides (a writer of level `c` against a reader of level `c + 1`
+    // is a constant mismatch, not a disjunction to search).
+    let loop_of = |st: &Statement, slot: u32| st.order.get(slot as usize).copied();
+    let mut split_loops: Vec<u32> = Vec::new();
+    for (st, vs) in p.statements.iter().zip(&variants) {
+        if let Some(v) = vs.first() {
+            split_loops.extend(v.fixed.iter().filter_map(|&(s, _)| loop_of(st, s)));
+        }
+    }
+    split_loops.sort_unstable();
+    split_loops.dedup();
+    if !split_loops.is_empty() {
+        for (st, vs) in p.statements.iter().zip(variants.iter_mut()) {
+            let Some(first) = vs.first() else {
+                continue;
+            };
+            let extra: Vec<u32> = (0..st.depth() as u32)
+                .filter(|&s| loop_of(st, s).is_some_and(|l| split_loops.contains(&l)))
+                .filter(|&s| first.fixed_value(s).is_none())
+                .collect();
+            if extra.is_empty() {
+                continue;
+            }
+            let had = first.fixed.len();
+            let joint = b.statement(p, st, &extra);
+            if joint.first().is_none_or(|v| v.fixed.len() > had) {
+                *vs = joint;
+            }
+        }
     }
     let pool = b.pool;
     let domains = variants
@@ -291,6 +324,21 @@ impl Builder {
     /// Adds a node, evaluating it when all its operands are constants
     /// (and the evaluation succeeds).
     fn fold(&mut self, n: Node) -> ExprRef {
+        // Identities that keep the type and the evaluation errors:
+        // min(a, a) = max(a, a) = a, and for an int `a`,
+        // a // 1 = a * 1 = a ** 1 = a (not a % 1 = 0: it would drop the
+        // errors of `a`, and a failing evaluation runs no task).
+        let int = |b: &Builder, a: ExprRef| type_of(&b.pool, a) == NumTy::Int;
+        let one = |b: &Builder, x: ExprRef| matches!(b.pool.get(x), Some(Node::Int(1)));
+        match n {
+            Node::Binary(BinOp::Min | BinOp::Max, a, b) if a == b => return a,
+            Node::Binary(BinOp::FloorDiv | BinOp::Pow, a, b) if one(self, b) && int(self, a) => {
+                return a
+            }
+            Node::Binary(BinOp::Mul, a, b) if one(self, b) && int(self, a) => return a,
+            Node::Binary(BinOp::Mul, a, b) if one(self, a) && int(self, b) => return b,
+            _ => {}
+        }
         let operands_constant = match n {
             Node::Unary(_, a) | Node::Call(_, a) => is_constant(self.pool.get(a)),
             Node::Binary(_, a, b) | Node::Call2(_, a, b) => {
@@ -411,13 +459,13 @@ impl Builder {
         }
     }
 
-    fn statement(&mut self, p: &Program, st: &Statement) -> Vec<Variant> {
-        let unsplit = || {
-            vec![Variant {
-                st: st.clone(),
-                fixed: Vec::new(),
-            }]
-        };
+    /// The variants of `st`, split on the slots with non-affine uses and on
+    /// `extra`.
+    fn statement(&mut self, p: &Program, st: &Statement, extra: &[u32]) -> Vec<Variant> {
+        // Unsplit: the statement with its constants folded (`min(0, 0)`,
+        // `ceil(log2(3))`, `i // 1` are no atoms).
+        let unsplit =
+            |b: &mut Builder| -> Vec<Variant> { b.variant(st, Vec::new()).into_iter().collect() };
         // Slot intervals, outermost first.
         let mut slots: Vec<Option<Iv>> = vec![None; st.depth()];
         for item in &st.domain {
@@ -453,6 +501,7 @@ impl Builder {
                 note(i, false);
             }
         }
+        wanted.extend_from_slice(extra);
         wanted.sort_unstable();
         wanted.dedup();
         let mut choices: Vec<(u32, Iv)> = Vec::new();
@@ -469,12 +518,12 @@ impl Builder {
             }
             count *= n;
             if count > MAX_VARIANTS {
-                return unsplit();
+                return unsplit(self);
             }
             choices.push((s, iv));
         }
         if choices.is_empty() {
-            return unsplit();
+            return unsplit(self);
         }
         let mut out = Vec::new();
         let mut values: Vec<i64> = choices.iter().map(|&(_, iv)| iv.lo as i64).collect();

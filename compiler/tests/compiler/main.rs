@@ -18,6 +18,7 @@ mod lint;
 mod lint_honesty;
 mod oracle;
 mod plans;
+mod proof_share;
 mod resolve;
 mod types;
 

@@ -58,3 +58,85 @@ pub(crate) fn constant_clash(pool: &ExprPool, a: &Access, b: &Access) -> bool {
             )
         })
 }
+
+/// Why a rule's proof did not close: the statements of the question that
+/// stayed feasible and what in it the solver could not see through.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Blocked {
+    /// The statements of the question (one, or a pair).
+    pub(crate) stmts: Vec<usize>,
+    /// The atoms (non-affine terms) of the question, or a sentence.
+    pub(crate) atoms: Vec<String>,
+}
+
+/// Renders an expression of statement `st`'s side (its slots named by
+/// its loop variables).
+pub(crate) fn expr_text(
+    p: &model::program::Program,
+    pool: &ExprPool,
+    st: Option<&model::program::Statement>,
+    e: model::expr::ExprRef,
+) -> String {
+    let names = |n: Node| -> String {
+        match n {
+            Node::Param(i) => p
+                .params
+                .get(i as usize)
+                .map(|x| x.name.clone())
+                .unwrap_or_else(|| format!("p{i}")),
+            Node::Slot(s) => st
+                .and_then(|st| st.vars.get(s as usize).cloned())
+                .unwrap_or_else(|| format!("v{s}")),
+            _ => String::new(),
+        }
+    };
+    let text = pool.display(e, &names).to_string();
+    text
+}
+
+/// Why a feasible question `sys` over the statements `sides` (side 0,
+/// side 1) stopped a proof: its atoms, or "affine" when it has none.
+pub(crate) fn blocked(
+    p: &model::program::Program,
+    pool: &ExprPool,
+    sys: &crate::constraint::system::System,
+    sides: &[usize],
+) -> Blocked {
+    use crate::constraint::affine::{Side, Term};
+    let st = |side: Side| {
+        sides
+            .get(side.index())
+            .or(sides.first())
+            .and_then(|&s| p.statements.get(s))
+    };
+    let mut atoms: Vec<String> = Vec::new();
+    if sys.gave_up() {
+        atoms.push("the search limit (a union of many cases)".to_string());
+    }
+    for t in sys.atoms() {
+        let text = match t {
+            Term::Atom(side, e) => expr_text(p, pool, st(side), e),
+            Term::Known(e) => expr_text(p, pool, None, e),
+            _ => continue,
+        };
+        if !atoms.contains(&text) {
+            atoms.push(text);
+        }
+    }
+    if atoms.is_empty() {
+        atoms.push("no atom (an affine question the solver found feasible)".to_string());
+    }
+    let mut stmts = sides.to_vec();
+    stmts.dedup();
+    Blocked { stmts, atoms }
+}
+
+/// A `Blocked` with a sentence instead of atoms.
+pub(crate) fn blocked_by(stmts: &[usize], why: String) -> Blocked {
+    let mut stmts = stmts.to_vec();
+    stmts.dedup();
+    Blocked {
+        stmts,
+        atoms: vec![why],
+    }
+}

@@ -6,7 +6,7 @@
 //! is at least the extent" are each an integer feasibility question over
 //! the statement's domain and the `require`s.
 
-use super::FindingText;
+use super::{blocked, blocked_by, Blocked, FindingText};
 use crate::constraint::affine::Affine;
 use crate::constraint::affine::Side;
 use crate::constraint::system::System;
@@ -29,11 +29,11 @@ pub(crate) const TEXT: FindingText = FindingText {
 /// Whether every index of every access stays inside the extents (proved
 /// when true). A split statement is asked as a whole first; only the
 /// questions it does not refute are asked again per variant.
-pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
+pub(crate) fn proved(p: &Program, sp: &Split) -> Result<(), Blocked> {
     let pool = &sp.exprs;
     for (s, st) in p.statements.iter().enumerate() {
         let Some(vs) = sp.variants.get(s) else {
-            return false;
+            return Err(blocked_by(&[s], "no variants".into()));
         };
         let whole = sp.whole(s);
         let bases: Vec<_> = (0..vs.len())
@@ -42,32 +42,34 @@ pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
         let accesses = st.writes.len() + st.reads.len();
         for a in 0..accesses {
             let pick = |st: &Statement| access(st, a).cloned();
-            let Some(acc) = pick(st) else {
-                return false;
-            };
-            let Some(m) = p.get_matrix(acc.matrix) else {
-                return false;
+            let (Some(acc), Some(m)) =
+                (pick(st), pick(st).and_then(|acc| p.get_matrix(acc.matrix)))
+            else {
+                return Err(blocked_by(&[s], "no such access".into()));
             };
             for (d, &ext) in m.extents.iter().enumerate() {
                 for above in [false, true] {
                     if let Some(w) = &whole {
-                        if !may_leave(pool, w, &acc, d, ext, above) {
+                        if may_leave(pool, w, &acc, d, ext, above).is_none() {
                             continue;
                         }
                     }
                     for (v, base) in vs.iter().zip(&bases) {
                         let Some(acc) = pick(&v.st) else {
-                            return false;
+                            return Err(blocked_by(&[s], "no such access".into()));
                         };
-                        if may_leave(pool, base, &acc, d, ext, above) {
-                            return false;
+                        if let Some(why) = may_leave(pool, base, &acc, d, ext, above) {
+                            return Err(match why {
+                                Ok(sys) => blocked(p, pool, &sys, &[s]),
+                                Err(e) => blocked_by(&[s], e),
+                            });
                         }
                     }
                 }
             }
         }
     }
-    true
+    Ok(())
 }
 
 /// Write accesses first, then reads.
@@ -80,7 +82,8 @@ fn access(st: &Statement, a: usize) -> Option<&Access> {
 }
 
 /// Whether index `d` of `acc` may be negative (or, `above`, at least the
-/// extent) under `base`.
+/// extent) under `base`: `None` when it cannot, else the question that
+/// stayed feasible (or why none could be asked).
 fn may_leave(
     pool: &ExprPool,
     base: &System,
@@ -88,21 +91,21 @@ fn may_leave(
     d: usize,
     ext: ExprRef,
     above: bool,
-) -> bool {
+) -> Option<Result<System, String>> {
     let Some(&idx) = acc.indices.get(d) else {
-        return true;
+        return Some(Err("an index missing".into()));
     };
     let mut sys = base.clone();
     let Some(i) = sys.form(pool, Side::First, idx) else {
-        return true;
+        return Some(Err("an index that is not an int expression".into()));
     };
     if above {
         let Some(e) = sys.form(pool, Side::First, ext) else {
-            return true;
+            return Some(Err("an extent that is not an int expression".into()));
         };
         sys.ge_by(&i, &e, 0);
     } else {
         sys.ge_by(&Affine::constant(-1), &i, 0);
     }
-    sys.feasible()
+    sys.feasible().then_some(Ok(sys))
 }

@@ -27,13 +27,13 @@
 //! ([`zero_read_proved`]); a writer that cannot be inverted leaves the
 //! read unproved.
 
-use super::{constant_clash, FindingText};
+use super::{blocked, blocked_by, constant_clash, expr_text, Blocked, FindingText};
 use crate::constraint::affine::Side;
 use crate::constraint::affine::{Affine, Term, Q};
 use crate::constraint::system::{Constraint, Dnf, System};
 use crate::diag::Code;
 use crate::lint::split::{Split, Variant};
-use model::expr::{ExprPool, ExprRef, Node};
+use model::expr::{BinOp, ExprPool, ExprRef, Node};
 use model::program::{Access, DomainItem, Program, Statement};
 
 /// The rule's code.
@@ -49,71 +49,104 @@ pub(crate) const TEXT: FindingText = FindingText {
 
 /// Whether every read of a non-input matrix is proved to read a tile an
 /// earlier task writes.
-pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
+pub(crate) fn proved(p: &Program, sp: &Split) -> Result<(), Blocked> {
     for (rs, ri, rv) in sp.all() {
         for (a, r) in rv.st.reads.iter().enumerate() {
             if crate::lint::exhaustive::is_input(p, r.matrix) {
                 continue;
             }
-            let ok = if p.is_zero(r.matrix) {
-                zero_read_proved(sp, (rs, ri), rv, a)
+            if p.is_zero(r.matrix) {
+                zero_read_proved(p, sp, (rs, ri), rv, a)?;
             } else {
-                read_proved(sp, (rs, ri), rv, a)
-            };
-            if !ok {
-                return false;
+                read_proved(p, sp, (rs, ri), rv, a)?;
             }
         }
     }
-    true
+    Ok(())
 }
 
-fn read_proved(sp: &Split, at: (usize, usize), rv: &Variant, a: usize) -> bool {
+/// "Writer `ws`'s map `M[..]` cannot be inverted".
+fn not_inverted(p: &Program, sp: &Split, wv: &Variant, w: &Access) -> String {
+    let idx: Vec<String> = w
+        .indices
+        .iter()
+        .map(|&e| expr_text(p, &sp.exprs, Some(&wv.st), e))
+        .collect();
+    let name = p
+        .get_matrix(w.matrix)
+        .map(|m| m.name.clone())
+        .unwrap_or_default();
+    format!("writer map {name}[{}] not inverted", idx.join(", "))
+}
+
+fn read_proved(
+    p: &Program,
+    sp: &Split,
+    at: (usize, usize),
+    rv: &Variant,
+    a: usize,
+) -> Result<(), Blocked> {
     let pool = &sp.exprs;
     let Some(r) = rv.st.reads.get(a) else {
-        return false;
+        return Err(blocked_by(&[at.0], "no such access".into()));
     };
     let mut sys = sp.with_domain(at.0, at.1, Side::Second);
-    for (_, _, wv) in sp.all() {
+    let mut stuck: Vec<(usize, String)> = Vec::new();
+    let mut memo = Vec::new();
+    for (ws, _, wv) in sp.all() {
         for w in &wv.st.writes {
             if w.matrix != r.matrix || constant_clash(pool, w, r) {
                 continue;
             }
-            if let Some(not_covered) = not_covered(&mut sys, pool, wv, w, &rv.st, r) {
+            if let Some(not_covered) = not_covered(&mut sys, &mut memo, pool, wv, w, &rv.st, r) {
                 sys.any(not_covered);
+            } else {
+                // A writer that cannot be inverted covers nothing: no
+                // constraint.
+                stuck.push((ws, not_inverted(p, sp, wv, w)));
             }
-            // A writer that cannot be inverted covers nothing: no
-            // constraint.
         }
     }
-    !sys.feasible()
+    if !sys.feasible() {
+        return Ok(());
+    }
+    Err(match stuck.first() {
+        Some((ws, why)) => blocked_by(&[*ws, at.0], why.clone()),
+        None => blocked(p, pool, &sys, &[at.0, at.0]),
+    })
 }
 
 /// Whether no writer writes the tile of read `a` of a zero matrix at or
 /// after the read (the tile may be written by none: it reads as zeros).
-fn zero_read_proved(sp: &Split, at: (usize, usize), rv: &Variant, a: usize) -> bool {
+fn zero_read_proved(
+    p: &Program,
+    sp: &Split,
+    at: (usize, usize),
+    rv: &Variant,
+    a: usize,
+) -> Result<(), Blocked> {
     let pool = &sp.exprs;
     let Some(r) = rv.st.reads.get(a) else {
-        return false;
+        return Err(blocked_by(&[at.0], "no such access".into()));
     };
-    for (_, _, wv) in sp.all() {
+    for (ws, _, wv) in sp.all() {
         for w in &wv.st.writes {
             if w.matrix != r.matrix || constant_clash(pool, w, r) {
                 continue;
             }
             let mut sys = sp.with_domain(at.0, at.1, Side::Second);
             let Some(late) = covered_late(&mut sys, pool, wv, w, &rv.st, r) else {
-                return false;
+                return Err(blocked_by(&[ws, at.0], not_inverted(p, sp, wv, w)));
             };
             for d in late {
                 sys.any(d);
             }
             if sys.feasible() {
-                return false;
+                return Err(blocked(p, pool, &sys, &[ws, at.0]));
             }
         }
     }
-    true
+    Ok(())
 }
 
 /// "The writer writes the reader's tile at `x`, at or after `x`" as a
@@ -137,12 +170,19 @@ fn covered_late(
         .into_iter()
         .map(|e| vec![vec![Constraint::Eq(e)]])
         .collect();
+    let mut sub = Subst {
+        pool,
+        y: &y,
+        sys,
+        scratch,
+        memo: Vec::new(),
+    };
     for item in &w_st.domain {
         match *item {
             DomainItem::Loop { slot, lo, hi, step } => {
                 let yk = y.get(slot as usize)?;
-                let lo = substitute(&scratch.form(pool, Side::First, lo)?, &y)?;
-                let hi = substitute(&scratch.form(pool, Side::First, hi)?, &y)?;
+                let lo = sub.form(lo)?;
+                let hi = sub.form(hi)?;
                 // lo <= yk <= hi - 1.
                 out.push(vec![vec![Constraint::Ge(yk.plus(&lo, -1)?)]]);
                 out.push(vec![vec![Constraint::Ge(
@@ -152,7 +192,7 @@ fn covered_late(
                     Some(Node::Int(1)) => {}
                     Some(Node::Int(s)) if s > 1 => {
                         // yk - lo = s·q.
-                        let q = sys.fresh();
+                        let q = sub.sys.fresh();
                         let lhs = yk.plus(&lo, -1)?;
                         out.push(vec![vec![Constraint::Eq(lhs.plus(&q, -s)?)]]);
                     }
@@ -160,40 +200,112 @@ fn covered_late(
                 }
             }
             DomainItem::Guard { cond, positive } => {
-                let holds = guard_dnf(&mut scratch, pool, cond, positive)
-                    .iter()
-                    .map(|alt| alt.iter().map(|c| substitute_constraint(c, &y)).collect())
-                    .collect::<Option<Dnf>>()?;
-                out.push(holds);
+                out.push(sub.guard(cond, positive)?);
             }
         }
     }
     out.push(not_earlier(w_st, r_st, &y)?);
+    let scratch = sub.scratch;
     sys.learn_atoms(&scratch);
     Some(out)
 }
 
-/// Replaces the writer's loop variables (side 0) by `y`; `None` if a
-/// non-affine term of the writer's variables remains.
-fn substitute(f: &Affine, y: &[Affine]) -> Option<Affine> {
-    let mut out = f.clone();
-    for (j, yj) in y.iter().enumerate() {
-        out = out.substitute(Term::Slot(Side::First, j as u32), yj)?;
-    }
-    if out
-        .terms()
-        .any(|k| matches!(k, Term::Slot(Side::First, _) | Term::Atom(Side::First, _)))
-    {
-        return None;
-    }
-    Some(out)
+/// Replaces the writer's loop variables (side 0) by `y` in the writer's
+/// forms. A `%` or `//` of a constant over the writer's variables
+/// (`i // 2 % 2` of a butterfly's guard) becomes fresh integers of the
+/// reader's system, defined there by `x = c·q + r`, `0 <= r < c` (which
+/// some integers satisfy whatever `x` is, so the definition only names
+/// them); any other non-affine term of the writer's variables stops the
+/// substitution (`None`).
+struct Subst<'a> {
+    pool: &'a ExprPool,
+    y: &'a [Affine],
+    /// The reader's system, which receives the definitions.
+    sys: &'a mut System,
+    /// The writer's forms (side 0).
+    scratch: System,
+    /// Quotients and remainders already defined: `(c, x, x // c, x % c)`
+    /// with `x` over the reader's side, shared by the writers of one
+    /// question (three branches of a butterfly test one `i // 2 % 2`).
+    memo: Vec<Def>,
 }
 
-fn substitute_constraint(c: &Constraint, y: &[Affine]) -> Option<Constraint> {
-    Some(match c {
-        Constraint::Ge(f) => Constraint::Ge(substitute(f, y)?),
-        Constraint::Eq(f) => Constraint::Eq(substitute(f, y)?),
-    })
+/// `(c, x, x // c, x % c)`.
+type Def = (i64, Affine, Affine, Affine);
+
+impl Subst<'_> {
+    fn form(&mut self, e: ExprRef) -> Option<Affine> {
+        let f = self.scratch.form(self.pool, Side::First, e)?;
+        self.affine(&f)
+    }
+
+    fn affine(&mut self, f: &Affine) -> Option<Affine> {
+        let mut out = f.clone();
+        for (j, yj) in self.y.iter().enumerate() {
+            out = out.substitute(Term::Slot(Side::First, j as u32), yj)?;
+        }
+        let atoms: Vec<ExprRef> = out
+            .terms()
+            .filter_map(|k| match k {
+                Term::Atom(Side::First, e) => Some(e),
+                _ => None,
+            })
+            .collect();
+        for e in atoms {
+            let v = self.atom(e)?;
+            out = out.substitute(Term::Atom(Side::First, e), &v)?;
+        }
+        if out
+            .terms()
+            .any(|k| matches!(k, Term::Slot(Side::First, _) | Term::Atom(Side::First, _)))
+        {
+            return None;
+        }
+        Some(out)
+    }
+
+    fn atom(&mut self, e: ExprRef) -> Option<Affine> {
+        let (op, a, c) = match self.pool.get(e).copied()? {
+            Node::Binary(op @ (BinOp::Mod | BinOp::FloorDiv), a, b) => match self.pool.get(b) {
+                Some(Node::Int(c)) if *c > 0 => (op, a, *c),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let x = self.form(a)?;
+        let pick = |q: &Affine, r: &Affine| {
+            if op == BinOp::Mod {
+                r.clone()
+            } else {
+                q.clone()
+            }
+        };
+        if let Some((_, _, q, r)) = self.memo.iter().find(|d| d.0 == c && d.1 == x) {
+            return Some(pick(q, r));
+        }
+        let (q, r) = (self.sys.fresh(), self.sys.fresh());
+        let rhs = Affine::default().plus(&q, c)?.plus(&r, 1)?;
+        self.sys.define_eq(&x, &rhs);
+        self.sys.define_ge(&r, &Affine::constant(0), 0);
+        self.sys.define_ge(&Affine::constant(c - 1), &r, 0);
+        let v = pick(&q, &r);
+        self.memo.push((c, x, q, r));
+        Some(v)
+    }
+
+    fn constraint(&mut self, c: &Constraint) -> Option<Constraint> {
+        Some(match c {
+            Constraint::Ge(f) => Constraint::Ge(self.affine(f)?),
+            Constraint::Eq(f) => Constraint::Eq(self.affine(f)?),
+        })
+    }
+
+    fn guard(&mut self, cond: ExprRef, positive: bool) -> Option<Dnf> {
+        let d = self.scratch.cond(self.pool, Side::First, cond, positive);
+        d.iter()
+            .map(|alt| alt.iter().map(|c| self.constraint(c)).collect())
+            .collect()
+    }
 }
 
 /// `f != 0` as two alternatives.
@@ -303,6 +415,7 @@ fn invert(
 /// reader's side; `None` when the writer cannot be inverted.
 fn not_covered(
     sys: &mut System,
+    memo: &mut Vec<Def>,
     pool: &ExprPool,
     wv: &Variant,
     w: &Access,
@@ -319,12 +432,22 @@ fn not_covered(
     for e in &residual {
         out.extend(nonzero(e)?);
     }
+    // The definitions of the writer's `%` and `//` terms go into `sys`
+    // only when the writer can be inverted: on a copy until then.
+    let mut defs = sys.clone();
+    let mut sub = Subst {
+        pool,
+        y: &y,
+        sys: &mut defs,
+        scratch,
+        memo: memo.clone(),
+    };
     for item in &w_st.domain {
         match *item {
             DomainItem::Loop { slot, lo, hi, step } => {
                 let yk = y.get(slot as usize)?;
-                let lo = substitute(&scratch.form(pool, Side::First, lo)?, &y)?;
-                let hi = substitute(&scratch.form(pool, Side::First, hi)?, &y)?;
+                let lo = sub.form(lo)?;
+                let hi = sub.form(hi)?;
                 // yk < lo, or yk >= hi.
                 out.push(vec![Constraint::Ge(
                     lo.plus(yk, -1)?.plus(&Affine::constant(1), -1)?,
@@ -334,7 +457,7 @@ fn not_covered(
                     Some(Node::Int(1)) => {}
                     Some(Node::Int(s)) if s > 1 => {
                         // yk - lo = s·q + rem with 1 <= rem <= s - 1.
-                        let (q, rem) = (sys.fresh(), sys.fresh());
+                        let (q, rem) = (sub.sys.fresh(), sub.sys.fresh());
                         let lhs = yk.plus(&lo, -1)?;
                         let rhs = Affine::default().plus(&q, s)?.plus(&rem, 1)?;
                         out.push(vec![
@@ -347,24 +470,16 @@ fn not_covered(
                 }
             }
             DomainItem::Guard { cond, positive } => {
-                let negated = guard_dnf(&mut scratch, pool, cond, !positive);
-                for alt in negated {
-                    let alt: Vec<Constraint> = alt
-                        .iter()
-                        .map(|c| substitute_constraint(c, &y))
-                        .collect::<Option<_>>()?;
-                    out.push(alt);
-                }
+                out.extend(sub.guard(cond, !positive)?);
             }
         }
     }
     out.extend(not_earlier(w_st, r_st, &y)?);
+    let scratch = sub.scratch;
+    *memo = sub.memo;
+    *sys = defs;
     sys.learn_atoms(&scratch);
     Some(out)
-}
-
-fn guard_dnf(scratch: &mut System, pool: &ExprPool, cond: ExprRef, positive: bool) -> Dnf {
-    scratch.cond(pool, Side::First, cond, positive)
 }
 
 /// "Writer iteration `y` of `w_st` is not earlier than reader iteration

@@ -5,7 +5,7 @@
 //! different tasks only if their system (both domains, the `require`s, the
 //! index equations and "the tasks differ") is feasible.
 
-use super::{constant_clash, FindingText};
+use super::{blocked, blocked_by, constant_clash, Blocked, FindingText};
 use crate::constraint::affine::Side;
 use crate::constraint::affine::{Affine, Term};
 use crate::constraint::system::System;
@@ -26,7 +26,7 @@ pub(crate) const TEXT: FindingText = FindingText {
 };
 
 /// Whether no two tasks can ever write one tile (proved when true).
-pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
+pub(crate) fn proved(p: &Program, sp: &Split) -> Result<(), Blocked> {
     let pool = &sp.exprs;
     let writes: Vec<(usize, usize)> = p
         .statements
@@ -50,7 +50,7 @@ pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
                 continue;
             }
             let (Some(vs1), Some(vs2)) = (sp.variants.get(s1), sp.variants.get(s2)) else {
-                return false;
+                return Err(blocked_by(&[s1, s2], "no variants".into()));
             };
             // Variants partition each statement's iterations. For one
             // access, two different variants are different iterations
@@ -62,7 +62,7 @@ pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
                         continue;
                     }
                     let (Some(w1), Some(w2)) = (v1.st.writes.get(a1), v2.st.writes.get(a2)) else {
-                        return false;
+                        return Err(blocked_by(&[s1, s2], "no such access".into()));
                     };
                     if constant_clash(pool, w1, w2) {
                         continue;
@@ -71,13 +71,13 @@ pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
                     sp.add_domain(&mut sys, s2, i2, Side::Second);
                     let ordered = same_access && i1 == i2;
                     if may_write_twice(&mut sys, pool, &v1.st, w1, w2, ordered) {
-                        return false;
+                        return Err(blocked(p, pool, &sys, &[s1, s2]));
                     }
                 }
             }
         }
     }
-    true
+    Ok(())
 }
 
 /// Whether two write accesses may name one tile at two different tasks;

@@ -3,7 +3,7 @@
 //! Proof: for each write access of an input, the statement's domain with
 //! the `require`s is infeasible (the statement never runs).
 
-use super::FindingText;
+use super::{blocked, Blocked, FindingText};
 use crate::constraint::affine::Side;
 use crate::diag::Code;
 use crate::lint::split::Split;
@@ -21,18 +21,19 @@ pub(crate) const TEXT: FindingText = FindingText {
 };
 
 /// Whether no task can ever write a tile of an input (proved when true).
-pub(crate) fn proved(p: &Program, sp: &Split) -> bool {
+pub(crate) fn proved(p: &Program, sp: &Split) -> Result<(), Blocked> {
     for (s, i, _) in sp.all() {
         let Some(st) = p.statements.get(s) else {
             continue;
         };
         for w in &st.writes {
-            if crate::lint::exhaustive::is_input(p, w.matrix)
-                && sp.with_domain(s, i, Side::First).feasible()
-            {
-                return false;
+            if crate::lint::exhaustive::is_input(p, w.matrix) {
+                let sys = sp.with_domain(s, i, Side::First);
+                if sys.feasible() {
+                    return Err(blocked(p, &sp.exprs, &sys, &[s]));
+                }
             }
         }
     }
-    true
+    Ok(())
 }
