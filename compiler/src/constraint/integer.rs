@@ -185,8 +185,8 @@ impl Dense {
 }
 
 /// Whether the conjunction may be satisfiable by integers (true when the
-/// solver cannot tell): exact integer reductions first, then the integer
-/// program (microlp) under a time limit.
+/// solver cannot tell): exact integer reductions first, then the real
+/// relaxation (microlp).
 pub(crate) fn solve(constraints: &[&Constraint]) -> bool {
     // Constant constraints decide themselves.
     let mut pending: Vec<&Constraint> = Vec::with_capacity(constraints.len());

@@ -13,11 +13,11 @@
 //! - [`mono`]: exact thresholds of monotone terms (`ceil(log2(x)) >= t`);
 //! - [`integer`]: one conjunction over the integers: gcd tests,
 //!   elimination, Fourier–Motzkin, bound propagation;
-//! - [`lp`]: the good_lp (microlp) calls: the integer program of lint, and
-//!   the real relaxation pair pruning asks ([`lp::relaxation_feasible`]).
+//! - [`lp`]: the good_lp (microlp) calls: the real relaxation of what the
+//!   integer reductions leave, and the one pair pruning asks ([`lp::relaxation_feasible`]).
 //!
 //! *Invariant:* every answer errs towards "feasible". A constraint that
-//! cannot be expressed is left out, a limit or a timeout answers
+//! cannot be expressed is left out, a search limit answers
 //! "feasible", so "infeasible" is always a proof.
 
 pub(crate) mod affine;

@@ -74,6 +74,20 @@ pub(crate) struct System {
     gave_up: std::cell::Cell<bool>,
 }
 
+/// Where a [`System`] stood, to undo what was added since
+/// ([`System::mark`], [`System::rollback`]): everything a system holds is
+/// only ever appended to, so lengths (and the two small maps) say it.
+pub(crate) struct Mark {
+    conj: usize,
+    disj: usize,
+    aux: u32,
+    seen: usize,
+    facts: usize,
+    fact_disj: usize,
+    mono: BTreeMap<Term, (Mono, Affine)>,
+    atom_slots: BTreeMap<ExprRef, Vec<u32>>,
+}
+
 /// `a - b - k >= 0`.
 fn ge_diff(a: &Affine, b: &Affine, k: i64) -> Option<Constraint> {
     let f = a.plus(b, -1)?.plus(&Affine::constant(1), -k)?;
@@ -84,6 +98,34 @@ impl System {
     /// An empty system (no constraint: feasible).
     pub(crate) fn new() -> System {
         System::default()
+    }
+
+    /// Where the system stands now (see [`System::rollback`]): cheaper than
+    /// a clone, which copies every constraint.
+    pub(crate) fn mark(&self) -> Mark {
+        Mark {
+            conj: self.conj.len(),
+            disj: self.disj.len(),
+            aux: self.aux,
+            seen: self.seen.len(),
+            facts: self.facts.len(),
+            fact_disj: self.fact_disj.len(),
+            mono: self.mono.clone(),
+            atom_slots: self.atom_slots.clone(),
+        }
+    }
+
+    /// Forgets everything added since `mark` was taken: the system is
+    /// as it was then.
+    pub(crate) fn rollback(&mut self, mark: Mark) {
+        self.conj.truncate(mark.conj);
+        self.disj.truncate(mark.disj);
+        self.aux = mark.aux;
+        self.seen.truncate(mark.seen);
+        self.facts.truncate(mark.facts);
+        self.fact_disj.truncate(mark.fact_disj);
+        self.mono = mark.mono;
+        self.atom_slots = mark.atom_slots;
     }
 
     /// The non-affine terms the system holds as unknowns of their own (in

@@ -90,6 +90,14 @@ fn proof_share_on_a_generated_corpus() {
         }
         valid += 1;
         times.push(dt);
+        if let Some(ms) = std::env::var("LPK_PROOF_SHARE_SLOW_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            if dt > Duration::from_millis(ms) {
+                eprintln!("--- case {case} took {dt:.1?}:\n{text}");
+            }
+        }
         if dt > slowest.0 {
             slowest = (dt, text.clone());
         }

@@ -433,15 +433,49 @@ fn not_covered(
         out.extend(nonzero(e)?);
     }
     // The definitions of the writer's `%` and `//` terms go into `sys`
-    // only when the writer can be inverted: on a copy until then.
-    let mut defs = sys.clone();
+    // only when the writer can be inverted: rolled back otherwise (a mark,
+    // not a copy: copying the system per writer and read was most of the
+    // lint's time on programs with many statements).
+    let mark = sys.mark();
+    let memo_len = memo.len();
     let mut sub = Subst {
         pool,
         y: &y,
-        sys: &mut defs,
+        sys,
         scratch,
-        memo: memo.clone(),
+        memo: std::mem::take(memo),
     };
+    let built = outside_writer(&mut sub, w_st, r_st, &y, out);
+    let Subst {
+        sys,
+        scratch,
+        memo: defined,
+        ..
+    } = sub;
+    *memo = defined;
+    match built {
+        Some(out) => {
+            sys.learn_atoms(&scratch);
+            Some(out)
+        }
+        None => {
+            sys.rollback(mark);
+            memo.truncate(memo_len);
+            None
+        }
+    }
+}
+
+/// `out` and the alternatives "writer iteration `y` lies outside the
+/// writer's domain, or is not earlier than the read".
+fn outside_writer(
+    sub: &mut Subst<'_>,
+    w_st: &Statement,
+    r_st: &Statement,
+    y: &[Affine],
+    mut out: Dnf,
+) -> Option<Dnf> {
+    let pool = sub.pool;
     for item in &w_st.domain {
         match *item {
             DomainItem::Loop { slot, lo, hi, step } => {
@@ -474,11 +508,7 @@ fn not_covered(
             }
         }
     }
-    out.extend(not_earlier(w_st, r_st, &y)?);
-    let scratch = sub.scratch;
-    *memo = sub.memo;
-    *sys = defs;
-    sys.learn_atoms(&scratch);
+    out.extend(not_earlier(w_st, r_st, y)?);
     Some(out)
 }
 
