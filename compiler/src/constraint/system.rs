@@ -35,7 +35,7 @@ use std::collections::BTreeMap;
 /// Most alternatives a condition may expand to before it is relaxed away.
 const MAX_ALTERNATIVES: usize = 16;
 /// Most solver calls one feasibility question may make.
-const MAX_COMBINATIONS: usize = 400;
+const MAX_COMBINATIONS: usize = 1000;
 
 /// `form >= 0` or `form == 0`.
 #[derive(Clone, Debug, PartialEq)]

@@ -268,9 +268,9 @@ impl Subst<'_> {
         let (op, a, c) = match self.pool.get(e).copied()? {
             Node::Binary(op @ (BinOp::Mod | BinOp::FloorDiv), a, b) => match self.pool.get(b) {
                 Some(Node::Int(c)) if *c > 0 => (op, a, *c),
-                _ => return None,
+                _ => return self.congruent(e),
             },
-            _ => return None,
+            _ => return self.congruent(e),
         };
         let x = self.form(a)?;
         let pick = |q: &Affine, r: &Affine| {
@@ -291,6 +291,22 @@ impl Subst<'_> {
         let v = pick(&q, &r);
         self.memo.push((c, x, q, r));
         Some(v)
+    }
+
+    /// A writer term whose every loop variable is, at the writer
+    /// iteration `y`, the reader's variable of the same slot (the nest they
+    /// share: `ceil(log2(N - k))` of a tree per panel `k`) has the value of
+    /// the same expression on the reader's side: expressions are pure.
+    fn congruent(&mut self, e: ExprRef) -> Option<Affine> {
+        let mut slots = Vec::new();
+        self.pool.slots_of(e, &mut slots);
+        let same = slots
+            .iter()
+            .all(|&s| self.y.get(s as usize) == Some(&Affine::term(Term::Slot(Side::Second, s))));
+        if !same {
+            return None;
+        }
+        self.sys.form(self.pool, Side::Second, e)
     }
 
     fn constraint(&mut self, c: &Constraint) -> Option<Constraint> {
