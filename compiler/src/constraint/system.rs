@@ -28,6 +28,7 @@
 use super::affine::{decompose, Affine, Side, Term};
 use super::integer::solve;
 use super::mono::Mono;
+use super::PARAM_CEILING;
 use model::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
 use model::program::{DomainItem, Program, Statement};
 use std::collections::BTreeMap;
@@ -86,6 +87,33 @@ pub(crate) struct Mark {
     fact_disj: usize,
     mono: BTreeMap<Term, (Mono, Affine)>,
     atom_slots: BTreeMap<ExprRef, Vec<u32>>,
+}
+
+/// The largest value a logarithm `m` (`ceil`/`floor` of `log_b`) of a
+/// form over the parameters alone takes while every parameter lies in
+/// `[-PARAM_CEILING, PARAM_CEILING]` (lint's "proved" range): `None` when
+/// the form mentions anything else or is never >= 1.
+fn log_ceiling(m: Mono, x: &Affine) -> Option<i64> {
+    if !matches!(m, Mono::CeilLog(_) | Mono::FloorLog(_)) {
+        return None;
+    }
+    let c = x.constant_part();
+    let mut top: i128 = c.n.checked_add(c.d - 1)?.checked_div(c.d)?;
+    for (t, q) in x.iter() {
+        if !matches!(t, Term::Param(_)) {
+            return None;
+        }
+        let most = q.n.checked_abs()?.checked_mul(PARAM_CEILING as i128)?;
+        top = top.checked_add(most.checked_add(q.d - 1)?.checked_div(q.d)?)?;
+    }
+    if top < 1 {
+        return None;
+    }
+    let mut k: i128 = 0;
+    while k < 128 && m.threshold(k + 1).is_some_and(|th| th <= top) {
+        k += 1;
+    }
+    i64::try_from(k).ok()
 }
 
 /// `a - b - k >= 0`.
@@ -209,6 +237,16 @@ impl System {
     fn fact_ge(&mut self, a: &Affine, b: &Affine, k: i64) {
         if let Some(c) = ge_diff(a, b, k) {
             self.facts.push(c);
+        }
+    }
+
+    /// Adds the fact `me <= K` for a logarithm of a form over the
+    /// parameters, `K` its value at the largest argument lint's "proved"
+    /// range allows (`ceil(log2(N)) <= 20`). It holds for `me = 0` too, so
+    /// whether the term is evaluated or not.
+    fn log_bounded(&mut self, me: &Affine, m: Mono, x: &Affine) {
+        if let Some(k) = log_ceiling(m, x) {
+            self.fact_ge(&Affine::constant(k), me, 0);
         }
     }
 
@@ -348,6 +386,7 @@ impl System {
                     } else {
                         Mono::FloorLog(2)
                     };
+                    self.log_bounded(&me, m, &x);
                     self.mono.insert(key, (m, x));
                 }
             }
@@ -362,6 +401,7 @@ impl System {
                         } else {
                             Mono::FloorLog(b)
                         };
+                        self.log_bounded(&me, m, &x);
                         self.mono.insert(key, (m, x));
                     }
                 }
@@ -819,6 +859,28 @@ fn search(chosen: &[&Constraint], rest: &[&Dnf], calls: &mut usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_of_the_parameters_is_bounded_by_its_value_at_the_ceiling() {
+        let n = Affine::term(Term::Param(0));
+        let two_n = Affine::default().plus(&n, 2).unwrap_or_default();
+        let n_minus_1 = n.plus(&Affine::constant(1), -1).unwrap_or_default();
+        // 2^20 is the largest N: ceil(log2(2^20)) = 20, log2(2^21) = 21.
+        assert_eq!(log_ceiling(Mono::CeilLog(2), &n), Some(20));
+        assert_eq!(log_ceiling(Mono::CeilLog(2), &two_n), Some(21));
+        assert_eq!(log_ceiling(Mono::FloorLog(2), &n_minus_1), Some(19));
+        assert_eq!(log_ceiling(Mono::CeilLog(4), &n), Some(10));
+        // Anything but parameters (a loop variable) has no bound here.
+        let slot = Affine::term(Term::Slot(Side::First, 0));
+        assert_eq!(log_ceiling(Mono::CeilLog(2), &slot), None);
+        assert_eq!(log_ceiling(Mono::Pow(2), &n), None);
+        // Never >= 1: nothing to bound.
+        let minus = Affine::default().plus(&n, -1).unwrap_or_default();
+        let never = minus
+            .plus(&Affine::constant(PARAM_CEILING), -1)
+            .unwrap_or_default();
+        assert_eq!(log_ceiling(Mono::CeilLog(2), &never), None);
+    }
 
     #[test]
     fn translation_is_exact_at_the_threshold() {
