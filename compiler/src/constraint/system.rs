@@ -240,6 +240,24 @@ impl System {
         }
     }
 
+    /// Registers a monotone term `key = m(x)`; one already registered with
+    /// the same function of the same argument form (two expressions that
+    /// only look different, `ceil(log2(N + 2 - i))` and a writer's
+    /// `ceil(log2(N + 1 - (i - 1)))`) has the same value: the fact
+    /// `key == other` (satisfiable whether they are evaluated or not).
+    fn monotone(&mut self, key: Term, m: Mono, x: Affine) {
+        let same: Vec<Term> = self
+            .mono
+            .iter()
+            .filter(|(k, (m2, x2))| **k != key && *m2 == m && *x2 == x)
+            .map(|(k, _)| *k)
+            .collect();
+        for other in same {
+            self.fact_eq(&Affine::term(key), &Affine::term(other));
+        }
+        self.mono.insert(key, (m, x));
+    }
+
     /// Adds the fact `me <= K` for a logarithm of a form over the
     /// parameters, `K` its value at the largest argument lint's "proved"
     /// range allows (`ceil(log2(N)) <= 20`). It holds for `me = 0` too, so
@@ -309,7 +327,7 @@ impl System {
                     }
                     if b >= 2 {
                         if let Some(x) = self.form(pool, side, e) {
-                            self.mono.insert(key, (Mono::Pow(b), x));
+                            self.monotone(key, Mono::Pow(b), x);
                         }
                     }
                 }
@@ -387,7 +405,7 @@ impl System {
                         Mono::FloorLog(2)
                     };
                     self.log_bounded(&me, m, &x);
-                    self.mono.insert(key, (m, x));
+                    self.monotone(key, m, x);
                 }
             }
             Node::Call2(f @ (Func2::CeilLogB | Func2::FloorLogB), a, b) => {
@@ -402,7 +420,7 @@ impl System {
                             Mono::FloorLog(b)
                         };
                         self.log_bounded(&me, m, &x);
-                        self.mono.insert(key, (m, x));
+                        self.monotone(key, m, x);
                     }
                 }
             }

@@ -179,3 +179,59 @@ fn a_tree_per_panel_with_a_missing_leaf_is_not_proved() {
       E0505 indices inside the extents: proved for all N up to 2^20
     "#);
 }
+
+/// A writer guarded by a term of its own loop variable, read one
+/// iteration later: the writer's `ceil(log2(N + 1 - i))` at `i = x - 1`
+/// is the reader's `ceil(log2(N + 2 - x))`.
+const SHIFTED_GUARD: &str = "
+kernel one(a) -> (b);
+program shifted(N: int) {
+    require N >= 1;
+    input A[N];
+    output X[N];
+    output Y[N];
+    for i in range(N) {
+        if i < ceil(log2(N + 1 - i)) {
+            X[i] = one(A[i]);
+        }
+    }
+    for i in range(1, N) {
+        if i - 1 < ceil(log2(N + K - i)) {
+            Y[i] = one(X[i - 1]);
+        }
+    }
+}
+";
+
+#[test]
+fn a_writer_term_at_a_shifted_iteration_is_proved() {
+    insta::assert_snapshot!(check(&SHIFTED_GUARD.replace('K', "2")), @r#"
+    lint of `shifted`:
+      E0501 single assignment: proved for all N up to 2^20
+      E0502 no write to an input: proved for all N up to 2^20
+      E0503 every read tile is written: proved for all N up to 2^20
+      E0504 every read comes after its write: proved for all N up to 2^20
+      E0505 indices inside the extents: proved for all N up to 2^20
+    "#);
+}
+
+#[test]
+fn a_reader_guard_one_wider_than_the_writer_is_a_violation() {
+    insta::assert_snapshot!(check(&SHIFTED_GUARD.replace('K', "3")), @r#"
+    error[E0503]: for N = 5: `one@15(i=3)` reads `X[2]`, which no task writes
+       ┌─ test.lpk:15:24
+       │
+    15 │             Y[i] = one(X[i - 1]);
+       │                        ^^^^^^^^ reads a tile no task writes
+       │
+       = happens for N = 5 (checked for N <= 8; the counterexample is the smallest failing value)
+       = help: check the indices and the guards of this read against its writers
+
+    lint of `shifted`:
+      E0501 single assignment: proved for all N up to 2^20
+      E0502 no write to an input: proved for all N up to 2^20
+      E0503 every read tile is written: violated (see the errors)
+      E0504 every read comes after its write: checked for N <= 8
+      E0505 indices inside the extents: proved for all N up to 2^20
+    "#);
+}

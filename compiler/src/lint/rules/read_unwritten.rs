@@ -35,6 +35,7 @@ use crate::diag::Code;
 use crate::lint::split::{Split, Variant};
 use model::expr::{BinOp, ExprPool, ExprRef, Node};
 use model::program::{Access, DomainItem, Program, Statement};
+use std::collections::HashMap;
 
 /// The rule's code.
 pub(crate) const CODE: Code = Code::E0503;
@@ -86,7 +87,10 @@ fn read_proved(
     rv: &Variant,
     a: usize,
 ) -> Result<(), Blocked> {
-    let pool = &sp.exprs;
+    // A copy of the pool: a writer's terms at the writer iteration become
+    // new expressions over the reader's variables ([`Subst::transported`]).
+    let mut exprs = sp.exprs.clone();
+    let pool = &mut exprs;
     let Some(r) = rv.st.reads.get(a) else {
         return Err(blocked_by(&[at.0], "no such access".into()));
     };
@@ -125,7 +129,8 @@ fn zero_read_proved(
     rv: &Variant,
     a: usize,
 ) -> Result<(), Blocked> {
-    let pool = &sp.exprs;
+    let mut exprs = sp.exprs.clone();
+    let pool = &mut exprs;
     let Some(r) = rv.st.reads.get(a) else {
         return Err(blocked_by(&[at.0], "no such access".into()));
     };
@@ -154,7 +159,7 @@ fn zero_read_proved(
 /// writer cannot be inverted or its iteration is not integral.
 fn covered_late(
     sys: &mut System,
-    pool: &ExprPool,
+    pool: &mut ExprPool,
     wv: &Variant,
     w: &Access,
     r_st: &Statement,
@@ -162,7 +167,7 @@ fn covered_late(
 ) -> Option<Vec<Dnf>> {
     let w_st = &wv.st;
     let mut scratch = System::new();
-    let (y, residual) = invert(sys, &mut scratch, pool, wv, w, r)?;
+    let (y, residual) = invert(sys, &mut scratch, &*pool, wv, w, r)?;
     if !y.iter().all(Affine::is_integral) {
         return None;
     }
@@ -188,7 +193,7 @@ fn covered_late(
                 out.push(vec![vec![Constraint::Ge(
                     hi.plus(yk, -1)?.plus(&Affine::constant(1), -1)?,
                 )]]);
-                match pool.get(step).copied() {
+                match sub.pool.get(step).copied() {
                     Some(Node::Int(1)) => {}
                     Some(Node::Int(s)) if s > 1 => {
                         // yk - lo = s·q.
@@ -218,7 +223,7 @@ fn covered_late(
 /// them); any other non-affine term of the writer's variables stops the
 /// substitution (`None`).
 struct Subst<'a> {
-    pool: &'a ExprPool,
+    pool: &'a mut ExprPool,
     y: &'a [Affine],
     /// The reader's system, which receives the definitions.
     sys: &'a mut System,
@@ -268,9 +273,9 @@ impl Subst<'_> {
         let (op, a, c) = match self.pool.get(e).copied()? {
             Node::Binary(op @ (BinOp::Mod | BinOp::FloorDiv), a, b) => match self.pool.get(b) {
                 Some(Node::Int(c)) if *c > 0 => (op, a, *c),
-                _ => return self.congruent(e),
+                _ => return self.transported(e),
             },
-            _ => return self.congruent(e),
+            _ => return self.transported(e),
         };
         let x = self.form(a)?;
         let pick = |q: &Affine, r: &Affine| {
@@ -293,20 +298,26 @@ impl Subst<'_> {
         Some(v)
     }
 
-    /// A writer term whose every loop variable is, at the writer
-    /// iteration `y`, the reader's variable of the same slot (the nest they
-    /// share: `ceil(log2(N - k))` of a tree per panel `k`) has the value of
-    /// the same expression on the reader's side: expressions are pure.
-    fn congruent(&mut self, e: ExprRef) -> Option<Affine> {
+    /// Any other writer term, at the writer iteration `y`: the same
+    /// expression with each loop variable replaced by its value `y` over
+    /// the reader's variables and the parameters (`ceil(log2(N - k))` of a
+    /// tree per panel `k`, `2 ** i` at `i = x - 1`), a term of the reader's
+    /// side with its facts: expressions are pure, so it has the value the
+    /// writer's term has there. `None` when some `y` is not such a form
+    /// (a fresh quotient, a fraction).
+    fn transported(&mut self, e: ExprRef) -> Option<Affine> {
         let mut slots = Vec::new();
         self.pool.slots_of(e, &mut slots);
-        let same = slots
-            .iter()
-            .all(|&s| self.y.get(s as usize) == Some(&Affine::term(Term::Slot(Side::Second, s))));
-        if !same {
-            return None;
+        slots.sort_unstable();
+        slots.dedup();
+        let mut by: Vec<(u32, ExprRef)> = Vec::with_capacity(slots.len());
+        for &s in &slots {
+            let ys = self.y.get(s as usize)?;
+            by.push((s, expr_of(self.pool, ys)?));
         }
-        self.sys.form(self.pool, Side::Second, e)
+        let mut memo = HashMap::new();
+        let moved = substitute(self.pool, e, &by, &mut memo)?;
+        self.sys.form(self.pool, Side::Second, moved)
     }
 
     fn constraint(&mut self, c: &Constraint) -> Option<Constraint> {
@@ -322,6 +333,73 @@ impl Subst<'_> {
             .map(|alt| alt.iter().map(|c| self.constraint(c)).collect())
             .collect()
     }
+}
+
+/// An int expression of the reader's side with the value of `f` (slots
+/// of side 1, parameters, terms of known expressions, integer
+/// coefficients); `None` for anything else.
+fn expr_of(pool: &mut ExprPool, f: &Affine) -> Option<ExprRef> {
+    let c = f.constant_part();
+    if c.d != 1 {
+        return None;
+    }
+    let mut acc = pool.add(Node::Int(i64::try_from(c.n).ok()?));
+    for (t, q) in f.iter() {
+        if q.d != 1 {
+            return None;
+        }
+        let node = match t {
+            Term::Slot(Side::Second, k) => pool.add(Node::Slot(k)),
+            Term::Param(i) => pool.add(Node::Param(i)),
+            Term::Known(a) | Term::Atom(Side::Second, a) => a,
+            _ => return None,
+        };
+        let k = pool.add(Node::Int(i64::try_from(q.n).ok()?));
+        let term = pool.add(Node::Binary(BinOp::Mul, k, node));
+        acc = pool.add(Node::Binary(BinOp::Add, acc, term));
+    }
+    Some(acc)
+}
+
+/// `e` with each slot `s` of `by` replaced by its expression.
+fn substitute(
+    pool: &mut ExprPool,
+    e: ExprRef,
+    by: &[(u32, ExprRef)],
+    memo: &mut HashMap<ExprRef, ExprRef>,
+) -> Option<ExprRef> {
+    if let Some(&r) = memo.get(&e) {
+        return Some(r);
+    }
+    let node = *pool.get(e)?;
+    let mut sub = |pool: &mut ExprPool, x: ExprRef| substitute(pool, x, by, memo);
+    let r = match node {
+        Node::Slot(s) => match by.iter().find(|&&(k, _)| k == s) {
+            Some(&(_, x)) => x,
+            None => e,
+        },
+        Node::Int(_) | Node::Real(_) | Node::Bool(_) | Node::Param(_) => e,
+        Node::Unary(op, a) => {
+            let a = sub(pool, a)?;
+            pool.add(Node::Unary(op, a))
+        }
+        Node::Binary(op, a, b) => {
+            let a = sub(pool, a)?;
+            let b = sub(pool, b)?;
+            pool.add(Node::Binary(op, a, b))
+        }
+        Node::Call(f, a) => {
+            let a = sub(pool, a)?;
+            pool.add(Node::Call(f, a))
+        }
+        Node::Call2(f, a, b) => {
+            let a = sub(pool, a)?;
+            let b = sub(pool, b)?;
+            pool.add(Node::Call2(f, a, b))
+        }
+    };
+    memo.insert(e, r);
+    Some(r)
 }
 
 /// `f != 0` as two alternatives.
@@ -432,7 +510,7 @@ fn invert(
 fn not_covered(
     sys: &mut System,
     memo: &mut Vec<Def>,
-    pool: &ExprPool,
+    pool: &mut ExprPool,
     wv: &Variant,
     w: &Access,
     r_st: &Statement,
@@ -440,7 +518,7 @@ fn not_covered(
 ) -> Option<Dnf> {
     let w_st = &wv.st;
     let mut scratch = System::new();
-    let (y, residual) = invert(sys, &mut scratch, pool, wv, w, r)?;
+    let (y, residual) = invert(sys, &mut scratch, &*pool, wv, w, r)?;
     if !y.iter().all(Affine::is_integral) {
         return None;
     }
@@ -491,7 +569,6 @@ fn outside_writer(
     y: &[Affine],
     mut out: Dnf,
 ) -> Option<Dnf> {
-    let pool = sub.pool;
     for item in &w_st.domain {
         match *item {
             DomainItem::Loop { slot, lo, hi, step } => {
@@ -503,7 +580,7 @@ fn outside_writer(
                     lo.plus(yk, -1)?.plus(&Affine::constant(1), -1)?,
                 )]);
                 out.push(vec![Constraint::Ge(yk.plus(&hi, -1)?)]);
-                match pool.get(step).copied() {
+                match sub.pool.get(step).copied() {
                     Some(Node::Int(1)) => {}
                     Some(Node::Int(s)) if s > 1 => {
                         // yk - lo = s·q + rem with 1 <= rem <= s - 1.
