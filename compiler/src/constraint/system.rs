@@ -29,7 +29,7 @@ use super::affine::{decompose, Affine, Side, Term};
 use super::integer::solve;
 use super::mono::Mono;
 use super::PARAM_CEILING;
-use model::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
+use model::expr::{BinOp, Env, ExprPool, ExprRef, Func, Func2, Node, UnOp, Value};
 use model::program::{DomainItem, Program, Statement};
 use std::collections::BTreeMap;
 
@@ -218,6 +218,15 @@ impl System {
                     self.facts(pool, side, t, a);
                 }
                 Term::Known(a) => {
+                    // A constant (`ceil(log2(3))`) is its value.
+                    let none = Env {
+                        params: &[],
+                        slots: &[],
+                    };
+                    if let Ok(Value::Int(v)) = pool.eval(a, none) {
+                        f = f.plus_q(&Affine::constant(v), q)?;
+                        continue;
+                    }
                     let k = match pool.get(a) {
                         Some(Node::Param(i)) => Term::Param(*i),
                         _ => t,
@@ -877,6 +886,21 @@ fn search(chosen: &[&Constraint], rest: &[&Dnf], calls: &mut usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_constant_term_is_its_value() {
+        let mut pool = ExprPool::default();
+        let three = pool.add(Node::Int(3));
+        let l = pool.add(Node::Call(Func::CeilLog2, three));
+        let zero = pool.add(Node::Int(0));
+        let bad = pool.add(Node::Call(Func::CeilLog2, zero));
+        let mut sys = System::new();
+        assert_eq!(sys.form(&pool, Side::First, l), Some(Affine::constant(2)));
+        // One that fails to evaluate stays a term (a task evaluating it
+        // fails; lint does not pretend it has a value).
+        let f = sys.form(&pool, Side::First, bad).unwrap_or_default();
+        assert!(!f.is_constant());
+    }
 
     #[test]
     fn a_log_of_the_parameters_is_bounded_by_its_value_at_the_ceiling() {
