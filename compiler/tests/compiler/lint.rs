@@ -235,3 +235,62 @@ fn a_reader_guard_one_wider_than_the_writer_is_a_violation() {
       E0505 indices inside the extents: proved for all N up to 2^20
     "#);
 }
+
+/// A writer bounded by a term the reader never mentions: its facts
+/// (`ceil(log2(N)) <= N - 1`) come along with it.
+const LOG_START: &str = "
+kernel one(a) -> (b);
+program start(N: int) {
+    require N >= 1;
+    input A[N];
+    matrix X[N];
+    output Y[1];
+    let L = ceil(log2(N));
+    for k in range(LO, N) {
+        X[k - L] = one(A[k]);
+    }
+    Y[0] = one(X[0]);
+}
+";
+
+#[test]
+fn a_writer_bound_the_reader_never_mentions_is_proved() {
+    insta::assert_snapshot!(check(&LOG_START.replace("LO", "L")), @r#"
+    lint of `start`:
+      E0501 single assignment: proved for all N up to 2^20
+      E0502 no write to an input: proved for all N up to 2^20
+      E0503 every read tile is written: proved for all N up to 2^20
+      E0504 every read comes after its write: proved for all N up to 2^20
+      E0505 indices inside the extents: proved for all N up to 2^20
+    "#);
+}
+
+#[test]
+fn a_writer_that_starts_one_late_is_a_violation() {
+    insta::assert_snapshot!(check(&LOG_START.replace("LO", "L + 1")), @r#"
+    warning[W0501]: tiles written here are never read, and `X` is not an output
+       ┌─ test.lpk:10:9
+       │
+    10 │         X[k - L] = one(A[k]);
+       │         ^^^^^^^^ dead write
+       │
+       = proved for all N up to 2^20: no read access of `X` can name a tile this access writes
+       = help: read the result, declare `X` as an `output`, or remove the call
+
+    error[E0503]: for N = 1: `one@12()` reads `X[0]`, which no task writes
+       ┌─ test.lpk:12:16
+       │
+    12 │     Y[0] = one(X[0]);
+       │                ^^^^ reads a tile no task writes
+       │
+       = happens for N = 1..=8 (checked for N <= 8; the counterexample is the smallest failing value)
+       = help: check the indices and the guards of this read against its writers
+
+    lint of `start`:
+      E0501 single assignment: proved for all N up to 2^20
+      E0502 no write to an input: proved for all N up to 2^20
+      E0503 every read tile is written: violated (see the errors)
+      E0504 every read comes after its write: checked for N <= 8
+      E0505 indices inside the extents: proved for all N up to 2^20
+    "#);
+}

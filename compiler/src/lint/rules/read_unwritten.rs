@@ -266,6 +266,18 @@ impl Subst<'_> {
         {
             return None;
         }
+        // A term of the parameters the reader never mentions (the writer's
+        // `range(L, N)` with `L = ceil(log2(N))`) brings its facts along.
+        let known: Vec<ExprRef> = out
+            .terms()
+            .filter_map(|k| match k {
+                Term::Known(e) => Some(e),
+                _ => None,
+            })
+            .collect();
+        for e in known {
+            self.sys.form(self.pool, Side::Second, e)?;
+        }
         Some(out)
     }
 
