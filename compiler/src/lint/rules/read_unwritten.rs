@@ -355,7 +355,9 @@ fn expr_of(pool: &mut ExprPool, f: &Affine) -> Option<ExprRef> {
     if c.d != 1 {
         return None;
     }
-    let mut acc = pool.add(Node::Int(i64::try_from(c.n).ok()?));
+    // Written as a user would (`i - 1`, not `0 + 1 * i + -1`): stops
+    // name these expressions.
+    let mut acc: Option<ExprRef> = None;
     for (t, q) in f.iter() {
         if q.d != 1 {
             return None;
@@ -366,11 +368,41 @@ fn expr_of(pool: &mut ExprPool, f: &Affine) -> Option<ExprRef> {
             Term::Known(a) | Term::Atom(Side::Second, a) => a,
             _ => return None,
         };
-        let k = pool.add(Node::Int(i64::try_from(q.n).ok()?));
-        let term = pool.add(Node::Binary(BinOp::Mul, k, node));
-        acc = pool.add(Node::Binary(BinOp::Add, acc, term));
+        let n = i64::try_from(q.n).ok()?;
+        let (op, times) = if n < 0 {
+            (BinOp::Sub, n.checked_neg()?)
+        } else {
+            (BinOp::Add, n)
+        };
+        let term = if times == 1 {
+            node
+        } else {
+            let k = pool.add(Node::Int(times));
+            pool.add(Node::Binary(BinOp::Mul, k, node))
+        };
+        acc = Some(match acc {
+            None if op == BinOp::Add => term,
+            None => {
+                let zero = pool.add(Node::Int(0));
+                pool.add(Node::Binary(BinOp::Sub, zero, term))
+            }
+            Some(a) => pool.add(Node::Binary(op, a, term)),
+        });
     }
-    Some(acc)
+    let c = i64::try_from(c.n).ok()?;
+    Some(match acc {
+        None => pool.add(Node::Int(c)),
+        Some(a) if c == 0 => a,
+        Some(a) => {
+            let (op, v) = if c < 0 {
+                (BinOp::Sub, c.checked_neg()?)
+            } else {
+                (BinOp::Add, c)
+            };
+            let k = pool.add(Node::Int(v));
+            pool.add(Node::Binary(op, a, k))
+        }
+    })
 }
 
 /// `e` with each slot `s` of `by` replaced by its expression.
