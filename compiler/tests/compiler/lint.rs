@@ -294,3 +294,56 @@ fn a_writer_that_starts_one_late_is_a_violation() {
       E0505 indices inside the extents: proved for all N up to 2^20
     "#);
 }
+
+/// A writer of every other tile: the writer iteration of a read is `i / 2`,
+/// a task only where it is integral.
+const EVEN_TILES: &str = "
+kernel one(a) -> (b);
+program even(N: int) {
+    require N >= 1;
+    input A[N];
+    matrix X[2 * N];
+    output Y[2 * N];
+    for j in range(N) {
+        X[2 * j] = one(A[j]);
+    }
+    for i in range(2 * N) {
+        if GUARD {
+            Y[i] = one(X[i]);
+        }
+    }
+}
+";
+
+#[test]
+fn a_read_of_the_even_tiles_is_proved() {
+    insta::assert_snapshot!(check(&EVEN_TILES.replace("GUARD", "i % 2 == 0")), @r#"
+    lint of `even`:
+      E0501 single assignment: proved for all N up to 2^20
+      E0502 no write to an input: proved for all N up to 2^20
+      E0503 every read tile is written: proved for all N up to 2^20
+      E0504 every read comes after its write: proved for all N up to 2^20
+      E0505 indices inside the extents: proved for all N up to 2^20
+    "#);
+}
+
+#[test]
+fn a_read_of_every_tile_is_a_violation() {
+    insta::assert_snapshot!(check(&EVEN_TILES.replace("GUARD", "i >= 0")), @r#"
+    error[E0503]: for N = 1: `one@13(i=1)` reads `X[1]`, which no task writes
+       ┌─ test.lpk:13:24
+       │
+    13 │             Y[i] = one(X[i]);
+       │                        ^^^^ reads a tile no task writes
+       │
+       = happens for N = 1..=8 (checked for N <= 8; the counterexample is the smallest failing value)
+       = help: check the indices and the guards of this read against its writers
+
+    lint of `even`:
+      E0501 single assignment: proved for all N up to 2^20
+      E0502 no write to an input: proved for all N up to 2^20
+      E0503 every read tile is written: violated (see the errors)
+      E0504 every read comes after its write: checked for N <= 8
+      E0505 indices inside the extents: proved for all N up to 2^20
+    "#);
+}

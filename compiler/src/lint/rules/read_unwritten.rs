@@ -29,7 +29,7 @@
 
 use super::{blocked, blocked_by, constant_clash, expr_text, Blocked, FindingText};
 use crate::constraint::affine::Side;
-use crate::constraint::affine::{Affine, Term, Q};
+use crate::constraint::affine::{gcd, Affine, Term, Q};
 use crate::constraint::system::{Constraint, Dnf, System};
 use crate::diag::Code;
 use crate::lint::split::{Split, Variant};
@@ -168,13 +168,17 @@ fn covered_late(
     let w_st = &wv.st;
     let mut scratch = System::new();
     let (y, residual) = invert(sys, &mut scratch, &*pool, wv, w, r)?;
-    if !y.iter().all(Affine::is_integral) {
-        return None;
-    }
     let mut out: Vec<Dnf> = residual
         .into_iter()
         .map(|e| vec![vec![Constraint::Eq(e)]])
         .collect();
+    // The writer iteration is a task only where it is integral.
+    for yj in &y {
+        if let Some((num, d)) = numerator(yj)? {
+            let t = sys.fresh();
+            out.push(vec![vec![Constraint::Eq(num.plus(&t, -d)?)]]);
+        }
+    }
     let mut sub = Subst {
         pool,
         y: &y,
@@ -446,6 +450,22 @@ fn substitute(
     Some(r)
 }
 
+/// `(d·f, d)` with `d` the least common denominator of `f`'s
+/// coefficients when it is above 1 (so `d·f` is integral), `Some(None)`
+/// when `f` is integral, `None` when it overflows.
+fn numerator(f: &Affine) -> Option<Option<(Affine, i64)>> {
+    if f.is_integral() {
+        return Some(None);
+    }
+    let mut d: i128 = 1;
+    for q in f.iter().map(|(_, q)| q).chain([f.constant_part()]) {
+        let g = gcd(d, q.d);
+        d = d.checked_mul(q.d / g)?;
+    }
+    let d64 = i64::try_from(d).ok()?;
+    Some(Some((f.scale(Q::int(d64))?, d64)))
+}
+
 /// `f != 0` as two alternatives.
 fn nonzero(f: &Affine) -> Option<Dnf> {
     let minus_one = f.plus(&Affine::constant(1), -1)?;
@@ -563,9 +583,6 @@ fn not_covered(
     let w_st = &wv.st;
     let mut scratch = System::new();
     let (y, residual) = invert(sys, &mut scratch, &*pool, wv, w, r)?;
-    if !y.iter().all(Affine::is_integral) {
-        return None;
-    }
     let mut out: Dnf = Vec::new();
     for e in &residual {
         out.extend(nonzero(e)?);
@@ -613,6 +630,21 @@ fn outside_writer(
     y: &[Affine],
     mut out: Dnf,
 ) -> Option<Dnf> {
+    // A fractional writer iteration (`j = (i + 2) / 2`) is no task: "not
+    // integral" is one way not to be covered.
+    for yj in y {
+        let Some((num, d)) = numerator(yj)? else {
+            continue;
+        };
+        // num = d·q + rem with 1 <= rem <= d - 1.
+        let (q, rem) = (sub.sys.fresh(), sub.sys.fresh());
+        let rhs = Affine::default().plus(&q, d)?.plus(&rem, 1)?;
+        out.push(vec![
+            Constraint::Eq(num.plus(&rhs, -1)?),
+            Constraint::Ge(rem.plus(&Affine::constant(1), -1)?),
+            Constraint::Ge(Affine::constant(d - 1).plus(&rem, -1)?),
+        ]);
+    }
     for item in &w_st.domain {
         match *item {
             DomainItem::Loop { slot, lo, hi, step } => {
