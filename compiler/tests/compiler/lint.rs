@@ -347,3 +347,19 @@ fn a_read_of_every_tile_is_a_violation() {
       E0505 indices inside the extents: proved for all N up to 2^20
     "#);
 }
+
+/// Reads against many split writers that hit the search limit: proved once
+/// the writers that cover no read at all are left out of the question.
+#[test]
+fn writers_that_cover_no_read_are_left_out_past_the_search_limit() {
+    let out = check(include_str!(
+        "../../../tests/regress/writers_that_cover_nothing.lpk"
+    ));
+    for code in ["E0501", "E0502", "E0503", "E0504", "E0505"] {
+        assert!(
+            out.lines()
+                .any(|l| l.trim_start().starts_with(code) && l.contains("proved for all")),
+            "{code} not proved:\n{out}"
+        );
+    }
+}
