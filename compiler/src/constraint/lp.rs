@@ -9,13 +9,9 @@ use super::PARAM_CEILING;
 use good_lp::{variable, Expression, ProblemVariables, ResolutionError, SolverModel, Variable};
 use std::collections::BTreeMap;
 
-/// A microlp problem: its unknowns, each column's unknown, and its rows
-/// (`== 0` when flagged, else `>= 0`).
-type Model = (
-    ProblemVariables,
-    Vec<Option<Variable>>,
-    Vec<(Expression, bool)>,
-);
+/// A microlp problem: its unknowns and its rows (`== 0` when flagged,
+/// else `>= 0`).
+type Model = (ProblemVariables, Vec<(Expression, bool)>);
 
 /// The real relaxation of a dense conjunction for microlp.
 fn model(d: &Dense) -> Option<Model> {
@@ -45,7 +41,7 @@ fn model(d: &Dense) -> Option<Model> {
         }
         rows.push((e, *is_eq));
     }
-    Some((vars, map, rows))
+    Some((vars, rows))
 }
 
 /// The solver: the real relaxation of what exact integer reasoning left
@@ -55,7 +51,7 @@ fn model(d: &Dense) -> Option<Model> {
 /// some butterfly trees) and, measured on the generated corpus and every
 /// example, refuted nothing the reductions before it had not.
 pub(super) fn solve_lp(d: &Dense) -> bool {
-    let Some((vars, _, rows)) = model(d) else {
+    let Some((vars, rows)) = model(d) else {
         return true;
     };
     let mut relaxed = vars.minimise(Expression::from(0.0)).using(good_lp::microlp);

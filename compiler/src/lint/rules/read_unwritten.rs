@@ -112,32 +112,34 @@ fn read_proved(
             }
         }
     }
-    let mut all = sys.clone();
+    let mark = sys.mark();
     for (d, _, _) in &writers {
-        all.any(d.clone());
+        sys.any(d.clone());
     }
-    if !all.feasible() {
+    if !sys.feasible() {
         return Ok(());
     }
-    if all.gave_up() {
+    // What stopped the proof is said of the question with every writer.
+    let why = match stuck.first() {
+        Some((ws, why)) => blocked_by(&[*ws, at.0], why.clone()),
+        None => blocked(p, pool, &sys, &[at.0, at.0]),
+    };
+    if sys.gave_up() {
         // Past the search limit: again without the writers that cover no
         // read at all (their alternatives hold everywhere, so leaving
         // them out changes no answer), which may bring the cases within
         // the limit.
-        let mut pruned = sys;
+        sys.rollback(mark);
         for (d, wv, w) in writers {
             if may_cover(sp, at, pool, wv, w, &rv.st, r) {
-                pruned.any(d);
+                sys.any(d);
             }
         }
-        if !pruned.feasible() {
+        if !sys.feasible() {
             return Ok(());
         }
     }
-    Err(match stuck.first() {
-        Some((ws, why)) => blocked_by(&[*ws, at.0], why.clone()),
-        None => blocked(p, pool, &all, &[at.0, at.0]),
-    })
+    Err(why)
 }
 
 /// Whether no writer writes the tile of read `a` of a zero matrix at or
@@ -232,8 +234,7 @@ fn writes_tile(
     // The writer iteration is a task only where it is integral.
     for yj in &y {
         if let Some((num, d)) = numerator(yj)? {
-            let t = sys.fresh();
-            out.push(vec![vec![Constraint::Eq(num.plus(&t, -d)?)]]);
+            out.push(vec![vec![multiple_of(sys, &num, d)?]]);
         }
     }
     let mut sub = Subst {
@@ -257,10 +258,7 @@ fn writes_tile(
                 match sub.pool.get(step).copied() {
                     Some(Node::Int(1)) => {}
                     Some(Node::Int(s)) if s > 1 => {
-                        // yk - lo = s·q.
-                        let q = sub.sys.fresh();
-                        let lhs = yk.plus(&lo, -1)?;
-                        out.push(vec![vec![Constraint::Eq(lhs.plus(&q, -s)?)]]);
+                        out.push(vec![vec![multiple_of(sub.sys, &yk.plus(&lo, -1)?, s)?]]);
                     }
                     _ => return None,
                 }
@@ -507,6 +505,24 @@ fn substitute(
     Some(r)
 }
 
+/// "`x` is a multiple of `d`": `x = d·q` with `q` a fresh integer of `sys`.
+fn multiple_of(sys: &mut System, x: &Affine, d: i64) -> Option<Constraint> {
+    let q = sys.fresh();
+    Some(Constraint::Eq(x.plus(&q, -d)?))
+}
+
+/// "`x` is no multiple of `d`": `x = d·q + rem` with `1 <= rem <= d - 1`,
+/// `q` and `rem` fresh integers of `sys`.
+fn not_multiple_of(sys: &mut System, x: &Affine, d: i64) -> Option<Vec<Constraint>> {
+    let (q, rem) = (sys.fresh(), sys.fresh());
+    let rhs = Affine::default().plus(&q, d)?.plus(&rem, 1)?;
+    Some(vec![
+        Constraint::Eq(x.plus(&rhs, -1)?),
+        Constraint::Ge(rem.plus(&Affine::constant(1), -1)?),
+        Constraint::Ge(Affine::constant(d - 1).plus(&rem, -1)?),
+    ])
+}
+
 /// `(d·f, d)` with `d` the least common denominator of `f`'s
 /// coefficients when it is above 1 (so `d·f` is integral), `Some(None)`
 /// when `f` is integral, `None` when it overflows.
@@ -690,17 +706,9 @@ fn outside_writer(
     // A fractional writer iteration (`j = (i + 2) / 2`) is no task: "not
     // integral" is one way not to be covered.
     for yj in y {
-        let Some((num, d)) = numerator(yj)? else {
-            continue;
-        };
-        // num = d·q + rem with 1 <= rem <= d - 1.
-        let (q, rem) = (sub.sys.fresh(), sub.sys.fresh());
-        let rhs = Affine::default().plus(&q, d)?.plus(&rem, 1)?;
-        out.push(vec![
-            Constraint::Eq(num.plus(&rhs, -1)?),
-            Constraint::Ge(rem.plus(&Affine::constant(1), -1)?),
-            Constraint::Ge(Affine::constant(d - 1).plus(&rem, -1)?),
-        ]);
+        if let Some((num, d)) = numerator(yj)? {
+            out.push(not_multiple_of(sub.sys, &num, d)?);
+        }
     }
     for item in &w_st.domain {
         match *item {
@@ -716,15 +724,7 @@ fn outside_writer(
                 match sub.pool.get(step).copied() {
                     Some(Node::Int(1)) => {}
                     Some(Node::Int(s)) if s > 1 => {
-                        // yk - lo = s·q + rem with 1 <= rem <= s - 1.
-                        let (q, rem) = (sub.sys.fresh(), sub.sys.fresh());
-                        let lhs = yk.plus(&lo, -1)?;
-                        let rhs = Affine::default().plus(&q, s)?.plus(&rem, 1)?;
-                        out.push(vec![
-                            Constraint::Eq(lhs.plus(&rhs, -1)?),
-                            Constraint::Ge(rem.plus(&Affine::constant(1), -1)?),
-                            Constraint::Ge(Affine::constant(s - 1).plus(&rem, -1)?),
-                        ]);
+                        out.push(not_multiple_of(sub.sys, &yk.plus(&lo, -1)?, s)?);
                     }
                     _ => return None,
                 }
@@ -738,34 +738,75 @@ fn outside_writer(
     Some(out)
 }
 
+/// How sequential order compares writer iteration `y` of `w_st` with
+/// reader iteration `x` of `r_st`: the loops they share (`common`), "the
+/// first `k` shared loop variables agree" for any `k`, "`y_k <= x_k - 1`",
+/// and whether the writer comes first in the text when all shared ones
+/// agree.
+struct Order<'a> {
+    y: &'a [Affine],
+    common: usize,
+    writer_first: bool,
+}
+
+impl<'a> Order<'a> {
+    fn new(w_st: &Statement, r_st: &Statement, y: &'a [Affine]) -> Order<'a> {
+        let common = w_st
+            .order
+            .iter()
+            .zip(&r_st.order)
+            .take(w_st.depth().min(r_st.depth()))
+            .take_while(|(a, b)| a == b)
+            .count();
+        let (wo, ro) = (w_st.order.get(common), r_st.order.get(common));
+        let writer_first = matches!((wo, ro), (Some(a), Some(b)) if a < b);
+        Order {
+            y,
+            common,
+            writer_first,
+        }
+    }
+
+    fn x(k: usize) -> Affine {
+        Affine::term(Term::Slot(Side::Second, k as u32))
+    }
+
+    /// `y_j == x_j` for every `j < k`.
+    fn agree(&self, k: usize) -> Option<Vec<Constraint>> {
+        (0..k)
+            .map(|j| Some(Constraint::Eq(self.y.get(j)?.plus(&Self::x(j), -1)?)))
+            .collect()
+    }
+
+    /// `y_k - x_k >= 1` (`after`) or `x_k - y_k >= 1`.
+    fn differ(&self, k: usize, after: bool) -> Option<Constraint> {
+        let (yk, xk) = (self.y.get(k)?, Self::x(k));
+        let (a, b) = if after { (yk, &xk) } else { (&xk, yk) };
+        Some(Constraint::Ge(
+            a.plus(b, -1)?.plus(&Affine::constant(1), -1)?,
+        ))
+    }
+
+    /// Agree before `k`, and the writer later (`after`) or earlier on `k`,
+    /// for each shared loop `k`.
+    fn first_difference(&self, after: bool) -> Option<Dnf> {
+        (0..self.common)
+            .map(|k| {
+                let mut alt = self.agree(k)?;
+                alt.push(self.differ(k, after)?);
+                Some(alt)
+            })
+            .collect()
+    }
+}
+
 /// "Writer iteration `y` of `w_st` is earlier than reader iteration `x`
 /// of `r_st`" as alternatives (the converse of [`not_earlier`]).
 fn earlier(w_st: &Statement, r_st: &Statement, y: &[Affine]) -> Option<Dnf> {
-    let common = w_st
-        .order
-        .iter()
-        .zip(&r_st.order)
-        .take(w_st.depth().min(r_st.depth()))
-        .take_while(|(a, b)| a == b)
-        .count();
-    let x = |k: usize| Affine::term(Term::Slot(Side::Second, k as u32));
-    let prefix = |k: usize| -> Option<Vec<Constraint>> {
-        (0..k)
-            .map(|j| Some(Constraint::Eq(y.get(j)?.plus(&x(j), -1)?)))
-            .collect()
-    };
-    let mut out: Dnf = Vec::new();
-    for k in 0..common {
-        // Equal before `k`, and y_k <= x_k - 1.
-        let mut alt = prefix(k)?;
-        alt.push(Constraint::Ge(
-            x(k).plus(y.get(k)?, -1)?.plus(&Affine::constant(1), -1)?,
-        ));
-        out.push(alt);
-    }
-    let (wo, ro) = (w_st.order.get(common), r_st.order.get(common));
-    if matches!((wo, ro), (Some(a), Some(b)) if a < b) {
-        out.push(prefix(common)?);
+    let order = Order::new(w_st, r_st, y);
+    let mut out = order.first_difference(false)?;
+    if order.writer_first {
+        out.push(order.agree(order.common)?);
     }
     Some(out)
 }
@@ -773,33 +814,12 @@ fn earlier(w_st: &Statement, r_st: &Statement, y: &[Affine]) -> Option<Dnf> {
 /// "Writer iteration `y` of `w_st` is not earlier than reader iteration
 /// `x` of `r_st`" as alternatives.
 fn not_earlier(w_st: &Statement, r_st: &Statement, y: &[Affine]) -> Option<Dnf> {
-    let common = w_st
-        .order
-        .iter()
-        .zip(&r_st.order)
-        .take(w_st.depth().min(r_st.depth()))
-        .take_while(|(a, b)| a == b)
-        .count();
-    let x = |k: usize| Affine::term(Term::Slot(Side::Second, k as u32));
-    let mut out: Dnf = Vec::new();
-    let prefix = |k: usize| -> Option<Vec<Constraint>> {
-        (0..k)
-            .map(|j| Some(Constraint::Eq(y.get(j)?.plus(&x(j), -1)?)))
-            .collect()
-    };
-    for k in 0..common {
-        let mut alt = prefix(k)?;
-        alt.push(Constraint::Ge(
-            y.get(k)?.plus(&x(k), -1)?.plus(&Affine::constant(1), -1)?,
-        ));
-        out.push(alt);
-    }
+    let order = Order::new(w_st, r_st, y);
+    let mut out = order.first_difference(true)?;
     // Equal on every common loop: earlier only if the writer comes first
     // in the text there.
-    let (wo, ro) = (w_st.order.get(common), r_st.order.get(common));
-    let writer_first = matches!((wo, ro), (Some(a), Some(b)) if a < b);
-    if !writer_first {
-        out.push(prefix(common)?);
+    if !order.writer_first {
+        out.push(order.agree(order.common)?);
     }
     Some(out)
 }
