@@ -107,12 +107,14 @@ enum Owned {
 /// its arguments in memory rather than in the cache, as in a run.
 const POOL_BYTES: usize = 64 << 20;
 
-/// The last input tiles cut, kept alive as a run keeps them until their
-/// task ran: about 256 MiB of `b x b` tiles. Dropped at once, a tile's
-/// memory would be handed back warm to the next cut, which would then look
-/// a quarter faster than in `lpkc run`. (Kernel results are dropped at
-/// once: the fresh memory a run's growing live set touches is timed apart,
-/// see [`time_fresh_memory`].)
+/// The last items made, kept alive as a run keeps them: input tiles cut
+/// (about 256 MiB of `b x b` tiles, until their task ran) and kernel
+/// results (until their readers ran). Dropped at once, an item's memory
+/// would be handed back warm to the next one, whose write would then look
+/// faster than in `lpkc run` (a quarter for cuts). The results' ring is
+/// full before timing starts, so a kernel writes into resident memory; the
+/// fresh memory a run's growing live set touches is timed apart, see
+/// [`time_fresh_memory`].
 struct Ring<T> {
     items: std::collections::VecDeque<T>,
     len: usize,
@@ -120,7 +122,10 @@ struct Ring<T> {
 
 impl<T> Ring<T> {
     fn new(b: usize) -> Self {
-        let len = ((256usize << 20) / (8 * b * b).max(1)).clamp(8, 4096);
+        Ring::with_len(((256usize << 20) / (8 * b * b).max(1)).clamp(8, 4096))
+    }
+
+    fn with_len(len: usize) -> Self {
         Ring {
             items: std::collections::VecDeque::with_capacity(len),
             len,
@@ -133,6 +138,17 @@ impl<T> Ring<T> {
         }
         self.items.push_back(item);
     }
+}
+
+/// A kernel call's arguments.
+fn refs(args: &[Owned]) -> Vec<KernelArg<'_>> {
+    args.iter()
+        .map(|x| match x {
+            Owned::Tile(t) => KernelArg::Tile(t),
+            Owned::Int(v) => KernelArg::Int(*v),
+            Owned::Real(v) => KernelArg::Real(*v),
+        })
+        .collect()
 }
 
 /// Seconds per call of `name` at block `b`: `threads` threads call it at
@@ -219,23 +235,30 @@ fn time_kernel(
                 let pool: Vec<Vec<Owned>> = vec![args.clone(); copies];
                 let kernel = kernel.clone();
                 scope.spawn(move || {
+                    // Results kept alive, about POOL_BYTES of them, as a
+                    // run keeps its tiles until their readers ran: each
+                    // call writes into memory that is resident but cold
+                    // (the oldest result's), not into the block the last
+                    // result freed, still in cache. (Kept alive by the
+                    // 256 MiB of `Ring::new`, TSQR's `qr_pair` took 50 %
+                    // longer than in a run.)
+                    let shape = kernel.call(&refs(&pool[0])).map_err(|e| e.to_string())?;
+                    let out_bytes: usize = shape.iter().map(|t| 8 * t.nrows() * t.ncols()).sum();
+                    let mut kept = Ring::with_len((POOL_BYTES / out_bytes.max(1)).clamp(1, 4096));
+                    while kept.items.len() < kept.len {
+                        kept.push(shape.clone());
+                    }
                     let start = Instant::now();
                     let mut times = Vec::new();
                     let mut i = 0;
                     while times.len() < 3
                         || (start.elapsed().as_secs_f64() < min_time && times.len() < 100_000)
                     {
-                        let refs: Vec<KernelArg<'_>> = pool[i % copies]
-                            .iter()
-                            .map(|x| match x {
-                                Owned::Tile(t) => KernelArg::Tile(t),
-                                Owned::Int(v) => KernelArg::Int(*v),
-                                Owned::Real(v) => KernelArg::Real(*v),
-                            })
-                            .collect();
+                        let args = refs(&pool[i % copies]);
                         let t = Instant::now();
-                        kernel.call(&refs).map_err(|e| e.to_string())?;
+                        let out = kernel.call(&args).map_err(|e| e.to_string())?;
                         times.push(t.elapsed().as_secs_f64());
+                        kept.push(out);
                         i += 1;
                     }
                     Ok(times)
@@ -343,12 +366,13 @@ fn time_cut(b: usize, min_time: f64, threads: usize) -> Result<f64, String> {
     Ok(mean(&all))
 }
 
-/// Bytes per second of first-touching fresh memory: `threads` threads at
-/// once each fill a new 64 MiB buffer (the allocator maps it fresh: page
-/// faults, the kernel's zeroing, the write). The whole fill counts: in a
-/// run the kernel writes its result into a tile that is in cache once its
-/// pages exist, and that write is in the kernel's calibrated time, so what
-/// fresh pages add is about the fill of memory from DRAM, not beyond it.
+/// Bytes per second of first-touching fresh memory, beyond writing
+/// resident memory: `threads` threads at once each fill a new 64 MiB
+/// buffer (the allocator maps it fresh: page faults, the kernel's zeroing,
+/// the write), then fill it again (resident, cold: it is far larger than
+/// the caches); the difference counts. A kernel's calibrated time already
+/// holds its write of a result into resident cold memory (see [`Ring`]),
+/// so what a fresh page adds in a run is the difference.
 fn time_fresh_memory(min_time: f64, threads: usize) -> Result<f64, String> {
     const N: usize = 8 << 20; // f64s: 64 MiB
     let results: Vec<Result<(f64, f64), String>> = std::thread::scope(|scope| {
@@ -360,9 +384,14 @@ fn time_fresh_memory(min_time: f64, threads: usize) -> Result<f64, String> {
                     let (mut bytes, mut extra, mut n) = (0.0, 0.0, 0);
                     while n < 3 || (start.elapsed().as_secs_f64() < min_time && n < 1000) {
                         let t = Instant::now();
-                        let v = vec![1.0f64; N];
-                        extra += t.elapsed().as_secs_f64();
+                        let mut v = vec![1.0f64; N];
+                        let fresh = t.elapsed().as_secs_f64();
+                        std::hint::black_box(&mut v);
+                        let t = Instant::now();
+                        v.fill(2.0);
                         std::hint::black_box(&v);
+                        let resident = t.elapsed().as_secs_f64();
+                        extra += (fresh - resident).max(0.0);
                         bytes += (8 * N) as f64;
                         n += 1;
                     }
@@ -385,6 +414,15 @@ fn time_fresh_memory(min_time: f64, threads: usize) -> Result<f64, String> {
         extra += e;
     }
     Ok(bytes / extra.max(1e-9))
+}
+
+/// Rounds of timing per kernel (and of fresh memory); the median counts.
+const ROUNDS: usize = 5;
+
+/// The median of samples (the upper one of an even count).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// Runs `lpkc calibrate`.
@@ -429,11 +467,31 @@ pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     model
         .check()
         .map_err(|e| CliError::Usage(format!("{e} (check --gflops and --task-overhead)")))?;
-    for name in &names {
-        let mut times = Vec::new();
-        for &b in &args.block {
-            let s = time_kernel(&reg, name, b as usize, args.min_time, args.threads)
+    // Each kernel is timed in ROUNDS rounds of min_time / ROUNDS, the
+    // kernels in turn within a round, and keeps the median of its rounds'
+    // means: on a shared machine whose speed drifts for seconds at a time,
+    // a slow spell then weighs on one round of every kernel, not on all of
+    // one kernel's calls.
+    let mut rounds: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); args.block.len()]; names.len()];
+    for _ in 0..ROUNDS {
+        for (k, name) in names.iter().enumerate() {
+            for (i, &b) in args.block.iter().enumerate() {
+                let s = time_kernel(
+                    &reg,
+                    name,
+                    b as usize,
+                    args.min_time / ROUNDS as f64,
+                    args.threads,
+                )
                 .map_err(CliError::Usage)?;
+                rounds[k][i].push(s);
+            }
+        }
+    }
+    for (name, per_block) in names.iter().zip(rounds) {
+        let mut times = Vec::new();
+        for (&b, samples) in args.block.iter().zip(per_block) {
+            let s = median(samples);
             eprintln!("{name:>14} B={b:<5} {:>12.6} ms", s * 1e3);
             times.push(KernelTime {
                 block: b,
@@ -459,7 +517,14 @@ pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
             cut.bandwidth_bytes_per_s / 1e6
         );
         model.input_cut = Some(cut);
-        let fresh = time_fresh_memory(args.min_time, args.threads).map_err(CliError::Input)?;
+        let mut rates = Vec::new();
+        for _ in 0..ROUNDS {
+            rates.push(
+                time_fresh_memory(args.min_time / ROUNDS as f64, args.threads)
+                    .map_err(CliError::Input)?,
+            );
+        }
+        let fresh = median(rates);
         eprintln!(
             "{:>14} {:.1} MB/s first touched",
             "fresh memory",
