@@ -152,7 +152,9 @@ fn refs(args: &[Owned]) -> Vec<KernelArg<'_>> {
 }
 
 /// Seconds per call of `name` at block `b`: `threads` threads call it at
-/// once, each on its own pool of argument copies; the mean over all calls.
+/// once, each on its own pool of argument copies, for `min_time` seconds
+/// and at least once; the mean over all calls (one round of
+/// [`ROUNDS`]).
 fn time_kernel(
     reg: &Registry,
     name: &str,
@@ -251,7 +253,7 @@ fn time_kernel(
                     let start = Instant::now();
                     let mut times = Vec::new();
                     let mut i = 0;
-                    while times.len() < 3
+                    while times.is_empty()
                         || (start.elapsed().as_secs_f64() < min_time && times.len() < 100_000)
                     {
                         let args = refs(&pool[i % copies]);
@@ -416,6 +418,30 @@ fn time_fresh_memory(min_time: f64, threads: usize) -> Result<f64, String> {
     Ok(bytes / extra.max(1e-9))
 }
 
+/// The most tile memory a calibration may hold at once, refused before
+/// anything is allocated.
+const MEMORY_BUDGET: usize = 8 << 30;
+
+/// An upper bound on the tile memory calibrating block `b` holds at once
+/// on `threads` threads: per thread, the argument pool and the results
+/// kept (each about [`POOL_BYTES`], at least one set of up to 4 argument
+/// and 3 result tiles, `qr_pair`'s result counting 2), the first result and
+/// the call in flight; with `no_store` also the input cuts kept (256 MiB,
+/// at least 8 tiles) and the dense matrix they are cut from (at least 2 x
+/// 2 tiles).
+fn memory_needed(b: usize, threads: usize, no_store: bool) -> usize {
+    let tile = 8usize.saturating_mul(b).saturating_mul(b);
+    let mut per_thread = POOL_BYTES.max(tile.saturating_mul(4))
+        + POOL_BYTES.max(tile.saturating_mul(4))
+        + tile.saturating_mul(8);
+    if no_store {
+        per_thread = per_thread
+            .saturating_add((256usize << 20).max(tile.saturating_mul(8)))
+            .saturating_add(POOL_BYTES.max(tile.saturating_mul(4)));
+    }
+    per_thread.saturating_mul(threads.max(1))
+}
+
 /// Rounds of timing per kernel (and of fresh memory); the median counts.
 const ROUNDS: usize = 5;
 
@@ -442,6 +468,19 @@ pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
         return Err(CliError::Usage(format!(
             "--threads must be between 1 and 256, found {}",
             args.threads
+        )));
+    }
+    let big = *args.block.iter().max().unwrap_or(&256) as usize;
+    let need = memory_needed(big, args.threads, args.no_store);
+    if need > MEMORY_BUDGET {
+        return Err(CliError::Usage(format!(
+            "timing block {big} on {} thread(s) would hold about {:.1} GiB of tiles at once \
+             (each thread keeps its own argument copies and results, {} MiB per tile); \
+             at most {} GiB is allowed: use fewer --threads or smaller blocks",
+            args.threads,
+            need as f64 / f64::from(1u32 << 30),
+            (8 * big * big) >> 20,
+            MEMORY_BUDGET >> 30
         )));
     }
     let reg = Registry::standard();
@@ -500,7 +539,6 @@ pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
         }
         model.kernels.insert(name.clone(), times);
     }
-    let big = *args.block.iter().max().unwrap_or(&256) as usize;
     model.store = if args.no_store {
         // The embedded executor: tiles stay in memory, but every read of an
         // input tile copies it out of the dense input.

@@ -527,3 +527,24 @@ fn stragglers_speculation_and_automatic_leases() {
         "{out}"
     );
 }
+
+/// A calibration whose tiles would not fit is refused before anything is
+/// allocated (at once, with what to change), not run into swap.
+#[test]
+fn calibrate_refuses_more_tile_memory_than_it_allows() {
+    let (code, out, err) = lpkc(&[
+        "calibrate",
+        "--block",
+        "8192",
+        "--threads",
+        "4",
+        "--kernels",
+        "gemm",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("block 8192 on 4 thread(s)") && err.contains("fewer --threads"),
+        "{err}"
+    );
+}
