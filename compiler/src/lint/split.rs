@@ -298,23 +298,14 @@ impl Builder {
         let Some(node) = self.pool.get(e).copied() else {
             return e;
         };
-        let mut sub = |b: &mut Builder, x: ExprRef| b.subst(x, fixed, memo);
         let new = match node {
             Node::Slot(s) => match fixed.iter().find(|&&(k, _)| k == s) {
                 Some(&(_, v)) => Node::Int(v),
                 None => node,
             },
-            Node::Int(_) | Node::Real(_) | Node::Bool(_) | Node::Param(_) => node,
-            Node::Unary(op, a) => Node::Unary(op, sub(self, a)),
-            Node::Binary(op, a, b) => {
-                let a = sub(self, a);
-                Node::Binary(op, a, sub(self, b))
-            }
-            Node::Call(f, a) => Node::Call(f, sub(self, a)),
-            Node::Call2(f, a, b) => {
-                let a = sub(self, a);
-                Node::Call2(f, a, sub(self, b))
-            }
+            _ => node
+                .try_map_operands(|x| Some(self.subst(x, fixed, memo)))
+                .unwrap_or(node),
         };
         let r = self.fold(new);
         memo.insert(e.0, r);

@@ -178,6 +178,27 @@ pub enum Node {
     Call2(Func2, ExprRef, ExprRef),
 }
 
+impl Node {
+    /// The node with each operand `x` replaced by `f(x)`, first operand
+    /// first; `None` as soon as `f` gives none. Leaves come back as they
+    /// are.
+    pub fn try_map_operands(self, mut f: impl FnMut(ExprRef) -> Option<ExprRef>) -> Option<Node> {
+        Some(match self {
+            Node::Unary(op, a) => Node::Unary(op, f(a)?),
+            Node::Binary(op, a, b) => {
+                let a = f(a)?;
+                Node::Binary(op, a, f(b)?)
+            }
+            Node::Call(g, a) => Node::Call(g, f(a)?),
+            Node::Call2(g, a, b) => {
+                let a = f(a)?;
+                Node::Call2(g, a, f(b)?)
+            }
+            Node::Int(_) | Node::Real(_) | Node::Bool(_) | Node::Param(_) | Node::Slot(_) => self,
+        })
+    }
+}
+
 /// A value.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value {

@@ -475,30 +475,15 @@ fn substitute(
         return Some(r);
     }
     let node = *pool.get(e)?;
-    let mut sub = |pool: &mut ExprPool, x: ExprRef| substitute(pool, x, by, memo);
     let r = match node {
         Node::Slot(s) => match by.iter().find(|&&(k, _)| k == s) {
             Some(&(_, x)) => x,
             None => e,
         },
         Node::Int(_) | Node::Real(_) | Node::Bool(_) | Node::Param(_) => e,
-        Node::Unary(op, a) => {
-            let a = sub(pool, a)?;
-            pool.add(Node::Unary(op, a))
-        }
-        Node::Binary(op, a, b) => {
-            let a = sub(pool, a)?;
-            let b = sub(pool, b)?;
-            pool.add(Node::Binary(op, a, b))
-        }
-        Node::Call(f, a) => {
-            let a = sub(pool, a)?;
-            pool.add(Node::Call(f, a))
-        }
-        Node::Call2(f, a, b) => {
-            let a = sub(pool, a)?;
-            let b = sub(pool, b)?;
-            pool.add(Node::Call2(f, a, b))
+        _ => {
+            let n = node.try_map_operands(|x| substitute(pool, x, by, memo))?;
+            pool.add(n)
         }
     };
     memo.insert(e, r);
