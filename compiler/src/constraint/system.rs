@@ -25,7 +25,7 @@
 //! 3. each conjunction is decided by [`super::integer::solve`]: gcd tests,
 //!    elimination, Fourier-Motzkin, bound propagation, then microlp.
 
-use super::affine::{decompose, Affine, Side, Term};
+use super::affine::{decompose, Affine, Side, Term, Q};
 use super::integer::solve;
 use super::mono::Mono;
 use super::PARAM_CEILING;
@@ -37,6 +37,9 @@ use std::collections::BTreeMap;
 const MAX_ALTERNATIVES: usize = 16;
 /// Most solver calls one feasibility question may make.
 const MAX_COMBINATIONS: usize = 1000;
+/// Most solver calls the case split of [`System::feasible_by_cases`] may make over
+/// all its cases (each case may use what the ones before left).
+const SPLIT_COMBINATIONS: usize = 3000;
 
 /// `form >= 0` or `form == 0`.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,6 +49,9 @@ pub(crate) enum Constraint {
     /// `form == 0`.
     Eq(Affine),
 }
+
+/// `(c, x, q, r)`: `x = c·q + r` with `0 <= r < c`.
+pub(crate) type Division = (i64, Affine, Affine, Affine);
 
 /// Alternatives, each a conjunction: a condition in disjunctive form.
 pub(crate) type Dnf = Vec<Vec<Constraint>>;
@@ -66,6 +72,12 @@ pub(crate) struct System {
     /// satisfiable by some value of its term whatever its arguments (so
     /// they hold even for a term that is not evaluated); never translated.
     fact_disj: Vec<Dnf>,
+    /// Every division by a constant the system has named, `(c, x, q, r)`
+    /// with `x = c·q + r`, `0 <= r < c` (a `%` atom is its `r`, a `//`
+    /// atom its `q`): a second division of the same `x`, or of `x` plus a
+    /// multiple of `c`, has the same remainder, which the integer
+    /// reductions would not see through two separate definitions.
+    divs: Vec<Division>,
     /// The slots each non-affine term of loop variables mentions, for
     /// congruence: one expression on both sides with equal slots has one
     /// value.
@@ -85,6 +97,7 @@ pub(crate) struct Mark {
     seen: usize,
     facts: usize,
     fact_disj: usize,
+    divs: usize,
     mono: BTreeMap<Term, (Mono, Affine)>,
     atom_slots: BTreeMap<ExprRef, Vec<u32>>,
 }
@@ -138,6 +151,7 @@ impl System {
             seen: self.seen.len(),
             facts: self.facts.len(),
             fact_disj: self.fact_disj.len(),
+            divs: self.divs.len(),
             mono: self.mono.clone(),
             atom_slots: self.atom_slots.clone(),
         }
@@ -152,6 +166,7 @@ impl System {
         self.seen.truncate(mark.seen);
         self.facts.truncate(mark.facts);
         self.fact_disj.truncate(mark.fact_disj);
+        self.divs.truncate(mark.divs);
         self.mono = mark.mono;
         self.atom_slots = mark.atom_slots;
     }
@@ -202,6 +217,49 @@ impl System {
     pub(crate) fn fresh(&mut self) -> Affine {
         self.aux += 1;
         Affine::term(Term::Aux(self.aux))
+    }
+
+    /// The quotient and remainder of `x` divided by `c > 0` as
+    /// unknowns: those of a division of the same `x` (or of `x` minus a
+    /// multiple `k·c`: quotient `+ k`) the system named already, else
+    /// fresh ones, defined by `x = c·q + r`, `0 <= r < c` (facts: some
+    /// integers satisfy them whatever `x` is).
+    pub(crate) fn division(&mut self, c: i64, x: &Affine) -> Option<(Affine, Affine)> {
+        if let Some(known) = self.known_division(c, x) {
+            return Some(known);
+        }
+        let (q, r) = (self.fresh(), self.fresh());
+        self.define_division(c, x, &q, &r);
+        Some((q, r))
+    }
+
+    /// The quotient and remainder of a division of `x` by `c` the system
+    /// named already (of `x` itself, or of `x - k·c`: quotient `+ k`).
+    fn known_division(&self, c: i64, x: &Affine) -> Option<(Affine, Affine)> {
+        for (c2, x2, q2, r2) in &self.divs {
+            if *c2 != c {
+                continue;
+            }
+            let Some(diff) = x.plus(x2, -1) else {
+                continue;
+            };
+            let m = diff.constant_part();
+            if diff.is_constant() && m.d == 1 && m.n % i128::from(c) == 0 {
+                let k = i64::try_from(m.n / i128::from(c)).ok()?;
+                return Some((q2.plus(&Affine::constant(k), 1)?, r2.clone()));
+            }
+        }
+        None
+    }
+
+    /// Defines `x = c·q + r`, `0 <= r < c` and registers the division.
+    fn define_division(&mut self, c: i64, x: &Affine, q: &Affine, r: &Affine) {
+        if let Some(rhs) = Affine::default().plus(q, c).and_then(|f| f.plus(r, 1)) {
+            self.fact_eq(x, &rhs);
+        }
+        self.fact_ge(r, &Affine::constant(0), 0);
+        self.fact_ge(&Affine::constant(c - 1), r, 0);
+        self.divs.push((c, x.clone(), q.clone(), r.clone()));
     }
 
     /// The affine form of an int expression of `side` (`None` when it is
@@ -277,17 +335,6 @@ impl System {
         }
     }
 
-    /// Adds `a == b` as a definition of fresh auxiliaries (a fact: it is
-    /// satisfiable whatever the other unknowns are, and never translated).
-    pub(crate) fn define_eq(&mut self, a: &Affine, b: &Affine) {
-        self.fact_eq(a, b);
-    }
-
-    /// Adds `a >= b + k` as a definition (see [`System::define_eq`]).
-    pub(crate) fn define_ge(&mut self, a: &Affine, b: &Affine, k: i64) {
-        self.fact_ge(a, b, k);
-    }
-
     /// Adds a disjunctive fact.
     fn fact_any(&mut self, alternatives: Vec<Option<Constraint>>) {
         // An alternative that cannot be expressed leaves the fact out.
@@ -346,14 +393,13 @@ impl System {
                     (pool.get(b).copied(), self.form(pool, side, a))
                 {
                     if c > 0 {
-                        // x = c·q + r with 0 <= r < c.
-                        let q = self.fresh();
-                        self.fact_ge(&me, &Affine::constant(0), 0);
-                        self.fact_ge(&Affine::constant(c - 1), &me, 0);
-                        if let Some(rhs) =
-                            Affine::default().plus(&q, c).and_then(|f| f.plus(&me, 1))
-                        {
-                            self.fact_eq(&x, &rhs);
+                        // x = c·q + r with 0 <= r < c; the remainder of
+                        // a division named already, if there is one.
+                        if let Some((_, r)) = self.known_division(c, &x) {
+                            self.fact_eq(&me, &r);
+                        } else {
+                            let q = self.fresh();
+                            self.define_division(c, &x, &q, &me);
                         }
                     }
                 }
@@ -363,10 +409,13 @@ impl System {
                     (pool.get(b).copied(), self.form(pool, side, a))
                 {
                     if c > 0 {
-                        // c·d <= x <= c·d + c - 1.
-                        if let Some(cd) = Affine::default().plus(&me, c) {
-                            self.fact_ge(&x, &cd, 0);
-                            self.fact_ge(&cd, &x, 1 - c);
+                        // x = c·d + r with 0 <= r < c; the quotient of a
+                        // division named already, if there is one.
+                        if let Some((q, _)) = self.known_division(c, &x) {
+                            self.fact_eq(&me, &q);
+                        } else {
+                            let r = self.fresh();
+                            self.define_division(c, &x, &me, &r);
                         }
                     }
                 }
@@ -532,6 +581,20 @@ impl System {
 
     /// Adds a condition (or its negation).
     pub(crate) fn assume(&mut self, pool: &ExprPool, side: Side, e: ExprRef, positive: bool) {
+        // A conjunction (`a and b`, `not (a or b)`) is added part by part:
+        // each part's disjunction stays whole, where expanding the
+        // product in [`System::cond`] would relax past MAX_ALTERNATIVES.
+        match pool.get(e).copied() {
+            Some(Node::Unary(UnOp::Not, a)) => return self.assume(pool, side, a, !positive),
+            Some(Node::Binary(op @ (BinOp::And | BinOp::Or), a, b))
+                if (op == BinOp::And) == positive =>
+            {
+                self.assume(pool, side, a, positive);
+                self.assume(pool, side, b, positive);
+                return;
+            }
+            _ => {}
+        }
         let d = self.cond(pool, side, e, positive);
         self.any(d);
     }
@@ -601,6 +664,9 @@ impl System {
                     .map(|alt| alt.iter().map(rename_c).collect())
                     .collect(),
             );
+        }
+        for (c, x, q, r) in &other.divs {
+            self.divs.push((*c, rename(x), rename(q), rename(r)));
         }
         for d in &other.disj {
             self.disj.push(
@@ -748,9 +814,117 @@ impl System {
     /// [`MAX_COMBINATIONS`] solver calls the answer is "may be feasible",
     /// which is always safe.
     pub(crate) fn feasible(&self) -> bool {
+        self.feasible_once(MAX_COMBINATIONS).0
+    }
+
+    /// [`System::feasible`], and when that stops at its search limit, by
+    /// cases on the value of a logarithm of the parameters: for the
+    /// questions a proof rests on (the case split may cost a few times
+    /// the search limit).
+    pub(crate) fn feasible_by_cases(&self) -> bool {
+        let (feasible, _) = self.feasible_once(MAX_COMBINATIONS);
+        if !feasible || !self.gave_up.get() {
+            return feasible;
+        }
+        // Past the search limit: one case per value of a logarithm of the
+        // parameters, which decides the alternatives that compare it with
+        // constants (a reduction tree's split levels) before the search.
+        let split = self.split_on_log();
+        self.gave_up.set(split != Some(false));
+        split != Some(false)
+    }
+
+    /// The logarithm of the parameters (`ceil(log2(N))`) that most
+    /// disjunctions mention, with its function, argument and largest
+    /// value under the ceiling.
+    fn log_to_split(&self) -> Option<(Term, Mono, Affine, i64)> {
+        let mut best: Option<(usize, Term, Mono, Affine, i64)> = None;
+        for (&k, (m, x)) in &self.mono {
+            if !matches!(k, Term::Known(_)) {
+                continue;
+            }
+            let Some(top) = log_ceiling(*m, x) else {
+                continue;
+            };
+            let uses = self
+                .disj
+                .iter()
+                .filter(|d| {
+                    d.iter().flatten().any(|c| match c {
+                        Constraint::Ge(f) | Constraint::Eq(f) => !f.coefficient(k).is_zero(),
+                    })
+                })
+                .count();
+            if uses > 0 && best.as_ref().is_none_or(|b| uses > b.0) {
+                best = Some((uses, k, *m, x.clone(), top));
+            }
+        }
+        best.map(|(_, k, m, x, top)| (k, m, x, top))
+    }
+
+    /// Decides the system by cases on the value of a logarithm `L = m(x)`
+    /// of the parameters: for each `v` from 0 to its largest value, `x`
+    /// in `[threshold(v), threshold(v + 1))` with `L` replaced by `v`
+    /// everywhere, and last `x <= 0` (no value: the system as it is).
+    /// The cases cover every solution, so `Some(false)` (each case
+    /// infeasible) is a proof; `None` when no logarithm qualifies or some
+    /// case may be feasible.
+    fn split_on_log(&self) -> Option<bool> {
+        let (key, m, x, top) = self.log_to_split()?;
+        let mut budget = SPLIT_COMBINATIONS;
+        // One case: infeasible (`Some(false)`), or stop (`None`).
+        let mut decide = |case: &System| -> Option<bool> {
+            let (feasible, calls) = case.feasible_once(budget);
+            budget = budget.saturating_sub(calls);
+            (!feasible).then_some(false)
+        };
+        let sub = |c: &Constraint, v: &Affine| -> Option<Constraint> {
+            Some(match c {
+                Constraint::Ge(f) => Constraint::Ge(f.substitute(key, v)?),
+                Constraint::Eq(f) => Constraint::Eq(f.substitute(key, v)?),
+            })
+        };
+        for v in 0..=top {
+            let value = Affine::constant(v);
+            let mut case = self.clone();
+            case.conj = self
+                .conj
+                .iter()
+                .map(|c| sub(c, &value))
+                .collect::<Option<_>>()?;
+            case.facts = self
+                .facts
+                .iter()
+                .map(|c| sub(c, &value))
+                .collect::<Option<_>>()?;
+            let dnf = |d: &Dnf| -> Option<Dnf> {
+                d.iter()
+                    .map(|alt| alt.iter().map(|c| sub(c, &value)).collect())
+                    .collect()
+            };
+            case.disj = self.disj.iter().map(dnf).collect::<Option<_>>()?;
+            case.fact_disj = self.fact_disj.iter().map(dnf).collect::<Option<_>>()?;
+            let lo = i64::try_from(m.threshold(i128::from(v))?).ok()?;
+            case.conj
+                .push(Constraint::Ge(x.plus(&Affine::constant(lo), -1)?));
+            if let Some(hi) = m.threshold(i128::from(v) + 1) {
+                let hi = i64::try_from(hi).ok()?;
+                case.conj
+                    .push(Constraint::Ge(Affine::constant(hi - 1).plus(&x, -1)?));
+            }
+            decide(&case)?;
+        }
+        let mut undefined = self.clone();
+        undefined.conj.push(Constraint::Ge(x.scale(Q::int(-1))?));
+        decide(&undefined)
+    }
+
+    /// [`System::feasible`] without the case split, within `limit` solver
+    /// calls: the answer and the calls it made.
+    fn feasible_once(&self, limit: usize) -> (bool, usize) {
         self.gave_up.set(false);
         let Some(mut base) = self.translate_all(&self.conj) else {
-            return false;
+            return (false, 0);
         };
         base.extend(self.facts.iter().cloned());
         let mut disj: Vec<Dnf> = Vec::new();
@@ -770,7 +944,7 @@ impl System {
                 continue;
             }
             if alts.is_empty() {
-                return false;
+                return (false, 0);
             }
             if alts.len() == 1 {
                 base.extend(alts.into_iter().flatten());
@@ -793,9 +967,9 @@ impl System {
                 let mut kept = Vec::new();
                 for alt in d.drain(..) {
                     calls += 1;
-                    if calls > MAX_COMBINATIONS {
+                    if calls > limit {
                         self.gave_up.set(true);
-                        return true;
+                        return (true, calls);
                     }
                     let all: Vec<&Constraint> = base.iter().chain(&alt).collect();
                     if solve(&all) {
@@ -803,7 +977,7 @@ impl System {
                     }
                 }
                 match kept.len() {
-                    0 => return false,
+                    0 => return (false, calls),
                     1 => {
                         base.extend(kept.into_iter().flatten());
                         disj.remove(i);
@@ -822,9 +996,9 @@ impl System {
         disj.sort_by_key(|d| d.len());
         let refs: Vec<&Dnf> = disj.iter().collect();
         let base: Vec<&Constraint> = base.iter().collect();
-        let feasible = search(&base, &refs, &mut calls);
-        self.gave_up.set(calls > MAX_COMBINATIONS);
-        feasible
+        let feasible = search(&base, &refs, &mut calls, limit);
+        self.gave_up.set(calls > limit);
+        (feasible, calls)
     }
 
     /// Congruence of the terms on both sides: `e` on side 0 equals `e` on
@@ -862,9 +1036,9 @@ impl System {
     }
 }
 
-fn search(chosen: &[&Constraint], rest: &[&Dnf], calls: &mut usize) -> bool {
+fn search(chosen: &[&Constraint], rest: &[&Dnf], calls: &mut usize, limit: usize) -> bool {
     *calls += 1;
-    if *calls > MAX_COMBINATIONS {
+    if *calls > limit {
         return true;
     }
     if !solve(chosen) {
@@ -876,7 +1050,7 @@ fn search(chosen: &[&Constraint], rest: &[&Dnf], calls: &mut usize) -> bool {
     for alt in first.iter() {
         let mut next: Vec<&Constraint> = chosen.to_vec();
         next.extend(alt.iter());
-        if search(&next, rest, calls) {
+        if search(&next, rest, calls, limit) {
             return true;
         }
     }
@@ -900,6 +1074,33 @@ mod tests {
         // fails; lint does not pretend it has a value).
         let f = sys.form(&pool, Side::First, bad).unwrap_or_default();
         assert!(!f.is_constant());
+    }
+
+    #[test]
+    fn divisions_of_one_value_share_their_quotient_and_remainder() {
+        let mut sys = System::new();
+        let x = Affine::term(Term::Slot(Side::First, 0));
+        let shift = |k: i64| x.plus(&Affine::constant(k), 1).unwrap_or_default();
+        let (q, r) = sys.division(4, &x).unwrap_or_default();
+        // x + 8 = 4·(q + 2) + r: the same remainder, the quotient shifted.
+        let (q8, r8) = sys.division(4, &shift(8)).unwrap_or_default();
+        assert_eq!(r8, r);
+        assert_eq!(q8, q.plus(&Affine::constant(2), 1).unwrap_or_default());
+        let (again, _) = sys.division(4, &x).unwrap_or_default();
+        assert_eq!(again, q);
+        // An offset that is no multiple of the divisor, or another
+        // divisor: a division of its own.
+        let (_, r1) = sys.division(4, &shift(1)).unwrap_or_default();
+        assert_ne!(r1, r);
+        let (_, r3) = sys.division(3, &x).unwrap_or_default();
+        assert_ne!(r3, r);
+        // A rollback forgets the divisions named after the mark.
+        let mark = sys.mark();
+        let y = Affine::term(Term::Slot(Side::First, 1));
+        let (_, ry) = sys.division(2, &y).unwrap_or_default();
+        sys.rollback(mark);
+        assert!(sys.known_division(2, &y).is_none());
+        assert_ne!(ry, Affine::default());
     }
 
     #[test]

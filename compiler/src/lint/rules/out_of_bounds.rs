@@ -107,5 +107,5 @@ fn may_leave(
     } else {
         sys.ge_by(&Affine::constant(-1), &i, 0);
     }
-    sys.feasible().then_some(Ok(sys))
+    sys.feasible_by_cases().then_some(Ok(sys))
 }

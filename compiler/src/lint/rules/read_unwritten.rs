@@ -96,14 +96,13 @@ fn read_proved(
     };
     let mut sys = sp.with_domain(at.0, at.1, Side::Second);
     let mut stuck: Vec<(usize, String)> = Vec::new();
-    let mut memo = Vec::new();
     let mut writers: Vec<(Dnf, &Variant, &Access)> = Vec::new();
     for (ws, _, wv) in sp.all() {
         for w in &wv.st.writes {
             if w.matrix != r.matrix || constant_clash(pool, w, r) {
                 continue;
             }
-            if let Some(not_covered) = not_covered(&mut sys, &mut memo, pool, wv, w, &rv.st, r) {
+            if let Some(not_covered) = not_covered(&mut sys, pool, wv, w, &rv.st, r) {
                 writers.push((not_covered, wv, w));
             } else {
                 // A writer that cannot be inverted covers nothing: no
@@ -116,7 +115,7 @@ fn read_proved(
     for (d, _, _) in &writers {
         sys.any(d.clone());
     }
-    if !sys.feasible() {
+    if !sys.feasible_by_cases() {
         return Ok(());
     }
     // What stopped the proof is said of the question with every writer.
@@ -168,7 +167,7 @@ fn zero_read_proved(
             for d in late {
                 sys.any(d);
             }
-            if sys.feasible() {
+            if sys.feasible_by_cases() {
                 return Err(blocked(p, pool, &sys, &[ws, at.0]));
             }
         }
@@ -242,7 +241,6 @@ fn writes_tile(
         y: &y,
         sys,
         scratch,
-        memo: Vec::new(),
     };
     for item in &w_st.domain {
         match *item {
@@ -288,14 +286,7 @@ struct Subst<'a> {
     sys: &'a mut System,
     /// The writer's forms (side 0).
     scratch: System,
-    /// Quotients and remainders already defined: `(c, x, x // c, x % c)`
-    /// with `x` over the reader's side, shared by the writers of one
-    /// question (three branches of a butterfly test one `i // 2 % 2`).
-    memo: Vec<Def>,
 }
-
-/// `(c, x, x // c, x % c)`.
-type Def = (i64, Affine, Affine, Affine);
 
 impl Subst<'_> {
     fn form(&mut self, e: ExprRef) -> Option<Affine> {
@@ -356,17 +347,11 @@ impl Subst<'_> {
                 q.clone()
             }
         };
-        if let Some((_, _, q, r)) = self.memo.iter().find(|d| d.0 == c && d.1 == x) {
-            return Some(pick(q, r));
-        }
-        let (q, r) = (self.sys.fresh(), self.sys.fresh());
-        let rhs = Affine::default().plus(&q, c)?.plus(&r, 1)?;
-        self.sys.define_eq(&x, &rhs);
-        self.sys.define_ge(&r, &Affine::constant(0), 0);
-        self.sys.define_ge(&Affine::constant(c - 1), &r, 0);
-        let v = pick(&q, &r);
-        self.memo.push((c, x, q, r));
-        Some(v)
+        // One division of `x` by `c` per question, shared by the writers
+        // (three branches of a butterfly test one `i // 2 % 2`) and with
+        // the reader's own `%` and `//` of the same value.
+        let (q, r) = self.sys.division(c, &x)?;
+        Some(pick(&q, &r))
     }
 
     /// Any other writer term, at the writer iteration `y`: the same
@@ -631,7 +616,6 @@ fn invert(
 /// reader's side; `None` when the writer cannot be inverted.
 fn not_covered(
     sys: &mut System,
-    memo: &mut Vec<Def>,
     pool: &mut ExprPool,
     wv: &Variant,
     w: &Access,
@@ -650,22 +634,14 @@ fn not_covered(
     // not a copy: copying the system per writer and read was most of the
     // lint's time on programs with many statements).
     let mark = sys.mark();
-    let memo_len = memo.len();
     let mut sub = Subst {
         pool,
         y: &y,
         sys,
         scratch,
-        memo: std::mem::take(memo),
     };
     let built = outside_writer(&mut sub, w_st, r_st, &y, out);
-    let Subst {
-        sys,
-        scratch,
-        memo: defined,
-        ..
-    } = sub;
-    *memo = defined;
+    let Subst { sys, scratch, .. } = sub;
     match built {
         Some(out) => {
             sys.learn_atoms(&scratch);
@@ -673,7 +649,6 @@ fn not_covered(
         }
         None => {
             sys.rollback(mark);
-            memo.truncate(memo_len);
             None
         }
     }

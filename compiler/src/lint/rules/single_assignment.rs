@@ -120,5 +120,5 @@ fn may_write_twice(
         }
         sys.any(alternatives);
     }
-    sys.feasible()
+    sys.feasible_by_cases()
 }
