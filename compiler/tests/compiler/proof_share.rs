@@ -16,6 +16,9 @@
 //! LPK_PROOF_SHARE_CASES=400 cargo test -p lpk-compiler --test compiler \
 //!     proof_share -- --nocapture
 //! ```
+//!
+//! `LPK_PROOF_SHARE_SEED=0x...` draws another corpus (a fresh one, for
+//! the figure of issue 22).
 
 use compiler::diag::SourceMap;
 use compiler::lint::exhaustive::ErrorKind;
@@ -30,9 +33,9 @@ use std::time::{Duration, Instant};
 const SEED: u64 = 0x2022_0c0f_fee1_5eed;
 
 /// The share of programs with every rule proved must stay at or above
-/// this floor (percent): below the 95.0 % measured on the default 40
-/// programs and the 92.5 % on 320 (docs/lint.md).
-const FLOOR_PERCENT: f64 = 90.0;
+/// this floor (percent): two programs below the 97.5 % measured on the
+/// default 40 programs (96.2 % on 320; docs/lint.md).
+const FLOOR_PERCENT: f64 = 92.5;
 
 fn compile(text: &str) -> Option<Program> {
     let mut sources = SourceMap::new();
@@ -66,7 +69,15 @@ fn proof_share_on_a_generated_corpus() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(40);
-    let mut rng = Rng(SEED);
+    // `LPK_PROOF_SHARE_SEED` measures a fresh corpus (hex or decimal).
+    let seed = std::env::var("LPK_PROOF_SHARE_SEED")
+        .ok()
+        .and_then(|v| match v.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16).ok(),
+            None => v.parse().ok(),
+        })
+        .unwrap_or(SEED);
+    let mut rng = Rng(seed);
     let opts = LintOptions::default();
     let mut valid = 0usize;
     let mut all_proved = 0usize;
@@ -126,7 +137,7 @@ fn proof_share_on_a_generated_corpus() {
     let share = 100.0 * all_proved as f64 / valid.max(1) as f64;
     eprintln!(
         "proof share: {all_proved}/{valid} valid programs ({share:.1} %) with every rule proved \
-         ({cases} generated, seed {SEED:#x}); lint time median {median:.1?}, max {max:.1?}"
+         ({cases} generated, seed {seed:#x}); lint time median {median:.1?}, max {max:.1?}"
     );
     for k in ErrorKind::ALL {
         let code = k.code().as_str();
