@@ -127,9 +127,21 @@ pub(crate) fn split(p: &Program) -> Split {
     // is a constant mismatch, not a disjunction to search).
     let loop_of = |st: &Statement, slot: u32| st.order.get(slot as usize).copied();
     let mut split_loops: Vec<u32> = Vec::new();
+    // The values each split loop took, over the statements splitting it.
+    let mut ranges: HashMap<u32, Iv> = HashMap::new();
     for (st, vs) in p.statements.iter().zip(&variants) {
         if let Some(v) = vs.first() {
             split_loops.extend(v.fixed.iter().filter_map(|&(s, _)| loop_of(st, s)));
+        }
+        for v in vs {
+            for &(s, value) in &v.fixed {
+                if let Some(l) = loop_of(st, s) {
+                    let value = i128::from(value);
+                    let r = ranges.entry(l).or_insert(Iv::point(value));
+                    r.lo = r.lo.min(value);
+                    r.hi = r.hi.max(value);
+                }
+            }
         }
     }
     split_loops.sort_unstable();
@@ -139,9 +151,10 @@ pub(crate) fn split(p: &Program) -> Split {
             let Some(first) = vs.first() else {
                 continue;
             };
-            let extra: Vec<u32> = (0..st.depth() as u32)
+            let extra: Vec<(u32, Option<Iv>)> = (0..st.depth() as u32)
                 .filter(|&s| loop_of(st, s).is_some_and(|l| split_loops.contains(&l)))
                 .filter(|&s| first.fixed_value(s).is_none())
+                .map(|s| (s, loop_of(st, s).and_then(|l| ranges.get(&l).copied())))
                 .collect();
             if extra.is_empty() {
                 continue;
@@ -450,15 +463,106 @@ impl Builder {
         }
     }
 
+    /// Narrows the intervals of loop variables by a guard that holds
+    /// where the statement runs: `j < ceil(log2(N - j))` bounds `j` by
+    /// 19, so a tree's diagonal read splits like its level loop. Only a
+    /// variable compared with a bounded side, in a conjunction.
+    fn narrow(&self, cond: ExprRef, slots: &mut [Option<Iv>]) {
+        let Some(Node::Binary(op, a, b)) = self.pool.get(cond).copied() else {
+            return;
+        };
+        if op == BinOp::And {
+            self.narrow(a, slots);
+            self.narrow(b, slots);
+            return;
+        }
+        // `slot + offset op other`, mirrored when the variable is on the
+        // right.
+        let ((s, offset), other, op) = match (self.slot_offset(a), self.slot_offset(b)) {
+            (Some(so), _) => (so, b, op),
+            (_, Some(so)) => {
+                let mirrored = match op {
+                    BinOp::Lt => BinOp::Gt,
+                    BinOp::Le => BinOp::Ge,
+                    BinOp::Gt => BinOp::Lt,
+                    BinOp::Ge => BinOp::Le,
+                    other => other,
+                };
+                (so, a, mirrored)
+            }
+            _ => return,
+        };
+        let bound = self.interval(other, slots);
+        let bound = Iv {
+            lo: bound.lo.saturating_sub(offset),
+            hi: bound.hi.saturating_sub(offset),
+        }
+        .clamp();
+        let Some(Some(iv)) = slots.get(s as usize).copied() else {
+            return;
+        };
+        let (mut lo, mut hi) = (iv.lo, iv.hi);
+        match op {
+            BinOp::Lt => hi = hi.min(bound.hi - 1),
+            BinOp::Le => hi = hi.min(bound.hi),
+            BinOp::Gt => lo = lo.max(bound.lo + 1),
+            BinOp::Ge => lo = lo.max(bound.lo),
+            BinOp::Eq => {
+                lo = lo.max(bound.lo);
+                hi = hi.min(bound.hi);
+            }
+            _ => return,
+        }
+        // No value: the statement never runs; keep one value, since an
+        // interval is never empty (the cases stay a cover).
+        if lo > hi {
+            hi = lo;
+        }
+        if let Some(slot) = slots.get_mut(s as usize) {
+            *slot = Some(Iv { lo, hi }.clamp());
+        }
+    }
+
+    /// `e` as a loop variable plus a constant: `i`, `i + c`, `c + i`,
+    /// `i - c`.
+    fn slot_offset(&self, e: ExprRef) -> Option<(u32, i128)> {
+        let int = |x: ExprRef| match self.pool.get(x).copied() {
+            Some(Node::Int(c)) => Some(i128::from(c)),
+            _ => None,
+        };
+        let slot = |x: ExprRef| match self.pool.get(x).copied() {
+            Some(Node::Slot(s)) => Some(s),
+            _ => None,
+        };
+        match self.pool.get(e).copied()? {
+            Node::Slot(s) => Some((s, 0)),
+            Node::Binary(BinOp::Add, a, b) => match (slot(a), slot(b)) {
+                (Some(s), _) => Some((s, int(b)?)),
+                (_, Some(s)) => Some((s, int(a)?)),
+                _ => None,
+            },
+            Node::Binary(BinOp::Sub, a, b) => Some((slot(a)?, -int(b)?)),
+            _ => None,
+        }
+    }
+
     /// The variants of `st`, split on the slots with non-affine uses and on
     /// `extra`.
-    fn statement(&mut self, p: &Program, st: &Statement, extra: &[u32]) -> Vec<Variant> {
+    fn statement(
+        &mut self,
+        p: &Program,
+        st: &Statement,
+        extra: &[(u32, Option<Iv>)],
+    ) -> Vec<Variant> {
         // Unsplit: the statement with its constants folded (`min(0, 0)`,
         // `ceil(log2(3))`, `i // 1` are no atoms).
-        let unsplit =
-            |b: &mut Builder| -> Vec<Variant> { b.variant(st, Vec::new()).into_iter().collect() };
-        // Slot intervals, outermost first.
+        let unsplit = |b: &mut Builder| -> Vec<Variant> {
+            b.variant(st, Vec::new(), &[]).into_iter().collect()
+        };
+        // Slot intervals, outermost first; `loops` by the loop bounds
+        // alone, `slots` also narrowed by the guards.
         let mut slots: Vec<Option<Iv>> = vec![None; st.depth()];
+        let mut loops: Vec<Option<Iv>> = vec![None; st.depth()];
         for item in &st.domain {
             if let DomainItem::Loop { slot, lo, hi, .. } = *item {
                 let (l, h) = (self.interval(lo, &slots), self.interval(hi, &slots));
@@ -470,6 +574,15 @@ impl Builder {
                 if let Some(s) = slots.get_mut(slot as usize) {
                     *s = Some(iv);
                 }
+                if let Some(s) = loops.get_mut(slot as usize) {
+                    *s = Some(iv);
+                }
+            } else if let DomainItem::Guard {
+                cond,
+                positive: true,
+            } = *item
+            {
+                self.narrow(cond, &mut slots);
             }
         }
         let mut wanted = Vec::new();
@@ -492,26 +605,63 @@ impl Builder {
                 note(i, false);
             }
         }
-        wanted.extend_from_slice(extra);
+        wanted.extend(extra.iter().map(|&(s, _)| s));
         wanted.sort_unstable();
         wanted.dedup();
         let mut choices: Vec<(u32, Iv)> = Vec::new();
         let mut count: i128 = 1;
         // Variables with many values stay symbolic (their terms remain
         // opaque atoms of the systems).
+        let few = |iv: Iv| iv.bounded() && iv.hi - iv.lo < MAX_VALUES;
+        let mut narrowed = Vec::new();
+        // Choices with a remainder: the values another statement of the
+        // loop was split on, and one variant for all the others.
+        let mut partial: Vec<(u32, Iv)> = Vec::new();
         for s in wanted {
             let Some(Some(iv)) = slots.get(s as usize).copied() else {
                 continue;
             };
-            let n = (iv.hi - iv.lo + 1).max(0);
-            if !iv.bounded() || n > MAX_VALUES {
+            if !few(iv) {
+                let joint = extra.iter().find(|&&(e, _)| e == s).and_then(|&(_, r)| r);
+                if let Some(r) = joint.filter(|&r| few(r)) {
+                    partial.push((s, r));
+                }
                 continue;
             }
-            count *= n;
+            if !loops.get(s as usize).copied().flatten().is_some_and(few) {
+                // Few values only by a guard: split on it after the
+                // others, if it fits.
+                narrowed.push((s, iv));
+                continue;
+            }
+            count *= (iv.hi - iv.lo + 1).max(0);
             if count > MAX_VARIANTS {
                 return unsplit(self);
             }
             choices.push((s, iv));
+        }
+        for (s, iv) in narrowed {
+            let n = (iv.hi - iv.lo + 1).max(0);
+            if count * n <= MAX_VARIANTS {
+                count *= n;
+                choices.push((s, iv));
+            }
+        }
+        // A remainder is the value one past the range, marked `rest`.
+        let mut rest: Vec<(u32, Iv)> = Vec::new();
+        for (s, iv) in partial {
+            let n = iv.hi - iv.lo + 2;
+            if count * n <= MAX_VARIANTS {
+                count *= n;
+                choices.push((
+                    s,
+                    Iv {
+                        lo: iv.lo,
+                        hi: iv.hi + 1,
+                    },
+                ));
+                rest.push((s, iv));
+            }
         }
         if choices.is_empty() {
             return unsplit(self);
@@ -522,12 +672,15 @@ impl Builder {
             return out;
         }
         loop {
-            let fixed: Vec<(u32, i64)> = choices
-                .iter()
-                .zip(&values)
-                .map(|(&(s, _), &v)| (s, v))
-                .collect();
-            if let Some(v) = self.variant(st, fixed) {
+            let mut fixed: Vec<(u32, i64)> = Vec::with_capacity(choices.len());
+            let mut outside: Vec<(u32, Iv)> = Vec::new();
+            for (&(s, _), &v) in choices.iter().zip(&values) {
+                match rest.iter().find(|&&(r, _)| r == s) {
+                    Some(&(_, iv)) if i128::from(v) > iv.hi => outside.push((s, iv)),
+                    _ => fixed.push((s, v)),
+                }
+            }
+            if let Some(v) = self.variant(st, fixed, &outside) {
                 out.push(v);
             }
             // Next combination.
@@ -551,9 +704,15 @@ impl Builder {
         }
     }
 
-    /// The variant of `st` with `fixed` slots; `None` when a guard folds to
-    /// false (the variant has no iteration).
-    fn variant(&mut self, st: &Statement, fixed: Vec<(u32, i64)>) -> Option<Variant> {
+    /// The variant of `st` with `fixed` slots and the slots of `outside`
+    /// outside their intervals; `None` when a guard folds to false (the
+    /// variant has no iteration).
+    fn variant(
+        &mut self,
+        st: &Statement,
+        fixed: Vec<(u32, i64)>,
+        outside: &[(u32, Iv)],
+    ) -> Option<Variant> {
         let mut memo = HashMap::new();
         let mut domain = Vec::with_capacity(st.domain.len() + 3);
         for item in &st.domain {
@@ -591,6 +750,22 @@ impl Builder {
                     guard(&self.pool, cond, positive, &mut domain)?;
                 }
             }
+        }
+        for &(slot, iv) in outside {
+            let x = self.add(Node::Slot(slot));
+            // (Bounded, so this holds; without the guard the variant
+            // would only be larger, never lose an iteration.)
+            let (Ok(lo), Ok(hi)) = (i64::try_from(iv.lo), i64::try_from(iv.hi)) else {
+                continue;
+            };
+            let (lo, hi) = (self.add(Node::Int(lo)), self.add(Node::Int(hi)));
+            let below = self.add(Node::Binary(BinOp::Lt, x, lo));
+            let above = self.add(Node::Binary(BinOp::Gt, x, hi));
+            let cond = self.add(Node::Binary(BinOp::Or, below, above));
+            domain.push(DomainItem::Guard {
+                cond,
+                positive: true,
+            });
         }
         let mut access = |b: &mut Builder, a: &Access| Access {
             matrix: a.matrix,
@@ -810,5 +985,53 @@ mod tests {
             let step = step.and_then(|s| sp.exprs.get(s).copied());
             assert_eq!(step, Some(Node::Int(1 << (c + 1))));
         }
+    }
+
+    fn split_text(text: &str) -> Split {
+        let mut sources = crate::diag::SourceMap::new();
+        let checked = crate::pipeline::check_source(&mut sources, "t.lpk", text);
+        let hir = crate::pipeline::select_program(&checked.module, None).ok();
+        let Some(hir) = hir else {
+            panic!("program");
+        };
+        let p = crate::pipeline::compile_program(&checked.module, hir, &sources);
+        split(&p)
+    }
+
+    #[test]
+    fn a_guard_narrows_a_loop_and_its_else_branch_splits_with_a_remainder() {
+        // `j < ceil(log2(N - j))` holds only for j <= 19: the `if` branch
+        // splits on j = 0..=19; the `else` branch, which runs for any j,
+        // splits on the same values plus one variant for j outside them.
+        let text = "kernel f(a) -> (b);\nprogram t(N: int) {\n  require N >= 1;\n  input A[N];\n  output B[N];\n  for j in range(N) {\n    if j < ceil(log2(N - j)) {\n      B[j] = f(A[2 ** j - 1]);\n    } else {\n      B[j] = f(A[j]);\n    }\n  }\n}\n";
+        let sp = split_text(text);
+        let then = sp.variants.first().cloned().unwrap_or_default();
+        assert_eq!(then.len(), 20);
+        for (c, v) in then.iter().enumerate() {
+            assert_eq!(v.fixed, vec![(0, c as i64)]);
+        }
+        let other = sp.variants.get(1).cloned().unwrap_or_default();
+        assert_eq!(other.len(), 21);
+        for (c, v) in other.iter().take(20).enumerate() {
+            assert_eq!(v.fixed, vec![(0, c as i64)]);
+        }
+        // The remainder: j unfixed, with the guard `j < 0 or j > 19`.
+        let Some(rest) = other.last() else {
+            panic!("no remainder variant");
+        };
+        assert!(rest.fixed.is_empty());
+        let outside = rest.st.domain.iter().any(|d| match *d {
+            DomainItem::Guard {
+                cond,
+                positive: true,
+            } => {
+                matches!(sp.exprs.get(cond), Some(Node::Binary(BinOp::Or, a, b))
+                    if matches!(sp.exprs.get(*a), Some(Node::Binary(BinOp::Lt, _, _)))
+                        && matches!(sp.exprs.get(*b), Some(Node::Binary(BinOp::Gt, _, h))
+                            if sp.exprs.get(*h) == Some(&Node::Int(19))))
+            }
+            _ => false,
+        });
+        assert!(outside, "{:?}", rest.st.domain);
     }
 }

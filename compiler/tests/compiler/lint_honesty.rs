@@ -16,7 +16,8 @@
 //! show (or a counterexample that does not reproduce).
 //!
 //! `LPK_LINT_HONESTY_CASES=N` sets the number of generated base programs
-//! (each is linted as generated and with one planted mutation).
+//! (each is linted as generated and with one planted mutation);
+//! `LPK_LINT_HONESTY_SEED=0x...` draws another corpus.
 
 use compiler::diag::SourceMap;
 use compiler::lint::exhaustive::{combinations, ErrorKind};
@@ -360,7 +361,16 @@ fn corpus() -> Vec<(usize, Vec<u32>, u64)> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    // `LPK_LINT_HONESTY_SEED` draws another corpus (hex or decimal).
+    let seed = std::env::var("LPK_LINT_HONESTY_SEED")
+        .ok()
+        .and_then(|v| match v.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16).ok(),
+            None => v.parse().ok(),
+        })
+        .unwrap_or(0x9e37_79b9_7f4a_7c15);
+    // (xorshift stays at 0 from 0.)
+    let mut rng = Rng(seed.max(1));
     (0..cases)
         .map(|case| {
             let len = 16 + rng.below(584);
