@@ -51,7 +51,7 @@ pub(crate) enum Constraint {
 }
 
 /// `(c, x, q, r)`: `x = c·q + r` with `0 <= r < c`.
-pub(crate) type Division = (i64, Affine, Affine, Affine);
+type Division = (i64, Affine, Affine, Affine);
 
 /// Alternatives, each a conjunction: a condition in disjunctive form.
 pub(crate) type Dnf = Vec<Vec<Constraint>>;
@@ -224,13 +224,29 @@ impl System {
     /// multiple `k·c`: quotient `+ k`) the system named already, else
     /// fresh ones, defined by `x = c·q + r`, `0 <= r < c` (facts: some
     /// integers satisfy them whatever `x` is).
-    pub(crate) fn division(&mut self, c: i64, x: &Affine) -> Option<(Affine, Affine)> {
+    pub(crate) fn division(&mut self, c: i64, x: &Affine) -> (Affine, Affine) {
         if let Some(known) = self.known_division(c, x) {
-            return Some(known);
+            return known;
         }
         let (q, r) = (self.fresh(), self.fresh());
         self.define_division(c, x, &q, &r);
-        Some((q, r))
+        (q, r)
+    }
+
+    /// Makes the term `me` the quotient (`quotient`) or the remainder of
+    /// `x` divided by `c > 0`: equal to that of a division named already,
+    /// else the defining unknown of a new one.
+    fn divide_as(&mut self, c: i64, x: &Affine, me: &Affine, quotient: bool) {
+        if let Some((q, r)) = self.known_division(c, x) {
+            self.fact_eq(me, if quotient { &q } else { &r });
+        } else {
+            let other = self.fresh();
+            if quotient {
+                self.define_division(c, x, me, &other);
+            } else {
+                self.define_division(c, x, &other, me);
+            }
+        }
     }
 
     /// The quotient and remainder of a division of `x` by `c` the system
@@ -393,14 +409,8 @@ impl System {
                     (pool.get(b).copied(), self.form(pool, side, a))
                 {
                     if c > 0 {
-                        // x = c·q + r with 0 <= r < c; the remainder of
-                        // a division named already, if there is one.
-                        if let Some((_, r)) = self.known_division(c, &x) {
-                            self.fact_eq(&me, &r);
-                        } else {
-                            let q = self.fresh();
-                            self.define_division(c, &x, &q, &me);
-                        }
+                        // x = c·q + r with 0 <= r < c: `me` is r.
+                        self.divide_as(c, &x, &me, false);
                     }
                 }
             }
@@ -409,14 +419,8 @@ impl System {
                     (pool.get(b).copied(), self.form(pool, side, a))
                 {
                     if c > 0 {
-                        // x = c·d + r with 0 <= r < c; the quotient of a
-                        // division named already, if there is one.
-                        if let Some((q, _)) = self.known_division(c, &x) {
-                            self.fact_eq(&me, &q);
-                        } else {
-                            let r = self.fresh();
-                            self.define_division(c, &x, &me, &r);
-                        }
+                        // x = c·q + r with 0 <= r < c: `me` is q.
+                        self.divide_as(c, &x, &me, true);
                     }
                 }
             }
@@ -1081,23 +1085,23 @@ mod tests {
         let mut sys = System::new();
         let x = Affine::term(Term::Slot(Side::First, 0));
         let shift = |k: i64| x.plus(&Affine::constant(k), 1).unwrap_or_default();
-        let (q, r) = sys.division(4, &x).unwrap_or_default();
+        let (q, r) = sys.division(4, &x);
         // x + 8 = 4·(q + 2) + r: the same remainder, the quotient shifted.
-        let (q8, r8) = sys.division(4, &shift(8)).unwrap_or_default();
+        let (q8, r8) = sys.division(4, &shift(8));
         assert_eq!(r8, r);
         assert_eq!(q8, q.plus(&Affine::constant(2), 1).unwrap_or_default());
-        let (again, _) = sys.division(4, &x).unwrap_or_default();
+        let (again, _) = sys.division(4, &x);
         assert_eq!(again, q);
         // An offset that is no multiple of the divisor, or another
         // divisor: a division of its own.
-        let (_, r1) = sys.division(4, &shift(1)).unwrap_or_default();
+        let (_, r1) = sys.division(4, &shift(1));
         assert_ne!(r1, r);
-        let (_, r3) = sys.division(3, &x).unwrap_or_default();
+        let (_, r3) = sys.division(3, &x);
         assert_ne!(r3, r);
         // A rollback forgets the divisions named after the mark.
         let mark = sys.mark();
         let y = Affine::term(Term::Slot(Side::First, 1));
-        let (_, ry) = sys.division(2, &y).unwrap_or_default();
+        let (_, ry) = sys.division(2, &y);
         sys.rollback(mark);
         assert!(sys.known_division(2, &y).is_none());
         assert_ne!(ry, Affine::default());

@@ -126,13 +126,10 @@ pub(crate) fn split(p: &Program) -> Split {
     // both sides (a writer of level `c` against a reader of level `c + 1`
     // is a constant mismatch, not a disjunction to search).
     let loop_of = |st: &Statement, slot: u32| st.order.get(slot as usize).copied();
-    let mut split_loops: Vec<u32> = Vec::new();
-    // The values each split loop took, over the statements splitting it.
+    // The split loops, with the values they took over the statements
+    // splitting them.
     let mut ranges: HashMap<u32, Iv> = HashMap::new();
     for (st, vs) in p.statements.iter().zip(&variants) {
-        if let Some(v) = vs.first() {
-            split_loops.extend(v.fixed.iter().filter_map(|&(s, _)| loop_of(st, s)));
-        }
         for v in vs {
             for &(s, value) in &v.fixed {
                 if let Some(l) = loop_of(st, s) {
@@ -144,17 +141,14 @@ pub(crate) fn split(p: &Program) -> Split {
             }
         }
     }
-    split_loops.sort_unstable();
-    split_loops.dedup();
-    if !split_loops.is_empty() {
+    if !ranges.is_empty() {
         for (st, vs) in p.statements.iter().zip(variants.iter_mut()) {
             let Some(first) = vs.first() else {
                 continue;
             };
-            let extra: Vec<(u32, Option<Iv>)> = (0..st.depth() as u32)
-                .filter(|&s| loop_of(st, s).is_some_and(|l| split_loops.contains(&l)))
+            let extra: Vec<(u32, Iv)> = (0..st.depth() as u32)
                 .filter(|&s| first.fixed_value(s).is_none())
-                .map(|s| (s, loop_of(st, s).and_then(|l| ranges.get(&l).copied())))
+                .filter_map(|s| Some((s, *ranges.get(&loop_of(st, s)?)?)))
                 .collect();
             if extra.is_empty() {
                 continue;
@@ -466,7 +460,8 @@ impl Builder {
     /// Narrows the intervals of loop variables by a guard that holds
     /// where the statement runs: `j < ceil(log2(N - j))` bounds `j` by
     /// 19, so a tree's diagonal read splits like its level loop. Only a
-    /// variable compared with a bounded side, in a conjunction.
+    /// variable (plus a constant) compared with a bounded side, in a
+    /// conjunction.
     fn narrow(&self, cond: ExprRef, slots: &mut [Option<Iv>]) {
         let Some(Node::Binary(op, a, b)) = self.pool.get(cond).copied() else {
             return;
@@ -548,12 +543,7 @@ impl Builder {
 
     /// The variants of `st`, split on the slots with non-affine uses and on
     /// `extra`.
-    fn statement(
-        &mut self,
-        p: &Program,
-        st: &Statement,
-        extra: &[(u32, Option<Iv>)],
-    ) -> Vec<Variant> {
+    fn statement(&mut self, p: &Program, st: &Statement, extra: &[(u32, Iv)]) -> Vec<Variant> {
         // Unsplit: the statement with its constants folded (`min(0, 0)`,
         // `ceil(log2(3))`, `i // 1` are no atoms).
         let unsplit = |b: &mut Builder| -> Vec<Variant> {
@@ -622,7 +612,7 @@ impl Builder {
                 continue;
             };
             if !few(iv) {
-                let joint = extra.iter().find(|&&(e, _)| e == s).and_then(|&(_, r)| r);
+                let joint = extra.iter().find(|&&(e, _)| e == s).map(|&(_, r)| r);
                 if let Some(r) = joint.filter(|&r| few(r)) {
                     partial.push((s, r));
                 }
@@ -964,14 +954,7 @@ mod tests {
     #[test]
     fn variants_partition_a_level_loop() {
         let text = "kernel f(a) -> (b);\nprogram t(N: int) {\n  require N >= 1;\n  input A[N];\n  output B[N];\n  for level in range(ceil(log2(N))) {\n    for i in range(0, N, 2 ** (level + 1)) {\n      B[i] = f(A[i]);\n    }\n  }\n}\n";
-        let mut sources = crate::diag::SourceMap::new();
-        let checked = crate::pipeline::check_source(&mut sources, "t.lpk", text);
-        let hir = crate::pipeline::select_program(&checked.module, None).ok();
-        let Some(hir) = hir else {
-            panic!("program");
-        };
-        let p = crate::pipeline::compile_program(&checked.module, hir, &sources);
-        let sp = split(&p);
+        let sp = split_text(text);
         let vs = sp.variants.first().cloned().unwrap_or_default();
         // level takes 0..=19 for N up to 2^20.
         assert_eq!(vs.len(), 20);
