@@ -532,6 +532,19 @@ fn read_data(reader: &mut impl Read, h: &Header, name: &str) -> Result<Tile, Npy
     if rows == 0 || cols == 0 {
         return Ok(tile);
     }
+    let native = cfg!(target_endian = "little")
+        && h.dtype.kind == Kind::F8
+        && h.dtype.endian == Endian::Little;
+    if native && (h.fortran_order || rows == 1 || cols == 1) {
+        // The file's bytes are the tile's columns, one after the other:
+        // read them straight into the tile.
+        if let Some(cols) = col_slices_mut(&mut tile) {
+            let mut columns: Vec<&mut [u8]> =
+                cols.into_iter().map(bytemuck::cast_slice_mut).collect();
+            read_exact_vectored(reader, &mut columns).map_err(|e| io_err(name, e))?;
+            return Ok(tile);
+        }
+    }
     if h.fortran_order || rows == 1 || cols == 1 {
         // Column-major data (or a vector, where both orders agree): each
         // column is contiguous in the file and in the tile.
@@ -648,6 +661,13 @@ pub fn header_bytes(rows: usize, cols: usize) -> Vec<u8> {
 /// layout, which numpy reads as is), shape `(rows, cols)`.
 pub fn write(writer: &mut impl Write, tile: &Tile) -> io::Result<()> {
     writer.write_all(&header_bytes(tile.nrows(), tile.ncols()))?;
+    if cfg!(target_endian = "little") {
+        // The columns' bytes as they are, with no copy in between.
+        let mut columns: Vec<&[u8]> = (0..tile.ncols())
+            .map(|j| bytemuck::cast_slice(tile.col_as_slice(j)))
+            .collect();
+        return write_all_vectored(writer, &mut columns);
+    }
     let mut buf: Vec<u8> = Vec::with_capacity(CHUNK_ELEMS * 8);
     for j in 0..tile.ncols() {
         for chunk in tile.col_as_slice(j).chunks(CHUNK_ELEMS) {
@@ -663,6 +683,88 @@ pub fn write(writer: &mut impl Write, tile: &Tile) -> io::Result<()> {
         }
     }
     writer.write_all(&buf)
+}
+
+/// The columns of a tile, each as a mutable slice (an owned `Mat`'s
+/// columns are always contiguous; `None` otherwise).
+fn col_slices_mut(tile: &mut Tile) -> Option<Vec<&mut [f64]>> {
+    tile.col_iter_mut()
+        .map(|c| c.try_as_col_major_mut().map(|c| c.as_slice_mut()))
+        .collect()
+}
+
+/// At most this many buffers per vectored call (Linux's `IOV_MAX`).
+const MAX_IOVECS: usize = 1024;
+
+/// Writes every byte of `bufs`, in order, with as few vectored writes as
+/// the writer takes (one `writev` per 1024 buffers for a file).
+fn write_all_vectored(writer: &mut impl Write, bufs: &mut [&[u8]]) -> io::Result<()> {
+    let mut first = 0;
+    while first < bufs.len() {
+        if bufs[first].is_empty() {
+            first += 1;
+            continue;
+        }
+        let end = (first + MAX_IOVECS).min(bufs.len());
+        let slices: Vec<io::IoSlice<'_>> = bufs[first..end]
+            .iter()
+            .map(|b| io::IoSlice::new(b))
+            .collect();
+        let mut n = match writer.write_vectored(&slices) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        // Skip what was written: whole buffers, then part of one.
+        while n > 0 && first < bufs.len() {
+            let len = bufs[first].len();
+            if n >= len {
+                n -= len;
+                first += 1;
+            } else {
+                bufs[first] = &bufs[first][n..];
+                n = 0;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Fills every byte of `bufs`, in order, with as few vectored reads as the
+/// reader takes; an early end of the data is `UnexpectedEof`.
+fn read_exact_vectored(reader: &mut impl Read, bufs: &mut [&mut [u8]]) -> io::Result<()> {
+    let mut first = 0;
+    while first < bufs.len() {
+        if bufs[first].is_empty() {
+            first += 1;
+            continue;
+        }
+        let end = (first + MAX_IOVECS).min(bufs.len());
+        let mut slices: Vec<io::IoSliceMut<'_>> = bufs[first..end]
+            .iter_mut()
+            .map(|b| io::IoSliceMut::new(b))
+            .collect();
+        let mut n = match reader.read_vectored(&mut slices) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        drop(slices);
+        while n > 0 && first < bufs.len() {
+            let len = bufs[first].len();
+            if n >= len {
+                n -= len;
+                first += 1;
+            } else {
+                let b = std::mem::take(&mut bufs[first]);
+                bufs[first] = &mut b[n..];
+                n = 0;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `tile` as the bytes of a `.npy` file.
@@ -1246,5 +1348,117 @@ mod positioned {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer that takes at most `step` bytes per call, vectored or not.
+    struct Trickle {
+        out: Vec<u8>,
+        step: usize,
+        calls: usize,
+    }
+    impl Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.calls += 1;
+            let n = buf.len().min(self.step);
+            self.out.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+            self.calls += 1;
+            let mut left = self.step;
+            for b in bufs {
+                let n = b.len().min(left);
+                self.out.extend_from_slice(&b[..n]);
+                left -= n;
+                if left == 0 {
+                    break;
+                }
+            }
+            Ok(self.step - left)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A reader that gives at most `step` bytes per call, vectored or not.
+    struct Drip<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+    impl Read for Drip<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(self.step).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+        fn read_vectored(&mut self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+            let mut done = 0;
+            for b in bufs {
+                let n = b.len().min(self.step - done).min(self.data.len());
+                b[..n].copy_from_slice(&self.data[..n]);
+                self.data = &self.data[n..];
+                done += n;
+                if done == self.step || self.data.is_empty() {
+                    break;
+                }
+            }
+            Ok(done)
+        }
+    }
+
+    fn sample(rows: usize, cols: usize) -> Tile {
+        Tile::from_fn(rows, cols, |i, j| {
+            (i * 7919 + j * 104_729) as f64 * 0.5 - 3.25
+        })
+    }
+
+    #[test]
+    fn short_vectored_writes_and_reads_move_every_byte_in_order() {
+        // More columns than one vectored call takes (1024), odd steps that
+        // cut columns anywhere.
+        let t = sample(3, 1500);
+        let whole = to_bytes(&t);
+        for step in [1usize, 7, 1000, 4096, 1 << 20] {
+            let mut w = Trickle {
+                out: Vec::new(),
+                step,
+                calls: 0,
+            };
+            write(&mut w, &t).unwrap();
+            assert_eq!(w.out, whole, "step {step}");
+            let mut r = Drip { data: &whole, step };
+            let h = read_header(&mut r, "t", &ReadLimit::default()).unwrap();
+            let back = read_data(&mut r, &h, "t").unwrap();
+            assert_eq!(back, t, "step {step}");
+        }
+        // Large steps take one vectored call per 1024 columns.
+        let mut w = Trickle {
+            out: Vec::new(),
+            step: 1 << 30,
+            calls: 0,
+        };
+        write(&mut w, &t).unwrap();
+        assert_eq!(w.calls, 1 + 2, "the header, then 1500 columns in two calls");
+    }
+
+    #[test]
+    fn a_short_file_is_an_error_not_a_partial_tile() {
+        let t = sample(4, 5);
+        let whole = to_bytes(&t);
+        let cut = &whole[..whole.len() - 9];
+        let mut r = Drip {
+            data: cut,
+            step: 13,
+        };
+        let h = read_header(&mut r, "t", &ReadLimit::default()).unwrap();
+        let e = read_data(&mut r, &h, "t").unwrap_err().to_string();
+        assert!(e.contains("t:"), "{e}");
     }
 }

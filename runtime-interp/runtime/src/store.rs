@@ -35,6 +35,7 @@ use model::program::Program;
 use model::MatrixId;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::client::HttpErrorKind;
+use object_store::local::LocalFileSystem;
 use object_store::{
     BackoffConfig, ClientConfigKey, ClientOptions, ObjectStore, ObjectStoreExt, ObjectStoreScheme,
     PutPayload, RetryConfig,
@@ -529,6 +530,10 @@ pub struct ObjectStoreTiles {
     url: String,
     driver: Driver,
     s3: Option<S3Place>,
+    /// The same store when it is a local file system: tiles are then read
+    /// and written straight between the file and the tile, without a
+    /// whole-object buffer in between (see [`ObjectStoreTiles::put`]).
+    local: Option<Arc<LocalFileSystem>>,
 }
 
 /// The `AWS_*` variables of this process's environment that configure an
@@ -601,7 +606,21 @@ impl ObjectStoreTiles {
         }
         let (scheme, _) = ObjectStoreScheme::parse(&parsed).map_err(|e| open_error(e.into()))?;
         match scheme {
-            ObjectStoreScheme::Local | ObjectStoreScheme::Memory => {
+            ObjectStoreScheme::Local => {
+                // What `parse_url` makes of a file:// URL, kept as the
+                // concrete type for the direct tile path.
+                let (_, prefix) = object_store::parse_url(&parsed).map_err(open_error)?;
+                let fs = Arc::new(LocalFileSystem::new());
+                Ok(ObjectStoreTiles {
+                    store: fs.clone(),
+                    prefix,
+                    url: url.to_string(),
+                    driver: Driver::Inline,
+                    s3: None,
+                    local: Some(fs),
+                })
+            }
+            ObjectStoreScheme::Memory => {
                 let (store, prefix) = object_store::parse_url(&parsed).map_err(open_error)?;
                 Ok(ObjectStoreTiles {
                     store: Arc::from(store),
@@ -609,6 +628,7 @@ impl ObjectStoreTiles {
                     url: url.to_string(),
                     driver: Driver::Inline,
                     s3: None,
+                    local: None,
                 })
             }
             ObjectStoreScheme::AmazonS3 => Self::open_s3(url, &parsed, options, limits),
@@ -713,6 +733,7 @@ impl ObjectStoreTiles {
             url: url.to_string(),
             driver: Driver::Io(Arc::new(IoRuntime(Some(runtime)))),
             s3: Some(S3Place { bucket, endpoint }),
+            local: None,
         })
     }
 
@@ -729,6 +750,7 @@ impl ObjectStoreTiles {
             url: url.into(),
             driver: Driver::Inline,
             s3: None,
+            local: None,
         }
     }
 
@@ -744,6 +766,7 @@ impl ObjectStoreTiles {
             url: self.url_of(sub),
             driver: self.driver.clone(),
             s3: self.s3.clone(),
+            local: self.local.clone(),
         })
     }
 
@@ -904,9 +927,75 @@ impl ObjectStoreTiles {
     }
 }
 
+/// Reads the tile in a local store's file, or `None` if there is none:
+/// straight from the file into the tile, in chunks (no buffer of the whole
+/// object as `get` gives it).
+fn read_local(path: &Path, name: &str) -> Result<Option<Tile>, StoreError> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    Ok(Some(npy::read_open_file(
+        &file,
+        name,
+        &ReadLimit::default(),
+    )?))
+}
+
+/// Writes a tile to a local store's file as `LocalFileSystem::put` writes
+/// an object: to a staging file `PATH#N` next to it (which its listings
+/// skip), then renamed over `PATH`, so a reader sees the old file or the
+/// new one, never part of one; parent directories are made as needed. The
+/// tile goes from memory to the file in chunks (`npy::write`), with no
+/// `.npy` image of the whole tile in between.
+fn write_local(path: &Path, tile: &Tile) -> Result<(), StoreError> {
+    let io_err = |path: &Path, source: io::Error| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut n = 1u32;
+    let (mut file, staging) = loop {
+        let mut staging = path.as_os_str().to_owned();
+        staging.push(format!("#{n}"));
+        let staging = PathBuf::from(staging);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&staging)
+        {
+            Ok(f) => break (f, staging),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1_000 => n += 1,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && n < 1_000 => {
+                let dir = path.parent().unwrap_or(Path::new("/"));
+                std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+                n += 1;
+            }
+            Err(e) => return Err(io_err(&staging, e)),
+        }
+    };
+    let written = npy::write(&mut file, tile).and_then(|()| std::fs::rename(&staging, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&staging);
+        return Err(io_err(path, e));
+    }
+    Ok(())
+}
+
 impl TileStore for ObjectStoreTiles {
     fn get(&self, matrix: &str, index: &[i64]) -> Result<Option<Arc<Tile>>, StoreError> {
         let (loc, name) = self.locate(&tile_key(matrix, index)?)?;
+        if let Some(fs) = &self.local {
+            let path = fs
+                .path_to_filesystem(&loc)
+                .map_err(|source| self.classify(&name, source))?;
+            return Ok(read_local(&path, &name)?.map(Arc::new));
+        }
         let Some(bytes) = self.fetch(loc, &name)? else {
             return Ok(None);
         };
@@ -919,6 +1008,12 @@ impl TileStore for ObjectStoreTiles {
 
     fn put(&self, matrix: &str, index: &[i64], tile: Arc<Tile>) -> Result<(), StoreError> {
         let (loc, name) = self.locate(&tile_key(matrix, index)?)?;
+        if let Some(fs) = &self.local {
+            let path = fs
+                .path_to_filesystem(&loc)
+                .map_err(|source| self.classify(&name, source))?;
+            return write_local(&path, &tile);
+        }
         self.store_bytes(loc, &name, npy::to_bytes(&tile))
     }
 

@@ -10,8 +10,8 @@ use runtime::exec::{TileSink, TileSource};
 use runtime::kernels::Tile;
 use runtime::npy;
 use runtime::store::{
-    open_store, tile_key, MemoryStore, NpyDirStore, ObjectStoreTiles, StoreSink, StoreSource,
-    TileStore,
+    open_store, tile_key, BlobStore, MemoryStore, NpyDirStore, ObjectStoreTiles, StoreSink,
+    StoreSource, TileStore,
 };
 use std::sync::Arc;
 
@@ -357,4 +357,40 @@ fn adapters_name_matrices_like_the_program() {
             .to_string(),
         "matrix 2 is not in the program"
     );
+}
+
+#[test]
+fn file_url_tiles_go_straight_to_the_files_object_store_reads() {
+    // Tiles of a file:// store are read and written directly, not through
+    // object_store; both must see the same objects, and a writer's staging
+    // file (`KEY#N`, as LocalFileSystem names them) must stay invisible.
+    let dir = temp_dir("direct");
+    let url = format!("file://{}/run", dir.path().display());
+    let store = ObjectStoreTiles::open(&url).unwrap();
+    let t = sample(5, 1500, 3.0);
+    store.put("X", &[0, 2], Arc::new(t.clone())).unwrap();
+    assert_eq!(
+        store.get_bytes("X/0_2.npy").unwrap().unwrap(),
+        npy::to_bytes(&t)
+    );
+    // A crashed writer's staging file: skipped by listings and by the next
+    // writer, which takes the next staging name.
+    std::fs::write(dir.path().join("run/X/1_1.npy#1"), b"half a tile").unwrap();
+    store.put("X", &[1, 1], Arc::new(t.clone())).unwrap();
+    assert_same(&store.get("X", &[1, 1]).unwrap().unwrap(), &t);
+    let mut listed = store.list("X").unwrap();
+    listed.sort();
+    assert_eq!(listed, ["X/0_2.npy", "X/1_1.npy"]);
+    // An object put through object_store is a tile the direct path reads.
+    let u = sample(7, 3, 4.0);
+    store.put_bytes("Y/3_4.npy", npy::to_bytes(&u)).unwrap();
+    assert_same(&store.get("Y", &[3, 4]).unwrap().unwrap(), &u);
+    assert!(store.get("Y", &[9, 9]).unwrap().is_none());
+    // Nothing else was left behind in the tile directories.
+    let mut files: Vec<String> = std::fs::read_dir(dir.path().join("run/X"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["0_2.npy", "1_1.npy", "1_1.npy#1"]);
 }
