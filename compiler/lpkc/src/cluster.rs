@@ -155,9 +155,9 @@ pub fn wait(
     let mut last_done = 0;
     let mut last_change = Instant::now();
     let mut warned = false;
-    // The run's state is polled every 20 ms (one small read), so a finished
-    // run is noticed at once; `alive` (which reaps and scales workers) runs
-    // every 100 ms.
+    // The run's state is polled every 5 ms (one small read, about 1 KiB),
+    // so a finished run is noticed at once; `alive` (which reaps and scales
+    // workers) runs every 100 ms.
     let mut checked: Option<Instant> = None;
     loop {
         let record = RunRecord::read(redis, run).map_err(error)?;
@@ -195,7 +195,7 @@ pub fn wait(
                 return Err(e);
             }
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
@@ -254,6 +254,27 @@ pub struct Workers {
     pub children: Vec<(std::process::Child, Instant, Option<Instant>)>,
     /// The most alive at once.
     pub peak: usize,
+    /// Their `--cache-mb` (None: the worker's default).
+    pub cache_mb: Option<u64>,
+}
+
+/// glibc's malloc settings for local workers, unless the caller set them:
+/// freed tile memory stays in the process for the next tile instead of
+/// going back to the system (a 2 MiB tile would otherwise be mapped and
+/// unmapped each time, and memory a process touches for the first time
+/// costs a page fault per 4 KiB, more on a virtual machine).
+const MALLOC_ENV: [(&str, &str); 2] = [
+    ("MALLOC_MMAP_THRESHOLD_", "268435456"),
+    ("MALLOC_TRIM_THRESHOLD_", "1073741824"),
+];
+
+/// The `--cache-mb` of the local workers of `lpkc run --redis`: none when
+/// the store is a local directory (the operating system's page cache keeps
+/// its recent tiles already, and a second copy in each worker only costs
+/// fresh memory), else the worker's default.
+pub fn local_cache_mb(store: &str) -> Option<u64> {
+    let local = !runtime::store::has_url_scheme(store) || store.starts_with("file:");
+    local.then_some(0)
 }
 
 impl Workers {
@@ -272,6 +293,17 @@ impl Workers {
         }
         let child = std::process::Command::new(&self.exe)
             .args(["worker", "--redis", &self.redis, "--quiet"])
+            .args(
+                self.cache_mb
+                    .map(|mb| vec!["--cache-mb".to_string(), mb.to_string()])
+                    .unwrap_or_default(),
+            )
+            .envs(
+                MALLOC_ENV
+                    .iter()
+                    .filter(|(k, _)| std::env::var_os(k).is_none())
+                    .copied(),
+            )
             .args([
                 "--idle",
                 &self.idle.to_string(),
@@ -321,10 +353,25 @@ impl Workers {
     }
 }
 
+impl Workers {
+    /// Kills every worker without waiting for it to exit (dropping the
+    /// pool waits), so that the caller can go on meanwhile.
+    pub fn stop(&mut self) {
+        let now = std::time::Instant::now();
+        for (c, _, end) in &mut self.children {
+            let _ = c.kill();
+            end.get_or_insert(now);
+        }
+    }
+}
+
 impl Drop for Workers {
     fn drop(&mut self) {
+        // Every signal first, then the waits: the exits overlap.
         for (c, _, _) in &mut self.children {
             let _ = c.kill();
+        }
+        for (c, _, _) in &mut self.children {
             let _ = c.wait();
         }
     }

@@ -47,6 +47,7 @@ pub fn run(args: &ProvisionArgs, _global: &GlobalOpts) -> Result<(), CliError> {
         spawn_cmd: args.spawn.clone(),
         children: Vec::new(),
         peak: 0,
+        cache_mb: None,
     };
     let started = Instant::now();
     let mut quiet_since = Instant::now();

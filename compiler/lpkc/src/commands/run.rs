@@ -189,6 +189,7 @@ fn distributed(
         spawn_cmd: None,
         children: Vec::new(),
         peak: 0,
+        cache_mb: crate::cluster::local_cache_mb(store),
     };
     if args.autoscale.is_none() {
         for _ in 0..workers {
@@ -260,9 +261,11 @@ fn distributed(
     )?;
     let wall = started.elapsed();
     children.reap();
+    // Signalled now, waited for when `children` is dropped (after the
+    // outputs are written): the exits overlap the collection.
+    children.stop();
     let worker_seconds = children.worker_seconds();
     let peak_workers = children.peak;
-    drop(children);
     if record.state != RunState::Done {
         let why = record.error.map(|(_, m)| m).unwrap_or_default();
         return Err(fail(&format!("run {} failed: {why}", record.id)));
