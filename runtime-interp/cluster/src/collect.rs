@@ -347,7 +347,7 @@ fn fetch_tiles(
 
 /// Fetches a run's output tiles while it runs (`lpkc run --redis
 /// --output-dir`), so that only the last ones are left to read when it
-/// ends: every 20 ms, when the run's done count moved, it asks Redis which
+/// ends: every 5 ms, when the run's done count moved, it asks Redis which
 /// writers of the output tiles not fetched yet are in the run's done set,
 /// and reads those tiles. A task is in the done set only after its outputs
 /// were written (each a single atomic put) and its done marker after them,
@@ -503,11 +503,15 @@ fn fetch_early(
                     let extents = inst.extents.get(m).cloned().unwrap_or_default();
                     let stem = OutputRequest::whole(name).file_stem();
                     let path = dir.join(format!("{stem}.npy"));
-                    place(early, m, &extents, record.block, &path);
+                    // The batch that leaves nothing to fetch is not synced
+                    // here: `collect_with` syncs the file once more at the
+                    // end anyway, and each sync waits for the disk.
+                    let sync = !pending.is_empty();
+                    place(early, m, &extents, record.block, &path, sync);
                 }
             }
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(5));
     }
     Ok(())
 }
@@ -515,7 +519,7 @@ fn fetch_early(
 /// Writes the tiles of output `m` fetched so far into its `.npy` in
 /// place, on the layout they give (the file is started again if a tile
 /// changed it; given up if they have none).
-fn place(early: &mut Early, m: usize, extents: &[i64], block: usize, path: &Path) {
+fn place(early: &mut Early, m: usize, extents: &[i64], block: usize, path: &Path, sync: bool) {
     let Some((tr, tc)) = grid_2d(extents) else {
         return;
     };
@@ -556,7 +560,7 @@ fn place(early: &mut Early, m: usize, extents: &[i64], block: usize, path: &Path
         }
     }
     // Off the critical path: less for the final sync to do.
-    if !ok || file.writer.sync_data().is_err() {
+    if !ok || (sync && file.writer.sync_data().is_err()) {
         early.files.remove(&m);
     }
 }
@@ -660,7 +664,7 @@ mod tests {
                 early.tiles.insert((0, idx.clone()), t.clone());
                 all.insert(idx.clone(), t.clone());
             }
-            place(&mut early, 0, &extents, block, &in_place);
+            place(&mut early, 0, &extents, block, &in_place, true);
         }
         let kept = early
             .files
@@ -729,7 +733,7 @@ mod tests {
         for (idx, t) in &bad[0] {
             early.tiles.insert((0, idx.clone()), t.clone());
         }
-        place(&mut early, 0, &[1, 2], 2, &tmp.path().join("bad.npy"));
+        place(&mut early, 0, &[1, 2], 2, &tmp.path().join("bad.npy"), true);
         assert!(early.files.is_empty());
     }
 

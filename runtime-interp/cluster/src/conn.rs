@@ -76,6 +76,26 @@ impl Redis {
         }
     }
 
+    /// Runs a pipeline (one round trip) and returns every reply as it
+    /// came, a command's error (`Value::ServerError`) among them: the
+    /// caller tells the commands apart. Only a failed connection is an
+    /// error here.
+    pub fn pipe_raw(
+        &mut self,
+        pipe: &Pipeline,
+        what: &str,
+    ) -> Result<Vec<redis::Value>, ClusterError> {
+        let con = self.connection(what)?;
+        let packed = pipe.get_packed_pipeline();
+        match redis::ConnectionLike::req_packed_commands(con, &packed, 0, pipe.len()) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                self.after(&e);
+                Err(self.error(what, e))
+            }
+        }
+    }
+
     /// Runs one command.
     pub fn query<T: FromRedisValue>(&mut self, cmd: &Cmd, what: &str) -> Result<T, ClusterError> {
         let con = self.connection(what)?;

@@ -139,6 +139,9 @@ struct Shared<'a> {
     duplicates: AtomicU64,
     failed_runs: AtomicU64,
     round_trips: AtomicU64,
+    /// Dead tiles deleted from the store, to remove from their run's
+    /// `dead` set (key, tile id) in the next completion's round trip.
+    forget: Mutex<Vec<(String, String)>>,
     error: Mutex<Option<ClusterError>>,
     log: &'a (dyn Fn(&str) + Sync),
 }
@@ -164,6 +167,7 @@ pub fn work(cfg: &WorkerConfig, log: &(dyn Fn(&str) + Sync)) -> Result<WorkerRep
         duplicates: AtomicU64::new(0),
         failed_runs: AtomicU64::new(0),
         round_trips: AtomicU64::new(0),
+        forget: Mutex::new(Vec::new()),
         error: Mutex::new(None),
         log,
     };
@@ -319,9 +323,14 @@ fn task_loop(sh: &Shared<'_>, k: usize) {
                 sh.round_trips.fetch_add(1, Ordering::Relaxed);
             }
             if active.is_empty() {
-                // No run yet: look again soon (a run submitted now starts
-                // within 50 ms).
-                nap(sh, Duration::from_millis(50));
+                // No run yet: look again soon. A worker that just started
+                // or just worked looks every 2 ms (it was likely started
+                // for a run being submitted), backing off to every 50 ms
+                // after half a second without work.
+                nap(
+                    sh,
+                    (idle_for(sh) / 10).clamp(Duration::from_millis(2), Duration::from_millis(50)),
+                );
                 return Ok(());
             }
             if reclaimed.is_none_or(|t| t.elapsed() >= sh.cfg.lease / 2) {
@@ -336,17 +345,27 @@ fn task_loop(sh: &Shared<'_>, k: usize) {
                             entries.len(),
                             ctx.id
                         ));
-                        run_batch(
+                        let mut next = run_batch(
                             sh, r, &scripts, ctx, &consumer, entries, true, &mut dice, &mut count,
                         )?;
+                        while !next.is_empty() {
+                            next = run_batch(
+                                sh, r, &scripts, ctx, &consumer, next, false, &mut dice, &mut count,
+                            )?;
+                        }
                     }
                 }
             }
             let read = read_new(sh, r, &active, &consumer, count)?;
             for (ctx, entries) in read {
-                run_batch(
-                    sh, r, &scripts, &ctx, &consumer, entries, false, &mut dice, &mut count,
-                )?;
+                // Each completion also reads the run's next ready tasks
+                // (same round trip): run them until it finds none.
+                let mut next = entries;
+                while !next.is_empty() {
+                    next = run_batch(
+                        sh, r, &scripts, &ctx, &consumer, next, false, &mut dice, &mut count,
+                    )?;
+                }
             }
             Ok(())
         })();
@@ -518,15 +537,23 @@ fn read_new(
         Err(e) => return Err(e),
     };
     let mut out = Vec::new();
-    for stream in streams(&reply) {
-        let (Some(key), Some(entries)) = (stream.0, stream.1) else {
+    for ctx in active {
+        let list = stream_entries(&reply, &ctx.keys.queue());
+        if !list.is_empty() {
+            out.push((ctx.clone(), list));
+        }
+    }
+    Ok(out)
+}
+
+/// The entries of stream `key` in an `XREADGROUP` reply.
+fn stream_entries(reply: &Value, key: &str) -> Vec<Entry> {
+    let mut list = Vec::new();
+    for (k, entries) in streams(reply) {
+        if k.as_deref() != Some(key) {
             continue;
-        };
-        let Some(ctx) = active.iter().find(|c| c.keys.queue() == key) else {
-            continue;
-        };
-        let mut list = Vec::new();
-        for e in array(entries) {
+        }
+        for e in entries.map(array).unwrap_or(&[]) {
             let parts = array(e);
             let id = parts.first().and_then(text);
             let fields = parts.get(1).map(array).unwrap_or(&[]);
@@ -539,11 +566,8 @@ fn read_new(
                 });
             }
         }
-        if !list.is_empty() {
-            out.push((ctx.clone(), list));
-        }
     }
-    Ok(out)
+    list
 }
 
 /// The (key, entries) pairs of an `XREADGROUP` reply (RESP2 arrays or a
@@ -598,7 +622,7 @@ fn run_batch(
     taken_over: bool,
     dice: &mut Dice,
     count: &mut usize,
-) -> Result<(), ClusterError> {
+) -> Result<Vec<Entry>, ClusterError> {
     {
         let mut held = lock(&sh.held);
         let mine = held.entry(ctx.id.clone()).or_default();
@@ -606,7 +630,9 @@ fn run_batch(
             mine.insert(e.id.clone(), (consumer.to_string(), true));
         }
     }
-    let result = run_held(sh, r, scripts, ctx, &entries, taken_over, dice, count);
+    let result = run_held(
+        sh, r, scripts, ctx, consumer, &entries, taken_over, dice, count,
+    );
     {
         let mut held = lock(&sh.held);
         if let Some(mine) = held.get_mut(&ctx.id) {
@@ -627,11 +653,12 @@ fn run_held(
     r: &mut Redis,
     scripts: &Scripts<'_>,
     ctx: &Arc<RunCtx>,
+    consumer: &str,
     entries: &[Entry],
     taken_over: bool,
     dice: &mut Dice,
     count: &mut usize,
-) -> Result<(), ClusterError> {
+) -> Result<Vec<Entry>, ClusterError> {
     let inst = match ctx.program.bind_values(ctx.params.clone()) {
         Ok(i) => i,
         Err(e) => {
@@ -642,7 +669,8 @@ fn run_held(
                 ctx,
                 "",
                 &format!("the run's parameters make no instance: {e}"),
-            );
+            )
+            .map(|()| Vec::new());
         }
     };
     let mut engine = Engine::new(&inst);
@@ -658,7 +686,7 @@ fn run_held(
                 "task {task}: its lease expired {} times (each worker that took it died or stopped renewing its lease); giving up",
                 e.deliveries - 1
             );
-            return fail_run(sh, r, scripts, ctx, &e.task, &msg);
+            return fail_run(sh, r, scripts, ctx, &e.task, &msg).map(|()| Vec::new());
         }
         let task = match parse_task(&e.task) {
             Ok(t) if engine.check_task(&t).is_ok() => t,
@@ -667,7 +695,7 @@ fn run_held(
                     "the ready queue holds `{}`, which is not a task of this run (written by another version of lpk?)",
                     e.task.chars().take(80).collect::<String>()
                 );
-                return fail_run(sh, r, scripts, ctx, &e.task, &msg);
+                return fail_run(sh, r, scripts, ctx, &e.task, &msg).map(|()| Vec::new());
             }
         };
         if dice.hit(sh.cfg.faults.stall) {
@@ -709,11 +737,11 @@ fn run_held(
                 completions.push((args, ctx.keys.trace(), event));
             }
             Err(TaskFailure::Run(msg)) => {
-                flush(sh, r, scripts, ctx, &completions)?;
-                return fail_run(sh, r, scripts, ctx, &e.task, &msg);
+                flush(sh, r, scripts, ctx, &completions, None)?;
+                return fail_run(sh, r, scripts, ctx, &e.task, &msg).map(|()| Vec::new());
             }
             Err(TaskFailure::Missing(msg)) => {
-                flush(sh, r, scripts, ctx, &completions)?;
+                flush(sh, r, scripts, ctx, &completions, None)?;
                 completions.clear();
                 sh.round_trips.fetch_add(1, Ordering::Relaxed);
                 let done: i64 = r.query(
@@ -743,7 +771,7 @@ fn run_held(
                     };
                     completions.push((args, ctx.keys.trace(), event));
                 } else {
-                    return fail_run(sh, r, scripts, ctx, &e.task, &msg);
+                    return fail_run(sh, r, scripts, ctx, &e.task, &msg).map(|()| Vec::new());
                 }
             }
         }
@@ -756,7 +784,8 @@ fn run_held(
     } else {
         ((0.005 / per_task) as usize).clamp(1, 64)
     };
-    flush(sh, r, scripts, ctx, &completions)
+    let next = (!sh.stop.load(Ordering::Relaxed)).then_some((consumer, *count));
+    flush(sh, r, scripts, ctx, &completions, next)
 }
 
 /// A task to complete: the script's arguments, the run's trace key and
@@ -773,56 +802,65 @@ fn consumer_of(sh: &Shared<'_>, ctx: &RunCtx, id: &str) -> String {
 }
 
 /// Completes tasks in one pipeline; retried (it is idempotent) until Redis
-/// answers or the worker gives up.
+/// answers or the worker gives up. With `next` (consumer, count), the same
+/// round trip then reads up to `count` new entries of the run's stream for
+/// that consumer (without blocking), which it returns: a worker that just
+/// completed a task usually finds its next one at no extra cost. Redis
+/// serves workers blocked on the stream before it reads the pipeline's
+/// next command, so an idle worker still gets the first pick of the
+/// children just enqueued. Dead tiles deleted after earlier completions
+/// leave the run's `dead` set in the same round trip.
 fn flush(
     sh: &Shared<'_>,
     r: &mut Redis,
     scripts: &Scripts<'_>,
     ctx: &RunCtx,
     completions: &[Completion],
-) -> Result<(), ClusterError> {
+    next: Option<(&str, usize)>,
+) -> Result<Vec<Entry>, ClusterError> {
     if completions.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
-    let mut pipe = redis::pipe();
-    for (args, trace_key, event) in completions {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        scripts.complete.add_to(&mut pipe, &a);
-        event.add_to(&mut pipe, trace_key);
-    }
+    let dead_key = ctx.keys.dead();
+    let forget: Vec<String> = {
+        let mut f = lock(&sh.forget);
+        let (mine, rest): (Vec<_>, Vec<_>) = f.drain(..).partition(|(k, _)| *k == dead_key);
+        *f = rest;
+        mine.into_iter().map(|(_, id)| id).collect()
+    };
+    let mut read = next;
+    let mut prefetched: Vec<Entry> = Vec::new();
     let mut wait = Duration::from_millis(100);
     let give_up = Instant::now() + sh.cfg.idle.max(Duration::from_secs(10));
+    let mut first = true;
     loop {
+        // [SREM dead ...] then (EVALSHA, XADD trace) per task, then
+        // [XREADGROUP]; every reply comes back, errors included.
+        let mut pipe = redis::pipe();
+        let srem = first && !forget.is_empty();
+        if srem {
+            pipe.cmd("SREM").arg(&dead_key).arg(&forget);
+        }
+        for (args, trace_key, event) in completions {
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            scripts.complete.add_to(&mut pipe, &a);
+            event.add_to(&mut pipe, trace_key);
+        }
+        if let Some((consumer, count)) = read {
+            pipe.cmd("XREADGROUP")
+                .arg("GROUP")
+                .arg(GROUP)
+                .arg(consumer)
+                .arg("COUNT")
+                .arg(count.max(1))
+                .arg("STREAMS")
+                .arg(ctx.keys.queue())
+                .arg(">");
+        }
+        first = false;
         sh.round_trips.fetch_add(1, Ordering::Relaxed);
-        match r.scripts::<Vec<Vec<Value>>>(&pipe, &[scripts.complete], "completing tasks") {
-            Ok(results) => {
-                let mut deleted: Vec<String> = Vec::new();
-                for result in results {
-                    let fresh = result.first().and_then(int).unwrap_or(0);
-                    let state = result.get(2).and_then(text).unwrap_or_default();
-                    if state == RunState::Running.as_str() {
-                        sh.tasks.fetch_add(1, Ordering::Relaxed);
-                        if fresh == 0 {
-                            sh.duplicates.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                    // Tiles whose last reader this was.
-                    for dead in result.iter().skip(3).filter_map(text) {
-                        if delete_dead(sh, ctx, &dead) {
-                            deleted.push(dead);
-                        }
-                    }
-                }
-                if !deleted.is_empty() {
-                    sh.round_trips.fetch_add(1, Ordering::Relaxed);
-                    // Best effort: what stays in the set is swept by `collect`.
-                    let _ = r.query::<()>(
-                        redis::cmd("SREM").arg(ctx.keys.dead()).arg(&deleted),
-                        "forgetting deleted tiles",
-                    );
-                }
-                return Ok(());
-            }
+        let replies = match r.pipe_raw(&pipe, "completing tasks") {
+            Ok(v) => v,
             Err(e) if Instant::now() < give_up && matches!(e, ClusterError::Redis { .. }) => {
                 (sh.log)(&format!(
                     "{e}; retrying the completion of {} task(s)",
@@ -830,9 +868,86 @@ fn flush(
                 ));
                 std::thread::sleep(wait);
                 wait = (wait * 2).min(Duration::from_secs(2));
+                continue;
             }
             Err(e) => return Err(e),
+        };
+        let mut replies = replies.into_iter().skip(usize::from(srem));
+        let mut results: Vec<Value> = Vec::with_capacity(completions.len());
+        for _ in completions {
+            results.extend(replies.next());
+            let _trace = replies.next();
         }
+        if read.take().is_some() {
+            // Entries read are this worker's now, whatever became of the
+            // completions (which are simply run again if they failed).
+            if let Some(reply) = replies
+                .next()
+                .filter(|v| !matches!(v, Value::ServerError(_)))
+            {
+                prefetched.extend(stream_entries(&reply, &ctx.keys.queue()));
+            }
+        }
+        let failed = results.iter().find_map(|v| match v {
+            Value::ServerError(e) => Some(e.clone()),
+            _ => None,
+        });
+        if results.len() < completions.len() || failed.is_some() {
+            if let Some(e) = &failed {
+                if e.code() == "NOSCRIPT" {
+                    // Redis restarted: load the script, complete again.
+                    r.query::<String>(
+                        redis::cmd("SCRIPT")
+                            .arg("LOAD")
+                            .arg(scripts.complete.source),
+                        "loading a script",
+                    )?;
+                    continue;
+                }
+            }
+            let why = match failed {
+                Some(e) => format!(
+                    "Redis refused a completion: {} {}",
+                    e.code(),
+                    e.details().unwrap_or_default()
+                ),
+                None => "Redis answered fewer replies than it was sent commands".to_string(),
+            };
+            if Instant::now() < give_up {
+                (sh.log)(&format!(
+                    "{why}; retrying the completion of {} task(s)",
+                    completions.len()
+                ));
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_secs(2));
+                continue;
+            }
+            return Err(ClusterError::Refused(format!(
+                "completing {} task(s) of run {}: {why}",
+                completions.len(),
+                ctx.id
+            )));
+        }
+        for result in &results {
+            let result = array(result);
+            let fresh = result.first().and_then(int).unwrap_or(0);
+            let state = result.get(2).and_then(text).unwrap_or_default();
+            if state == RunState::Running.as_str() {
+                sh.tasks.fetch_add(1, Ordering::Relaxed);
+                if fresh == 0 {
+                    sh.duplicates.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            // Tiles whose last reader this was: deleted now, forgotten by
+            // the `dead` set in the next round trip (best effort: what
+            // stays in the set is swept by `collect`).
+            for dead in result.iter().skip(3).filter_map(text) {
+                if delete_dead(sh, ctx, &dead) {
+                    lock(&sh.forget).push((dead_key.clone(), dead));
+                }
+            }
+        }
+        return Ok(prefetched);
     }
 }
 
@@ -908,6 +1023,13 @@ fn retry<T>(
     }
 }
 
+/// Whether a tile is worth caching: it has two readers or more (a tile
+/// read once is read by one task, on whichever worker takes it; keeping it
+/// only evicts tiles read many times, such as a panel's factor).
+fn read_again(sh: &Shared<'_>, engine: &mut Engine<'_, '_>, t: &model::task::TileRef) -> bool {
+    sh.cfg.cache_bytes > 0 && engine.readers(t).is_ok_and(|r| r.len() >= 2)
+}
+
 /// Runs one task; returns its edges as (child, tile, child's in-degree)
 /// triples for [`COMPLETE`].
 fn run_task(
@@ -960,7 +1082,9 @@ fn run_task(
                             store.describe()
                         ))
                     })?;
-                    sh.cache.put(&ctx.id, t.matrix, &t.index, tile.clone());
+                    if read_again(sh, engine, t) {
+                        sh.cache.put(&ctx.id, t.matrix, &t.index, tile.clone());
+                    }
                     tile
                 }
             };
@@ -997,7 +1121,9 @@ fn run_task(
                     program.tile_name(t)
                 ))
             })?;
-            sh.cache.put(&ctx.id, t.matrix, &t.index, tile);
+            if read_again(sh, engine, t) {
+                sh.cache.put(&ctx.id, t.matrix, &t.index, tile);
+            }
         }
         // Then the done marker (the run's state can be rebuilt from them).
         let marker = format!(
