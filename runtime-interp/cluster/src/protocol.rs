@@ -41,6 +41,11 @@ use crate::error::ClusterError;
 /// The set of runs that are running (workers poll it).
 pub const RUNS: &str = "lpk:runs";
 
+/// How long the `uploading` key of a run lives unless its submitter
+/// renews it (every second while it uploads): the most a worker waits for
+/// an input tile after the submitter died.
+pub const UPLOAD_TTL_MS: u64 = 30_000;
+
 /// The consumer group of every run's stream.
 pub const GROUP: &str = "w";
 
@@ -91,6 +96,12 @@ impl Keys {
     /// [`crate::ids::tile_id`]).
     pub fn readers(&self, tile: &str) -> String {
         format!("{}r:{tile}", self.prefix)
+    }
+    /// Present while `submit` still uploads the run's input tiles, with a
+    /// time to live that the submitter renews ([`UPLOAD_TTL_MS`]): a worker
+    /// that misses an input tile waits for it while this key lives.
+    pub fn uploading(&self) -> String {
+        format!("{}uploading", self.prefix)
     }
     /// The timeline: one entry per task execution.
     pub fn trace(&self) -> String {

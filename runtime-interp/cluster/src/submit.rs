@@ -3,11 +3,14 @@
 //! In order: the inputs are opened and checked and the instance bound
 //! exactly as `lpkc run` does ([`runtime::job::prepare`]); the instance is
 //! counted (a run of more than [`MAX_TASKS`] tasks is refused before
-//! anything is uploaded); the input tiles some task reads are uploaded to the store under
-//! the run's id as `.npy`; the run record is written; the roots (tasks
-//! without parents, found by the parents plans in one pass) are put into
-//! the ready stream; and the run is added to the set workers poll, last,
-//! so no worker sees a half-made run.
+//! anything is uploaded); the manifest and artifact go to the store; the
+//! run record is written and the run's `uploading` key set; the roots
+//! (tasks without parents, found by the parents plans in one pass) are put
+//! into the ready stream; the run is added to the set workers poll, so no
+//! worker sees a half-made run; then the input tiles some task reads are
+//! uploaded to the store under the run's id as `.npy`, in the order of
+//! their first reader, while workers start (one that misses an input tile
+//! waits while `uploading` lives), and `uploading` is deleted.
 
 use crate::conn::Redis;
 use crate::error::ClusterError;
@@ -115,20 +118,27 @@ pub fn submit(
     };
     let artifact_bytes = artifact::encode(&art)
         .map_err(|e| ClusterError::Refused(format!("cannot encode the program: {e}")))?;
-    // Input tiles, unless the kernels read nothing.
-    let mut input_tiles = 0u64;
+    // Input tiles, unless the kernels read nothing: those some task reads,
+    // in the order of their first reader in sequential order, so that
+    // tasks find theirs uploaded. They are uploaded after the roots are
+    // seeded, while the workers start (a worker that misses one waits
+    // while the run's `uploading` key lives).
+    let mut jobs: Vec<(MatrixId, Vec<i64>)> = Vec::new();
     let mut input_bytes = 0i64;
-    if s.kernels == Kernels::Standard {
-        let store = open_run_store(s.store, &run)?;
-        let source = InputSource::new(program, &prepared.inputs, s.block);
-        let mut jobs: Vec<(MatrixId, Vec<i64>)> = Vec::new();
+    let store = match s.kernels {
+        Kernels::Standard => Some(open_run_store(s.store, &run)?),
+        Kernels::Noop => None,
+    };
+    if let Some(store) = &store {
         let mut readers_engine = Engine::new(inst);
+        let mut firsts: Vec<(model::task::Task, MatrixId, Vec<i64>)> = Vec::new();
         for (m, decl) in program.matrix_ids() {
             if decl.role != Role::Input {
                 continue;
             }
-            // Only the tiles some task reads.
             let extents = inst.extents.get(m.index()).cloned().unwrap_or_default();
+            let shape = prepared.inputs.get(&m.0).map(|d| d.shape());
+            let one_d = decl.extents.len() == 1;
             let mut failure = None;
             grid(&extents, &mut |idx| {
                 let tile = model::task::TileRef {
@@ -136,8 +146,19 @@ pub fn submit(
                     index: idx.to_vec(),
                 };
                 match readers_engine.readers(&tile) {
-                    Ok(r) if r.is_empty() => {}
-                    Ok(_) => jobs.push((m, idx.to_vec())),
+                    Ok(r) => {
+                        let first = r.into_iter().min_by(|a, b| program.sequential_cmp(a, b));
+                        if let Some(first) = first {
+                            if let Some((rows, cols)) = shape {
+                                if let Ok((_, nr, _, nc)) =
+                                    runtime::dense::tile_rect(s.block, idx, rows, cols, one_d)
+                                {
+                                    input_bytes += (nr * nc * 8) as i64;
+                                }
+                            }
+                            firsts.push((first, m, idx.to_vec()));
+                        }
+                    }
                     Err(e) => {
                         failure.get_or_insert(e);
                     }
@@ -147,51 +168,10 @@ pub fn submit(
                 return Err(e.into());
             }
         }
-        note(&format!(
-            "uploading {} input tiles to {}",
-            jobs.len(),
-            store.describe()
-        ));
-        let failed = std::sync::Mutex::new(None);
-        let uploaded = std::sync::atomic::AtomicU64::new(0);
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        std::thread::scope(|scope| {
-            for _ in 0..4 {
-                scope.spawn(|| loop {
-                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((m, idx)) = jobs.get(k) else { break };
-                    let name = &program.matrix(*m).name;
-                    let r = source
-                        .input(*m, idx)
-                        .map_err(|e| {
-                            ClusterError::Refused(format!("input tile {name}{idx:?}: {e}"))
-                        })
-                        .and_then(|tile| {
-                            uploaded.fetch_add(
-                                (tile.nrows() * tile.ncols() * 8) as u64,
-                                std::sync::atomic::Ordering::Relaxed,
-                            );
-                            store
-                                .put(name, idx, tile)
-                                .map_err(|source| ClusterError::Store {
-                                    store: store.describe(),
-                                    source: Box::new(source),
-                                })
-                        });
-                    if let Err(e) = r {
-                        let mut f = failed.lock().unwrap_or_else(|e| e.into_inner());
-                        f.get_or_insert(e);
-                        break;
-                    }
-                });
-            }
-        });
-        if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            return Err(e);
-        }
-        input_tiles = jobs.len() as u64;
-        input_bytes = uploaded.into_inner() as i64;
-        // The run's manifest and program beside its tiles.
+        firsts.sort_by(|a, b| program.sequential_cmp(&a.0, &b.0));
+        jobs = firsts.into_iter().map(|(_, m, idx)| (m, idx)).collect();
+        // The run's manifest and program beside its tiles (`lpkc resume`
+        // reads them).
         let manifest = serde_json::json!({
             "run": run,
             "program": program.name,
@@ -251,19 +231,116 @@ pub fn submit(
         peak_bytes: input_bytes,
     };
     record.write(redis)?;
+    let uploading = !jobs.is_empty() && total > 0;
+    if uploading {
+        renew_upload(redis, &keys)?;
+    }
     protocol::create_queue(redis, &keys)?;
     note(&format!("seeding {} root tasks of {total}", roots.len()));
     protocol::enqueue(redis, &keys, &roots, "seeding the root tasks")?;
     if total > 0 {
         protocol::announce(redis, &run)?;
     }
+    if let (Some(store), true) = (&store, uploading) {
+        note(&format!(
+            "uploading {} input tiles to {}",
+            jobs.len(),
+            store.describe()
+        ));
+        let source = InputSource::new(program, &prepared.inputs, s.block);
+        if let Err(e) = upload(redis, &keys, store, program, &source, &jobs) {
+            // The workers stop taking its tasks; the error names the tile.
+            let _ = redis.script::<i64>(
+                &crate::conn::Script::new(protocol::FAIL),
+                &[&keys.prefix, "", &e.to_string(), &now_ms().to_string()],
+                "failing the run",
+            );
+            let _ = redis.query::<()>(redis::cmd("DEL").arg(keys.uploading()), "ending the upload");
+            return Err(e);
+        }
+        redis.query::<()>(redis::cmd("DEL").arg(keys.uploading()), "ending the upload")?;
+    }
     Ok(Submitted {
         run,
         tasks: total,
         roots: roots.len() as u64,
-        input_tiles,
+        input_tiles: jobs.len() as u64,
         inferred: prepared.inferred,
     })
+}
+
+/// Sets (or renews) the run's `uploading` key for [`protocol::UPLOAD_TTL_MS`].
+fn renew_upload(redis: &mut Redis, keys: &Keys) -> Result<(), ClusterError> {
+    redis.query(
+        redis::cmd("SET")
+            .arg(keys.uploading())
+            .arg(1)
+            .arg("PX")
+            .arg(protocol::UPLOAD_TTL_MS),
+        "marking the upload of the inputs",
+    )
+}
+
+/// Uploads the input tiles `jobs`, in order, on four threads, renewing
+/// the run's `uploading` key every second meanwhile.
+fn upload(
+    redis: &mut Redis,
+    keys: &Keys,
+    store: &runtime::store::ObjectStoreTiles,
+    program: &Program,
+    source: &InputSource<'_>,
+    jobs: &[(MatrixId, Vec<i64>)],
+) -> Result<(), ClusterError> {
+    let failed = std::sync::Mutex::new(None);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    const THREADS: usize = 4;
+    std::thread::scope(|scope| {
+        for _ in 0..THREADS {
+            scope.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((m, idx)) = jobs.get(k) else { break };
+                    let name = &program.matrix(*m).name;
+                    let r = source
+                        .input(*m, idx)
+                        .map_err(|e| {
+                            ClusterError::Refused(format!("input tile {name}{idx:?}: {e}"))
+                        })
+                        .and_then(|tile| {
+                            store
+                                .put(name, idx, tile)
+                                .map_err(|source| ClusterError::Store {
+                                    store: store.describe(),
+                                    source: Box::new(source),
+                                })
+                        });
+                    if let Err(e) = r {
+                        let mut f = failed.lock().unwrap_or_else(|e| e.into_inner());
+                        f.get_or_insert(e);
+                        // The other threads stop at their next tile.
+                        next.store(jobs.len(), std::sync::atomic::Ordering::Relaxed);
+                        break;
+                    }
+                }
+                finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            });
+        }
+        // Renew the key while the threads work (a renewal that fails is
+        // retried at the next second; the key outlives a few misses).
+        let mut renewed = std::time::Instant::now();
+        while finished.load(std::sync::atomic::Ordering::Relaxed) < THREADS {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            if renewed.elapsed() >= std::time::Duration::from_secs(1) {
+                renewed = std::time::Instant::now();
+                let _ = renew_upload(redis, keys);
+            }
+        }
+    });
+    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// Calls `f` for every index of a grid with these extents (row-major).

@@ -599,6 +599,10 @@ enum TaskFailure {
     /// completed the task meanwhile (its last reader deleted the tile),
     /// else the run fails with this message.
     Missing(String),
+    /// An input tile is not in the store: right while `submit` still
+    /// uploads the inputs (the task runs again when it is there), else the
+    /// run fails with this message.
+    Input(String),
 }
 
 /// What running a task gives: the arguments of its completion after the
@@ -712,7 +716,26 @@ fn run_held(
             nap(sh, sh.cfg.lease * 2 + Duration::from_millis(200));
         }
         let start_us = now_us();
-        match run_task(sh, ctx, &inst, &mut engine, &task, dice) {
+        let ran = loop {
+            match run_task(sh, ctx, &inst, &mut engine, &task, dice) {
+                Err(TaskFailure::Input(msg)) => {
+                    // Its input may still be on its way: wait while the
+                    // submitter's `uploading` key lives.
+                    sh.round_trips.fetch_add(1, Ordering::Relaxed);
+                    let uploading: bool = r.query(
+                        redis::cmd("EXISTS").arg(ctx.keys.uploading()),
+                        "checking whether the inputs are being uploaded",
+                    )?;
+                    if uploading && !sh.stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(2));
+                        continue;
+                    }
+                    break Err(TaskFailure::Run(msg));
+                }
+                other => break other,
+            }
+        };
+        match ran {
             Ok(Ran {
                 args: rest,
                 read,
@@ -736,7 +759,7 @@ fn run_held(
                 };
                 completions.push((args, ctx.keys.trace(), event));
             }
-            Err(TaskFailure::Run(msg)) => {
+            Err(TaskFailure::Run(msg) | TaskFailure::Input(msg)) => {
                 flush(sh, r, scripts, ctx, &completions, None)?;
                 return fail_run(sh, r, scripts, ctx, &e.task, &msg).map(|()| Vec::new());
             }
@@ -1075,12 +1098,21 @@ fn run_task(
                         ))
                     })?;
                     let tile = got.ok_or_else(|| {
-                        TaskFailure::Missing(format!(
-                            "task {}: tile {} is not in the store ({}); was the store cleared while the run ran?",
-                            name(),
-                            program.tile_name(t),
-                            store.describe()
-                        ))
+                        if program.matrix(t.matrix).role == model::program::Role::Input {
+                            TaskFailure::Input(format!(
+                                "task {}: input tile {} is not in the store ({}): the upload of the run's inputs ended without it (was `lpkc submit` killed, or the store cleared?)",
+                                name(),
+                                program.tile_name(t),
+                                store.describe()
+                            ))
+                        } else {
+                            TaskFailure::Missing(format!(
+                                "task {}: tile {} is not in the store ({}); was the store cleared while the run ran?",
+                                name(),
+                                program.tile_name(t),
+                                store.describe()
+                            ))
+                        }
                     })?;
                     if read_again(sh, engine, t) {
                         sh.cache.put(&ctx.id, t.matrix, &t.index, tile.clone());

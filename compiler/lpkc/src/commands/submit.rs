@@ -1,5 +1,5 @@
 //! `lpkc submit`: records a distributed run in Redis (program, parameters,
-//! block, store), uploads its input tiles, seeds its roots and prints its
+//! block, store), seeds its roots, uploads its input tiles and prints its
 //! id; with `--wait`, waits for it with a progress bar.
 
 use crate::args::{Format, GlobalOpts, InstanceArgs};

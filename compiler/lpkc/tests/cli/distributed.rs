@@ -218,7 +218,7 @@ fn assert_same_outputs(embedded: &Path, distributed: &Path) {
 }
 
 /// Runs `file` distributed with `workers` workers while `fault` strikes
-/// every 150–450 ms, until the run is done (or `deadline` passes).
+/// every 60–210 ms, until the run is done (or `deadline` passes).
 /// Returns how many faults struck.
 #[allow(clippy::too_many_arguments)]
 fn run_under_faults(
@@ -258,7 +258,7 @@ fn run_under_faults(
             started.elapsed() < deadline,
             "run {run} not done after {deadline:?} ({faults} faults so far): {s}"
         );
-        std::thread::sleep(Duration::from_millis(150 + rng.below(300)));
+        std::thread::sleep(Duration::from_millis(60 + rng.below(150)));
         if kill {
             let k = rng.below(pool.children.len() as u64) as usize;
             pool.kill_and_replace(k);
@@ -1250,7 +1250,7 @@ fn run_collecting_under_kills(db: u32, file: &Path, args: &[&str]) {
             started.elapsed() < Duration::from_secs(300),
             "lpkc run --redis not done after 300 s"
         );
-        std::thread::sleep(Duration::from_millis(150 + rng.below(300)));
+        std::thread::sleep(Duration::from_millis(60 + rng.below(150)));
         if kills < 6 && child.try_wait().expect("poll lpkc run").is_none() {
             let k = rng.below(pool.children.len() as u64) as usize;
             pool.kill_and_replace(k);
@@ -1298,5 +1298,70 @@ fn gemm_tree_run_collects_during_the_run_while_workers_are_killed() {
             "--input",
             "B=random:3072x3072",
         ],
+    );
+}
+
+#[test]
+fn workers_wait_for_an_input_tile_still_uploading_and_fail_the_run_when_the_upload_ended_without_it(
+) {
+    // `submit` seeds the roots first and uploads the inputs meanwhile,
+    // keeping the run's `uploading` key alive; a worker that misses an input
+    // tile waits while the key lives. Here the upload is replayed by hand:
+    // the key set again and one tile of A held back.
+    let redis = redis_db(13);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let Store::Dir(root) = &store else {
+        unreachable!("a directory store")
+    };
+    let args = ["--block", "64", "--input", "A=spd:256"];
+    let emb = tmp.path().join("embedded");
+    embedded(&example("cholesky.lpk"), &args, &emb);
+    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
+
+    let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
+    let tile = root.join(&run).join("A/3_2.npy");
+    let aside = tmp.path().join("aside.npy");
+    std::fs::rename(&tile, &aside).expect("hold the tile back");
+    let key = format!("lpk:{run}:uploading");
+    r.query::<()>(
+        cluster::redis::cmd("SET")
+            .arg(&key)
+            .arg(1)
+            .arg("PX")
+            .arg(60_000),
+        "set",
+    )
+    .expect("SET the uploading key");
+    let mut pool = Workers::new(&redis, &store, &["--lease", "2", "--idle", "60"]);
+    pool.spawn();
+    pool.spawn();
+    // The tasks that need A[3, 2] (and those after them) wait for it.
+    std::thread::sleep(Duration::from_millis(1500));
+    let s = status(&redis, &run);
+    assert_eq!(s["state"], "running", "{s}");
+    assert!(
+        s["tasks_done"].as_u64() < s["tasks_total"].as_u64(),
+        "the run finished without its input tile: {s}"
+    );
+    std::fs::rename(&aside, &tile).expect("the tile arrives");
+    r.query::<()>(cluster::redis::cmd("DEL").arg(&key), "del")
+        .expect("DEL the uploading key");
+    let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
+    assert_eq!(s["state"], "done", "{s}");
+    let dist = tmp.path().join("distributed");
+    collect(&redis, &store, &run, &dist);
+    assert_same_outputs(&emb, &dist);
+
+    // The upload ended (no key) without the tile: the run fails naming it.
+    let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
+    std::fs::remove_file(root.join(&run).join("A/3_2.npy")).expect("lose the tile");
+    let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
+    assert_eq!(s["state"], "failed", "{s}");
+    let message = s["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("input tile A[3, 2] is not in the store")
+            && message.contains("the upload of the run's inputs ended without it"),
+        "{s}"
     );
 }
