@@ -716,6 +716,7 @@ fn run_held(
             nap(sh, sh.cfg.lease * 2 + Duration::from_millis(200));
         }
         let start_us = now_us();
+        let mut pause = Duration::from_millis(2);
         let ran = loop {
             match run_task(sh, ctx, &inst, &mut engine, &task, dice) {
                 Err(TaskFailure::Input(msg)) => {
@@ -727,7 +728,10 @@ fn run_held(
                         "checking whether the inputs are being uploaded",
                     )?;
                     if uploading && !sh.stop.load(Ordering::Relaxed) {
-                        std::thread::sleep(Duration::from_millis(2));
+                        // Every 2 ms at first, backing off to 100 ms (each
+                        // try reads the task's other tiles again).
+                        std::thread::sleep(pause);
+                        pause = (pause * 2).min(Duration::from_millis(100));
                         continue;
                     }
                     break Err(TaskFailure::Run(msg));
