@@ -376,3 +376,15 @@ impl Drop for Workers {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_workers_cache_no_tiles_of_a_local_store_only() {
+        assert_eq!(local_cache_mb("/shared/tiles"), Some(0));
+        assert_eq!(local_cache_mb("file:///shared/tiles"), Some(0));
+        assert_eq!(local_cache_mb("s3://bucket/tiles"), None);
+    }
+}
