@@ -860,6 +860,15 @@ fn flush(
     let mut wait = Duration::from_millis(100);
     let give_up = Instant::now() + sh.cfg.idle.max(Duration::from_secs(10));
     let mut first = true;
+    // Logs why, then waits before the next try (100 ms doubling to 2 s).
+    let mut pause = |why: &dyn std::fmt::Display| {
+        (sh.log)(&format!(
+            "{why}; retrying the completion of {} task(s)",
+            completions.len()
+        ));
+        std::thread::sleep(wait);
+        wait = (wait * 2).min(Duration::from_secs(2));
+    };
     loop {
         // [SREM dead ...] then (EVALSHA, XADD trace) per task, then
         // [XREADGROUP]; every reply comes back, errors included.
@@ -889,12 +898,7 @@ fn flush(
         let replies = match r.pipe_raw(&pipe, "completing tasks") {
             Ok(v) => v,
             Err(e) if Instant::now() < give_up && matches!(e, ClusterError::Redis { .. }) => {
-                (sh.log)(&format!(
-                    "{e}; retrying the completion of {} task(s)",
-                    completions.len()
-                ));
-                std::thread::sleep(wait);
-                wait = (wait * 2).min(Duration::from_secs(2));
+                pause(&e);
                 continue;
             }
             Err(e) => return Err(e),
@@ -941,12 +945,7 @@ fn flush(
                 None => "Redis answered fewer replies than it was sent commands".to_string(),
             };
             if Instant::now() < give_up {
-                (sh.log)(&format!(
-                    "{why}; retrying the completion of {} task(s)",
-                    completions.len()
-                ));
-                std::thread::sleep(wait);
-                wait = (wait * 2).min(Duration::from_secs(2));
+                pause(&why);
                 continue;
             }
             return Err(ClusterError::Refused(format!(

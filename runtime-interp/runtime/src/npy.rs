@@ -663,10 +663,10 @@ pub fn write(writer: &mut impl Write, tile: &Tile) -> io::Result<()> {
     writer.write_all(&header_bytes(tile.nrows(), tile.ncols()))?;
     if cfg!(target_endian = "little") {
         // The columns' bytes as they are, with no copy in between.
-        let mut columns: Vec<&[u8]> = (0..tile.ncols())
+        let columns: Vec<&[u8]> = (0..tile.ncols())
             .map(|j| bytemuck::cast_slice(tile.col_as_slice(j)))
             .collect();
-        return write_all_vectored(writer, &mut columns);
+        return write_all_vectored(writer, &columns);
     }
     let mut buf: Vec<u8> = Vec::with_capacity(CHUNK_ELEMS * 8);
     for j in 0..tile.ncols() {
@@ -698,34 +698,17 @@ const MAX_IOVECS: usize = 1024;
 
 /// Writes every byte of `bufs`, in order, with as few vectored writes as
 /// the writer takes (one `writev` per 1024 buffers for a file).
-fn write_all_vectored(writer: &mut impl Write, bufs: &mut [&[u8]]) -> io::Result<()> {
-    let mut first = 0;
-    while first < bufs.len() {
-        if bufs[first].is_empty() {
-            first += 1;
-            continue;
-        }
-        let end = (first + MAX_IOVECS).min(bufs.len());
-        let slices: Vec<io::IoSlice<'_>> = bufs[first..end]
-            .iter()
-            .map(|b| io::IoSlice::new(b))
-            .collect();
-        let mut n = match writer.write_vectored(&slices) {
+fn write_all_vectored(writer: &mut impl Write, bufs: &[&[u8]]) -> io::Result<()> {
+    let mut slices: Vec<io::IoSlice<'_>> = bufs.iter().map(|b| io::IoSlice::new(b)).collect();
+    let mut rest = &mut slices[..];
+    // Empty buffers first: a writer may take none of them.
+    io::IoSlice::advance_slices(&mut rest, 0);
+    while !rest.is_empty() {
+        match writer.write_vectored(&rest[..rest.len().min(MAX_IOVECS)]) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Ok(n) => io::IoSlice::advance_slices(&mut rest, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
-        };
-        // Skip what was written: whole buffers, then part of one.
-        while n > 0 && first < bufs.len() {
-            let len = bufs[first].len();
-            if n >= len {
-                n -= len;
-                first += 1;
-            } else {
-                bufs[first] = &bufs[first][n..];
-                n = 0;
-            }
         }
     }
     Ok(())
@@ -734,34 +717,17 @@ fn write_all_vectored(writer: &mut impl Write, bufs: &mut [&[u8]]) -> io::Result
 /// Fills every byte of `bufs`, in order, with as few vectored reads as the
 /// reader takes; an early end of the data is `UnexpectedEof`.
 fn read_exact_vectored(reader: &mut impl Read, bufs: &mut [&mut [u8]]) -> io::Result<()> {
-    let mut first = 0;
-    while first < bufs.len() {
-        if bufs[first].is_empty() {
-            first += 1;
-            continue;
-        }
-        let end = (first + MAX_IOVECS).min(bufs.len());
-        let mut slices: Vec<io::IoSliceMut<'_>> = bufs[first..end]
-            .iter_mut()
-            .map(|b| io::IoSliceMut::new(b))
-            .collect();
-        let mut n = match reader.read_vectored(&mut slices) {
+    let mut slices: Vec<io::IoSliceMut<'_>> =
+        bufs.iter_mut().map(|b| io::IoSliceMut::new(b)).collect();
+    let mut rest = &mut slices[..];
+    io::IoSliceMut::advance_slices(&mut rest, 0);
+    while !rest.is_empty() {
+        let k = rest.len().min(MAX_IOVECS);
+        match reader.read_vectored(&mut rest[..k]) {
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Ok(n) => io::IoSliceMut::advance_slices(&mut rest, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
-        };
-        drop(slices);
-        while n > 0 && first < bufs.len() {
-            let len = bufs[first].len();
-            if n >= len {
-                n -= len;
-                first += 1;
-            } else {
-                let b = std::mem::take(&mut bufs[first]);
-                bufs[first] = &mut b[n..];
-                n = 0;
-            }
         }
     }
     Ok(())
