@@ -1353,15 +1353,30 @@ fn workers_wait_for_an_input_tile_still_uploading_and_fail_the_run_when_the_uplo
     collect(&redis, &store, &run, &dist);
     assert_same_outputs(&emb, &dist);
 
-    // The upload ended (no key) without the tile: the run fails naming it.
-    let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
-    std::fs::remove_file(root.join(&run).join("A/3_2.npy")).expect("lose the tile");
-    let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
-    assert_eq!(s["state"], "failed", "{s}");
-    let message = s["error"]["message"].as_str().unwrap_or_default();
-    assert!(
-        message.contains("input tile A[3, 2] is not in the store")
-            && message.contains("the upload of the run's inputs ended without it"),
-        "{s}"
-    );
+    // The upload ended (no key) without the tile, or its submitter died
+    // (the key ran out without renewal): the run fails naming the tile.
+    for ttl_ms in [None, Some(400)] {
+        let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
+        std::fs::remove_file(root.join(&run).join("A/3_2.npy")).expect("lose the tile");
+        if let Some(ms) = ttl_ms {
+            let key = format!("lpk:{run}:uploading");
+            r.query::<()>(
+                cluster::redis::cmd("SET")
+                    .arg(&key)
+                    .arg(1)
+                    .arg("PX")
+                    .arg(ms),
+                "set",
+            )
+            .expect("SET the uploading key");
+        }
+        let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
+        assert_eq!(s["state"], "failed", "{s}");
+        let message = s["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("input tile A[3, 2] is not in the store")
+                && message.contains("the upload of the run's inputs ended without it"),
+            "{s}"
+        );
+    }
 }
