@@ -351,9 +351,7 @@ impl Workers {
             .map(|(_, start, end)| end.unwrap_or(now).duration_since(*start).as_secs_f64())
             .sum()
     }
-}
 
-impl Workers {
     /// Kills every worker without waiting for it to exit (dropping the
     /// pool waits), so that the caller can go on meanwhile.
     pub fn stop(&mut self) {

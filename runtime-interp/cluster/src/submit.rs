@@ -248,17 +248,17 @@ pub fn submit(
             store.describe()
         ));
         let source = InputSource::new(program, &prepared.inputs, s.block);
-        if let Err(e) = upload(redis, &keys, store, program, &source, &jobs) {
+        let uploaded = upload(redis, &keys, store, program, &source, &jobs);
+        if let Err(e) = &uploaded {
             // The workers stop taking its tasks; the error names the tile.
             let _ = redis.script::<i64>(
                 &crate::conn::Script::new(protocol::FAIL),
                 &[&keys.prefix, "", &e.to_string(), &now_ms().to_string()],
                 "failing the run",
             );
-            let _ = redis.query::<()>(redis::cmd("DEL").arg(keys.uploading()), "ending the upload");
-            return Err(e);
         }
-        redis.query::<()>(redis::cmd("DEL").arg(keys.uploading()), "ending the upload")?;
+        let ended = redis.query::<()>(redis::cmd("DEL").arg(keys.uploading()), "ending the upload");
+        uploaded.and(ended)?;
     }
     Ok(Submitted {
         run,

@@ -345,27 +345,17 @@ fn task_loop(sh: &Shared<'_>, k: usize) {
                             entries.len(),
                             ctx.id
                         ));
-                        let mut next = run_batch(
+                        run_chain(
                             sh, r, &scripts, ctx, &consumer, entries, true, &mut dice, &mut count,
                         )?;
-                        while !next.is_empty() {
-                            next = run_batch(
-                                sh, r, &scripts, ctx, &consumer, next, false, &mut dice, &mut count,
-                            )?;
-                        }
                     }
                 }
             }
             let read = read_new(sh, r, &active, &consumer, count)?;
             for (ctx, entries) in read {
-                // Each completion also reads the run's next ready tasks
-                // (same round trip): run them until it finds none.
-                let mut next = entries;
-                while !next.is_empty() {
-                    next = run_batch(
-                        sh, r, &scripts, &ctx, &consumer, next, false, &mut dice, &mut count,
-                    )?;
-                }
+                run_chain(
+                    sh, r, &scripts, &ctx, &consumer, entries, false, &mut dice, &mut count,
+                )?;
             }
             Ok(())
         })();
@@ -613,6 +603,29 @@ struct Ran {
     written: u64,
 }
 
+/// Runs a batch of entries of one run, then the entries each completion
+/// read in the same round trip ([`flush`]), until one reads none.
+#[allow(clippy::too_many_arguments)]
+fn run_chain(
+    sh: &Shared<'_>,
+    r: &mut Redis,
+    scripts: &Scripts<'_>,
+    ctx: &Arc<RunCtx>,
+    consumer: &str,
+    entries: Vec<Entry>,
+    taken_over: bool,
+    dice: &mut Dice,
+    count: &mut usize,
+) -> Result<(), ClusterError> {
+    let mut next = run_batch(
+        sh, r, scripts, ctx, consumer, entries, taken_over, dice, count,
+    )?;
+    while !next.is_empty() {
+        next = run_batch(sh, r, scripts, ctx, consumer, next, false, dice, count)?;
+    }
+    Ok(())
+}
+
 /// Runs a batch of entries of one run, then completes them in one
 /// pipeline.
 #[allow(clippy::too_many_arguments)]
@@ -849,7 +862,7 @@ fn flush(
         return Ok(Vec::new());
     }
     let dead_key = ctx.keys.dead();
-    let forget: Vec<String> = {
+    let mut forget: Vec<String> = {
         let mut f = lock(&sh.forget);
         let (mine, rest): (Vec<_>, Vec<_>) = f.drain(..).partition(|(k, _)| *k == dead_key);
         *f = rest;
@@ -859,7 +872,6 @@ fn flush(
     let mut prefetched: Vec<Entry> = Vec::new();
     let mut wait = Duration::from_millis(100);
     let give_up = Instant::now() + sh.cfg.idle.max(Duration::from_secs(10));
-    let mut first = true;
     // Logs why, then waits before the next try (100 ms doubling to 2 s).
     let mut pause = |why: &dyn std::fmt::Display| {
         (sh.log)(&format!(
@@ -873,9 +885,12 @@ fn flush(
         // [SREM dead ...] then (EVALSHA, XADD trace) per task, then
         // [XREADGROUP]; every reply comes back, errors included.
         let mut pipe = redis::pipe();
-        let srem = first && !forget.is_empty();
+        // Sent once (best effort), with the first try.
+        let srem = !forget.is_empty();
         if srem {
-            pipe.cmd("SREM").arg(&dead_key).arg(&forget);
+            pipe.cmd("SREM")
+                .arg(&dead_key)
+                .arg(std::mem::take(&mut forget));
         }
         for (args, trace_key, event) in completions {
             let a: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -893,7 +908,6 @@ fn flush(
                 .arg(ctx.keys.queue())
                 .arg(">");
         }
-        first = false;
         sh.round_trips.fetch_add(1, Ordering::Relaxed);
         let replies = match r.pipe_raw(&pipe, "completing tasks") {
             Ok(v) => v,

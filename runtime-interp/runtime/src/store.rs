@@ -338,17 +338,7 @@ impl NpyDirStore {
 impl TileStore for NpyDirStore {
     fn get(&self, matrix: &str, index: &[i64]) -> Result<Option<Arc<Tile>>, StoreError> {
         let path = self.path_of(matrix, index)?;
-        let file = match std::fs::File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(StoreError::Io { path, source }),
-        };
-        let name = path.display().to_string();
-        Ok(Some(Arc::new(npy::read_open_file(
-            &file,
-            &name,
-            &ReadLimit::default(),
-        )?)))
+        Ok(read_local(&path, &path.display().to_string())?.map(Arc::new))
     }
 
     fn put(&self, matrix: &str, index: &[i64], tile: Arc<Tile>) -> Result<(), StoreError> {
@@ -820,6 +810,20 @@ impl ObjectStoreTiles {
         }
     }
 
+    /// The file of an object path when the store is a local file system
+    /// (as `LocalFileSystem` maps it), else `None`.
+    fn local_file(
+        &self,
+        loc: &object_store::path::Path,
+        name: &str,
+    ) -> Result<Option<PathBuf>, StoreError> {
+        self.local
+            .as_ref()
+            .map(|fs| fs.path_to_filesystem(loc))
+            .transpose()
+            .map_err(|source| self.classify(name, source))
+    }
+
     /// The raw bytes at an object path, or `None` when there is none.
     fn fetch(
         &self,
@@ -927,9 +931,9 @@ impl ObjectStoreTiles {
     }
 }
 
-/// Reads the tile in a local store's file, or `None` if there is none:
-/// straight from the file into the tile, in chunks (no buffer of the whole
-/// object as `get` gives it).
+/// Reads the tile in a file, or `None` if there is none: straight from the
+/// file into the tile (one `readv` of its columns, no buffer of the whole
+/// object as `object_store`'s `get` gives it). `name` is used in messages.
 fn read_local(path: &Path, name: &str) -> Result<Option<Tile>, StoreError> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -952,8 +956,8 @@ fn read_local(path: &Path, name: &str) -> Result<Option<Tile>, StoreError> {
 /// an object: to a staging file `PATH#N` next to it (which its listings
 /// skip), then renamed over `PATH`, so a reader sees the old file or the
 /// new one, never part of one; parent directories are made as needed. The
-/// tile goes from memory to the file in chunks (`npy::write`), with no
-/// `.npy` image of the whole tile in between.
+/// tile goes from memory to the file with one `writev` of its columns
+/// (`npy::write`), with no `.npy` image of the whole tile in between.
 fn write_local(path: &Path, tile: &Tile) -> Result<(), StoreError> {
     let io_err = |path: &Path, source: io::Error| StoreError::Io {
         path: path.to_path_buf(),
@@ -990,10 +994,7 @@ fn write_local(path: &Path, tile: &Tile) -> Result<(), StoreError> {
 impl TileStore for ObjectStoreTiles {
     fn get(&self, matrix: &str, index: &[i64]) -> Result<Option<Arc<Tile>>, StoreError> {
         let (loc, name) = self.locate(&tile_key(matrix, index)?)?;
-        if let Some(fs) = &self.local {
-            let path = fs
-                .path_to_filesystem(&loc)
-                .map_err(|source| self.classify(&name, source))?;
+        if let Some(path) = self.local_file(&loc, &name)? {
             return Ok(read_local(&path, &name)?.map(Arc::new));
         }
         let Some(bytes) = self.fetch(loc, &name)? else {
@@ -1008,10 +1009,7 @@ impl TileStore for ObjectStoreTiles {
 
     fn put(&self, matrix: &str, index: &[i64], tile: Arc<Tile>) -> Result<(), StoreError> {
         let (loc, name) = self.locate(&tile_key(matrix, index)?)?;
-        if let Some(fs) = &self.local {
-            let path = fs
-                .path_to_filesystem(&loc)
-                .map_err(|source| self.classify(&name, source))?;
+        if let Some(path) = self.local_file(&loc, &name)? {
             return write_local(&path, &tile);
         }
         self.store_bytes(loc, &name, npy::to_bytes(&tile))

@@ -1301,6 +1301,21 @@ fn gemm_tree_run_collects_during_the_run_while_workers_are_killed() {
     );
 }
 
+/// Sets run `run`'s `uploading` key for `ms` milliseconds, as `submit`
+/// does while it uploads the inputs.
+fn set_uploading(r: &mut cluster::conn::Redis, run: &str, ms: u64) {
+    let key = cluster::protocol::Keys::new(run).uploading();
+    r.query::<()>(
+        cluster::redis::cmd("SET")
+            .arg(&key)
+            .arg(1)
+            .arg("PX")
+            .arg(ms),
+        "set",
+    )
+    .expect("SET the uploading key");
+}
+
 #[test]
 fn workers_wait_for_an_input_tile_still_uploading_and_fail_the_run_when_the_upload_ended_without_it(
 ) {
@@ -1323,16 +1338,7 @@ fn workers_wait_for_an_input_tile_still_uploading_and_fail_the_run_when_the_uplo
     let tile = root.join(&run).join("A/3_2.npy");
     let aside = tmp.path().join("aside.npy");
     std::fs::rename(&tile, &aside).expect("hold the tile back");
-    let key = format!("lpk:{run}:uploading");
-    r.query::<()>(
-        cluster::redis::cmd("SET")
-            .arg(&key)
-            .arg(1)
-            .arg("PX")
-            .arg(60_000),
-        "set",
-    )
-    .expect("SET the uploading key");
+    set_uploading(&mut r, &run, 60_000);
     let mut pool = Workers::new(&redis, &store, &["--lease", "2", "--idle", "60"]);
     pool.spawn();
     pool.spawn();
@@ -1345,6 +1351,7 @@ fn workers_wait_for_an_input_tile_still_uploading_and_fail_the_run_when_the_uplo
         "the run finished without its input tile: {s}"
     );
     std::fs::rename(&aside, &tile).expect("the tile arrives");
+    let key = cluster::protocol::Keys::new(&run).uploading();
     r.query::<()>(cluster::redis::cmd("DEL").arg(&key), "del")
         .expect("DEL the uploading key");
     let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
@@ -1359,16 +1366,7 @@ fn workers_wait_for_an_input_tile_still_uploading_and_fail_the_run_when_the_uplo
         let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
         std::fs::remove_file(root.join(&run).join("A/3_2.npy")).expect("lose the tile");
         if let Some(ms) = ttl_ms {
-            let key = format!("lpk:{run}:uploading");
-            r.query::<()>(
-                cluster::redis::cmd("SET")
-                    .arg(&key)
-                    .arg(1)
-                    .arg("PX")
-                    .arg(ms),
-                "set",
-            )
-            .expect("SET the uploading key");
+            set_uploading(&mut r, &run, ms);
         }
         let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
         assert_eq!(s["state"], "failed", "{s}");
