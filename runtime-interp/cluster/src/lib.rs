@@ -11,6 +11,7 @@
 //! - [`record`]: the run record workers read;
 //! - [`submit`]: uploads inputs, records the run, seeds the roots;
 //! - [`worker`]: the worker loop (leases, renewals, take-overs, faults);
+//! - [`markers`]: the done markers a worker leaves in a run's store;
 //! - [`resume`]: a run rebuilt in Redis from its store's done markers;
 //! - [`status`]: what a run is doing, and why it waits;
 //! - [`collect`]: the outputs as `.npy`, as `lpkc run` writes them;
@@ -25,6 +26,7 @@ pub mod conn;
 pub mod error;
 pub mod faults;
 pub mod ids;
+pub mod markers;
 pub mod protocol;
 pub mod record;
 mod reply;

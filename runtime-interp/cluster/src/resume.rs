@@ -3,7 +3,8 @@
 //!
 //! The store holds the run's manifest and artifact (written by `submit`)
 //! and a done marker per completed task (written by the worker after the
-//! task's outputs, before completing it). From the markers alone:
+//! task's outputs, before completing it; [`crate::markers`]). From the
+//! markers alone:
 //! - the finished set is the markers;
 //! - every waiting task's counter is the set of tiles its finished parents
 //!   wrote: the children of the finished tasks, from the children plans
@@ -23,8 +24,7 @@ use crate::protocol::{self, Keys};
 use crate::record::{now_ms, Kernels, RunRecord, RunState};
 use crate::tiles::{check_store_url, open_run_store};
 use model::query::Engine;
-use model::task::{Task, Vars};
-use model::StmtId;
+use model::task::Task;
 use runtime::store::{BlobStore, TileStore};
 use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
@@ -40,24 +40,6 @@ pub struct Resumed {
     pub ready: u64,
     /// Waiting tasks with some parents counted.
     pub waiting: u64,
-}
-
-/// Reads a done marker's key back: `done/STMT=V1,V2`.
-pub fn parse_marker(key: &str) -> Option<Task> {
-    let rest = key.rsplit('/').next()?;
-    let (stmt, vars) = rest.split_once('=')?;
-    let stmt = StmtId(stmt.parse().ok()?);
-    let vars: Vec<i64> = if vars.is_empty() {
-        Vec::new()
-    } else {
-        vars.split(',')
-            .map(|v| v.parse().ok())
-            .collect::<Option<_>>()?
-    };
-    Some(Task {
-        stmt,
-        vars: Vars::from(&vars[..]),
-    })
 }
 
 /// Rebuilds run `run` in Redis from store `store`; refuses when Redis
@@ -148,26 +130,16 @@ pub fn resume(
     let mut engine = Engine::new(&inst);
 
     // The finished set.
-    let keys_listed = store.list("done").map_err(store_err)?;
-    let mut done: HashSet<Task> = HashSet::with_capacity(keys_listed.len());
-    let mut skipped = Vec::new();
-    for k in &keys_listed {
-        // Anything else under done/ (a write a crash left half-way, a
-        // file someone put there) is reported, not taken for a task.
-        match parse_marker(k).filter(|t| engine.check_task(t).is_ok()) {
-            Some(task) => {
-                done.insert(task);
-            }
-            None => skipped.push(k.clone()),
-        }
-    }
-    if !skipped.is_empty() {
+    let found = crate::markers::read_done(&store, total, &mut |t| engine.check_task(t).is_ok())
+        .map_err(store_err)?;
+    if found.skipped_count > 0 {
         note(&format!(
-            "ignored {} object(s) under done/ that are not done markers of this run's tasks, e.g. {}",
-            skipped.len(),
-            skipped[0]
+            "ignored {} object(s) or log line(s) under done/ that are not done markers of this run's tasks, e.g. {}",
+            found.skipped_count,
+            found.skipped.join("; ")
         ));
     }
+    let done = found.done;
     note(&format!(
         "{} of {total} tasks have done markers",
         done.len()
@@ -354,24 +326,4 @@ pub fn resume(
         ready: ready_ids.len() as u64,
         waiting: waiting.len() as u64,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tiles::marker_key;
-
-    #[test]
-    fn markers_round_trip() {
-        for vars in [vec![], vec![0], vec![3, -1, 12]] {
-            let t = Task {
-                stmt: model::StmtId(4),
-                vars: Vars::from(&vars[..]),
-            };
-            assert_eq!(parse_marker(&marker_key(&t)), Some(t));
-        }
-        for bad in ["done/x=1", "done/1", "done/1=a", "done/1=1,,2"] {
-            assert_eq!(parse_marker(bad), None, "{bad}");
-        }
-    }
 }

@@ -28,12 +28,6 @@ pub fn open_run_store(url: &str, run: &str) -> Result<ObjectStoreTiles, ClusterE
     })
 }
 
-/// The key of a task's done marker in its run's store: `done/STMT=V1,V2`.
-pub fn marker_key(task: &model::task::Task) -> String {
-    let vars: Vec<String> = task.vars.iter().map(i64::to_string).collect();
-    format!("done/{}={}", task.stmt, vars.join(","))
-}
-
 /// Checks a store URL given to `submit`: one that separate worker
 /// processes can reach (not the in-process `mem`).
 pub fn check_store_url(url: &str) -> Result<(), ClusterError> {

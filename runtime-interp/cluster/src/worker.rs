@@ -30,10 +30,11 @@ use crate::conn::{Redis, Script};
 use crate::error::ClusterError;
 use crate::faults::{Dice, Faults, EXIT_AFTER_WRITE, EXIT_BEFORE_WRITE};
 use crate::ids::{parse_task, task_id, tile_id};
+use crate::markers::{marker_line, DoneLog};
 use crate::protocol::{Keys, COMPLETE, FAIL, GROUP, RECLAIM, RENEW, RUNS};
 use crate::record::{now_ms, Kernels, RunRecord, RunState};
 use crate::reply::{array, int, text};
-use crate::tiles::{marker_key, open_run_store, TileCache};
+use crate::tiles::{open_run_store, TileCache};
 use crate::trace::TraceEvent;
 use model::program::{Instance, Program};
 use model::query::Engine;
@@ -41,7 +42,7 @@ use model::task::Task;
 use redis::Value;
 use runtime::exec::call_kernel;
 use runtime::kernels::{Kernel, Registry, Tile};
-use runtime::store::{BlobStore, ObjectStoreTiles, TileStore};
+use runtime::store::{ObjectStoreTiles, TileStore};
 use runtime::timeline::now_us;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -122,6 +123,8 @@ struct RunCtx {
     block: usize,
     /// Keep intermediate tiles (else a dead one is deleted by its last reader).
     keep: bool,
+    /// Where this process records the tasks it finished.
+    done_log: DoneLog,
 }
 
 /// Tasks a worker holds: run → entry id → (consumer, renew?).
@@ -395,7 +398,7 @@ fn active_runs(sh: &Shared<'_>, r: &mut Redis) -> Result<Vec<Arc<RunCtx>>, Clust
         let ctx = match known {
             Some(ctx) => ctx,
             None => {
-                let ctx = match load_run(r, &id) {
+                let ctx = match load_run(r, &id, &sh.cfg.name) {
                     Ok(ctx) => Some(Arc::new(ctx)),
                     Err(e @ ClusterError::Redis { .. }) => return Err(e),
                     Err(e) => {
@@ -414,7 +417,7 @@ fn active_runs(sh: &Shared<'_>, r: &mut Redis) -> Result<Vec<Arc<RunCtx>>, Clust
     Ok(out)
 }
 
-fn load_run(r: &mut Redis, id: &str) -> Result<RunCtx, ClusterError> {
+fn load_run(r: &mut Redis, id: &str, worker: &str) -> Result<RunCtx, ClusterError> {
     let rec = RunRecord::read(r, id)?;
     let program = rec.load_program()?;
     // Check the binding once; each batch binds again (cheap).
@@ -444,6 +447,7 @@ fn load_run(r: &mut Redis, id: &str) -> Result<RunCtx, ClusterError> {
         max_expiries: rec.max_expiries,
         block: rec.block,
         keep: rec.keep,
+        done_log: DoneLog::new(worker),
     })
 }
 
@@ -1175,13 +1179,8 @@ fn run_task(
             }
         }
         // Then the done marker (the run's state can be rebuilt from them).
-        let marker = format!(
-            "{{\"task\":\"{}\",\"worker\":\"{}\",\"ms\":{}}}\n",
-            task_id(task),
-            sh.cfg.name,
-            now_ms()
-        );
-        retry(|| store.put_bytes(&marker_key(task), marker.clone().into_bytes())).map_err(|e| {
+        let marker = marker_line(task, &sh.cfg.name, now_ms());
+        retry(|| ctx.done_log.record(store, task, &marker)).map_err(|e| {
             TaskFailure::Run(format!(
                 "task {}: cannot write its done marker: {e}",
                 name()

@@ -777,6 +777,15 @@ impl ObjectStoreTiles {
             .fold(self.prefix.clone(), |loc, part| loc.join(part))
     }
 
+    /// The file behind `key` when the store is a local directory (a
+    /// `file://` URL, as `LocalFileSystem` maps keys to paths), else
+    /// `None`: what a caller that appends to an object in place (which
+    /// object stores cannot do) needs.
+    pub fn local_path(&self, key: &str) -> Result<Option<PathBuf>, StoreError> {
+        let (loc, name) = self.locate(key)?;
+        self.local_file(&loc, &name)
+    }
+
     /// The object path of a key and its URL (for messages), after checking
     /// the key.
     fn locate(&self, key: &str) -> Result<(object_store::path::Path, String), StoreError> {

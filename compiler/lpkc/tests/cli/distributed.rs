@@ -934,6 +934,16 @@ fn resume_after_redis_restarts_empty(file: &Path, args: &[&str], inputs: &[&str]
     collect(&url, &store, &run, &dist);
     assert_same_outputs(&emb, &dist);
     assert_only_outputs_left(&tmp.path().join("store").join(&run), &emb, inputs);
+    // A directory store's done markers are the workers' logs, one per
+    // worker process, not an object per task.
+    let markers: Vec<String> = std::fs::read_dir(tmp.path().join("store").join(&run).join("done"))
+        .expect("the done markers")
+        .filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned()))
+        .collect();
+    assert!(
+        !markers.is_empty() && markers.len() <= 2 && markers.iter().all(|m| m.ends_with(".log")),
+        "{markers:?}"
+    );
     for c in &mut pool.children {
         assert!(matches!(c.try_wait(), Ok(None)), "a worker exited");
     }
@@ -1049,9 +1059,16 @@ fn status_blocked_says_what_a_stalled_run_waits_for() {
 
 #[test]
 fn a_run_lost_by_redis_resumes_from_its_done_markers() {
+    // On S3, where a done marker is an object per task (a directory
+    // store's logs are resumed from in `resume_after_redis_restarts_empty`).
     let redis = redis_db(10);
     let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
+    let s3 = services::s3_endpoint();
+    let bucket = s3.fresh_bucket("resume");
+    let store = Store::S3 {
+        url: s3.url(&bucket, "runs"),
+        env: s3.env(),
+    };
     let args = ["--block", "128", "--input", "A=spd:2048"];
     let emb = tmp.path().join("embedded");
     embedded(&example("cholesky.lpk"), &args, &emb);
@@ -1085,6 +1102,7 @@ fn a_run_lost_by_redis_resumes_from_its_done_markers() {
     // Resume from the store; the same workers pick the run up again.
     let out = lpkc()
         .args(["resume", &run, "--redis", &redis, "--store", &store.url()])
+        .envs(store.env())
         .output()
         .expect("lpkc resume");
     let said = ok(&out, "lpkc resume");
@@ -1098,6 +1116,7 @@ fn a_run_lost_by_redis_resumes_from_its_done_markers() {
     // Resuming a run Redis holds is refused.
     let out = lpkc()
         .args(["resume", &run, "--redis", &redis, "--store", &store.url()])
+        .envs(store.env())
         .output()
         .expect("lpkc resume");
     assert_eq!(out.status.code(), Some(1));
