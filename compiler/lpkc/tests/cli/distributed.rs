@@ -1397,3 +1397,87 @@ fn workers_wait_for_an_input_tile_still_uploading_and_fail_the_run_when_the_uplo
         );
     }
 }
+
+#[test]
+fn a_submit_killed_while_it_uploads_fails_its_run_naming_a_missing_input_tile() {
+    // A real `lpkc submit` SIGKILLed in the middle of its upload (to S3,
+    // where 2,080 tiles take seconds): its `uploading` key stops being
+    // renewed and runs out; the workers, which ran what they could and
+    // waited for the rest, then fail the run naming an input tile that
+    // never arrived. Nothing is reported done.
+    let redis = redis_db(15);
+    let s3 = services::s3_endpoint();
+    let bucket = s3.fresh_bucket("killedsubmit");
+    let store = Store::S3 {
+        url: s3.url(&bucket, "runs"),
+        env: s3.env(),
+    };
+    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
+    // The database is this test's own: no key of an earlier run is taken
+    // for this one's.
+    r.query::<()>(&cluster::redis::cmd("FLUSHDB"), "flush")
+        .expect("FLUSHDB");
+    let mut submitter = lpkc()
+        .arg("submit")
+        .arg(example("cholesky.lpk"))
+        .args(["--block", "64", "--input", "A=spd:4096"])
+        .args(["--redis", &redis, "--store", &store.url(), "--no-progress"])
+        .envs(store.env())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start lpkc submit");
+    // The run is recorded and its upload under way once its key is set.
+    let started = Instant::now();
+    let key = loop {
+        let keys: Vec<String> = r
+            .query(cluster::redis::cmd("KEYS").arg("lpk:*:uploading"), "keys")
+            .expect("KEYS");
+        if let Some(k) = keys.into_iter().next() {
+            break k;
+        }
+        assert!(
+            matches!(submitter.try_wait(), Ok(None)),
+            "submit ended before its upload began"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no upload began"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let run = key
+        .strip_prefix("lpk:")
+        .and_then(|k| k.strip_suffix(":uploading"))
+        .expect("the run's id in its key")
+        .to_string();
+    std::thread::sleep(Duration::from_millis(300));
+    submitter.kill().expect("SIGKILL submit");
+    let exit = submitter.wait().expect("submit's exit");
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            exit.signal(),
+            Some(9),
+            "submit finished its upload before it could be killed: {exit:?}"
+        );
+    }
+    let mut pool = Workers::new(&redis, &store, &["--lease", "5", "--idle", "90"]);
+    pool.spawn();
+    pool.spawn();
+    let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
+    assert_eq!(s["state"], "failed", "{s}");
+    assert!(s["tasks_done"].as_u64() < s["tasks_total"].as_u64(), "{s}");
+    let message = s["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("input tile A[")
+            && message.contains("is not in the store")
+            && message.contains("the upload of the run's inputs ended without it"),
+        "{s}"
+    );
+    // The key ran out on its own (no one deleted it): it is gone.
+    let left: i64 = r
+        .query(cluster::redis::cmd("EXISTS").arg(&key), "exists")
+        .expect("EXISTS");
+    assert_eq!(left, 0);
+}
