@@ -595,8 +595,8 @@ enum TaskFailure {
     Missing(String),
     /// An input tile is not in the store: right while `submit` still
     /// uploads the inputs (the task runs again when it is there), else the
-    /// run fails with this message.
-    Input(String),
+    /// run fails with this message. With the tile's matrix and index.
+    Input(String, String, Vec<i64>),
 }
 
 /// What running a task gives: the arguments of its completion after the
@@ -733,25 +733,14 @@ fn run_held(
             nap(sh, sh.cfg.lease * 2 + Duration::from_millis(200));
         }
         let start_us = now_us();
-        let mut pause = Duration::from_millis(2);
         let ran = loop {
             match run_task(sh, ctx, &inst, &mut engine, &task, dice) {
-                Err(TaskFailure::Input(msg)) => {
-                    // Its input may still be on its way: wait while the
-                    // submitter's `uploading` key lives.
-                    sh.round_trips.fetch_add(1, Ordering::Relaxed);
-                    let uploading: bool = r.query(
-                        redis::cmd("EXISTS").arg(ctx.keys.uploading()),
-                        "checking whether the inputs are being uploaded",
-                    )?;
-                    if uploading && !sh.stop.load(Ordering::Relaxed) {
-                        // Every 2 ms at first, backing off to 100 ms (each
-                        // try reads the task's other tiles again).
-                        std::thread::sleep(pause);
-                        pause = (pause * 2).min(Duration::from_millis(100));
-                        continue;
+                Err(TaskFailure::Input(msg, matrix, index)) => {
+                    // Its input may still be on its way: wait for it while
+                    // the submitter's `uploading` key lives.
+                    if !wait_for_input(sh, r, ctx, &matrix, &index)? {
+                        break Err(TaskFailure::Run(msg));
                     }
-                    break Err(TaskFailure::Run(msg));
                 }
                 other => break other,
             }
@@ -780,7 +769,7 @@ fn run_held(
                 };
                 completions.push((args, ctx.keys.trace(), event));
             }
-            Err(TaskFailure::Run(msg) | TaskFailure::Input(msg)) => {
+            Err(TaskFailure::Run(msg) | TaskFailure::Input(msg, ..)) => {
                 flush(sh, r, scripts, ctx, &completions, None)?;
                 return fail_run(sh, r, scripts, ctx, &e.task, &msg).map(|()| Vec::new());
             }
@@ -830,6 +819,51 @@ fn run_held(
     };
     let next = (!sh.stop.load(Ordering::Relaxed)).then_some((consumer, *count));
     flush(sh, r, scripts, ctx, &completions, next)
+}
+
+/// Waits for input tile (`matrix`, `index`) while the run's `uploading`
+/// key lives: true once the tile is in the store, false if the upload
+/// ended (or its submitter died, letting the key run out) without it.
+/// The tile is looked for every 2 ms for the first quarter second (an
+/// upload under way brings it soon), then less and less often, up to every
+/// 100 ms; the key every 50 ms. Only the tile is looked at (a file's
+/// metadata or an object's `HEAD`), not the task's other tiles.
+fn wait_for_input(
+    sh: &Shared<'_>,
+    r: &mut Redis,
+    ctx: &RunCtx,
+    matrix: &str,
+    index: &[i64],
+) -> Result<bool, ClusterError> {
+    let Some(store) = ctx.store.as_ref() else {
+        return Ok(false);
+    };
+    let here = || retry(|| store.contains(matrix, index)).unwrap_or(false);
+    let began = Instant::now();
+    let mut pause = Duration::from_millis(2);
+    let mut key_seen: Option<Instant> = None;
+    loop {
+        if key_seen.is_none_or(|t| t.elapsed() >= Duration::from_millis(50)) {
+            sh.round_trips.fetch_add(1, Ordering::Relaxed);
+            let uploading: bool = r.query(
+                redis::cmd("EXISTS").arg(ctx.keys.uploading()),
+                "checking whether the inputs are being uploaded",
+            )?;
+            if !uploading || sh.stop.load(Ordering::Relaxed) {
+                // The upload puts every tile before it deletes the key:
+                // a tile not here now never comes.
+                return Ok(here());
+            }
+            key_seen = Some(Instant::now());
+        }
+        std::thread::sleep(pause);
+        if began.elapsed() >= Duration::from_millis(250) {
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
+        if here() {
+            return Ok(true);
+        }
+    }
 }
 
 /// A task to complete: the script's arguments, the run's trace key and
@@ -1125,7 +1159,7 @@ fn run_task(
                                 name(),
                                 program.tile_name(t),
                                 store.describe()
-                            ))
+                            ), mname.clone(), t.index.to_vec())
                         } else {
                             TaskFailure::Missing(format!(
                                 "task {}: tile {} is not in the store ({}); was the store cleared while the run ran?",

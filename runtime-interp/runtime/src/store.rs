@@ -786,6 +786,29 @@ impl ObjectStoreTiles {
         self.local_file(&loc, &name)
     }
 
+    /// Whether tile (`matrix`, `index`) is in the store, without reading
+    /// it (a file's metadata, or an object's `HEAD`).
+    pub fn contains(&self, matrix: &str, index: &[i64]) -> Result<bool, StoreError> {
+        let (loc, name) = self.locate(&tile_key(matrix, index)?)?;
+        if let Some(path) = self.local_file(&loc, &name)? {
+            return path
+                .try_exists()
+                .map_err(|source| StoreError::Io { path, source });
+        }
+        let store = Arc::clone(&self.store);
+        match self.drive(&name, async move { store.head(&loc).await })? {
+            Ok(_) => Ok(true),
+            // S3 answers 404 for a missing bucket too; that is an error.
+            Err(source @ object_store::Error::NotFound { .. }) => {
+                match self.classify(&name, source) {
+                    StoreError::ObjectStore { .. } => Ok(false),
+                    e => Err(e),
+                }
+            }
+            Err(source) => Err(self.classify(&name, source)),
+        }
+    }
+
     /// The object path of a key and its URL (for messages), after checking
     /// the key.
     fn locate(&self, key: &str) -> Result<(object_store::path::Path, String), StoreError> {

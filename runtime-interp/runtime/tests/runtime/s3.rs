@@ -77,6 +77,14 @@ fn check_blobs(store: &ObjectStoreTiles) {
             "program.lpka"
         ]
     );
+    // Whether a tile is there, without reading it.
+    assert!(store.contains("A", &[0, 1]).unwrap());
+    assert!(!store.contains("A", &[1, 0]).unwrap());
+    assert!(!store.contains("B", &[0, 1]).unwrap());
+    store.put("B", &[0, 1], Arc::new(t.clone())).unwrap();
+    assert!(store.contains("B", &[0, 1]).unwrap());
+    store.delete("B", &[0, 1]).unwrap();
+    assert!(!store.contains("B", &[0, 1]).unwrap());
     // Put replaces; delete removes; deleting twice is fine.
     store.put_bytes("manifest.json", vec![1, 2, 3]).unwrap();
     assert_eq!(
