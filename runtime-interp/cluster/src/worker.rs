@@ -738,8 +738,15 @@ fn run_held(
                 Err(TaskFailure::Input(msg, matrix, index)) => {
                     // Its input may still be on its way: wait for it while
                     // the submitter's `uploading` key lives.
-                    if !wait_for_input(sh, r, ctx, &matrix, &index)? {
-                        break Err(TaskFailure::Run(msg));
+                    match wait_for_input(sh, r, ctx, &matrix, &index)? {
+                        Ok(true) => {}
+                        Ok(false) => break Err(TaskFailure::Run(msg)),
+                        Err(e) => {
+                            break Err(TaskFailure::Run(format!(
+                                "task {}: cannot tell whether input tile {matrix}{index:?} is in the store: {e}",
+                                ctx.program.task_name(&task)
+                            )))
+                        }
                     }
                 }
                 other => break other,
@@ -822,23 +829,26 @@ fn run_held(
 }
 
 /// Waits for input tile (`matrix`, `index`) while the run's `uploading`
-/// key lives: true once the tile is in the store, false if the upload
-/// ended (or its submitter died, letting the key run out) without it.
-/// The tile is looked for every 2 ms for the first quarter second (an
+/// key lives: `Ok(true)` once the tile is in the store, `Ok(false)` if the
+/// upload ended (or its submitter died, letting the key run out) without
+/// it, `Err` with the store's error if, the upload over, the store cannot
+/// say. The tile is looked for every 2 ms for the first quarter second (an
 /// upload under way brings it soon), then less and less often, up to every
 /// 100 ms; the key every 50 ms. Only the tile is looked at (a file's
-/// metadata or an object's `HEAD`), not the task's other tiles.
+/// metadata or an object's `HEAD`), not the task's other tiles; a store
+/// error while the upload goes on counts as not there yet.
 fn wait_for_input(
     sh: &Shared<'_>,
     r: &mut Redis,
     ctx: &RunCtx,
     matrix: &str,
     index: &[i64],
-) -> Result<bool, ClusterError> {
+) -> Result<Result<bool, String>, ClusterError> {
     let Some(store) = ctx.store.as_ref() else {
-        return Ok(false);
+        return Ok(Ok(false));
     };
-    let here = || retry(|| store.contains(matrix, index)).unwrap_or(false);
+    let look = || retry(|| store.contains(matrix, index)).map_err(|e| e.to_string());
+    let here = || look().unwrap_or(false);
     let began = Instant::now();
     let mut pause = Duration::from_millis(2);
     let mut key_seen: Option<Instant> = None;
@@ -852,7 +862,7 @@ fn wait_for_input(
             if !uploading || sh.stop.load(Ordering::Relaxed) {
                 // The upload puts every tile before it deletes the key:
                 // a tile not here now never comes.
-                return Ok(here());
+                return Ok(look());
             }
             key_seen = Some(Instant::now());
         }
@@ -861,7 +871,7 @@ fn wait_for_input(
             pause = (pause * 2).min(Duration::from_millis(100));
         }
         if here() {
-            return Ok(true);
+            return Ok(Ok(true));
         }
     }
 }
