@@ -796,17 +796,8 @@ impl ObjectStoreTiles {
                 .map_err(|source| StoreError::Io { path, source });
         }
         let store = Arc::clone(&self.store);
-        match self.drive(&name, async move { store.head(&loc).await })? {
-            Ok(_) => Ok(true),
-            // S3 answers 404 for a missing bucket too; that is an error.
-            Err(source @ object_store::Error::NotFound { .. }) => {
-                match self.classify(&name, source) {
-                    StoreError::ObjectStore { .. } => Ok(false),
-                    e => Err(e),
-                }
-            }
-            Err(source) => Err(self.classify(&name, source)),
-        }
+        let headed = self.drive(&name, async move { store.head(&loc).await })?;
+        Ok(self.unless_absent(&name, headed)?.is_some())
     }
 
     /// The object path of a key and its URL (for messages), after checking
@@ -867,11 +858,20 @@ impl ObjectStoreTiles {
             let result = store.get(&loc).await?;
             result.bytes().await
         })?;
-        match fetched {
-            Ok(b) => Ok(Some(Vec::from(b))),
+        Ok(self.unless_absent(name, fetched)?.map(Vec::from))
+    }
+
+    /// An object store's answer, with "no such object" as `None`. S3
+    /// answers 404 for a missing bucket too: that stays an error (saying
+    /// so), never a missing object.
+    fn unless_absent<T>(
+        &self,
+        name: &str,
+        got: Result<T, object_store::Error>,
+    ) -> Result<Option<T>, StoreError> {
+        match got {
+            Ok(v) => Ok(Some(v)),
             Err(source @ object_store::Error::NotFound { .. }) => {
-                // S3 answers 404 for a missing bucket too; that is no
-                // missing tile.
                 match self.classify(name, source) {
                     StoreError::ObjectStore { .. } => Ok(None),
                     e => Err(e),
@@ -898,16 +898,8 @@ impl ObjectStoreTiles {
 
     fn remove(&self, loc: object_store::path::Path, name: &str) -> Result<(), StoreError> {
         let store = Arc::clone(&self.store);
-        match self.drive(name, async move { store.delete(&loc).await })? {
-            Ok(()) => Ok(()),
-            Err(source @ object_store::Error::NotFound { .. }) => {
-                match self.classify(name, source) {
-                    StoreError::ObjectStore { .. } => Ok(()),
-                    e => Err(e),
-                }
-            }
-            Err(source) => Err(self.classify(name, source)),
-        }
+        let deleted = self.drive(name, async move { store.delete(&loc).await })?;
+        self.unless_absent(name, deleted).map(|_| ())
     }
 
     /// Turns an error of the object store into the [`StoreError`] that
