@@ -607,8 +607,10 @@ struct Ran {
     written: u64,
 }
 
-/// Runs a batch of entries of one run, then the entries each completion
-/// read in the same round trip ([`flush`]), until one reads none.
+/// Runs a batch of entries of one run and completes them in one pipeline,
+/// then the entries that completion read in the same round trip
+/// ([`flush`]), and so on until one reads none. While a batch runs, its
+/// entries are in `held` (their leases renewed).
 #[allow(clippy::too_many_arguments)]
 fn run_chain(
     sh: &Shared<'_>,
@@ -616,56 +618,37 @@ fn run_chain(
     scripts: &Scripts<'_>,
     ctx: &Arc<RunCtx>,
     consumer: &str,
-    entries: Vec<Entry>,
-    taken_over: bool,
+    mut entries: Vec<Entry>,
+    mut taken_over: bool,
     dice: &mut Dice,
     count: &mut usize,
 ) -> Result<(), ClusterError> {
-    let mut next = run_batch(
-        sh, r, scripts, ctx, consumer, entries, taken_over, dice, count,
-    )?;
-    while !next.is_empty() {
-        next = run_batch(sh, r, scripts, ctx, consumer, next, false, dice, count)?;
+    while !entries.is_empty() {
+        {
+            let mut held = lock(&sh.held);
+            let mine = held.entry(ctx.id.clone()).or_default();
+            for e in &entries {
+                mine.insert(e.id.clone(), (consumer.to_string(), true));
+            }
+        }
+        let result = run_held(
+            sh, r, scripts, ctx, consumer, &entries, taken_over, dice, count,
+        );
+        {
+            let mut held = lock(&sh.held);
+            if let Some(mine) = held.get_mut(&ctx.id) {
+                for e in &entries {
+                    mine.remove(&e.id);
+                }
+                if mine.is_empty() {
+                    held.remove(&ctx.id);
+                }
+            }
+        }
+        entries = result?;
+        taken_over = false;
     }
     Ok(())
-}
-
-/// Runs a batch of entries of one run, then completes them in one
-/// pipeline.
-#[allow(clippy::too_many_arguments)]
-fn run_batch(
-    sh: &Shared<'_>,
-    r: &mut Redis,
-    scripts: &Scripts<'_>,
-    ctx: &Arc<RunCtx>,
-    consumer: &str,
-    entries: Vec<Entry>,
-    taken_over: bool,
-    dice: &mut Dice,
-    count: &mut usize,
-) -> Result<Vec<Entry>, ClusterError> {
-    {
-        let mut held = lock(&sh.held);
-        let mine = held.entry(ctx.id.clone()).or_default();
-        for e in &entries {
-            mine.insert(e.id.clone(), (consumer.to_string(), true));
-        }
-    }
-    let result = run_held(
-        sh, r, scripts, ctx, consumer, &entries, taken_over, dice, count,
-    );
-    {
-        let mut held = lock(&sh.held);
-        if let Some(mine) = held.get_mut(&ctx.id) {
-            for e in &entries {
-                mine.remove(&e.id);
-            }
-            if mine.is_empty() {
-                held.remove(&ctx.id);
-            }
-        }
-    }
-    result
 }
 
 #[allow(clippy::too_many_arguments)]
