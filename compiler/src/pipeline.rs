@@ -159,6 +159,8 @@ pub struct Compiled {
     pub program_index: usize,
     /// The lowered program with its dependence plans.
     pub program: model::program::Program,
+    /// With [`LintGate::DenyErrors`]: how each rule stood (no errors).
+    pub lint: Option<model::artifact::LintRecord>,
 }
 
 impl Compiled {
@@ -203,68 +205,25 @@ pub fn compile_source(
         .expect("select_program returns one of the module's programs");
     let lowered =
         try_compile_program(&checked.module, hir, sources).map_err(CompileError::Internal)?;
+    let mut lint = None;
     if gate == LintGate::DenyErrors {
-        let lint = crate::lint::lint_errors(&checked.module, hir, &lowered, checked.file);
-        if !lint.is_empty() {
-            checked.diagnostics.extend(lint);
+        let rules = crate::lint::check_rules(&checked.module, hir, &lowered, checked.file);
+        if !rules.errors.is_empty() {
+            checked.diagnostics.extend(rules.errors);
             sort_by_position(&mut checked.diagnostics);
             return Err(CompileError::Diagnostics(checked.diagnostics));
         }
+        lint = Some(rules.record);
     }
     Ok(Compiled {
         checked,
         program_index,
         program: lowered,
+        lint,
     })
 }
 
-/// Where a program's declarations stand in its source: what a report about
-/// an instance of the program (a `-p` value, an unmet `require`) points at.
-/// The lowered program keeps no spans for these; they are found again in
-/// the source text.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeclarationSpans {
-    /// The program's name.
-    pub name: grammar::ast::Span,
-    /// Each parameter's name and whole declaration, in order.
-    pub params: Vec<(String, grammar::ast::Span)>,
-    /// Each `require` statement, in order: the `i`th is the lowered
-    /// program's `requires[i]` (a program that compiled has its `require`s
-    /// only at the top of its body).
-    pub requires: Vec<grammar::ast::Span>,
-    /// Each matrix declaration's name and statement, in order.
-    pub matrices: Vec<(String, grammar::ast::Span)>,
-}
-
-/// The [`DeclarationSpans`] of the program named `program` in `text`
-/// (file `file` of the caller's source map), or `None` when the text has
-/// no such program (an artifact's source that does not match its program).
-pub fn declaration_spans(text: &str, file: FileId, program: &str) -> Option<DeclarationSpans> {
-    use grammar::ast::{Item, StmtKind};
-    let parsed = grammar::parse(text, file);
-    let decl = parsed.file.items.iter().find_map(|item| match item {
-        Item::Program(p) if p.name.name == program => Some(p),
-        _ => None,
-    })?;
-    let mut spans = DeclarationSpans {
-        name: decl.name.span,
-        params: decl
-            .params
-            .iter()
-            .map(|p| (p.name.name.clone(), p.span))
-            .collect(),
-        requires: Vec::new(),
-        matrices: Vec::new(),
-    };
-    for stmt in &decl.body.stmts {
-        match &stmt.kind {
-            StmtKind::Require(_) => spans.requires.push(stmt.span),
-            StmtKind::Decl(m) => spans.matrices.push((m.name.name.clone(), stmt.span)),
-            _ => {}
-        }
-    }
-    Some(spans)
-}
+pub use crate::front::decls::{declaration_spans, DeclarationSpans};
 
 #[cfg(test)]
 mod tests {

@@ -13,7 +13,6 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use runtime::dense::InputSpec;
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 /// A back-end error as a Python exception: a bad URL or run id is a
 /// `ValueError`, anything else an `LpkError`.
@@ -55,9 +54,11 @@ pub fn submit(
     max_expiries: u32,
 ) -> PyResult<String> {
     let (prog, given) = if let Ok(p) = program.downcast::<PyProgram>() {
+        p.get().check_rules(py)?;
         (p.get().program.clone(), params_of(params)?)
     } else if let Ok(i) = program.downcast::<PyInstance>() {
         let i = i.get();
+        i.owner().check_rules(py)?;
         (i.program.clone(), i.given())
     } else {
         return Err(PyTypeError::new_err(
@@ -170,22 +171,17 @@ pub fn status(
     limit: usize,
     blocked: bool,
 ) -> PyResult<PyObject> {
-    if !(lease > 0.0 && lease.is_finite()) {
-        return Err(PyValueError::new_err(
-            "lease must be a number of seconds above 0",
-        ));
-    }
+    let Some(lease) = cluster::worker::seconds(lease) else {
+        return Err(PyValueError::new_err(format!(
+            "lease must be a number of seconds above 0 and at most {} (a year), found {lease}",
+            cluster::worker::MAX_SECONDS
+        )));
+    };
     let value = py.allow_threads(|| {
         let mut conn = Redis::open(redis).map_err(error)?;
-        cluster::status::status(
-            &mut conn,
-            run,
-            Duration::from_secs_f64(lease),
-            limit,
-            blocked,
-        )
-        .map(|s| cluster::status::to_json(&s, true))
-        .map_err(error)
+        cluster::status::status(&mut conn, run, lease, limit, blocked)
+            .map(|s| cluster::status::to_json(&s, true))
+            .map_err(error)
     })?;
     json_to_py(py, &value)
 }

@@ -178,6 +178,12 @@ pub struct PyProgram {
     pub(crate) program: Arc<Program>,
     source: Source,
     warnings: Vec<PyDiagnostic>,
+    /// Whether it came from an artifact that records its lint result
+    /// (`lpkc compile` lints before writing): then it is not linted again.
+    lint_recorded: bool,
+    /// Lint's verdict on the language's rules, computed on the first run
+    /// or submit: the rendered errors of a program that breaks one.
+    rules: std::sync::OnceLock<Result<(), (String, Vec<PyDiagnostic>)>>,
 }
 
 /// Compiles `text` (named `name` in diagnostics).
@@ -193,6 +199,8 @@ fn compile_text(
     match result {
         Ok(compiled) => Ok(PyProgram {
             warnings: diagnostics_of(&sources, &compiled.checked.diagnostics),
+            lint_recorded: false,
+            rules: std::sync::OnceLock::new(),
             program: Arc::new(compiled.program),
             source: Source {
                 name: name.to_string(),
@@ -239,8 +247,26 @@ fn compile(
 #[pyo3(signature = (path, program=None))]
 fn load(py: Python<'_>, path: std::path::PathBuf, program: Option<&str>) -> PyResult<PyProgram> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(&path)
-        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot read {name}: {e}")))?;
+    // At most 64 MiB, as lpkc: `/dev/zero` is refused, not read forever.
+    let bytes = {
+        use std::io::Read;
+        let limit: u64 = 64 << 20;
+        let cannot = |e: std::io::Error| {
+            pyo3::exceptions::PyOSError::new_err(format!("cannot read {name}: {e}"))
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(&path)
+            .map_err(cannot)?
+            .take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(cannot)?;
+        if bytes.len() as u64 > limit {
+            return Err(PyValueError::new_err(format!(
+                "{name} is larger than 64 MiB; lpk reads no larger program file"
+            )));
+        }
+        bytes
+    };
     if artifact::looks_like_artifact(&bytes) {
         let loaded = artifact::decode(&bytes).map_err(|e| {
             let code: compiler::diag::Code = (&e).into();
@@ -269,6 +295,8 @@ fn load(py: Python<'_>, path: std::path::PathBuf, program: Option<&str>) -> PyRe
             }
         }
         return Ok(PyProgram {
+            lint_recorded: art.lint.is_some(),
+            rules: std::sync::OnceLock::new(),
             program: Arc::new(art.program),
             source: Source {
                 name: art.source.file,
@@ -313,6 +341,64 @@ pub(crate) fn params_of(params: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(Str
         }
     }
     Ok(out)
+}
+
+impl PyProgram {
+    /// Refuses a program that breaks a rule of the language (what `lpkc
+    /// run` refuses, with lint's codes and lines) by raising
+    /// :class:`CompileError`; linted once per program, never for an
+    /// artifact that records its lint result.
+    pub(crate) fn check_rules(&self, py: Python<'_>) -> PyResult<()> {
+        if self.lint_recorded {
+            return Ok(());
+        }
+        let verdict = self.rules.get_or_init(|| {
+            let program = self.program.clone();
+            let source = self.source.clone();
+            py.allow_threads(move || rule_verdict(&program, &source))
+        });
+        match verdict {
+            Ok(()) => Ok(()),
+            Err((text, diagnostics)) => Err(compile_error(py, text.clone(), diagnostics.clone())),
+        }
+    }
+}
+
+/// Lints a program as `lpkc run` does before running it: from its source
+/// when it has one, else from its plans.
+fn rule_verdict(program: &Program, source: &Source) -> Result<(), (String, Vec<PyDiagnostic>)> {
+    let mut sources = SourceMap::new();
+    let errors = match &source.text {
+        Some(text) => match compile_source(
+            &mut sources,
+            &source.name,
+            text,
+            source.program.as_deref(),
+            LintGate::DenyErrors,
+        ) {
+            Err(RustCompileError::Diagnostics(d)) => d,
+            _ => Vec::new(),
+        },
+        None => {
+            let art = Artifact {
+                compiler: COMPILER.to_string(),
+                source: SourceInfo::of_program(program, &source.name, None),
+                program: program.clone(),
+                lint: None,
+            };
+            let opts = compiler::lint::LintOptions::default();
+            let report = compiler::lint::artifact::lint_artifact(&art, &mut sources, &opts, None);
+            compiler::lint::rule_check(report).errors
+        }
+    };
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err((
+            sources.render_plain(&errors),
+            diagnostics_of(&sources, &errors),
+        ))
+    }
 }
 
 #[pymethods]
@@ -464,6 +550,7 @@ impl PyProgram {
             compiler: COMPILER.to_string(),
             source: info,
             program,
+            lint: None,
         };
         let bytes = if json {
             artifact::encode_json(&art).map(String::into_bytes)

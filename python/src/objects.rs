@@ -295,6 +295,11 @@ pub struct PyInstance {
 }
 
 impl PyInstance {
+    /// The program this instance binds.
+    pub(crate) fn owner(&self) -> &PyProgram {
+        self.owner.get()
+    }
+
     /// Binds `given` to the program of `owner`.
     pub(crate) fn new(owner: &Bound<'_, PyProgram>, given: &[(String, i64)]) -> PyResult<Self> {
         let program = owner.get().program.clone();

@@ -414,6 +414,7 @@ pub fn run(
     seed: u64,
 ) -> PyResult<(PyObject, PyObject)> {
     let (prog, given) = if let Ok(p) = program.downcast::<PyProgram>() {
+        p.get().check_rules(py)?;
         (p.get().program.clone(), params_of(params)?)
     } else if let Ok(i) = program.downcast::<PyInstance>() {
         if params.is_some_and(|p| !p.is_empty()) {
@@ -422,6 +423,7 @@ pub fn run(
             ));
         }
         let i = i.get();
+        i.owner().check_rules(py)?;
         (i.program.clone(), i.given())
     } else {
         return Err(PyTypeError::new_err(format!(

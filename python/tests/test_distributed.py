@@ -69,3 +69,14 @@ def test_distributed_bad_arguments(tmp_path):
 def test_bad_redis_url():
     with pytest.raises(ValueError, match="Redis URL"):
         lpk.status("1-00000000", redis="http://nowhere")
+
+
+def test_huge_or_bad_leases_are_value_errors_not_panics():
+    for lease in (1e20, float("inf"), float("nan"), 0.0, -1.0):
+        with pytest.raises(ValueError, match="lease must be a number of seconds"):
+            lpk.status("1-00000000", redis="redis://127.0.0.1:1", lease=lease)
+
+
+def test_an_endless_file_is_refused_after_a_bounded_read():
+    with pytest.raises(ValueError, match="larger than 64 MiB"):
+        lpk.load("/dev/zero")

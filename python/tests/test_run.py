@@ -177,3 +177,53 @@ def test_ctrl_c_cancels_a_run(tmp_path):
     p.send_signal(signal.SIGINT)
     out, _ = p.communicate(timeout=60)
     assert out.startswith("interrupted"), out
+
+
+TWICE = textwrap.dedent(
+    """\
+    kernel copy(a) -> (b);
+    kernel scale(a, alpha: real) -> (b);
+
+    program twice(N: int) {
+        require N >= 1;
+        input A[N];
+        output C[N];
+        matrix T[N];
+        for i in range(N) {
+            T[i] = copy(A[i]);
+        }
+        for i in range(N) {
+            T[i] = scale(A[i], 2.0);
+        }
+        for i in range(N) {
+            C[i] = copy(T[i]);
+        }
+    }
+    """
+)
+
+
+def test_a_program_that_breaks_a_rule_is_refused_with_lints_diagnostics(lpkc, tmp_path):
+    """lpk.run refuses a tile written twice before any task, with the
+    code, message and line `lpkc lint` reports; queries still answer."""
+    prog = lpk.compile(TWICE, filename="twice.lpk")
+    a = np.ones((32, 8))
+    for target in (prog, prog.bind(N=4)):
+        with pytest.raises(lpk.CompileError) as e:
+            lpk.run(target, {"A": a}, block=8)
+        got = [(d.code, d.line, d.message) for d in e.value.diagnostics]
+        assert got and all(code == "E0501" for code, _, _ in got), got
+        assert "error[E0501]" in str(e.value)
+    src = tmp_path / "twice.lpk"
+    src.write_text(TWICE)
+    out = subprocess.run(
+        [lpkc, "lint", str(src), "--format", "json"], capture_output=True, text=True
+    )
+    lint = [
+        (d["code"], d["line"], d["message"])
+        for d in json.loads(out.stdout)["diagnostics"]
+        if d["severity"] == "error"
+    ]
+    assert got == lint
+    # The plans still answer queries about it.
+    assert len(prog.bind(N=2).tasks()) == 6

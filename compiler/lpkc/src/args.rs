@@ -22,7 +22,7 @@ pub enum Format {
     /// Human-readable text (diagnostics on stderr).
     #[default]
     Human,
-    /// One JSON object on stdout (see spec/cli.md).
+    /// One JSON object on stdout (see docs/cli.md).
     Json,
 }
 
@@ -42,6 +42,18 @@ pub struct InstanceArgs {
     /// Binds a program parameter (repeatable): `-p N=64`.
     #[arg(short = 'p', long = "param", value_name = "NAME=INT", value_parser = parse_param)]
     pub params: Vec<(String, i64)>,
+}
+
+/// Parses a number of seconds for `--lease`, `--idle` and the like:
+/// above 0 and at most a year (`cluster::worker::seconds`).
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if cluster::worker::seconds(v).is_some() => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a number of seconds above 0 and at most {} (a year)",
+            cluster::worker::MAX_SECONDS
+        )),
+    }
 }
 
 /// Parses one `-p NAME=INT`.

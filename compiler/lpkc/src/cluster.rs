@@ -221,7 +221,12 @@ pub fn parse_autoscale(text: &str) -> Result<Autoscale, String> {
         match k.trim() {
             "sf" => sf = v.parse::<f64>().ok().filter(|x| *x > 0.0 && x.is_finite()),
             "max" => max = v.parse::<usize>().ok().filter(|&m| (1..=4096).contains(&m)),
-            "idle" => idle = v.parse::<f64>().ok().filter(|x| *x > 0.0 && x.is_finite()),
+            "idle" => {
+                idle = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|&x| cluster::worker::seconds(x).is_some())
+            }
             other => {
                 return Err(format!(
                     "`{other}` is not an autoscale setting (sf, max, idle)"
@@ -231,7 +236,10 @@ pub fn parse_autoscale(text: &str) -> Result<Autoscale, String> {
     }
     match (sf, max, idle) {
         (Some(sf), Some(max), Some(idle)) => Ok(Autoscale { sf, max, idle }),
-        _ => Err("expected sf=SF (above 0),max=MAX (1 to 4096),idle=S (seconds above 0)".into()),
+        _ => Err(
+            "expected sf=SF (above 0),max=MAX (1 to 4096),idle=S (seconds above 0, at most a year)"
+                .into(),
+        ),
     }
 }
 
@@ -256,7 +264,15 @@ pub struct Workers {
     pub peak: usize,
     /// Their `--cache-mb` (None: the worker's default).
     pub cache_mb: Option<u64>,
+    /// Workers that exited with a failure since the last that exited
+    /// well, and the last failure's exit status.
+    pub failed_in_a_row: (u32, Option<std::process::ExitStatus>),
 }
+
+/// How many workers in a row may exit with a failure before the pool
+/// stops starting them (a worker command that cannot work would otherwise
+/// be started again forever).
+pub const MAX_FAILED_IN_A_ROW: u32 = 5;
 
 /// glibc's malloc settings for local workers, unless the caller set them:
 /// freed tile memory stays in the process for the next tile instead of
@@ -331,11 +347,38 @@ impl Workers {
     /// Notes the workers that exited; returns how many still run.
     pub fn reap(&mut self) -> usize {
         for (c, _, end) in &mut self.children {
-            if end.is_none() && !matches!(c.try_wait(), Ok(None)) {
-                *end = Some(std::time::Instant::now());
+            if end.is_some() {
+                continue;
             }
+            match c.try_wait() {
+                Ok(None) => continue,
+                Ok(Some(status)) if status.success() => self.failed_in_a_row = (0, None),
+                Ok(Some(status)) => {
+                    self.failed_in_a_row = (self.failed_in_a_row.0 + 1, Some(status));
+                }
+                Err(_) => self.failed_in_a_row.0 += 1,
+            }
+            *end = Some(std::time::Instant::now());
         }
         self.alive()
+    }
+
+    /// An error once [`MAX_FAILED_IN_A_ROW`] workers in a row exited with
+    /// a failure, naming how they start and how they exited.
+    pub fn check_failing(&self) -> Result<(), CliError> {
+        let (n, status) = self.failed_in_a_row;
+        if n < MAX_FAILED_IN_A_ROW {
+            return Ok(());
+        }
+        let how = match &self.spawn_cmd {
+            Some(cmd) => format!("`{cmd}` (--spawn)"),
+            None => format!("`{} worker --redis ...`", self.exe.display()),
+        };
+        let status = status.map_or_else(|| "an unknown status".to_string(), |s| s.to_string());
+        Err(CliError::Input(format!(
+            "{n} workers in a row exited with a failure ({status}), started as {how}; \
+             stopped starting them (run the command by hand to see why it fails)"
+        )))
     }
 
     /// Workers still running.
@@ -349,7 +392,8 @@ impl Workers {
         self.children
             .iter()
             .map(|(_, start, end)| end.unwrap_or(now).duration_since(*start).as_secs_f64())
-            .sum()
+            // Not `sum()`: the sum of no f64 is -0.0, printed "-0.00".
+            .fold(0.0, |a, b| a + b)
     }
 
     /// Kills every worker without waiting for it to exit (dropping the
@@ -384,5 +428,30 @@ mod tests {
         assert_eq!(local_cache_mb("/shared/tiles"), Some(0));
         assert_eq!(local_cache_mb("file:///shared/tiles"), Some(0));
         assert_eq!(local_cache_mb("s3://bucket/tiles"), None);
+    }
+
+    #[test]
+    fn a_pool_that_started_nobody_used_zero_worker_seconds_not_minus_zero() {
+        let pool = Workers {
+            exe: "lpkc".into(),
+            redis: "redis://127.0.0.1:1".into(),
+            lease: 30.0,
+            idle: 1.0,
+            spawn_cmd: None,
+            children: Vec::new(),
+            peak: 0,
+            cache_mb: None,
+            failed_in_a_row: (0, None),
+        };
+        assert_eq!(format!("{:.2}", pool.worker_seconds()), "0.00");
+    }
+
+    #[test]
+    fn autoscale_idle_is_a_number_of_seconds_up_to_a_year() {
+        assert!(parse_autoscale("sf=1,max=2,idle=2").is_ok());
+        for bad in ["idle=1e20", "idle=0", "idle=-1", "idle=NaN", "idle=inf"] {
+            let text = format!("sf=1,max=2,{bad}");
+            assert!(parse_autoscale(&text).is_err(), "{text}");
+        }
     }
 }

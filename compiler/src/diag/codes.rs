@@ -108,6 +108,7 @@ codes! {
     E0206 => "negative matrix extent",
     E0207 => "standard kernel declared with a different signature",
     E0208 => "expression too large once `let`s are substituted",
+    W0201 => "kernel named one letter away from a standard kernel",
     E0401 => "not an artifact (bad magic bytes)",
     E0402 => "unsupported artifact format version",
     E0403 => "truncated artifact",

@@ -1,6 +1,6 @@
 //! Diagnostics: the one value every phase's errors become, and its two
 //! renderings, rustc-style text through codespan-reporting and the JSON of
-//! `spec/cli.md`. Phases never format diagnostics themselves; they implement
+//! `docs/cli.md`. Phases never format diagnostics themselves; they implement
 //! `to_diagnostic()` and this module does the rest.
 
 pub mod codes;
@@ -262,7 +262,7 @@ impl SourceMap {
         let _ = stream.flush();
     }
 
-    /// The JSON form of `spec/cli.md`: `{"diagnostics": [...]}`.
+    /// The JSON form of `docs/cli.md`: `{"diagnostics": [...]}`.
     pub fn to_json(&self, diagnostics: &[Diagnostic]) -> serde_json::Value {
         let items: Vec<serde_json::Value> = diagnostics
             .iter()

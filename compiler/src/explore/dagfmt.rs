@@ -1,4 +1,4 @@
-//! Renderings of an expanded DAG: the JSON of spec/cli.md and Graphviz DOT
+//! Renderings of an expanded DAG: the JSON of docs/cli.md and Graphviz DOT
 //! (nodes coloured by kernel, edges labelled with their tile; see
 //! [`crate::explore::dot`]).
 

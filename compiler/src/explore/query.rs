@@ -1,5 +1,5 @@
 //! The dependency query language of `lpkc query` and `lpkc repl`
-//! (spec/cli.md): parsing `children TASK`, `parents TASK`, `writer TILE`,
+//! (docs/cli.md): parsing `children TASK`, `parents TASK`, `writer TILE`,
 //! `readers TILE` and `tasks [LINE]`, answering them through the plan
 //! engine, and writing answers as text or one line of JSON.
 //!
@@ -267,7 +267,7 @@ pub enum AnswerFormat {
     /// One task a line (`kernel@LINE(i=0)  via M[0, 1]`), `(none)` for an
     /// empty answer.
     Text,
-    /// One line of JSON: `{"cmd": str, "tasks": [T, ...]}` (spec/cli.md).
+    /// One line of JSON: `{"cmd": str, "tasks": [T, ...]}` (docs/cli.md).
     Json,
 }
 
@@ -808,7 +808,7 @@ mod tests {
     use super::*;
     use crate::explore::example_program;
 
-    /// The answer line as the JSON tree of spec/cli.md would print it.
+    /// The answer line as the JSON tree of docs/cli.md would print it.
     fn reference(p: &Program, cmd: &str, pairs: &[(Task, Vec<TileRef>)]) -> String {
         let tasks: Vec<serde_json::Value> = pairs
             .iter()

@@ -9,7 +9,7 @@
 //! as `block × block`: every matrix dimension is assumed to be (extent ×
 //! block) elements, and a 1-D matrix `A[N]` (N row blocks of full width) is
 //! assumed to have block-wide rows, so its tiles are `block × block` too.
-//! Kernels without a flop model (user kernels outside `spec/kernels.md`)
+//! Kernels without a flop model (user kernels outside `docs/kernels.md`)
 //! count no flops and are listed in [`Stats::unmodelled`].
 
 use model::program::{Arg, Instance};

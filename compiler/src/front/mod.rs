@@ -3,6 +3,7 @@
 //! output, a resolved and typed [`hir::Module`] without errors, is what the
 //! plan phase ([`crate::plan`]) lowers.
 
+pub mod decls;
 pub mod hir;
 pub mod kernels;
 pub mod resolve;

@@ -1,5 +1,5 @@
 //! The type checker: gives every expression of a resolved program its type
-//! (`int`, `real` or `bool`) by the rules of `spec/language.md`, and checks
+//! (`int`, `real` or `bool`) by the rules of `docs/language.md`, and checks
 //! that indices, bounds, steps and extents are `int`, conditions are
 //! `bool`, scalar kernel arguments fit their parameters, constant steps are
 //! positive and constant extents non-negative, and that declarations of
@@ -11,7 +11,7 @@
 
 use crate::diag::{Code, Diagnostic, IntoDiagnostic};
 use crate::front::hir::*;
-use crate::front::kernels::{matches_standard, standard_signature};
+use crate::front::kernels::{matches_standard, standard_signature, Signature};
 use grammar::ast::{BinOp, ScalarType, Span, UnOp};
 use thiserror::Error;
 
@@ -92,6 +92,19 @@ pub enum TypeError {
         /// The standard declaration.
         expected: String,
     },
+    /// A kernel that is not a standard kernel but is named one letter away
+    /// from one with the same signature (a warning): a name misspelt in
+    /// both its declaration and its calls checks, then has no
+    /// implementation when it runs.
+    #[error("`{name}` is not a standard kernel; did you mean `{standard}`?")]
+    NearStandard {
+        /// The declaration.
+        span: Span,
+        /// The kernel.
+        name: String,
+        /// The standard kernel it is close to.
+        standard: &'static str,
+    },
 }
 
 impl TypeError {
@@ -106,6 +119,7 @@ impl TypeError {
             TypeError::NegativeExtent { .. } => Code::E0206,
             TypeError::StandardMismatch { .. } => Code::E0207,
             TypeError::TooLarge { .. } => Code::E0208,
+            TypeError::NearStandard { .. } => Code::W0201,
         }
     }
 }
@@ -138,6 +152,9 @@ impl IntoDiagnostic for TypeError {
             TypeError::StandardMismatch { span, expected, .. } => Diagnostic::error(code, msg, *span)
                 .with_help(format!("the standard declaration is `{expected}`"))
                 .with_note("the runtime ships this kernel with that signature (see `lpkc explain E0207`); rename your kernel to define a different one"),
+            TypeError::NearStandard { span, standard, .. } => Diagnostic::warning(code, msg, *span)
+                .with_help(format!("rename it `{standard}` here and where it is called"))
+                .with_note("a kernel that is not standard runs only with an implementation you supply; if this one is yours, ignore this warning"),
         }
     }
 }
@@ -154,6 +171,12 @@ pub fn typeck(module: &mut Module) -> Vec<TypeError> {
                     expected: sig.declaration(),
                 });
             }
+        } else if let Some(sig) = near_standard(k) {
+            errors.push(TypeError::NearStandard {
+                span: k.span,
+                name: k.name.clone(),
+                standard: sig.name,
+            });
         }
     }
     let kernels = &module.kernels;
@@ -167,6 +190,17 @@ pub fn typeck(module: &mut Module) -> Vec<TypeError> {
         .program();
     }
     errors
+}
+
+/// The standard kernel one edit away from `kernel`'s name with the same
+/// signature, if exactly one is.
+fn near_standard(kernel: &crate::front::hir::Kernel) -> Option<&'static Signature> {
+    let mut close = model::stdlib::STANDARD
+        .iter()
+        .filter(|sig| strsim::damerau_levenshtein(&kernel.name, sig.name) == 1)
+        .filter(|sig| matches_standard(kernel, sig));
+    let first = close.next()?;
+    close.next().is_none().then_some(first)
 }
 
 /// Most nodes an expression may have once `let`s are substituted: plans

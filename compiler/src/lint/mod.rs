@@ -15,6 +15,7 @@
 //!
 //! Precondition: the program has no resolve or type errors.
 
+pub mod artifact;
 pub mod exhaustive;
 mod rules;
 mod scan;
@@ -270,6 +271,56 @@ pub fn lint_program(
     r
 }
 
+/// What the gate of `lpkc compile` and of a run needs from lint: the
+/// errors (what they refuse), and the record an artifact carries.
+#[derive(Clone, Debug)]
+pub struct RuleCheck {
+    /// The lint errors, in source order.
+    pub errors: Vec<Diagnostic>,
+    /// How each error rule stands (meaningful when `errors` is empty).
+    pub record: model::artifact::LintRecord,
+}
+
+/// Lints a checked program with the default options and keeps its errors
+/// and the standing of each rule.
+pub fn check_rules(
+    module: &hir::Module,
+    hir_program: &hir::ProgramDef,
+    program: &Program,
+    file: FileId,
+) -> RuleCheck {
+    let report = lint_program(
+        module,
+        hir_program,
+        program,
+        file,
+        &LintOptions::default(),
+        None,
+    );
+    rule_check(report)
+}
+
+/// Splits a lint report into its errors and the record of its rules.
+pub fn rule_check(report: LintReport) -> RuleCheck {
+    let rules = report
+        .summary
+        .iter()
+        .filter(|l| !l.code.is_empty() && l.status != "violated")
+        .map(|l| model::artifact::LintRule {
+            code: l.code.to_string(),
+            status: l.status.to_string(),
+        })
+        .collect();
+    RuleCheck {
+        errors: report
+            .diagnostics
+            .into_iter()
+            .filter(|d| d.severity == Severity::Error)
+            .collect(),
+        record: model::artifact::LintRecord { rules },
+    }
+}
+
 /// The lint errors of a checked program (what `lpkc compile` refuses), with
 /// the default options.
 pub fn lint_errors(
@@ -278,18 +329,7 @@ pub fn lint_errors(
     program: &Program,
     file: FileId,
 ) -> Vec<Diagnostic> {
-    lint_program(
-        module,
-        hir_program,
-        program,
-        file,
-        &LintOptions::default(),
-        None,
-    )
-    .diagnostics
-    .into_iter()
-    .filter(|d| d.severity == Severity::Error)
-    .collect()
+    check_rules(module, hir_program, program, file).errors
 }
 
 fn names(p: &Program) -> String {
@@ -444,13 +484,9 @@ fn render(
     out
 }
 
-fn finding_diagnostic(
-    p: &Program,
-    file: FileId,
-    f: &Finding,
-    given: Option<&Instance<'_>>,
-    coverage: Option<&Coverage>,
-) -> Diagnostic {
+/// A finding's message: the violation, after the parameter values it was
+/// seen at (those of `given` when it was seen there).
+fn finding_message(p: &Program, f: &Finding, given: Option<&Instance<'_>>) -> String {
     let values = if f.failing_count == 0 {
         given.map(|g| g.params.clone()).unwrap_or_default()
     } else {
@@ -460,11 +496,21 @@ fn finding_diagnostic(
         Ok(inst) => f.violation.describe(&inst),
         Err(e) => e.to_string(),
     };
-    let head = if p.params.is_empty() {
+    if p.params.is_empty() {
         describe
     } else {
         format!("for {}: {describe}", params_text(p, &values))
-    };
+    }
+}
+
+fn finding_diagnostic(
+    p: &Program,
+    file: FileId,
+    f: &Finding,
+    given: Option<&Instance<'_>>,
+    coverage: Option<&Coverage>,
+) -> Diagnostic {
+    let head = finding_message(p, f, given);
     // The oracle expanded `p`, so its tasks name statements of `p`; an
     // access it could not attribute is shown at its statement.
     let primary = site_span(p, file, f.primary)

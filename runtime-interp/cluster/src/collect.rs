@@ -183,31 +183,20 @@ pub fn collect_with(
             run: run.to_string(),
             source: Box::new(source),
         })?;
-    let store = open_run_store(&record.store, run)?;
-    // Dead tiles a killed worker did not get to delete.
-    let keys = crate::protocol::Keys::new(run);
-    let dead: Vec<String> = redis.query(
-        redis::cmd("SMEMBERS").arg(keys.dead()),
-        "reading the dead tiles",
-    )?;
-    for id in &dead {
-        let tile = crate::ids::parse_tile(id).map_err(|source| ClusterError::BadId {
-            run: run.to_string(),
-            source,
-        })?;
-        if let Some(decl) = program.get_matrix(tile.matrix) {
-            store
-                .delete(&decl.name, &tile.index)
-                .map_err(|source| ClusterError::Store {
-                    store: store.describe(),
-                    source: Box::new(source),
-                })?;
-        }
-        redis.query::<()>(
-            redis::cmd("SREM").arg(keys.dead()).arg(id),
-            "forgetting a deleted tile",
-        )?;
+    // Redis's counters are not trusted: the plans count the run's tasks.
+    let counted = inst
+        .count_tasks(model::task::COUNT_BUDGET)
+        .map_err(|e| ClusterError::Refused(format!("run {run}: cannot count its tasks: {e}")))?
+        .total();
+    if record.total != counted || record.done != counted {
+        return Err(ClusterError::Refused(format!(
+            "run {run}: Redis says {} of {} tasks are done, but the program has {counted} tasks; \
+             its record was changed by someone else, and nothing was collected",
+            record.done, record.total
+        )));
     }
+    let store = open_run_store(&record.store, run)?;
+    delete_dead(redis, run, &program, &store)?;
     let io = |path: &Path, e: &dyn std::fmt::Display| ClusterError::Output {
         path: path.display().to_string(),
         why: e.to_string(),
@@ -238,7 +227,9 @@ pub fn collect_with(
                 None => !early.absent.contains(&key),
             }
         });
-        tiles.extend(fetch_tiles(&store, &decl.name, &indices)?);
+        let fetched = fetch_tiles(&store, &decl.name, &indices)?;
+        tiles.extend(fetched);
+        check_complete(run, &inst, m, &indices, &tiles, &store)?;
         let request = OutputRequest::whole(&decl.name);
         // A file written in place while the run went on is kept if the
         // tiles' layout is the one it guessed: then it holds, byte for
@@ -287,6 +278,93 @@ pub fn collect_with(
     }
     std::fs::write(&marker, "complete\n").map_err(|e| io(&marker, &e))?;
     Ok(written)
+}
+
+/// Deletes the dead tiles that a killed worker did not get to delete. Only
+/// a temporary matrix has dead tiles: a dead set naming an input or output
+/// tile was written by someone else, and nothing is deleted.
+fn delete_dead(
+    redis: &mut Redis,
+    run: &str,
+    program: &model::program::Program,
+    store: &ObjectStoreTiles,
+) -> Result<(), ClusterError> {
+    let keys = crate::protocol::Keys::new(run);
+    let dead: Vec<String> = redis.query(
+        redis::cmd("SMEMBERS").arg(keys.dead()),
+        "reading the dead tiles",
+    )?;
+    let mut tiles = Vec::with_capacity(dead.len());
+    for id in &dead {
+        let tile = crate::ids::parse_tile(id).map_err(|source| ClusterError::BadId {
+            run: run.to_string(),
+            source,
+        })?;
+        match program.get_matrix(tile.matrix) {
+            Some(decl) if decl.role == Role::Temporary => tiles.push((id, decl, tile)),
+            Some(_) => {
+                return Err(ClusterError::Refused(format!(
+                    "run {run}: its dead set names {}, a tile of an input or output, which \
+                     no lpk worker puts there; the run was changed by someone else, and \
+                     nothing was collected",
+                    program.tile_name(&tile)
+                )))
+            }
+            None => {}
+        }
+    }
+    for (id, decl, tile) in tiles {
+        store
+            .delete(&decl.name, &tile.index)
+            .map_err(|source| ClusterError::Store {
+                store: store.describe(),
+                source: Box::new(source),
+            })?;
+        redis.query::<()>(
+            redis::cmd("SREM").arg(keys.dead()).arg(id),
+            "forgetting a deleted tile",
+        )?;
+    }
+    Ok(())
+}
+
+/// Refuses to assemble output matrix `m` when a tile that some task
+/// writes is missing from `tiles`: an absent tile is zeros only when no
+/// task writes it (a triangle the program leaves out).
+fn check_complete(
+    run: &str,
+    inst: &model::program::Instance<'_>,
+    m: usize,
+    indices: &[Vec<i64>],
+    tiles: &BTreeMap<Vec<i64>, Arc<Tile>>,
+    store: &ObjectStoreTiles,
+) -> Result<(), ClusterError> {
+    let mut engine = Engine::new(inst);
+    for idx in indices {
+        if tiles.contains_key(idx) {
+            continue;
+        }
+        let tile = TileRef {
+            matrix: MatrixId::from_index(m).map_err(|e| ClusterError::Refused(e.to_string()))?,
+            index: idx.clone(),
+        };
+        let writers = engine.writer(&tile).map_err(|e| {
+            ClusterError::Refused(format!(
+                "run {run}: cannot find the writer of {}: {e}",
+                inst.program.tile_name(&tile)
+            ))
+        })?;
+        if let Some(w) = writers.first() {
+            return Err(ClusterError::MissingOutput {
+                run: run.to_string(),
+                tile: inst.program.tile_name(&tile),
+                writer: inst.program.task_name(w).to_string(),
+                store: store.describe(),
+                marker: MARKER,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Reads tiles `indices` of matrix `name` on a few threads (a store's

@@ -12,8 +12,28 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one reply may take (longer than any `BLOCK` the workers use).
 const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// `url` as messages show it: a password in it (`redis://:PASS@HOST`,
+/// `redis://USER:PASS@HOST`) replaced by `***`, so that no error, log line
+/// or report carries a secret.
+pub fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((user_info, host)) => match user_info.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}{path}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
 /// One connection to one Redis server.
 pub struct Redis {
+    /// The URL as messages show it ([`redacted`]); the client holds the
+    /// real one.
     url: String,
     client: redis::Client,
     con: Option<redis::Connection>,
@@ -23,11 +43,11 @@ impl Redis {
     /// Opens a connection to `url` (`redis://HOST:PORT[/DB]`).
     pub fn open(url: &str) -> Result<Redis, ClusterError> {
         let client = redis::Client::open(url).map_err(|source| ClusterError::BadUrl {
-            url: url.to_string(),
+            url: redacted(url),
             source,
         })?;
         let mut r = Redis {
-            url: url.to_string(),
+            url: redacted(url),
             client,
             con: None,
         };
@@ -35,7 +55,7 @@ impl Redis {
         Ok(r)
     }
 
-    /// The server's URL.
+    /// The server's URL, for messages (its password, if any, redacted).
     pub fn url(&self) -> &str {
         &self.url
     }
@@ -187,6 +207,28 @@ impl Script {
         let cmd = pipe.cmd("EVALSHA").arg(&self.hash).arg(0);
         for a in args {
             cmd.arg(*a);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn passwords_never_show_in_a_url() {
+        for (url, shown) in [
+            (
+                "redis://:hunter2@10.0.0.1:6379/3",
+                "redis://:***@10.0.0.1:6379/3",
+            ),
+            ("redis://alice:hunter2@host", "redis://alice:***@host"),
+            ("redis://alice:p@ss@host/0", "redis://alice:***@host/0"),
+            ("redis://127.0.0.1:6379", "redis://127.0.0.1:6379"),
+            ("not a url", "not a url"),
+        ] {
+            assert_eq!(redacted(url), shown);
+            assert!(!redacted(url).contains("hunter2"));
         }
     }
 }

@@ -96,6 +96,25 @@ pub enum ClusterError {
     /// done).
     #[error("{0}")]
     Refused(String),
+    /// An output tile that a task of the run writes is not in the store:
+    /// nothing is assembled from what is not there.
+    #[error(
+        "run `{run}`: output tile {tile} is not in the store {store}, although {writer} writes it \
+         and the run is done; no output was completed (no {marker}). Someone deleted it, or \
+         changed the run in Redis; run the program again"
+    )]
+    MissingOutput {
+        /// The run id.
+        run: String,
+        /// The tile, e.g. `L[2, 1]`.
+        tile: String,
+        /// The task that writes it.
+        writer: String,
+        /// The store.
+        store: String,
+        /// The name of the success marker.
+        marker: &'static str,
+    },
 }
 
 impl From<runtime::job::JobError> for ClusterError {

@@ -115,6 +115,7 @@ pub fn submit(
         compiler: format!("lpk-cluster {}", env!("CARGO_PKG_VERSION")),
         source: SourceInfo::of_program(program, s.file, None),
         program: program.clone(),
+        lint: None,
     };
     let artifact_bytes = artifact::encode(&art)
         .map_err(|e| ClusterError::Refused(format!("cannot encode the program: {e}")))?;

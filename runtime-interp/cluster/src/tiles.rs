@@ -37,6 +37,12 @@ pub fn check_store_url(url: &str) -> Result<(), ClusterError> {
              a shared directory (an absolute path or file:///abs/path) or an object store URL (s3://bucket/prefix)"
         )));
     }
+    if runtime::store::is_root_dir(url) {
+        return Err(ClusterError::Refused(format!(
+            "--store `{url}`: the file system's root is not a tile store (each run would put \
+             a directory in /); name a directory for the tiles, e.g. /srv/lpk-tiles"
+        )));
+    }
     if !has_url_scheme(url) && !std::path::Path::new(url).is_absolute() {
         return Err(ClusterError::Refused(format!(
             "--store `{url}`: give an absolute path (workers may run in other directories), or a URL"

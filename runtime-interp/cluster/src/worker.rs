@@ -31,7 +31,7 @@ use crate::error::ClusterError;
 use crate::faults::{Dice, Faults, EXIT_AFTER_WRITE, EXIT_BEFORE_WRITE};
 use crate::ids::{parse_task, task_id, tile_id};
 use crate::markers::{marker_line, DoneLog};
-use crate::protocol::{Keys, COMPLETE, FAIL, GROUP, RECLAIM, RENEW, RUNS};
+use crate::protocol::{Keys, COMPLETE, FAIL, GROUP, RECLAIM, RENEW, RUNS, UPLOAD_TTL_MS};
 use crate::record::{now_ms, Kernels, RunRecord, RunState};
 use crate::reply::{array, int, text};
 use crate::tiles::{open_run_store, TileCache};
@@ -291,7 +291,7 @@ fn task_loop(sh: &Shared<'_>, k: usize) {
                 let mut e = lock(&sh.error);
                 e.get_or_insert(ClusterError::Refused(format!(
                     "Redis at {} unreachable for {:.0} s",
-                    sh.cfg.redis,
+                    crate::conn::redacted(&sh.cfg.redis),
                     since.elapsed().as_secs_f64()
                 )));
             }
@@ -354,7 +354,7 @@ fn task_loop(sh: &Shared<'_>, k: usize) {
                     }
                 }
             }
-            let read = read_new(sh, r, &active, &consumer, count)?;
+            let read = read_new(sh, r, &mut active, &consumer, count)?;
             for (ctx, entries) in read {
                 run_chain(
                     sh, r, &scripts, &ctx, &consumer, entries, false, &mut dice, &mut count,
@@ -494,6 +494,50 @@ fn take_over(
     Ok(out)
 }
 
+/// Takes the runs whose ready queue has no consumer group any more (the
+/// queue or the group was deleted) out of `active`, and marks them to be
+/// skipped (as a run that does not load is) until they leave the run set.
+fn drop_queueless(
+    sh: &Shared<'_>,
+    r: &mut Redis,
+    active: &mut Vec<Arc<RunCtx>>,
+) -> Result<(), ClusterError> {
+    let mut kept = Vec::with_capacity(active.len());
+    for ctx in active.drain(..) {
+        sh.round_trips.fetch_add(1, Ordering::Relaxed);
+        let groups: Result<Value, ClusterError> = r.query(
+            redis::cmd("XINFO").arg("GROUPS").arg(ctx.keys.queue()),
+            "looking for a run's queue",
+        );
+        let has_group = match groups {
+            Ok(v) => array(&v).iter().any(|g| {
+                let fields = array(g);
+                fields.chunks(2).any(|kv| {
+                    kv.first().and_then(text).as_deref() == Some("name")
+                        && kv.get(1).and_then(text).as_deref() == Some(GROUP)
+                })
+            }),
+            Err(ClusterError::Redis { source, .. })
+                if source.kind() != redis::ErrorKind::IoError =>
+            {
+                false
+            }
+            Err(e) => return Err(e),
+        };
+        if has_group {
+            kept.push(ctx);
+        } else {
+            (sh.log)(&format!(
+                "skipping run {}: its ready queue is gone (deleted from Redis)",
+                ctx.id
+            ));
+            lock(&sh.runs).insert(ctx.id.to_string(), None);
+        }
+    }
+    *active = kept;
+    Ok(())
+}
+
 /// Entries read from one run's stream.
 type RunEntries = (Arc<RunCtx>, Vec<Entry>);
 
@@ -501,7 +545,7 @@ type RunEntries = (Arc<RunCtx>, Vec<Entry>);
 fn read_new(
     sh: &Shared<'_>,
     r: &mut Redis,
-    active: &[Arc<RunCtx>],
+    active: &mut Vec<Arc<RunCtx>>,
     consumer: &str,
     count: usize,
 ) -> Result<Vec<RunEntries>, ClusterError> {
@@ -514,24 +558,25 @@ fn read_new(
         .arg("BLOCK")
         .arg(500)
         .arg("STREAMS");
-    for ctx in active {
+    for ctx in active.iter() {
         cmd.arg(ctx.keys.queue());
     }
-    for _ in active {
+    for _ in active.iter() {
         cmd.arg(">");
     }
     sh.round_trips.fetch_add(1, Ordering::Relaxed);
     let reply: Value = match r.query(&cmd, "reading ready tasks") {
         Ok(v) => v,
         Err(ClusterError::Redis { source, .. }) if source.code() == Some("NOGROUP") => {
-            // A run vanished (deleted): look at the runs again.
-            lock(&sh.runs).clear();
+            // A run's queue or its group vanished (deleted by someone):
+            // skip that run from now on, rather than ask again at once.
+            drop_queueless(sh, r, active)?;
             return Ok(Vec::new());
         }
         Err(e) => return Err(e),
     };
     let mut out = Vec::new();
-    for ctx in active {
+    for ctx in active.iter() {
         let list = stream_entries(&reply, &ctx.keys.queue());
         if !list.is_empty() {
             out.push((ctx.clone(), list));
@@ -838,10 +883,15 @@ fn wait_for_input(
     loop {
         if key_seen.is_none_or(|t| t.elapsed() >= Duration::from_millis(50)) {
             sh.round_trips.fetch_add(1, Ordering::Relaxed);
-            let uploading: bool = r.query(
-                redis::cmd("EXISTS").arg(ctx.keys.uploading()),
+            let ttl_ms: i64 = r.query(
+                redis::cmd("PTTL").arg(ctx.keys.uploading()),
                 "checking whether the inputs are being uploaded",
             )?;
+            // A submitter sets the key with a time to live of at most
+            // UPLOAD_TTL_MS and renews it: a key without one (PTTL -1), or
+            // with a much longer one, was set by someone else and would
+            // make the workers wait forever (or for years).
+            let uploading = ttl_ms > 0 && ttl_ms <= 2 * UPLOAD_TTL_MS as i64;
             if !uploading || sh.stop.load(Ordering::Relaxed) {
                 // The upload puts every tile before it deletes the key:
                 // a tile not here now never comes.
@@ -1276,4 +1326,16 @@ fn run_task(
         read: read_bytes,
         written: written_bytes,
     })
+}
+
+/// The longest lease, idle time or other wait a command takes, in seconds
+/// (a year): longer ones overflow the millisecond arithmetic of Redis
+/// leases, and mean "forever" anyway.
+pub const MAX_SECONDS: f64 = 86_400.0 * 365.0;
+
+/// A number of seconds as a [`Duration`]: above 0 and at most
+/// [`MAX_SECONDS`] (`None` for anything else: 0, negative, NaN, infinite,
+/// `1e20`).
+pub fn seconds(value: f64) -> Option<Duration> {
+    (value > 0.0 && value <= MAX_SECONDS).then(|| Duration::from_secs_f64(value))
 }

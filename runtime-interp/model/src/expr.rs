@@ -2,7 +2,7 @@
 //! other by index (children always before parents, so evaluation depth is
 //! bounded by the pool's validation), and their exact evaluation.
 //!
-//! Semantics follow `spec/language.md`: ints are 64-bit with checked
+//! Semantics follow `docs/language.md`: ints are 64-bit with checked
 //! arithmetic (overflow is an evaluation error), `//` and `%` are floor
 //! division and its remainder, `/`, `log` and `log2` give reals, and the
 //! compiler lowers `ceil`/`floor` of `log2(int)`, of `int / int` and of

@@ -1,4 +1,4 @@
-//! Flop and byte models of the standard kernels (`spec/kernels.md`), used by
+//! Flop and byte models of the standard kernels (`docs/kernels.md`), used by
 //! `lpkc stats` and by the executor's GFLOP/s figure.
 //!
 //! Every model takes the shapes `(rows, cols)` of the kernel's tile

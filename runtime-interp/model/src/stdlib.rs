@@ -1,4 +1,4 @@
-//! The standard tile kernels' signatures (`spec/kernels.md`): the contract a
+//! The standard tile kernels' signatures (`docs/kernels.md`): the contract a
 //! program's declaration of a standard kernel must match, shared by the
 //! compiler's checks and the runtime's kernel registry.
 
@@ -45,7 +45,7 @@ impl Signature {
 
 const T: Option<ScalarKind> = None;
 
-/// Every standard kernel, in the order of `spec/kernels.md`.
+/// Every standard kernel, in the order of `docs/kernels.md`.
 pub const STANDARD: &[Signature] = &[
     Signature {
         name: "copy",

@@ -24,10 +24,11 @@ use crate::timeline::now_us;
 use model::expr::{Env, Value};
 use model::program::{Arg, Instance, ParamKind, Role};
 use model::query::{Engine, QueryError};
-use model::task::{Task, Vars, WalkError};
+use model::task::{Task, TileRef, Vars, WalkError};
 use model::MatrixId;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Ordering as CmpOrdering;
+use std::collections::hash_map::Entry;
 use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -333,6 +334,35 @@ pub enum ExecError {
         /// The tile.
         tile: String,
     },
+    /// Two tasks wrote one tile: the program breaks single assignment
+    /// (E0501) for this instance. The run stops rather than let the last
+    /// writer win.
+    #[error(
+        "tile {tile} is written twice, by {first} and by {second}: every tile is written \
+         at most once (E0501; `lpkc lint -p ...` shows it for this instance)"
+    )]
+    WrittenTwice {
+        /// The tile.
+        tile: String,
+        /// The task that wrote it first in this run (or "another task").
+        first: String,
+        /// The task that wrote it again.
+        second: String,
+    },
+    /// A task reads a tile that a later task (in sequential order) writes:
+    /// the program breaks the read-before-write rule (E0504).
+    #[error(
+        "task {reader} reads {tile}, which {writer} writes after it in program order \
+         (E0504; `lpkc lint -p ...` shows it for this instance)"
+    )]
+    ReadBeforeWrite {
+        /// The reading task.
+        reader: String,
+        /// The tile.
+        tile: String,
+        /// The writing task.
+        writer: String,
+    },
     /// A zero tile could not be made (no size for it).
     #[error(transparent)]
     ZeroTile(#[from] crate::zero::ZeroTileError),
@@ -429,6 +459,9 @@ struct Shared<'a, 'p> {
     sched: Mutex<Sched>,
     wake: Condvar,
     tiles: Vec<Mutex<FxHashMap<TileKey, Stored>>>,
+    /// The output tiles written so far (their keys only): a second write of
+    /// one is an error, not a last-writer-wins.
+    outputs_written: Vec<Mutex<FxHashSet<TileKey>>>,
     bytes: AtomicU64,
     peak: AtomicU64,
     edges: AtomicU64,
@@ -528,6 +561,9 @@ pub fn execute(
         wake: Condvar::new(),
         tiles: (0..SHARDS)
             .map(|_| Mutex::new(FxHashMap::default()))
+            .collect(),
+        outputs_written: (0..SHARDS)
+            .map(|_| Mutex::new(FxHashSet::default()))
             .collect(),
         bytes: AtomicU64::new(0),
         peak: AtomicU64::new(0),
@@ -830,6 +866,7 @@ fn run_task(
     shared
         .edges
         .fetch_add(children.len() as u64, Ordering::Relaxed);
+    check_order(engine, task, children)?;
 
     // Store what the task wrote (outputs also go to the sink).
     for (t, tile) in writes.iter().zip(outputs) {
@@ -840,6 +877,9 @@ fn run_task(
             .filter(|(_, m, i)| *m == key.0 && *i == key.1)
             .count() as u64;
         if role(t.matrix) == Some(Role::Output) {
+            if !lock(&shared.outputs_written[shard(&key)]).insert(key.clone()) {
+                return Err(written_twice(engine, task, t));
+            }
             let started = Instant::now();
             let stored = shared.sink.output(t.matrix, &t.index, tile.clone());
             shared
@@ -852,17 +892,23 @@ fn run_task(
             })?;
         }
         if readers > 0 {
+            // A reader of a tile waits for every writer of it (each is its
+            // parent), so a second writer finds the first one's tile here.
             let bytes = tile_bytes(&tile);
+            let mut map = lock(&shared.tiles[shard(&key)]);
+            match map.entry(key) {
+                Entry::Occupied(_) => return Err(written_twice(engine, task, t)),
+                Entry::Vacant(v) => {
+                    v.insert(Stored {
+                        tile,
+                        readers,
+                        bytes,
+                    });
+                }
+            }
+            drop(map);
             let now = shared.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
             shared.peak.fetch_max(now, Ordering::Relaxed);
-            lock(&shared.tiles[shard(&key)]).insert(
-                key,
-                Stored {
-                    tile,
-                    readers,
-                    bytes,
-                },
-            );
         }
     }
 
@@ -908,6 +954,50 @@ fn run_task(
         }
     }
     Ok(newly)
+}
+
+/// The read-before-write rule where it costs one comparison per edge: a
+/// task's children come after it in sequential order (a task that reads a
+/// tile it writes is its own child, and breaks it too).
+fn check_order(
+    engine: &Engine<'_, '_>,
+    task: &Task,
+    children: &[(Task, MatrixId, Vars)],
+) -> Result<(), ExecError> {
+    let program = engine.instance().program;
+    let early = children
+        .iter()
+        .find(|(c, _, _)| program.sequential_cmp(c, task) != CmpOrdering::Greater);
+    match early {
+        None => Ok(()),
+        Some((c, m, i)) => Err(ExecError::ReadBeforeWrite {
+            reader: program.task_name(c).to_string(),
+            tile: program.tile_name(&TileRef {
+                matrix: *m,
+                index: i.to_vec(),
+            }),
+            writer: program.task_name(task).to_string(),
+        }),
+    }
+}
+
+/// The error of a second write of `tile` by `task`, naming the other writer
+/// when the plans find it.
+fn written_twice(engine: &mut Engine<'_, '_>, task: &Task, tile: &TileRef) -> ExecError {
+    let program = engine.instance().program;
+    let first = engine
+        .writer(tile)
+        .ok()
+        .and_then(|ws| ws.into_iter().find(|w| w != task))
+        .map_or_else(
+            || "another task".to_string(),
+            |w| program.task_name(&w).to_string(),
+        );
+    ExecError::WrittenTwice {
+        tile: program.tile_name(tile),
+        first,
+        second: program.task_name(task).to_string(),
+    }
 }
 
 /// What [`call_kernel`] returns.

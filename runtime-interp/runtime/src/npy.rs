@@ -741,6 +741,23 @@ pub fn to_bytes(tile: &Tile) -> Vec<u8> {
     out
 }
 
+/// A staging file beside `file_name` in `dir`, renamed over it when
+/// complete. It is created with the mode an ordinary file gets (0666 less
+/// the umask, as `_SUCCESS` and every other tool's outputs): a temporary
+/// file's private 0600 would survive the rename and hide the outputs from
+/// the user's group.
+fn staging(dir: &Path, file_name: &str) -> io::Result<tempfile::NamedTempFile> {
+    let prefix = format!(".{file_name}.");
+    let mut b = tempfile::Builder::new();
+    b.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    b.tempfile_in(dir)
+}
+
 /// Writes `tile` to `path` atomically: the bytes go to a temporary file in
 /// the same directory, which is synced and then renamed over `path`, so a
 /// crash never leaves a half-written file under the final name.
@@ -754,11 +771,7 @@ pub fn write_file(path: &Path, tile: &Tile) -> Result<(), NpyError> {
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{file_name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| io_err(&name, e))?;
+    let mut tmp = staging(dir, &file_name).map_err(|e| io_err(&name, e))?;
     {
         let mut w = io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
         write(&mut w, tile).map_err(|e| io_err(&name, e))?;
@@ -1161,11 +1174,7 @@ impl NpyBlockWriter {
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let mut tmp = tempfile::Builder::new()
-            .prefix(&format!(".{file_name}."))
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(|e| io_err(&name, e))?;
+        let mut tmp = staging(dir, &file_name).map_err(|e| io_err(&name, e))?;
         let header = header_bytes(rows, cols);
         let data = (rows as u64)
             .checked_mul(cols as u64)

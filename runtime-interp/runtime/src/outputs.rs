@@ -60,7 +60,7 @@ pub enum OutputError {
         outputs: String,
     },
     /// A number of indices that is not the matrix's number of dimensions.
-    #[error("--output `{request}`: `{matrix}` has {dims} dimensions, but {given} {} given", if *given == 1 { "index is" } else { "indices are" })]
+    #[error("--output `{request}`: `{matrix}` has {dims} {}, but {given} {} given", if *dims == 1 { "dimension" } else { "dimensions" }, if *given == 1 { "index is" } else { "indices are" })]
     Dimensions {
         /// The request.
         request: String,

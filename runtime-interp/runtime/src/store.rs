@@ -1108,6 +1108,24 @@ pub fn has_url_scheme(spec: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
+/// The local directory a store spec names, if it names one: `dir:PATH`, a
+/// plain path, or a `file://` URL.
+pub fn local_dir(spec: &str) -> Option<PathBuf> {
+    if let Some(path) = spec.strip_prefix("dir:") {
+        return Some(PathBuf::from(path));
+    }
+    if let Some(path) = spec.strip_prefix("file://") {
+        return Some(PathBuf::from(path));
+    }
+    (!spec.is_empty() && spec != "mem" && !has_url_scheme(spec)).then(|| PathBuf::from(spec))
+}
+
+/// Whether a store spec names the file system's root (`/`, `file:///`):
+/// a store there would scatter a run's directories over `/`.
+pub fn is_root_dir(spec: &str) -> bool {
+    local_dir(spec).is_some_and(|p| p.has_root() && p.parent().is_none())
+}
+
 /// Opens a store from a spec: `mem` is a [`MemoryStore`]; `dir:PATH` or a
 /// plain path is an [`NpyDirStore`]; a URL with a scheme (`file:///abs`,
 /// `memory:///`, `s3://bucket/prefix`) is an [`ObjectStoreTiles`], opened

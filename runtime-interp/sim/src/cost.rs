@@ -121,8 +121,23 @@ pub enum CostError {
     Value(String),
 }
 
-fn finite_nonneg(x: f64) -> bool {
-    x.is_finite() && x >= 0.0
+/// The longest time one request, call or task overhead may be modelled to
+/// take (a million seconds, eleven days): longer ones make a makespan no
+/// simulation can represent, up to infinity.
+const MAX_SECONDS: f64 = 1e6;
+/// The smallest rate (GFLOP/s) a worker may be modelled at: slower ones
+/// make times no simulation can represent (large rates only make them
+/// small).
+const MIN_RATE: f64 = 1e-6;
+
+/// `lo <= x <= hi` (false for NaN).
+fn within(x: f64, lo: f64, hi: f64) -> bool {
+    x >= lo && x <= hi
+}
+
+/// A bandwidth: 0 (unlimited) or at least 1 byte per second (finite).
+fn bandwidth(x: f64) -> bool {
+    x == 0.0 || (x.is_finite() && x >= 1.0)
 }
 
 impl CostModel {
@@ -137,46 +152,44 @@ impl CostModel {
     /// Checks every number: rates above 0, times and latencies finite and
     /// not negative, blocks above 0.
     pub fn check(&self) -> Result<(), CostError> {
-        if !(self.gflops.is_finite() && self.gflops > 0.0) {
-            return Err(CostError::Value(format!(
-                "`gflops` must be above 0, found {}",
+        let value = |m: String| Err(CostError::Value(m));
+        if !(self.gflops.is_finite() && self.gflops >= MIN_RATE) {
+            return value(format!(
+                "`gflops` must be at least {MIN_RATE:e}, found {}",
                 self.gflops
-            )));
-        }
-        if !finite_nonneg(self.task_overhead_s) {
-            return Err(CostError::Value(format!(
-                "`task_overhead_s` must be 0 or more, found {}",
-                self.task_overhead_s
-            )));
-        }
-        if !finite_nonneg(self.store.latency_s) || !finite_nonneg(self.store.bandwidth_bytes_per_s)
-        {
-            return Err(CostError::Value(
-                "`store.latency_s` and `store.bandwidth_bytes_per_s` must be 0 or more".into(),
             ));
         }
-        if let Some(c) = self.input_cut {
-            if !finite_nonneg(c.latency_s) || !finite_nonneg(c.bandwidth_bytes_per_s) {
-                return Err(CostError::Value(
-                    "`input_cut.latency_s` and `input_cut.bandwidth_bytes_per_s` must be 0 or more"
-                        .into(),
+        if !within(self.task_overhead_s, 0.0, MAX_SECONDS) {
+            return value(format!(
+                "`task_overhead_s` must be from 0 to {MAX_SECONDS:e} seconds, found {}",
+                self.task_overhead_s
+            ));
+        }
+        let stores =
+            std::iter::once(("store", self.store)).chain(self.input_cut.map(|c| ("input_cut", c)));
+        for (name, c) in stores {
+            if !within(c.latency_s, 0.0, MAX_SECONDS) || !bandwidth(c.bandwidth_bytes_per_s) {
+                return value(format!(
+                    "`{name}.latency_s` must be from 0 to {MAX_SECONDS:e} seconds and \
+                     `{name}.bandwidth_bytes_per_s` 0 (unlimited) or at least 1, found {} and {}",
+                    c.latency_s, c.bandwidth_bytes_per_s
                 ));
             }
         }
         if let Some(x) = self.fresh_memory_bytes_per_s {
-            if !(x.is_finite() && x > 0.0) {
-                return Err(CostError::Value(format!(
-                    "`fresh_memory_bytes_per_s` must be above 0, found {x}"
-                )));
+            if !(x.is_finite() && x >= 1.0) {
+                return value(format!(
+                    "`fresh_memory_bytes_per_s` must be at least 1, found {x}"
+                ));
             }
         }
         for (k, times) in &self.kernels {
             for t in times {
-                if t.block == 0 || !finite_nonneg(t.seconds) {
-                    return Err(CostError::Value(format!(
-                        "kernel `{k}`: block {} seconds {} (block above 0, seconds 0 or more)",
+                if t.block == 0 || !within(t.seconds, 0.0, MAX_SECONDS) {
+                    return value(format!(
+                        "kernel `{k}`: block {} seconds {} (block above 0, seconds from 0 to {MAX_SECONDS:e})",
                         t.block, t.seconds
-                    )));
+                    ));
                 }
             }
         }

@@ -561,12 +561,53 @@ struct Running {
     dur: f64,
 }
 
+/// The most executions a simulation of `tasks` tasks runs before it gives
+/// up: a thousand per task (a failure rate of 0.999 on average), so a rate
+/// near 1 ends with an error instead of running for hours.
+fn max_executions(tasks: u64) -> u64 {
+    tasks.saturating_mul(1000).saturating_add(100_000)
+}
+
+/// A worker's LRU tile cache of at most `cap` tiles. It grows as tiles
+/// come (an `lru::LruCache::new(cap)` allocates its whole capacity up
+/// front, which `--cache-tiles 100000000` on many workers turns into
+/// gigabytes).
+struct TileCache {
+    lru: lru::LruCache<TileRef, ()>,
+    cap: usize,
+}
+
+impl TileCache {
+    fn new(cap: NonZeroUsize) -> TileCache {
+        TileCache {
+            lru: lru::LruCache::unbounded(),
+            cap: cap.get(),
+        }
+    }
+
+    fn contains(&self, t: &TileRef) -> bool {
+        self.lru.contains(t)
+    }
+
+    /// Whether `t` is held, marking it most recently used.
+    fn get(&mut self, t: &TileRef) -> Option<&()> {
+        self.lru.get(t)
+    }
+
+    fn put(&mut self, t: TileRef, v: ()) {
+        self.lru.put(t, v);
+        if self.lru.len() > self.cap {
+            self.lru.pop_lru();
+        }
+    }
+}
+
 struct Worker {
     state: State,
     requested: f64,
     ended: Option<f64>,
     slot: usize,
-    cache: Option<lru::LruCache<TileRef, ()>>,
+    cache: Option<TileCache>,
     running: Option<Running>,
     /// HEFT: when the tasks placed on it are estimated to be done.
     est_free: f64,
@@ -984,7 +1025,7 @@ impl Sim<'_, '_> {
             requested: self.now,
             ended: None,
             slot,
-            cache: NonZeroUsize::new(self.cfg.cache_tiles).map(lru::LruCache::new),
+            cache: NonZeroUsize::new(self.cfg.cache_tiles).map(TileCache::new),
             running: None,
             est_free: (self.now + delay).max(0.0),
         });
@@ -1264,6 +1305,14 @@ impl Sim<'_, '_> {
         self.hist.busy_now = self.busy;
         self.r.peak_busy = self.r.peak_busy.max(self.busy);
         self.r.executions += 1;
+        if self.r.executions > max_executions(self.r.tasks) {
+            return Err(SimError::Config(format!(
+                "{} executions for {} tasks: with this --fail-rate the run does not finish \
+                 (each task runs 1 / (1 - rate) times on average; a real run fails a task \
+                 after --max-expiries tries)",
+                self.r.executions, self.r.tasks
+            )));
+        }
         self.exec_seq += 1;
         let exec = self.exec_seq;
         let kernel = self.kernel_of[r.task.stmt.index()];

@@ -176,6 +176,10 @@ pub fn build(
     };
     let n = g.ids.len();
     let mut assignment = vec![0 as metis::Idx; n];
+    // More parts than nodes leaves METIS parts to cut out of nothing: it
+    // prints "Cannot bisect a graph with 0 vertices" on stdout (into a
+    // JSON report) and fails. A part per node is the finest there is.
+    let parts = parts.min(n);
     if parts > 1 && n > 1 {
         // CSR of the undirected graph.
         let mut adj: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n];

@@ -57,6 +57,10 @@ pub fn redis_url() -> String {
                     String::new(),
                     "--appendonly".to_string(),
                     "no".to_string(),
+                    // Tests that run workers each take a database of
+                    // their own (workers serve every run of theirs).
+                    "--databases".to_string(),
+                    "32".to_string(),
                 ]
             },
             |addr| redis_ping(addr).is_ok_and(|reply| reply == "+PONG"),

@@ -74,9 +74,11 @@ const TSQR: &str = include_str!("../../../../examples/tsqr.lpk");
 /// Compiles an embedded example (its errors would be bugs of lpkc).
 fn compile(name: &str, text: &str) -> Result<model::program::Program, String> {
     let mut sources = compiler::diag::SourceMap::new();
-    match compile_source(&mut sources, name, text, None, LintGate::Off) {
+    match compile_source(&mut sources, name, text, None, LintGate::DenyErrors) {
         Ok(compiled) => Ok(compiled.program),
-        Err(CompileError::Diagnostics(_)) => Err(format!("internal error: {name} does not check")),
+        Err(CompileError::Diagnostics(_)) => Err(format!(
+            "internal error: {name} does not check or breaks a rule"
+        )),
         Err(CompileError::Select(e)) => Err(e.to_string()),
         Err(CompileError::Internal(e)) => Err(e.to_string()),
     }

@@ -282,6 +282,9 @@ fn time_kernel(
     Ok(mean(&all))
 }
 
+/// The name the timing tiles go under in a store (`STORE/lpkc_calibrate/`).
+const CALIB: &str = "lpkc_calibrate";
+
 /// The store's latency and bandwidth, from puts and gets of a 1 x 1 tile
 /// and a `b x b` tile.
 fn time_store(store: &dyn TileStore, b: usize, min_time: f64) -> Result<StoreCost, String> {
@@ -289,10 +292,10 @@ fn time_store(store: &dyn TileStore, b: usize, min_time: f64) -> Result<StoreCos
     let big = Arc::new(good_tile(b));
     let round = |tile: &Arc<Tile>, idx: i64| -> Result<(), String> {
         store
-            .put("calib", &[idx], tile.clone())
+            .put(CALIB, &[idx], tile.clone())
             .map_err(|e| e.to_string())?;
         store
-            .get("calib", &[idx])
+            .get(CALIB, &[idx])
             .map_err(|e| e.to_string())?
             .ok_or_else(|| "a tile just written is missing".to_string())?;
         Ok(())
@@ -307,7 +310,7 @@ fn time_store(store: &dyn TileStore, b: usize, min_time: f64) -> Result<StoreCos
         round(&big, i)
     })?;
     for k in 1..=i {
-        let _ = store.delete("calib", &[k]);
+        let _ = store.delete(CALIB, &[k]);
     }
     // A put and a get: two requests of each size.
     let bytes = 2.0 * 8.0 * (b * b) as f64;
@@ -572,10 +575,16 @@ pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
         StoreCost::FREE
     } else {
         let (store, dir): (Box<dyn TileStore>, Option<PathBuf>) = match &args.store {
+            Some(url) if runtime::store::is_root_dir(url) => {
+                return Err(CliError::Usage(format!(
+                    "--store {url}: the file system's root is not a tile store; name a directory"
+                )))
+            }
             Some(url) => (
                 runtime::store::open_store(url)
                     .map_err(|e| CliError::Usage(format!("--store {url}: {e}")))?,
-                None,
+                // The directory the timing tiles go to, removed after.
+                runtime::store::local_dir(url).map(|d| d.join(CALIB)),
             ),
             None => {
                 let dir =
@@ -593,7 +602,13 @@ pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
         };
         let cost = time_store(store.as_ref(), big, args.min_time);
         if let Some(d) = dir {
-            let _ = std::fs::remove_dir_all(d);
+            // Our own temporary directory goes whole; in the user's store
+            // only the (emptied) directory of the timing tiles.
+            let _ = if args.store.is_some() {
+                std::fs::remove_dir(d)
+            } else {
+                std::fs::remove_dir_all(d)
+            };
         }
         let cost = cost.map_err(|e| CliError::Input(format!("timing the store: {e}")))?;
         eprintln!(

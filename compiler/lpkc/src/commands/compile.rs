@@ -99,6 +99,7 @@ pub fn run(args: &CompileArgs, global: &GlobalOpts) -> Result<(), CliError> {
         compiler: COMPILER.to_string(),
         source,
         program,
+        lint: compiled.lint,
     };
     let bytes = match encoding {
         ArtifactEncoding::Cbor => artifact::encode(&art),

@@ -17,7 +17,7 @@ pub struct DagArgs {
     pub file: PathBuf,
     #[command(flatten)]
     pub instance: InstanceArgs,
-    /// JSON (spec/cli.md) or Graphviz DOT.
+    /// JSON (docs/cli.md) or Graphviz DOT.
     #[arg(long, value_enum, default_value_t = DagFormat::Json)]
     pub format: DagFormat,
     /// `plans`: edges from the dependence plans; `expand`: brute force,
@@ -51,7 +51,12 @@ pub enum Method {
 
 /// Runs `lpkc dag`.
 pub fn run(args: &DagArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (_, program) = load::program(&args.file, &args.instance.program, global)?;
+    let (_, program) = load::program(
+        &args.file,
+        &args.instance.program,
+        global,
+        load::Rules::Warn,
+    )?;
     let inst = instance::bind(&program, &args.instance)?;
     // Count before expanding: an instance over the limit is refused
     // before any task is kept.

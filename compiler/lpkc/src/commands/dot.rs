@@ -26,7 +26,12 @@ pub struct DotArgs {
 
 /// Runs `lpkc dot`.
 pub fn run(args: &DotArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (_, program) = load::program(&args.file, &args.instance.program, global)?;
+    let (_, program) = load::program(
+        &args.file,
+        &args.instance.program,
+        global,
+        load::Rules::Warn,
+    )?;
     let max_tasks = args.max_tasks;
     if args.instance.params.is_empty() {
         if args.cluster.is_some() {

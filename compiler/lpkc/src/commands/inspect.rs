@@ -96,6 +96,18 @@ fn summary(path: &Path, size: u64, loaded: &Loaded) -> String {
             None => " (source text not included)".to_string(),
         }
     );
+    let lint = match &a.lint {
+        Some(l) => {
+            let rules: Vec<String> = l
+                .rules
+                .iter()
+                .map(|r| format!("{} {}", r.code, r.status))
+                .collect();
+            format!("no errors when written ({})", rules.join(", "))
+        }
+        None => "not recorded (a run lints the program first)".to_string(),
+    };
+    let _ = writeln!(o, "  lint     {lint}");
     let _ = writeln!(o, "\nprogram {}", p.name);
     let params: Vec<String> = p
         .params

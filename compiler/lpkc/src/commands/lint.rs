@@ -7,14 +7,10 @@ use crate::args::{Format, GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::load::{self, Input};
 use crate::{instance, output, report};
-use compiler::diag::{Code, Diagnostic, Label, Severity, SourceMap};
+use compiler::diag::{Diagnostic, Severity, SourceMap};
 use compiler::explore::limit::TaskLimit;
-use compiler::lint::{
-    analyze, checked_text, lint_program, proved_text, LintOptions, RuleLine, RuleStatus,
-    DEFAULT_BOUND, DEFAULT_TASK_BUDGET,
-};
-use compiler::pipeline::{compile_source, declaration_spans, CompileError, LintGate};
-use grammar::ast::Span;
+use compiler::lint::{lint_program, LintOptions, RuleLine, DEFAULT_BOUND, DEFAULT_TASK_BUDGET};
+use compiler::pipeline::{compile_source, CompileError, LintGate};
 use std::path::PathBuf;
 
 /// Arguments of `lpkc lint`.
@@ -275,9 +271,8 @@ fn finish(
 }
 
 /// Lints a compiled artifact: the rules that need only the plans
-/// ([`analyze`]); the unused-name warnings need the source's names and are
-/// skipped, saying so. Diagnostics point into the source the artifact
-/// carries, if it carries it.
+/// (`compiler::lint::artifact`); the unused-name warnings need the
+/// source's names and are skipped, saying so.
 fn lint_artifact(
     args: &LintArgs,
     global: &GlobalOpts,
@@ -303,152 +298,23 @@ fn lint_artifact(
         Some(instance::bind(p, &args.instance)?)
     };
     let refused = refuse_large(&mut given, opts);
-    let a = analyze(p, opts, given.as_ref());
-    let checked_instance = given.as_ref().map(instance_of);
     let mut sources = SourceMap::new();
-    let file = art
-        .source
-        .text
-        .as_ref()
-        .map(|text| sources.add(art.source.file.clone(), text.clone()));
-    let decls = file.and_then(|f| declaration_spans(sources.source(f), f, &p.name));
-    let at = |span: (u32, u32)| {
-        file.map(|file| Span {
-            file,
-            start: span.0,
-            end: span.1,
-        })
-    };
-    let diag = |severity, code, message: String, span: Option<Span>, label: &str| Diagnostic {
-        severity,
-        code,
-        message,
-        labels: span
-            .map(|span| Label {
-                span,
-                message: label.to_string(),
-                primary: true,
-            })
-            .into_iter()
-            .collect(),
-        notes: Vec::new(),
-    };
-    let mut diagnostics = Vec::new();
-    let mut summary = Vec::new();
-    if let Some((i, _)) = a.unsatisfiable {
-        let span = decls.as_ref().and_then(|d| d.requires.get(i).copied());
-        diagnostics.push(diag(
-            Severity::Error,
-            Code::E0506,
-            "no parameter value satisfies the `require`s".into(),
-            span,
-            "this requirement can never hold with the ones before it",
-        ));
-    }
-    for f in &a.findings {
-        let values = if f.failing_count == 0 {
-            given.as_ref().map(|g| g.params.clone()).unwrap_or_default()
-        } else {
-            f.params.clone()
-        };
-        let describe = match p.bind_values(values.clone()) {
-            Ok(inst) => f.violation.describe(&inst),
-            Err(e) => e.to_string(),
-        };
-        let message = if p.params.is_empty() {
-            describe
-        } else {
-            format!(
-                "for {}: {describe}",
-                compiler::lint::exhaustive::params_text(p, &values)
-            )
-        };
-        let site = f.primary;
-        let span = p.get_statement(site.stmt).and_then(|st| {
-            let list = if site.write { &st.writes } else { &st.reads };
-            list.get(site.access as usize).map(|acc| acc.span)
-        });
-        diagnostics.push(diag(
-            Severity::Error,
-            f.kind.code(),
-            message,
-            span.and_then(at),
-            f.kind.rule(),
-        ));
-    }
-    for &(s, _) in &a.never_runs {
-        if let Some(st) = p.get_statement(s) {
-            diagnostics.push(diag(
-                Severity::Warning,
-                Code::W0502,
-                format!(
-                    "the statement on line {} runs for no parameter value",
-                    st.line
-                ),
-                at(st.span),
-                "never runs",
-            ));
-        }
-    }
-    for &(s, acc) in &a.dead_writes {
-        let Some(w) = p
-            .get_statement(s)
-            .and_then(|st| st.writes.get(acc as usize))
-        else {
-            continue;
-        };
-        let name = p.get_matrix(w.matrix).map_or("?", |m| &m.name);
-        diagnostics.push(diag(
-            Severity::Warning,
-            Code::W0501,
-            format!("tiles written here are never read, and `{name}` is not an output"),
-            at(w.span),
-            "dead write",
-        ));
-    }
-    for &m in &a.unwritten_outputs {
-        let Some(name) = p.get_matrix(m).map(|m| m.name.as_str()) else {
-            continue;
-        };
-        let span = decls
-            .as_ref()
-            .and_then(|d| d.matrices.iter().find(|(n, _)| n == name).map(|(_, s)| *s));
-        diagnostics.push(diag(
-            Severity::Warning,
-            Code::W0508,
-            format!("output `{name}` is never written"),
-            span,
-            "declared as an output here",
-        ));
-    }
-    for (k, status) in &a.rules {
-        let (status, detail) = match status {
-            RuleStatus::Proved => ("proved", proved_text(p)),
-            RuleStatus::Checked(c) => ("checked", checked_text(p, c)),
-            RuleStatus::Violated => ("violated", "violated (see the errors)".to_string()),
-        };
-        summary.push(RuleLine {
-            code: k.code().as_str(),
-            rule: k.rule(),
-            status,
-            detail,
-        });
-    }
-    if let Some(e) = a.instance_error.clone().or(refused) {
-        summary.push(RuleLine {
+    let mut lint =
+        compiler::lint::artifact::lint_artifact(&art, &mut sources, opts, given.as_ref());
+    if let Some(why) = refused {
+        lint.summary.push(RuleLine {
             code: "",
             rule: "the instance given with -p",
             status: "not checked",
-            detail: e,
+            detail: why,
         });
     }
-    compiler::pipeline::sort_by_position(&mut diagnostics);
     Ok(Report {
         sources,
-        diagnostics,
-        summary,
+        diagnostics: lint.diagnostics,
+        summary: lint.summary,
         program_name: p.name.clone(),
-        instance: checked_instance,
+        instance: given.as_ref().map(instance_of),
         skipped: Some(format!(
             "{} is an artifact: the unused-name warnings (W0503 to W0507) need the source \
              and were not checked",

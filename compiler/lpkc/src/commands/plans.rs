@@ -17,7 +17,7 @@ pub struct PlansArgs {
 
 /// Runs `lpkc plans`.
 pub fn run(args: &PlansArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (_, program) = load::program(&args.file, &args.program, global)?;
+    let (_, program) = load::program(&args.file, &args.program, global, load::Rules::Ignore)?;
     output::out(&compiler::explore::plans_text::plans_text(&program));
     Ok(())
 }

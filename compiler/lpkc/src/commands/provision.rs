@@ -23,7 +23,7 @@ pub struct ProvisionArgs {
     #[arg(long, value_name = "CMD")]
     pub spawn: Option<String>,
     /// The lease of the local workers it starts (seconds).
-    #[arg(long, value_name = "S", default_value_t = 30.0)]
+    #[arg(long, value_name = "S", default_value_t = 30.0, value_parser = crate::args::parse_seconds)]
     pub lease: f64,
 }
 
@@ -31,11 +31,6 @@ pub struct ProvisionArgs {
 /// and every worker it started has exited.
 pub fn run(args: &ProvisionArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     let a = &args.autoscale;
-    if !(args.lease > 0.0 && args.lease.is_finite()) {
-        return Err(CliError::Usage(
-            "--lease must be a number of seconds above 0".into(),
-        ));
-    }
     let mut redis = ui::open(&args.redis)?;
     let exe = std::env::current_exe()
         .map_err(|e| CliError::Input(format!("cannot find the lpkc executable: {e}")))?;
@@ -48,6 +43,7 @@ pub fn run(args: &ProvisionArgs, _global: &GlobalOpts) -> Result<(), CliError> {
         children: Vec::new(),
         peak: 0,
         cache_mb: None,
+        failed_in_a_row: (0, None),
     };
     let started = Instant::now();
     let mut quiet_since = Instant::now();
@@ -69,6 +65,7 @@ pub fn run(args: &ProvisionArgs, _global: &GlobalOpts) -> Result<(), CliError> {
             ready += n;
         }
         let alive = pool.reap();
+        pool.check_failing()?;
         let target = if ready == 0 {
             0
         } else {

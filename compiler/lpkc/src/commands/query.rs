@@ -38,7 +38,12 @@ pub struct QueryArgs {
 
 /// Runs `lpkc query`.
 pub fn run(args: &QueryArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (_, program) = load::program(&args.file, &args.instance.program, global)?;
+    let (_, program) = load::program(
+        &args.file,
+        &args.instance.program,
+        global,
+        load::Rules::Warn,
+    )?;
     let inst = instance::bind(&program, &args.instance)?;
     let mut answerer = Answerer::new(&inst, args.max_tasks, "--max-tasks");
     let format = match args.format {

@@ -80,7 +80,12 @@ fn history_path(given: Option<&PathBuf>) -> Option<PathBuf> {
 
 /// Runs `lpkc repl`.
 pub fn run(args: &ReplArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (sources, program) = load::program(&args.file, &args.instance.program, global)?;
+    let (sources, program) = load::program(
+        &args.file,
+        &args.instance.program,
+        global,
+        load::Rules::Warn,
+    )?;
     // The source text comes from the load, so an artifact (which carries
     // its source unless compiled with --no-source) works too.
     let source = sources.source(grammar::ast::FileId(0)).to_string();

@@ -31,7 +31,7 @@ pub fn run(args: &ResumeArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     .map_err(ui::error)?;
     output::line(&format!(
         "run {}: {} of {} tasks done, {} ready, {} waiting with some parents done; start workers with `lpkc worker --redis {}`",
-        args.run, r.done, r.total, r.ready, r.waiting, args.redis
+        args.run, r.done, r.total, r.ready, r.waiting, cluster::conn::redacted(&args.redis)
     ));
     Ok(())
 }

@@ -102,7 +102,8 @@ pub struct RunArgs {
           requires = "redis", conflicts_with = "workers")]
     pub autoscale: Option<crate::cluster::Autoscale>,
     /// With --redis: the local workers' lease in seconds.
-    #[arg(long, value_name = "S", default_value_t = 10.0, requires = "redis")]
+    #[arg(long, value_name = "S", default_value_t = 10.0, requires = "redis",
+          value_parser = crate::args::parse_seconds)]
     pub lease: f64,
     /// The summary as text, or one JSON object.
     #[arg(long, value_enum, default_value_t)]
@@ -129,13 +130,32 @@ fn fail(message: &str) -> CliError {
 }
 
 /// A usage error (exit code 2).
+/// Whether `e` is an input file that could not be opened at all (absent,
+/// or not readable).
+fn unopenable_input(e: &job::JobError) -> bool {
+    use std::io::ErrorKind;
+    match e {
+        job::JobError::Input { source, .. } => matches!(
+            &**source,
+            runtime::npy::NpyError::Io { source, .. }
+                if matches!(source.kind(), ErrorKind::NotFound | ErrorKind::PermissionDenied)
+        ),
+        _ => false,
+    }
+}
+
 fn usage_error(message: &str) -> CliError {
     CliError::Usage(message.to_string())
 }
 
 /// Runs `lpkc run`.
 pub fn run(args: &RunArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (_, program) = load::program(&args.file, &args.instance.program, global)?;
+    let (_, program) = load::program(
+        &args.file,
+        &args.instance.program,
+        global,
+        load::Rules::Refuse,
+    )?;
     match (&args.redis, &args.store) {
         (Some(redis), Some(store)) => distributed(&program, args, redis, store),
         _ => execute(&program, args),
@@ -168,9 +188,6 @@ fn distributed(
             )));
         }
     }
-    if !(args.lease > 0.0 && args.lease.is_finite()) {
-        return Err(usage_error("--lease must be a number of seconds above 0"));
-    }
     let specs = inputs::specs(program, &args.inputs)?;
     cluster::tiles::check_store_url(store).map_err(|e| usage_error(&e.to_string()))?;
     let mut redis = crate::cluster::open(redis_url)?;
@@ -190,6 +207,7 @@ fn distributed(
         children: Vec::new(),
         peak: 0,
         cache_mb: crate::cluster::local_cache_mb(store),
+        failed_in_a_row: (0, None),
     };
     if args.autoscale.is_none() {
         for _ in 0..workers {
@@ -452,6 +470,12 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
             return Err(bind_failure(program, error, &params))
         }
         Err(e @ job::JobError::Select(_)) => return Err(usage_error(&e.to_string())),
+        // A missing or unreadable input file is a usage error (exit 2),
+        // as a missing source file is; a file that is there but holds no
+        // valid matrix is an input error.
+        Err(e @ job::JobError::Input { .. }) if unopenable_input(&e) => {
+            return Err(usage_error(&e.to_string()))
+        }
         Err(e) => return Err(fail(&e.to_string())),
     };
     for w in &done.written {
@@ -554,11 +578,14 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
                 secs,
                 report.tasks as f64 / secs.max(1e-12),
             ));
+            // The rate is over the wall time (what the run achieved); the
+            // kernel time is summed over the workers, so it is not its
+            // denominator.
             output::line(&format!(
-                "  {:.3} GFLOP in {:.3} s of kernel time: {:.2} GFLOP/s{}",
+                "  {:.3} GFLOP at {:.2} GFLOP/s of wall time ({:.3} s of kernel time over all workers){}",
                 report.flops / 1e9,
-                report.kernel_time.as_secs_f64(),
                 gflops,
+                report.kernel_time.as_secs_f64(),
                 if report.flops_complete {
                     ""
                 } else {

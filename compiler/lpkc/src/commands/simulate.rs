@@ -235,10 +235,12 @@ pub fn parse_lease(text: &str) -> Result<Lease, String> {
 
 /// Reads the observed start-up delays.
 pub fn read_delays(path: &Path) -> Result<Vec<f64>, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = load::read_bounded(path, MAX_TABLE_BYTES, "the start-up delays ")?;
+    let text = String::from_utf8(bytes).map_err(|e| {
         CliError::Usage(format!(
-            "cannot read the start-up delays {}: {e}",
-            path.display()
+            "the start-up delays {} are not UTF-8 text (byte {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
         ))
     })?;
     let mut out = Vec::new();
@@ -268,14 +270,28 @@ pub fn read_delays(path: &Path) -> Result<Vec<f64>, CliError> {
 
 /// Reads a cost model.
 pub fn read_costs(path: &Path) -> Result<CostModel, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::Usage(format!("cannot read the costs {}: {e}", path.display())))?;
+    let bytes = load::read_bounded(path, MAX_TABLE_BYTES, "the costs ")?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        CliError::Usage(format!(
+            "the costs {} are not UTF-8 text (byte {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
     CostModel::from_json(&text).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))
 }
 
+/// The largest cost model or start-up delay file `simulate` reads (16 MiB).
+const MAX_TABLE_BYTES: u64 = 16 << 20;
+
 /// Runs `lpkc simulate`.
 pub fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (_, program) = load::program(&args.file, &args.instance.program, global)?;
+    let (_, program) = load::program(
+        &args.file,
+        &args.instance.program,
+        global,
+        load::Rules::Warn,
+    )?;
     let inst = instance::bind(&program, &args.instance)?;
     if args.block == 0 || args.block > 1 << 20 {
         return Err(CliError::Usage(format!(
@@ -376,6 +392,20 @@ pub fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
         return Err(CliError::Input(format!(
             "the simulation ran {} tasks, the count says {tasks}",
             report.tasks
+        )));
+    }
+    let times = [
+        report.makespan_s,
+        report.worker_seconds,
+        report.critical_path_s,
+        report.work_s,
+    ];
+    if times.iter().any(|t| !t.is_finite()) {
+        return Err(CliError::Input(format!(
+            "the simulated times overflow (makespan {} s): the cost model's times are too \
+             large for this instance (check --costs, --gflops, --store-latency and \
+             --store-bandwidth)",
+            report.makespan_s
         )));
     }
     if let Some(out) = &args.svg {

@@ -49,7 +49,12 @@ pub struct StatsArgs {
 
 /// Runs `lpkc stats`.
 pub fn run(args: &StatsArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (_, program) = load::program(&args.file, &args.instance.program, global)?;
+    let (_, program) = load::program(
+        &args.file,
+        &args.instance.program,
+        global,
+        load::Rules::Warn,
+    )?;
     let inst = instance::bind(&program, &args.instance)?;
     let block = args.block;
     if block == 0 || block > 1 << 20 {

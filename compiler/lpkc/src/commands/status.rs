@@ -19,7 +19,7 @@ pub struct StatusArgs {
     #[arg(long)]
     pub blocked: bool,
     /// A claimed task not renewed for this many seconds counts as expired.
-    #[arg(long, value_name = "S", default_value_t = 30.0)]
+    #[arg(long, value_name = "S", default_value_t = 30.0, value_parser = crate::args::parse_seconds)]
     pub lease: f64,
     /// The answer as text, or one JSON object.
     #[arg(long, value_enum, default_value_t)]
@@ -28,11 +28,6 @@ pub struct StatusArgs {
 
 /// Runs `lpkc status`.
 pub fn run(args: &StatusArgs, _global: &GlobalOpts) -> Result<(), CliError> {
-    if !(args.lease > 0.0 && args.lease.is_finite()) {
-        return Err(CliError::Usage(
-            "--lease must be a number of seconds above 0".into(),
-        ));
-    }
     let mut redis = ui::open(&args.redis)?;
     let limit = if args.blocked { 20 } else { 5 };
     let s = cluster::status::status(

@@ -75,7 +75,12 @@ pub fn run(args: &SubmitArgs, global: &GlobalOpts) -> Result<(), CliError> {
     if args.block == 0 {
         return Err(CliError::Usage("--block must be at least 1".into()));
     }
-    let (_, program) = load::program(&args.file, &args.instance.program, global)?;
+    let (_, program) = load::program(
+        &args.file,
+        &args.instance.program,
+        global,
+        load::Rules::Refuse,
+    )?;
     let specs = inputs::specs(&program, &args.inputs)?;
     cluster::tiles::check_store_url(&args.store).map_err(|e| CliError::Usage(e.to_string()))?;
     let mut redis = ui::open(&args.redis)?;

@@ -20,11 +20,11 @@ pub struct WorkerArgs {
     pub threads: usize,
     /// Exit after this many seconds without work (or without reaching
     /// Redis).
-    #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = parse_seconds)]
+    #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = crate::args::parse_seconds)]
     pub idle: f64,
     /// Seconds after which a task this worker stops renewing (it died or
     /// hung) is taken over by another worker; renewed every third of it.
-    #[arg(long, value_name = "S", default_value_t = 30.0, value_parser = parse_seconds)]
+    #[arg(long, value_name = "S", default_value_t = 30.0, value_parser = crate::args::parse_seconds)]
     pub lease: f64,
     /// Testing aid: fail on purpose, e.g.
     /// `crash-after-write=0.05,crash-before-write=0.05,stall=0.02`
@@ -40,13 +40,6 @@ pub struct WorkerArgs {
     /// Print only errors.
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-fn parse_seconds(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 86_400.0 * 365.0 => Ok(v),
-        _ => Err(format!("`{s}` is not a number of seconds above 0")),
-    }
 }
 
 /// Runs `lpkc worker`.
@@ -68,7 +61,11 @@ pub fn run(args: &WorkerArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     if !quiet {
         eprintln!(
             "worker {}: {} thread(s), lease {:.1} s, idle {:.1} s, Redis {}",
-            cfg.name, cfg.threads, args.lease, args.idle, cfg.redis
+            cfg.name,
+            cfg.threads,
+            args.lease,
+            args.idle,
+            cluster::conn::redacted(&cfg.redis)
         );
     }
     let report = work(&cfg, &log).map_err(ui::error)?;

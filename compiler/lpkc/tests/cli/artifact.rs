@@ -35,6 +35,7 @@ fn compile(path: &Path) -> Artifact {
         compiler: "test".into(),
         source: SourceInfo::of_program(&program, &name, Some(text)),
         program,
+        lint: None,
     }
 }
 
@@ -172,7 +173,7 @@ fn inspect_shows_zero_matrices() {
     assert_eq!(code, 0, "{err}");
     let (code, human, err) = lpkc(&["inspect", &out]);
     assert_eq!(code, 0, "{err}");
-    assert!(human.contains("format   lpka 2.0 (CBOR)"), "{human}");
+    assert!(human.contains("format   lpka 2.1 (CBOR)"), "{human}");
     assert!(
         human.contains(
             "  matrix P[ceil(log2(K)) + 1, M, N, 2 * K] = 0  (zero matrix: unwritten tiles read as zeros)\n"
@@ -183,7 +184,10 @@ fn inspect_shows_zero_matrices() {
     let (code, json, err) = lpkc(&["inspect", &out, "--format", "json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
-    assert_eq!(v["version"], serde_json::json!([2, 0]));
+    assert_eq!(
+        v["version"],
+        serde_json::json!([model::artifact::FORMAT_MAJOR, model::artifact::FORMAT_MINOR])
+    );
     let flags: Vec<(String, bool)> = v["artifact"]["program"]["matrices"]
         .as_array()
         .expect("matrices")
@@ -253,7 +257,10 @@ fn broken_files_are_reported_with_their_codes() {
     let (code, err) = lpkc_on(&newer, "v3.lpka");
     assert_eq!(code, 1);
     assert!(
-        err.contains("error[E0402]: artifact format version 3.0 is not supported: this reader supports versions 1.x to 2.x"),
+        err.contains(&format!(
+            "error[E0402]: artifact format version 3.{} is not supported: this reader supports versions 1.x to 2.x",
+            model::artifact::FORMAT_MINOR
+        )),
         "{err}"
     );
     let mut older = good.clone();
@@ -261,7 +268,10 @@ fn broken_files_are_reported_with_their_codes() {
     let (code, err) = lpkc_on(&older, "v0.lpka");
     assert_eq!(code, 1);
     assert!(
-        err.contains("error[E0402]: artifact format version 0.0 is not supported"),
+        err.contains(&format!(
+            "error[E0402]: artifact format version 0.{} is not supported",
+            model::artifact::FORMAT_MINOR
+        )),
         "{err}"
     );
     let mut longer = good.clone();

@@ -32,7 +32,7 @@ fn check_validates_an_artifact() {
     assert_eq!(
         err,
         format!(
-            "{art}: a valid artifact of program `cholesky` (format lpka 2.0, lpkc {})\n",
+            "{art}: a valid artifact of program `cholesky` (format lpka 2.1, lpkc {})\n",
             env!("CARGO_PKG_VERSION")
         )
     );

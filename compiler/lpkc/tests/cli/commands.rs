@@ -1,4 +1,4 @@
-//! The command-line contract of spec/cli.md: exit codes and the JSON of
+//! The command-line contract of docs/cli.md: exit codes and the JSON of
 //! `query` and `dag`, through the real binary.
 
 use crate::binary::lpkc;
@@ -270,5 +270,29 @@ fn the_examples_lint_clean_with_deny_warnings() {
         assert_eq!(out.status.code(), Some(0), "{name}:\n{stderr}");
         assert!(!stderr.contains("warning["), "{name}:\n{stderr}");
         assert!(!stderr.contains("error["), "{name}:\n{stderr}");
+    }
+}
+
+/// `--help` points only at what a clone has: `docs/...`, never the
+/// design contract's `spec/` paths.
+#[test]
+fn help_names_no_path_outside_the_clone() {
+    let (_, top, _) = lpkc(&["--help"]);
+    let commands: Vec<String> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() > 20, "{top}");
+    for c in commands {
+        let (code, out, err) = lpkc(&[&c, "--help"]);
+        assert_eq!(code, 0, "{c} --help: {err}");
+        assert!(
+            !out.contains("spec/"),
+            "`lpkc {c} --help` names spec/:\n{out}"
+        );
     }
 }

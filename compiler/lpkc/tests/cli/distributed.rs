@@ -9,9 +9,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use test_support::services;
 
-/// The test Redis, in a database of this test's own: workers take tasks of
-/// every run in their database, so tests that run at the same time must
-/// not share one (a test's crashing workers would take another's tasks).
+/// The test Redis, in a database of this test's own (0 to 31: the test
+/// Redis has 32): workers take tasks of every run in their database, so
+/// tests that run at the same time must not share one (a test's crashing workers would take another's tasks).
 fn redis_db(db: u32) -> String {
     format!("{}/{db}", services::redis_url().trim_end_matches('/'))
 }
@@ -1396,6 +1396,20 @@ fn workers_wait_for_an_input_tile_still_uploading_and_fail_the_run_when_the_uplo
             "{s}"
         );
     }
+    // A key without a time to live was not set by a submitter (one always
+    // sets one, and renews it): the workers do not wait for it forever.
+    let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
+    std::fs::remove_file(root.join(&run).join("A/3_2.npy")).expect("lose the tile");
+    let key = cluster::protocol::Keys::new(&run).uploading();
+    r.query::<()>(cluster::redis::cmd("SET").arg(&key).arg(1), "SET")
+        .expect("SET the uploading key without a TTL");
+    let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
+    assert_eq!(s["state"], "failed", "{s}");
+    let message = s["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("input tile A[3, 2] is not in the store"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -1480,4 +1494,188 @@ fn a_submit_killed_while_it_uploads_fails_its_run_naming_a_missing_input_tile() 
         .query(cluster::redis::cmd("EXISTS").arg(&key), "exists")
         .expect("EXISTS");
     assert_eq!(left, 0);
+}
+
+/// `lpkc collect` of a run whose output tiles or Redis record someone
+/// changed: exit 1 naming the tile (or the tampering), and no `_SUCCESS`;
+/// never an output assembled with zeros where a task wrote a tile.
+#[test]
+fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
+    let redis = redis_db(18);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let args = ["--block", "32", "--input", "A=spd:128"];
+    let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
+    let mut pool = Workers::new(&redis, &store, &["--idle", "30", "--threads", "2"]);
+    pool.spawn();
+    let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
+    assert_eq!(s["state"], "done", "{s}");
+    drop(pool);
+    let good = tmp.path().join("good");
+    collect(&redis, &store, &run, &good);
+    assert!(good.join("_SUCCESS").exists());
+
+    let try_collect = |name: &str| -> (i32, String, PathBuf) {
+        let dir = tmp.path().join(name);
+        let out = lpkc()
+            .args(["collect", &run, "--redis", &redis, "--output-dir"])
+            .arg(&dir)
+            .output()
+            .expect("run lpkc collect");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code().unwrap_or(-1), stderr, dir)
+    };
+    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
+    let keys = cluster::protocol::Keys::new(&run);
+
+    // Redis's counters lowered: the plans count the tasks.
+    let hset = |r: &mut cluster::conn::Redis, field: &str, value: u64| {
+        r.query::<()>(
+            cluster::redis::cmd("HSET")
+                .arg(keys.meta())
+                .arg(field)
+                .arg(value),
+            "HSET",
+        )
+        .expect("HSET the run's meta");
+    };
+    let total: u64 = s["tasks_total"].as_u64().expect("tasks_total");
+    hset(&mut r, "done", 3);
+    hset(&mut r, "total", 3);
+    let (code, stderr, dir) = try_collect("counters");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("the program has {total} tasks")),
+        "{stderr}"
+    );
+    assert!(!dir.join("_SUCCESS").exists());
+    hset(&mut r, "done", total);
+    hset(&mut r, "total", total);
+
+    // An output tile in the dead set: collect deletes dead tiles, but
+    // never an output's.
+    let l_tile = cluster::ids::tile_id(model::MatrixId(1), &[2, 1]);
+    r.query::<()>(
+        cluster::redis::cmd("SADD").arg(keys.dead()).arg(&l_tile),
+        "SADD",
+    )
+    .expect("SADD to the dead set");
+    let (code, stderr, dir) = try_collect("dead");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("its dead set names L[2, 1]"), "{stderr}");
+    assert!(!dir.join("_SUCCESS").exists());
+    let tile_file = tmp
+        .path()
+        .join("store")
+        .join(&run)
+        .join("L")
+        .join("2_1.npy");
+    assert!(tile_file.exists(), "the output tile was deleted");
+    r.query::<()>(
+        cluster::redis::cmd("SREM").arg(keys.dead()).arg(&l_tile),
+        "SREM",
+    )
+    .expect("SREM from the dead set");
+
+    // A tile of L deleted from the store.
+    std::fs::remove_file(&tile_file).expect("delete a tile of L");
+    let (code, stderr, dir) = try_collect("missing");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("output tile L[2, 1] is not in the store"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("although trsm@"), "{stderr}");
+    assert!(!dir.join("_SUCCESS").exists());
+}
+
+/// A run whose ready queue someone deleted from Redis: a worker skips it,
+/// saying so, instead of asking for it thousands of times a second.
+#[test]
+fn a_worker_skips_a_run_whose_queue_was_deleted_without_spinning() {
+    let redis = redis_db(16);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let run = submit(
+        &redis,
+        &store,
+        &example("cholesky.lpk"),
+        &["--block", "32", "--input", "A=spd:128"],
+    );
+    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
+    let queue = cluster::protocol::Keys::new(&run).queue();
+    r.query::<()>(cluster::redis::cmd("DEL").arg(&queue), "DEL")
+        .expect("delete the run's queue");
+    let started = Instant::now();
+    let out = lpkc()
+        .args(["worker", "--redis", &redis, "--idle", "3"])
+        .output()
+        .expect("run a worker");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{log}{err}");
+    assert!(started.elapsed() < Duration::from_secs(30), "{log}{err}");
+    let all = format!("{log}{err}");
+    assert!(
+        all.contains(&format!("skipping run {run}: its ready queue is gone")),
+        "{all}"
+    );
+    // "..., N Redis round trips": a few per 50 ms at most, not thousands.
+    let trips: u64 = all
+        .split(" Redis round trips")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no round-trip count in: {all}"));
+    assert!(trips < 1000, "{trips} round trips in 3 s idle: {all}");
+    r.query::<()>(
+        cluster::redis::cmd("SREM")
+            .arg(cluster::protocol::RUNS)
+            .arg(&run),
+        "SREM",
+    )
+    .expect("forget the run");
+}
+
+/// `lpkc provision` whose worker command fails at once stops after a few
+/// tries, naming the command and its exit status, instead of starting it
+/// again forever.
+#[test]
+fn provision_stops_when_its_workers_keep_failing() {
+    let redis = redis_db(17);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let run = submit(
+        &redis,
+        &store,
+        &example("cholesky.lpk"),
+        &["--block", "32", "--input", "A=spd:128"],
+    );
+    let started = Instant::now();
+    let out = lpkc()
+        .args([
+            "provision",
+            "--redis",
+            &redis,
+            "--autoscale",
+            "sf=1,max=2,idle=5",
+            "--spawn",
+            "exit 3",
+        ])
+        .output()
+        .expect("run lpkc provision");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(60), "{err}");
+    assert!(
+        err.contains("workers in a row exited with a failure"),
+        "{err}"
+    );
+    assert!(err.contains("exit status: 3"), "{err}");
+    assert!(err.contains("`exit 3`"), "{err}");
+    // The run is still there for real workers.
+    let mut pool = Workers::new(&redis, &store, &["--idle", "30"]);
+    pool.spawn();
+    let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
+    assert_eq!(s["state"], "done", "{s}");
 }

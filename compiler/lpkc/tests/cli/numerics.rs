@@ -156,6 +156,11 @@ fn triangular() {
 /// Runs a failing command with an output directory and returns stderr,
 /// after asserting exit code 1 and no marker.
 fn fails(args: &[&str], name: &str) -> String {
+    fails_with(1, args, name)
+}
+
+/// [`fails`] with exit code `want`.
+fn fails_with(want: i32, args: &[&str], name: &str) -> String {
     let dir = scratch(name);
     std::fs::create_dir_all(&dir).expect("dir");
     // A stale marker from an earlier run must not survive a failed run.
@@ -164,7 +169,7 @@ fn fails(args: &[&str], name: &str) -> String {
     let mut all: Vec<&str> = args.to_vec();
     all.extend(["--output-dir", &dir_s]);
     let (code, out, err) = lpkc(&all);
-    assert_eq!(code, 1, "{args:?}: {out}{err}");
+    assert_eq!(code, want, "{args:?}: {out}{err}");
     assert!(!dir.join("_SUCCESS").exists(), "{args:?} left a marker");
     let _ = std::fs::remove_dir_all(&dir);
     err
@@ -176,7 +181,8 @@ fn bad_inputs_are_clear_errors() {
     let with = |extra: &[&'static str]| -> Vec<&'static str> {
         run.iter().copied().chain(extra.iter().copied()).collect()
     };
-    let err = fails(&with(&["--input", "A=/nonexistent/a.npy"]), "missing");
+    // A missing file is a usage error (docs/cli.md: exit code 2).
+    let err = fails_with(2, &with(&["--input", "A=/nonexistent/a.npy"]), "missing");
     assert!(err.contains("/nonexistent/a.npy"), "{err}");
 
     let garbage = std::env::temp_dir().join(format!("lpk-garbage-{}.npy", std::process::id()));

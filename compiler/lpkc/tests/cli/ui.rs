@@ -157,6 +157,7 @@ ui_tests! {
         E0207_standard_kernel_scalar_type
         E0207_standard_kernel_wrong_arity
         E0208_let_chain_too_large
+        W0201_near_standard_kernel
     }
 }
 

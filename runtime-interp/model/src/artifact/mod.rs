@@ -36,7 +36,8 @@ pub const OLDEST_MAJOR: u16 = 1;
 
 /// The minor format version this code writes. Readers accept any minor
 /// version of a major version they read, ignoring fields they do not know.
-pub const FORMAT_MINOR: u16 = 0;
+/// Version 2.1 added the optional `lint` record.
+pub const FORMAT_MINOR: u16 = 1;
 
 /// Size of the container header in bytes: magic (8), major (2), minor (2),
 /// payload length (4), CBOR length (4), CRC-32 (4).
@@ -58,6 +59,29 @@ pub struct Artifact {
     pub source: SourceInfo,
     /// The program, with its plans.
     pub program: Program,
+    /// What the writer's lint found (format 2.1; absent when the writer
+    /// did not lint). A runtime does not lint a program that carries one
+    /// again; it still checks while running what it can cheaply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lint: Option<LintRecord>,
+}
+
+/// The lint result an artifact carries: `lpkc compile` writes an artifact
+/// only when lint found no error, and records how each rule stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LintRecord {
+    /// One entry per error rule.
+    pub rules: Vec<LintRule>,
+}
+
+/// How one rule stood when the artifact was written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LintRule {
+    /// The rule's diagnostic code, e.g. `E0501`.
+    pub code: String,
+    /// `proved` (for every parameter value) or `checked` (for the values
+    /// up to lint's bound).
+    pub status: String,
 }
 
 /// The source map: the file and, per statement, where it stands.

@@ -123,6 +123,25 @@ pub enum ValidationError {
         /// The limit.
         limit: usize,
     },
+    /// A name that is not an identifier of the language: matrix names
+    /// become file names (`M.npy`), so a name like `../x` or `/tmp/x` would
+    /// write outside the output directory.
+    #[error("{what} {name:?} is not an identifier (a letter or `_`, then letters, digits or `_`)")]
+    NotIdentifier {
+        /// Which name.
+        what: String,
+        /// The name, as found.
+        name: String,
+    },
+    /// Two declarations with one name in a namespace that must keep them
+    /// apart.
+    #[error("{what} `{name}` is declared twice")]
+    DuplicateName {
+        /// What kind of name.
+        what: &'static str,
+        /// The name.
+        name: String,
+    },
     /// An id or index past the end of what it indexes.
     #[error("{at}: {what} {index} is out of range (there are {len})")]
     OutOfRange {
@@ -221,6 +240,28 @@ pub fn validate(artifact: &Artifact, limits: &Limits) -> Result<(), ValidationEr
         &artifact.compiler,
         limits.name_len,
     )?;
+    if let Some(lint) = &artifact.lint {
+        lint_record(lint, limits)?;
+    }
+    Ok(())
+}
+
+/// A lint record lists a few rules, each `proved` or `checked`: an
+/// artifact is written only when lint found no error.
+fn lint_record(lint: &super::LintRecord, limits: &Limits) -> Result<(), ValidationError> {
+    too_many("lint rules", lint.rules.len(), 64)?;
+    for r in &lint.rules {
+        ident(|| "a lint rule's code".into(), &r.code, limits.name_len)?;
+        if r.status != "proved" && r.status != "checked" {
+            return Err(ValidationError::Inconsistent {
+                at: format!("the lint record of rule {}", r.code),
+                what: format!(
+                    "status {:?}: an artifact records only `proved` or `checked` rules",
+                    r.status
+                ),
+            });
+        }
+    }
     Ok(())
 }
 
@@ -246,6 +287,40 @@ fn name(what: impl Fn() -> String, s: &str, limit: usize) -> Result<(), Validati
     } else {
         Ok(())
     }
+}
+
+/// [`name`], and the name is an identifier (`[A-Za-z_][A-Za-z0-9_]*`).
+fn ident(what: impl Fn() -> String, s: &str, limit: usize) -> Result<(), ValidationError> {
+    name(&what, s, limit)?;
+    let mut chars = s.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        Ok(())
+    } else {
+        Err(ValidationError::NotIdentifier {
+            what: what(),
+            name: s.to_string(),
+        })
+    }
+}
+
+/// Refuses the first name that `names` yields twice.
+fn distinct<'n>(
+    what: &'static str,
+    names: impl Iterator<Item = &'n str>,
+) -> Result<(), ValidationError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for n in names {
+        if !seen.insert(n) {
+            return Err(ValidationError::DuplicateName {
+                what,
+                name: n.to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn in_range(
@@ -422,9 +497,9 @@ impl<'a> Validator<'a> {
     fn declarations(&mut self) -> Result<(), ValidationError> {
         let p = self.p;
         let l = self.limits;
-        name(|| "the program name".into(), &p.name, l.name_len)?;
+        ident(|| "the program name".into(), &p.name, l.name_len)?;
         for (i, q) in p.params.iter().enumerate() {
-            name(|| format!("the name of parameter {i}"), &q.name, l.name_len)?;
+            ident(|| format!("the name of parameter {i}"), &q.name, l.name_len)?;
         }
         too_many("requires", p.requires.len(), l.requires)?;
         for (i, &r) in p.requires.iter().enumerate() {
@@ -432,7 +507,7 @@ impl<'a> Validator<'a> {
         }
         too_many("matrices", p.matrices.len(), l.matrices)?;
         for (i, m) in p.matrices.iter().enumerate() {
-            name(|| format!("the name of matrix {i}"), &m.name, l.name_len)?;
+            ident(|| format!("the name of matrix {i}"), &m.name, l.name_len)?;
             too_many("matrix dimensions", m.extents.len(), l.dims)?;
             for (d, &e) in m.extents.iter().enumerate() {
                 self.expr(e, 0, &|| format!("extent {} of matrix `{}`", d + 1, m.name))?;
@@ -446,20 +521,30 @@ impl<'a> Validator<'a> {
         }
         too_many("kernels", p.kernels.len(), l.kernels)?;
         for (i, k) in p.kernels.iter().enumerate() {
-            name(|| format!("the name of kernel {i}"), &k.name, l.name_len)?;
+            ident(|| format!("the name of kernel {i}"), &k.name, l.name_len)?;
             too_many("kernel parameters", k.params.len(), l.kernel_params)?;
             too_many("kernel results", k.results.len(), l.kernel_params)?;
             for (n, _) in &k.params {
-                name(
+                ident(
                     || format!("a parameter of kernel `{}`", k.name),
                     n,
                     l.name_len,
                 )?;
             }
             for n in &k.results {
-                name(|| format!("a result of kernel `{}`", k.name), n, l.name_len)?;
+                ident(|| format!("a result of kernel `{}`", k.name), n, l.name_len)?;
             }
         }
+        // Parameters and matrices share one namespace; kernels have their
+        // own. Two matrices of one name would be written to one file.
+        distinct(
+            "parameter or matrix",
+            p.params
+                .iter()
+                .map(|q| q.name.as_str())
+                .chain(p.matrices.iter().map(|m| m.name.as_str())),
+        )?;
+        distinct("kernel", p.kernels.iter().map(|k| k.name.as_str()))?;
         Ok(())
     }
 
@@ -474,7 +559,7 @@ impl<'a> Validator<'a> {
             let depth = st.vars.len();
             too_many("loop variables of a statement", depth, l.loop_depth)?;
             for v in &st.vars {
-                name(|| format!("a loop variable of {}", here()), v, l.name_len)?;
+                ident(|| format!("a loop variable of {}", here()), v, l.name_len)?;
             }
             if st.order.len() != depth + 1 {
                 return Err(ValidationError::Inconsistent {

@@ -1,6 +1,6 @@
 //! Tile kernels: the [`Kernel`] trait every kernel implements, the
 //! [`Registry`] that maps kernel names to implementations, and the standard
-//! kernels of `spec/kernels.md` on `faer` (f64).
+//! kernels of `docs/kernels.md` on `faer` (f64).
 //!
 //! A kernel is a pure function from input tiles and scalars to result
 //! tiles. It must accept any consistent shapes (edge tiles are smaller than
@@ -81,7 +81,7 @@ impl Registry {
         self.kernels.get(name)
     }
 
-    /// A registry holding every standard kernel of `spec/kernels.md`.
+    /// A registry holding every standard kernel of `docs/kernels.md`.
     pub fn standard() -> Self {
         let mut registry = Self::new();
         for kernel in standard::kernels() {

@@ -1,4 +1,4 @@
-//! The shape rules of the standard kernels (`spec/kernels.md`): which
+//! The shape rules of the standard kernels (`docs/kernels.md`): which
 //! dimensions of which tile arguments must agree, and which argument
 //! dimension each result dimension copies. The kernels check the same
 //! rules on real tiles (`blas.rs`, `factor.rs`, `qr.rs`); these tables let
@@ -71,7 +71,7 @@ const fn c(arg: usize) -> ArgDim {
 const SAME_AS_FIRST: &[[Option<ArgDim>; 2]] = &[[Some(r(0)), Some(c(0))]];
 const SQUARE: &[(ArgDim, ArgDim)] = &[(r(0), c(0))];
 
-/// Every standard kernel's rule, in the order of `spec/kernels.md`.
+/// Every standard kernel's rule, in the order of `docs/kernels.md`.
 const RULES: &[(&str, ShapeRule)] = &[
     (
         "copy",

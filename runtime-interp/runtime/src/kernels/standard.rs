@@ -1,4 +1,4 @@
-//! The table of standard kernels (`spec/kernels.md`): each name with the
+//! The table of standard kernels (`docs/kernels.md`): each name with the
 //! function that implements it, wrapped as a [`Kernel`] for the registry.
 
 use super::{blas, factor, qr, Kernel, KernelArg, KernelError, Tile};
@@ -23,7 +23,7 @@ impl Kernel for StandardKernel {
     }
 }
 
-/// Every standard kernel, in the order of `spec/kernels.md`.
+/// Every standard kernel, in the order of `docs/kernels.md`.
 const TABLE: &[(&str, KernelFn)] = &[
     ("copy", blas::copy),
     ("add", blas::add),

@@ -1,0 +1,212 @@
+//! What the second adversarial pass found without Redis: flags that
+//! panicked or aborted, files that are read forever, a simulation that
+//! never ends or prints `inf`, METIS writing into a JSON report. Each gets
+//! a clear error (or a correct answer) in bounded time and memory.
+
+use crate::binary::lpkc;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// Runs lpkc and checks its exit code, that it did not panic or abort, and
+/// that it answered within `limit`; returns stdout and stderr.
+fn answers(args: &[&str], code: i32, limit: Duration) -> (String, String) {
+    let started = Instant::now();
+    let (got, out, err) = lpkc(args);
+    let took = started.elapsed();
+    assert_eq!(got, code, "{args:?}:\nstdout: {out}\nstderr: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(took < limit, "{args:?} took {took:?}");
+    (out, err)
+}
+
+const SECONDS: Duration = Duration::from_secs(30);
+
+/// `lpkc run --redis` at a port where nothing listens (the flags are
+/// refused before any connection).
+const RUN_REDIS: [&str; 9] = [
+    "run",
+    "examples/cholesky.lpk",
+    "--block",
+    "4",
+    "--input",
+    "A=spd:8",
+    "--redis",
+    "redis://127.0.0.1:1",
+    "--no-progress",
+];
+
+#[test]
+fn huge_and_negative_seconds_are_usage_errors_not_panics() {
+    for (args, flag) in [
+        (
+            vec![
+                "status",
+                "r1",
+                "--redis",
+                "redis://127.0.0.1:1",
+                "--lease",
+                "1e20",
+            ],
+            "1e20",
+        ),
+        (
+            vec![
+                "worker",
+                "--redis",
+                "redis://127.0.0.1:1",
+                "--lease",
+                "1e20",
+            ],
+            "1e20",
+        ),
+        (
+            vec!["worker", "--redis", "redis://127.0.0.1:1", "--idle", "-1"],
+            "-1",
+        ),
+        (
+            vec!["worker", "--redis", "redis://127.0.0.1:1", "--idle", "NaN"],
+            "NaN",
+        ),
+        (
+            [
+                &RUN_REDIS[..],
+                &["--store", "/tmp/lpk-never", "--lease", "1e20"],
+            ]
+            .concat(),
+            "1e20",
+        ),
+        (
+            vec![
+                "provision",
+                "--redis",
+                "redis://127.0.0.1:1",
+                "--autoscale",
+                "sf=1,max=2,idle=1e20",
+            ],
+            "idle",
+        ),
+    ] {
+        let (_, err) = answers(&args, 2, SECONDS);
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}
+
+fn simulate(extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "simulate",
+        "examples/cholesky.lpk",
+        "-p",
+        "N=4",
+        "--block",
+        "64",
+        "--workers",
+        "2",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+#[test]
+fn simulate_takes_any_cache_size_in_bounded_memory() {
+    for n in ["100000000", "18446744073709551615"] {
+        let args = simulate(&["--cache-tiles", n, "--format", "json"]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (out, _) = answers(&args, 0, SECONDS);
+        let v: Value = serde_json::from_str(out.trim()).expect("one JSON object");
+        assert_eq!(v["tasks"], 20, "{v}");
+    }
+}
+
+#[test]
+fn simulate_with_a_failure_rate_near_one_ends_with_an_error() {
+    let args = simulate(&["--fail-rate", "0.999999", "--lease", "0.001"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // The setting makes the run impossible: a usage error, as a rate of 1.
+    let (_, err) = answers(&args, 2, SECONDS);
+    assert!(err.contains("does not finish"), "{err}");
+}
+
+#[test]
+fn simulate_refuses_times_that_overflow_instead_of_printing_inf_or_hanging() {
+    let svg = std::env::temp_dir().join(format!("lpk-overflow-{}.svg", std::process::id()));
+    let svg = svg.display().to_string();
+    for extra in [
+        vec!["--store-latency", "1e308"],
+        vec!["--store-latency", "1e308", "--svg", &svg],
+        vec!["--store-bandwidth", "1e-300"],
+        vec!["--gflops", "1e-300"],
+    ] {
+        let args = simulate(&extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (out, err) = answers(&args, 2, SECONDS);
+        assert!(!out.contains("inf") && !out.contains("NaN"), "{out}");
+        assert!(err.contains("must be"), "{extra:?}: {err}");
+    }
+    assert!(!std::path::Path::new(&svg).exists());
+}
+
+#[test]
+fn simulate_locality_with_more_workers_than_tasks_prints_only_json() {
+    let (out, err) = answers(
+        &[
+            "simulate",
+            "examples/cholesky.lpk",
+            "-p",
+            "N=2",
+            "--block",
+            "64",
+            "--workers",
+            "64",
+            "--policy",
+            "locality",
+            "--format",
+            "json",
+        ],
+        0,
+        SECONDS,
+    );
+    let v: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    assert_eq!(v["tasks"], 4, "{v}");
+    assert!(!out.contains("***"), "{out}");
+}
+
+#[test]
+fn endless_files_are_refused_after_a_bounded_read() {
+    for args in [
+        vec!["check", "/dev/zero"],
+        vec!["inspect", "/dev/zero"],
+        vec!["query", "/dev/zero", "-e", "tasks"],
+    ] {
+        let (_, err) = answers(&args, 2, SECONDS);
+        assert!(err.contains("larger than 64 MiB"), "{args:?}: {err}");
+    }
+    for flag in ["--costs", "--startup"] {
+        let args = simulate(&[flag, "/dev/zero"]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (_, err) = answers(&args, 2, SECONDS);
+        assert!(err.contains("larger than 16 MiB"), "{flag}: {err}");
+    }
+}
+
+#[test]
+fn the_file_system_root_is_no_tile_store() {
+    for store in ["/", "file:///", "dir:/"] {
+        let mut args = RUN_REDIS.to_vec();
+        args.extend(["--store", store]);
+        let (_, err) = answers(&args, 2, SECONDS);
+        assert!(
+            err.contains("the file system's root is not a tile store"),
+            "{store}: {err}"
+        );
+        let (_, err) = answers(&["calibrate", "--block", "8", "--store", store], 2, SECONDS);
+        assert!(
+            err.contains("the file system's root is not a tile store"),
+            "{store}: {err}"
+        );
+    }
+    assert!(!std::path::Path::new("/lpkc_calibrate").exists());
+    assert!(!std::path::Path::new("/calib").exists());
+}

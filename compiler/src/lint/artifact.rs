@@ -1,0 +1,149 @@
+//! Lint of a compiled artifact: the rules that need only the plans
+//! ([`analyze`]), as diagnostics pointing into the source text the artifact
+//! carries (if it carries it). The unused-name warnings need the source's
+//! names and are not part of it.
+
+use super::{analyze, checked_text, proved_text, LintOptions, LintReport, RuleLine, RuleStatus};
+use crate::diag::{Code, Diagnostic, Label, Severity, SourceMap};
+use crate::front::decls::declaration_spans;
+use grammar::ast::Span;
+use model::artifact::Artifact;
+use model::program::Instance;
+
+/// Lints the program of `art` (and the instance `given`, if any); the
+/// artifact's source text, if it carries one, is added to `sources` and
+/// the diagnostics point into it.
+pub fn lint_artifact(
+    art: &Artifact,
+    sources: &mut SourceMap,
+    opts: &LintOptions,
+    given: Option<&Instance<'_>>,
+) -> LintReport {
+    let p = &art.program;
+    let a = analyze(p, opts, given);
+    let file = art
+        .source
+        .text
+        .as_ref()
+        .map(|text| sources.add(art.source.file.clone(), text.clone()));
+    let decls = file.and_then(|f| declaration_spans(sources.source(f), f, &p.name));
+    let at = |span: (u32, u32)| {
+        file.map(|file| Span {
+            file,
+            start: span.0,
+            end: span.1,
+        })
+    };
+    let diag = |severity, code, message: String, span: Option<Span>, label: &str| Diagnostic {
+        severity,
+        code,
+        message,
+        labels: span
+            .map(|span| Label {
+                span,
+                message: label.to_string(),
+                primary: true,
+            })
+            .into_iter()
+            .collect(),
+        notes: Vec::new(),
+    };
+    let mut diagnostics = Vec::new();
+    let mut summary = Vec::new();
+    if let Some((i, _)) = a.unsatisfiable {
+        let span = decls.as_ref().and_then(|d| d.requires.get(i).copied());
+        diagnostics.push(diag(
+            Severity::Error,
+            Code::E0506,
+            "no parameter value satisfies the `require`s".into(),
+            span,
+            "this requirement can never hold with the ones before it",
+        ));
+    }
+    for f in &a.findings {
+        let message = super::finding_message(p, f, given);
+        let site = f.primary;
+        let span = p.get_statement(site.stmt).and_then(|st| {
+            let list = if site.write { &st.writes } else { &st.reads };
+            list.get(site.access as usize).map(|acc| acc.span)
+        });
+        diagnostics.push(diag(
+            Severity::Error,
+            f.kind.code(),
+            message,
+            span.and_then(at),
+            f.kind.rule(),
+        ));
+    }
+    for &(s, _) in &a.never_runs {
+        if let Some(st) = p.get_statement(s) {
+            diagnostics.push(diag(
+                Severity::Warning,
+                Code::W0502,
+                format!(
+                    "the statement on line {} runs for no parameter value",
+                    st.line
+                ),
+                at(st.span),
+                "never runs",
+            ));
+        }
+    }
+    for &(s, acc) in &a.dead_writes {
+        let Some(w) = p
+            .get_statement(s)
+            .and_then(|st| st.writes.get(acc as usize))
+        else {
+            continue;
+        };
+        let name = p.get_matrix(w.matrix).map_or("?", |m| &m.name);
+        diagnostics.push(diag(
+            Severity::Warning,
+            Code::W0501,
+            format!("tiles written here are never read, and `{name}` is not an output"),
+            at(w.span),
+            "dead write",
+        ));
+    }
+    for &m in &a.unwritten_outputs {
+        let Some(name) = p.get_matrix(m).map(|m| m.name.as_str()) else {
+            continue;
+        };
+        let span = decls
+            .as_ref()
+            .and_then(|d| d.matrices.iter().find(|(n, _)| n == name).map(|(_, s)| *s));
+        diagnostics.push(diag(
+            Severity::Warning,
+            Code::W0508,
+            format!("output `{name}` is never written"),
+            span,
+            "declared as an output here",
+        ));
+    }
+    for (k, status) in &a.rules {
+        let (status, detail) = match status {
+            RuleStatus::Proved => ("proved", proved_text(p)),
+            RuleStatus::Checked(c) => ("checked", checked_text(p, c)),
+            RuleStatus::Violated => ("violated", "violated (see the errors)".to_string()),
+        };
+        summary.push(RuleLine {
+            code: k.code().as_str(),
+            rule: k.rule(),
+            status,
+            detail,
+        });
+    }
+    if let Some(e) = a.instance_error {
+        summary.push(RuleLine {
+            code: "",
+            rule: "the instance given with -p",
+            status: "not checked",
+            detail: e,
+        });
+    }
+    crate::diag::sort_by_position(&mut diagnostics);
+    LintReport {
+        diagnostics,
+        summary,
+    }
+}
