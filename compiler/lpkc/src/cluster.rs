@@ -307,8 +307,12 @@ impl Workers {
             self.peak = self.peak.max(self.alive());
             return Ok(());
         }
+        // The password, if the URL has one, goes in the worker's
+        // environment: a command line is visible to every user in `ps`.
+        let (url, password) = cluster::conn::split_password(&self.redis);
         let child = std::process::Command::new(&self.exe)
-            .args(["worker", "--redis", &self.redis, "--quiet"])
+            .args(["worker", "--redis", &url, "--quiet"])
+            .envs(password.map(|p| (cluster::conn::PASSWORD_ENV, p)))
             .args(
                 self.cache_mb
                     .map(|mb| vec!["--cache-mb".to_string(), mb.to_string()])

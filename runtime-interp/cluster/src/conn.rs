@@ -30,6 +30,87 @@ pub fn redacted(url: &str) -> String {
     }
 }
 
+/// The environment variable that gives the Redis user name when the URL
+/// has none (an ACL user; without one, Redis's `default` user).
+pub const USERNAME_ENV: &str = "LPK_REDIS_USERNAME";
+/// The environment variable that gives the Redis password when the URL
+/// has none: a secret belongs in the environment, not on a command line
+/// that `ps` shows.
+pub const PASSWORD_ENV: &str = "LPK_REDIS_PASSWORD";
+/// The environment variable naming a file whose first line is the Redis
+/// password (when neither the URL nor [`PASSWORD_ENV`] gives one).
+pub const PASSWORD_FILE_ENV: &str = "LPK_REDIS_PASSWORD_FILE";
+
+/// `url` without its password, and the password it carried (decoded):
+/// what a command gives a worker process it starts, the URL on its
+/// command line and the password in its environment ([`PASSWORD_ENV`]),
+/// so that `ps` never shows it.
+pub fn split_password(url: &str) -> (String, Option<String>) {
+    use redis::IntoConnectionInfo;
+    let password = url
+        .into_connection_info()
+        .ok()
+        .and_then(|info| info.redis.password);
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return (url.to_string(), password);
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    let bare = match authority.rsplit_once('@') {
+        Some((user_info, host)) => match user_info.split_once(':') {
+            Some(("", _)) => format!("{scheme}://{host}{path}"),
+            Some((user, _)) => format!("{scheme}://{user}@{host}{path}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    };
+    (bare, password)
+}
+
+/// The connection settings of `url`, with the user name and password
+/// from the environment where the URL has none.
+fn connection_info(url: &str) -> Result<redis::ConnectionInfo, ClusterError> {
+    use redis::IntoConnectionInfo;
+    let mut info = url
+        .into_connection_info()
+        .map_err(|source| ClusterError::BadUrl {
+            url: redacted(url),
+            source,
+        })?;
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    if info.redis.username.is_none() {
+        info.redis.username = env(USERNAME_ENV);
+    }
+    if info.redis.password.is_none() {
+        info.redis.password = env(PASSWORD_ENV);
+    }
+    if info.redis.password.is_none() {
+        if let Some(path) = env(PASSWORD_FILE_ENV) {
+            info.redis.password = Some(password_from_file(&path)?);
+        }
+    }
+    Ok(info)
+}
+
+/// The first line of the file at `path` (at most 4 KiB are read).
+fn password_from_file(path: &str) -> Result<String, ClusterError> {
+    use std::io::Read;
+    let refused = |why: String| ClusterError::Refused(format!("{PASSWORD_FILE_ENV}={path}: {why}"));
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(|e| refused(e.to_string()))?
+        .take(4096)
+        .read_to_string(&mut text)
+        .map_err(|e| refused(e.to_string()))?;
+    let line = text.lines().next().unwrap_or("").trim_end_matches('\r');
+    if line.is_empty() {
+        return Err(refused(
+            "the file is empty; its first line is the password".into(),
+        ));
+    }
+    Ok(line.to_string())
+}
+
 /// One connection to one Redis server.
 pub struct Redis {
     /// The URL as messages show it ([`redacted`]); the client holds the
@@ -42,10 +123,11 @@ pub struct Redis {
 impl Redis {
     /// Opens a connection to `url` (`redis://HOST:PORT[/DB]`).
     pub fn open(url: &str) -> Result<Redis, ClusterError> {
-        let client = redis::Client::open(url).map_err(|source| ClusterError::BadUrl {
-            url: redacted(url),
-            source,
-        })?;
+        let client =
+            redis::Client::open(connection_info(url)?).map_err(|source| ClusterError::BadUrl {
+                url: redacted(url),
+                source,
+            })?;
         let mut r = Redis {
             url: redacted(url),
             client,
@@ -61,9 +143,19 @@ impl Redis {
     }
 
     fn error(&self, what: &str, source: redis::RedisError) -> ClusterError {
+        // A server that accepts connections but never answers gives only
+        // the socket's "Resource temporarily unavailable": say what it means.
+        let what = if source.is_timeout() {
+            format!(
+                "{what}: no answer in time (the server took the connection but did not \
+                 reply: is it a Redis server, and is it running?)"
+            )
+        } else {
+            what.to_string()
+        };
         ClusterError::Redis {
             url: self.url.clone(),
-            what: what.to_string(),
+            what,
             source,
         }
     }
@@ -230,5 +322,25 @@ mod tests {
             assert_eq!(redacted(url), shown);
             assert!(!redacted(url).contains("hunter2"));
         }
+    }
+
+    #[test]
+    fn a_password_moves_from_the_url_to_the_environment() {
+        use super::split_password;
+        assert_eq!(
+            split_password("redis://:hunter%402@10.0.0.1:6379/3"),
+            (
+                "redis://10.0.0.1:6379/3".to_string(),
+                Some("hunter@2".to_string())
+            )
+        );
+        assert_eq!(
+            split_password("redis://alice:pw@host/1"),
+            ("redis://alice@host/1".to_string(), Some("pw".to_string()))
+        );
+        assert_eq!(
+            split_password("redis://host:6379"),
+            ("redis://host:6379".to_string(), None)
+        );
     }
 }

@@ -111,6 +111,19 @@ impl Keys {
     pub fn pattern(&self) -> String {
         format!("{}*", self.prefix)
     }
+    /// The edge set of waiting task `task` (an id of
+    /// [`crate::ids::task_id`]): the tiles whose writers are done.
+    pub fn edges(&self, task: &str) -> String {
+        format!("{}e:{task}", self.prefix)
+    }
+    /// The pattern of every waiting task's edge set.
+    pub fn edges_pattern(&self) -> String {
+        self.edges("*")
+    }
+    /// The task id of an edge-set key, if `key` is one of this run's.
+    pub fn task_of_edges<'k>(&self, key: &'k str) -> Option<&'k str> {
+        key.strip_prefix(self.prefix.as_str())?.strip_prefix("e:")
+    }
 }
 
 /// Completes a task. ARGV: prefix, stream entry id (or empty), task,

@@ -238,13 +238,27 @@ pub fn resume(
 
     // Write the state: the finished set and the counters, the record, then
     // the ready queue, and the run's announcement last.
+    // SCAN, not KEYS: KEYS blocks the server for every other run while it
+    // walks the whole key space.
     let pattern = keys.pattern();
-    let old: Vec<String> = redis.query(
-        redis::cmd("KEYS").arg(&pattern),
-        "clearing the run's old keys",
-    )?;
-    for chunk in old.chunks(1000) {
-        redis.query::<()>(redis::cmd("DEL").arg(chunk), "clearing the run's old keys")?;
+    let mut cursor = "0".to_string();
+    loop {
+        let (next, old): (String, Vec<String>) = redis.query(
+            redis::cmd("SCAN")
+                .arg(&cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000),
+            "clearing the run's old keys",
+        )?;
+        for chunk in old.chunks(1000) {
+            redis.query::<()>(redis::cmd("DEL").arg(chunk), "clearing the run's old keys")?;
+        }
+        cursor = next;
+        if cursor == "0" {
+            break;
+        }
     }
     let done_ids: Vec<String> = done.iter().map(task_id).collect();
     for chunk in done_ids.chunks(1000) {
@@ -257,7 +271,7 @@ pub fn resume(
         let mut pipe = redis::pipe();
         for (t, tiles) in chunk {
             pipe.cmd("SADD")
-                .arg(format!("{}e:{}", keys.prefix, task_id(t)))
+                .arg(keys.edges(&task_id(t)))
                 .arg(tiles)
                 .ignore();
         }

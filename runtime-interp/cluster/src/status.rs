@@ -235,7 +235,7 @@ fn waiting_tasks(
     program: &Program,
     limit: usize,
 ) -> Result<Vec<Waiting>, ClusterError> {
-    let pattern = format!("{}e:*", keys.prefix);
+    let pattern = keys.edges_pattern();
     let mut found: Vec<String> = Vec::new();
     let mut cursor = "0".to_string();
     // A bounded scan: at most 100 rounds.
@@ -265,10 +265,7 @@ fn waiting_tasks(
     let mut engine = model::query::Engine::new(&inst);
     let mut out = Vec::new();
     for key in found {
-        let id = key
-            .strip_prefix(&format!("{}e:", keys.prefix))
-            .unwrap_or(&key)
-            .to_string();
+        let id = keys.task_of_edges(&key).unwrap_or(&key).to_string();
         let counted: Vec<String> =
             redis.query(redis::cmd("SMEMBERS").arg(&key), "reading a waiting task")?;
         let task = shown(&id);

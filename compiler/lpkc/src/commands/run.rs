@@ -327,7 +327,7 @@ fn distributed(
                 } else {
                     workers.to_string()
                 },
-                redis_url,
+                cluster::conn::redacted(redis_url),
                 secs,
                 record.total as f64 / secs.max(1e-12),
                 submitted_at.as_secs_f64(),

@@ -210,3 +210,27 @@ fn the_file_system_root_is_no_tile_store() {
     assert!(!std::path::Path::new("/lpkc_calibrate").exists());
     assert!(!std::path::Path::new("/calib").exists());
 }
+
+/// A port that takes connections but never answers: a clear error naming
+/// what happened, not only the socket's "Resource temporarily
+/// unavailable".
+#[test]
+fn a_silent_server_is_named_as_such() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = listener.local_addr().expect("its address").port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming().flatten() {
+            held.push(c);
+        }
+    });
+    let url = format!("redis://:secret-pw@127.0.0.1:{port}");
+    let (_, err) = answers(
+        &["status", "r-1", "--redis", &url],
+        1,
+        Duration::from_secs(60),
+    );
+    assert!(err.contains("no answer in time"), "{err}");
+    assert!(err.contains("redis://:***@127.0.0.1"), "{err}");
+    assert!(!err.contains("secret-pw"), "{err}");
+}

@@ -40,6 +40,7 @@ mod json_errors;
 mod layout;
 mod numerics;
 mod outputs;
+mod redis_auth;
 mod rendering;
 mod repl_tty;
 mod rules;
