@@ -121,6 +121,8 @@ def submit(
     seed: int = 0,
     keep_intermediates: bool = False,
     max_expiries: int = 3,
+    max_tasks: Optional[int] = None,
+    max_store_bytes: Optional[int] = None,
 ) -> str: ...
 def status(
     run: str, *, redis: str, lease: float = 10.0, limit: int = 5, blocked: bool = False

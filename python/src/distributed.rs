@@ -39,7 +39,8 @@ fn error(e: ClusterError) -> PyErr {
 /// as in :func:`run`.
 #[pyfunction]
 #[pyo3(signature = (program, inputs, *, redis, store, params=None, block=512, seed=0,
-                    keep_intermediates=false, max_expiries=3))]
+                    keep_intermediates=false, max_expiries=3, max_tasks=None,
+                    max_store_bytes=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn submit(
     py: Python<'_>,
@@ -52,6 +53,8 @@ pub fn submit(
     seed: u64,
     keep_intermediates: bool,
     max_expiries: u32,
+    max_tasks: Option<u64>,
+    max_store_bytes: Option<u64>,
 ) -> PyResult<String> {
     let (prog, given) = if let Ok(p) = program.downcast::<PyProgram>() {
         p.get().check_rules(py)?;
@@ -130,6 +133,10 @@ pub fn submit(
                     kernels: Kernels::Standard,
                     max_expiries,
                     keep_intermediates,
+                    limits: cluster::record::RunLimits {
+                        max_tasks,
+                        max_store_bytes,
+                    },
                 },
                 &mut |_| {},
             )

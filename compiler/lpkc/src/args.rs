@@ -56,6 +56,31 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Parses a size in bytes: a whole number with an optional binary suffix
+/// `K`, `M`, `G` or `T` (`512M` is 512 MiB; `B`/`iB` may follow).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
+    let (digits, shift) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 30),
+        Some('T' | 't') => (&t[..t.len() - 1], 40),
+        _ => (t, 0),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            format!("`{s}` is not a size: a whole number above 0, with K, M, G or T (e.g. 512M)")
+        })
+}
+
 /// Parses one `-p NAME=INT`.
 fn parse_param(s: &str) -> Result<(String, i64), String> {
     let (name, value) = s

@@ -383,11 +383,33 @@ pub fn check(program: &Program, budget: Budget) -> (Vec<Finding>, Vec<bool>, Cov
                 if cov.eval_errors.is_none() {
                     cov.eval_errors = Some((tuple.clone(), e.to_string()));
                 }
+                // The expansion stopped at a tile index that does not
+                // evaluate, but the statements whose loops admit tasks
+                // still run (and fail): a statement is "never run" only if
+                // its loops and guards admit no task.
+                mark_running(&inst, left, &mut ran);
             }
         }
     }
     cov.complete_to = Some(current);
     (findings, ran, cov)
+}
+
+/// Marks the statements with a task in `inst` (its loops and guards only,
+/// no tile index evaluated), walking at most `limit` tasks.
+fn mark_running(inst: &model::program::Instance<'_>, limit: usize, ran: &mut [bool]) {
+    let mut tasks = 0usize;
+    let _ = inst.for_each_task(&mut |t| {
+        tasks += 1;
+        if let Some(r) = ran.get_mut(t.stmt.index()) {
+            *r = true;
+        }
+        if tasks >= limit {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
 }
 
 /// Runs the instance given with `-p` and merges its violations.

@@ -168,6 +168,16 @@ if state == 'running' then
     if stored > tonumber(redis.call('HGET', meta, 'peak_bytes') or '0') then
       redis.call('HSET', meta, 'peak_bytes', stored)
     end
+    -- The run's --max-store-bytes (0: none): past it, the run fails here.
+    local cap = tonumber(redis.call('HGET', meta, 'max_store_bytes') or '0') or 0
+    if cap > 0 and stored > cap then
+      redis.call('HSET', meta, 'state', 'failed', 'error_task', ARGV[3],
+        'error', 'the run\'s store would hold ' .. stored ..
+          ' bytes of tiles, more than its --max-store-bytes ' .. cap,
+        'finished_ms', ARGV[4])
+      redis.call('SREM', 'lpk:runs', redis.call('HGET', meta, 'id'))
+      return out
+    end
     local released = 0
     for i = 7, last, 3 do
       local child = ARGV[i]

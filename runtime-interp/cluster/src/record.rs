@@ -87,6 +87,21 @@ pub struct RunRecord {
     pub stored_bytes: i64,
     /// The most bytes of tile data the store held at once.
     pub peak_bytes: i64,
+    /// The run's limits (`submit --max-tasks`, `--max-store-bytes`).
+    pub limits: RunLimits,
+}
+
+/// Per-run limits a shared deployment sets at submission: refused at
+/// `submit` when the plans' counts (or the inputs alone) exceed them,
+/// and enforced while the run goes on (a worker refuses a run whose
+/// record says more tasks; a completion that brings the store past its
+/// bytes fails the run).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunLimits {
+    /// The most tasks.
+    pub max_tasks: Option<u64>,
+    /// The most bytes of tile data in the run's store at once.
+    pub max_store_bytes: Option<u64>,
 }
 
 /// Milliseconds since the Unix epoch.
@@ -114,6 +129,19 @@ impl RunRecord {
             ("done", self.done.to_string().into_bytes()),
             ("state", self.state.as_str().as_bytes().to_vec()),
             ("max_expiries", self.max_expiries.to_string().into_bytes()),
+            // 0: no limit (the completion script reads this field).
+            (
+                "max_tasks",
+                self.limits.max_tasks.unwrap_or(0).to_string().into_bytes(),
+            ),
+            (
+                "max_store_bytes",
+                self.limits
+                    .max_store_bytes
+                    .unwrap_or(0)
+                    .to_string()
+                    .into_bytes(),
+            ),
             ("created_ms", self.created_ms.to_string().into_bytes()),
             (
                 "keep",
@@ -245,6 +273,12 @@ impl RunRecord {
             keep: text("keep")? == "1",
             stored_bytes: signed("stored_bytes"),
             peak_bytes: signed("peak_bytes"),
+            limits: RunLimits {
+                max_tasks: u64::try_from(signed("max_tasks")).ok().filter(|&n| n > 0),
+                max_store_bytes: u64::try_from(signed("max_store_bytes"))
+                    .ok()
+                    .filter(|&n| n > 0),
+            },
         })
     }
 

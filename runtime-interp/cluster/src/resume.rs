@@ -324,6 +324,10 @@ pub fn resume(
         // The peak before the resumption is lost with Redis.
         stored_bytes: i64::try_from(stored_bytes).unwrap_or(i64::MAX),
         peak_bytes: i64::try_from(stored_bytes).unwrap_or(i64::MAX),
+        limits: crate::record::RunLimits {
+            max_tasks: manifest["max_tasks"].as_u64(),
+            max_store_bytes: manifest["max_store_bytes"].as_u64(),
+        },
     };
     record.write(redis)?;
     // The queue last: a worker may read it at once, and completing a task

@@ -16,7 +16,7 @@ use crate::conn::Redis;
 use crate::error::ClusterError;
 use crate::ids::task_id;
 use crate::protocol::{self, Keys};
-use crate::record::{now_ms, Kernels, RunRecord, RunState};
+use crate::record::{now_ms, Kernels, RunLimits, RunRecord, RunState};
 use crate::tiles::{check_store_url, open_run_store};
 use model::artifact::{self, Artifact, SourceInfo};
 use model::program::{Program, Role};
@@ -54,6 +54,8 @@ pub struct Submission<'a> {
     pub max_expiries: u32,
     /// Keep intermediate tiles after their last reader.
     pub keep_intermediates: bool,
+    /// The run's limits.
+    pub limits: RunLimits,
 }
 
 /// A submitted run.
@@ -108,6 +110,12 @@ pub fn submit(
             "the run has {total} tasks; a distributed run takes at most {MAX_TASKS} (use a larger --block)"
         )));
     }
+    if let Some(max) = s.limits.max_tasks.filter(|&m| total > m) {
+        return Err(ClusterError::Refused(format!(
+            "the run has {total} tasks, more than its --max-tasks {max}"
+        )));
+    }
+    check_fan_out(inst)?;
     let run = new_run_id();
     let keys = Keys::new(&run);
 
@@ -169,6 +177,14 @@ pub fn submit(
                 return Err(e.into());
             }
         }
+        if let Some(max) = s.limits.max_store_bytes {
+            if input_bytes as u64 > max {
+                return Err(ClusterError::Refused(format!(
+                    "the run's input tiles alone take {input_bytes} bytes in the store, more than \
+                     its --max-store-bytes {max}"
+                )));
+            }
+        }
         firsts.sort_by(|a, b| program.sequential_cmp(&a.0, &b.0));
         jobs = firsts.into_iter().map(|(_, m, idx)| (m, idx)).collect();
         // The run's manifest and program beside its tiles (`lpkc resume`
@@ -183,6 +199,8 @@ pub fn submit(
             "kernels": s.kernels.as_str(),
             "tasks": total,
             "max_expiries": s.max_expiries,
+            "max_tasks": s.limits.max_tasks,
+            "max_store_bytes": s.limits.max_store_bytes,
             "keep_intermediates": s.keep_intermediates,
             "created_ms": now_ms(),
         });
@@ -230,6 +248,7 @@ pub fn submit(
         keep: s.keep_intermediates,
         stored_bytes: input_bytes,
         peak_bytes: input_bytes,
+        limits: s.limits,
     };
     record.write(redis)?;
     let uploading = !jobs.is_empty() && total > 0;
@@ -268,6 +287,39 @@ pub fn submit(
         input_tiles: jobs.len() as u64,
         inferred: prepared.inferred,
     })
+}
+
+/// Refuses a run whose statements' first tasks have more children than a
+/// worker completes ([`crate::worker::MAX_CHILDREN`]): one tile read by
+/// every column block of a very wide matrix, say. Later tasks of a
+/// statement may have more; the worker fails the run naming such a task.
+fn check_fan_out(inst: &model::program::Instance<'_>) -> Result<(), ClusterError> {
+    let limit = crate::worker::MAX_CHILDREN;
+    let mut engine = Engine::new(inst);
+    for (id, _) in inst.program.statement_ids() {
+        let mut first = None;
+        inst.for_each_task_of(Some(id), &mut |t| {
+            first = Some(t.clone());
+            ControlFlow::Break(())
+        })
+        .map_err(|e| ClusterError::Refused(format!("cannot walk the run's tasks: {e}")))?;
+        let Some(task) = first else { continue };
+        let mut n = 0usize;
+        engine
+            .try_for_each_child(&task, &mut |_, _, _, _| {
+                n += 1;
+                n <= limit
+            })
+            .map_err(|e| ClusterError::Refused(format!("cannot count children: {e}")))?;
+        if n > limit {
+            return Err(ClusterError::Refused(format!(
+                "task {} has more than {limit} children; a distributed run takes at most that \
+                 many per task (use a larger --block)",
+                inst.program.task_name(&task)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Sets (or renews) the run's `uploading` key for [`protocol::UPLOAD_TTL_MS`].

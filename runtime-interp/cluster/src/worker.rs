@@ -421,12 +421,30 @@ fn load_run(r: &mut Redis, id: &str, worker: &str) -> Result<RunCtx, ClusterErro
     let rec = RunRecord::read(r, id)?;
     let program = rec.load_program()?;
     // Check the binding once; each batch binds again (cheap).
-    program
+    let inst = program
         .bind_values(rec.params.clone())
         .map_err(|source| ClusterError::Bind {
             run: id.to_string(),
             source: Box::new(source),
         })?;
+    // Nothing in Redis is trusted: parameters raised after submission
+    // would make tasks (and tiles) the submitter never counted.
+    let counted = inst
+        .count_tasks(model::task::COUNT_BUDGET)
+        .map_err(|e| ClusterError::Refused(format!("run {id}: cannot count its tasks: {e}")))?
+        .total();
+    if counted != rec.total {
+        return Err(ClusterError::Refused(format!(
+            "run {id}: its parameters make {counted} tasks, but it was submitted with {}; \
+             its record was changed in Redis",
+            rec.total
+        )));
+    }
+    if let Some(max) = rec.limits.max_tasks.filter(|&m| counted > m) {
+        return Err(ClusterError::Refused(format!(
+            "run {id}: {counted} tasks, more than its --max-tasks {max}"
+        )));
+    }
     let registry = match rec.kernels {
         Kernels::Standard => Registry::standard(),
         Kernels::Noop => runtime::exec::noop_registry(&program),
@@ -1271,9 +1289,13 @@ fn run_task(
         ));
         std::process::exit(EXIT_AFTER_WRITE);
     }
+    // The completion carries every edge in one script call: a task with
+    // millions of children (one tile read by a whole block row of a
+    // 20-million-column matrix) would exhaust the worker's memory, so the
+    // run fails naming it instead.
     let mut edges: Vec<(Task, String)> = Vec::new();
     engine
-        .for_each_child(task, &mut |stmt, vars, matrix, tile| {
+        .try_for_each_child(task, &mut |stmt, vars, matrix, tile| {
             edges.push((
                 Task {
                     stmt,
@@ -1281,8 +1303,16 @@ fn run_task(
                 },
                 tile_id(matrix, tile),
             ));
+            edges.len() <= MAX_CHILDREN
         })
         .map_err(query)?;
+    if edges.len() > MAX_CHILDREN {
+        return Err(TaskFailure::Run(format!(
+            "task {} has more than {MAX_CHILDREN} children; a distributed run takes at most \
+             that many per task (use a larger --block)",
+            name()
+        )));
+    }
     let mut degrees: HashMap<Task, usize> = HashMap::new();
     let mut out = Vec::with_capacity(edges.len() * 3 + 1);
     out.push(written_bytes.to_string());
@@ -1327,6 +1357,10 @@ fn run_task(
         written: written_bytes,
     })
 }
+
+/// The most children (edges out of one task) a worker completes: their
+/// ids go to Redis in one script call.
+pub const MAX_CHILDREN: usize = 1 << 20;
 
 /// The longest lease, idle time or other wait a command takes, in seconds
 /// (a year): longer ones overflow the millisecond arithmetic of Redis

@@ -29,6 +29,16 @@ pub enum QueryError {
     /// An expression of the program failed.
     #[error("evaluation error: {0}")]
     Eval(#[from] EvalError),
+    /// A tile index of a task could not be evaluated.
+    #[error("line {line}: task {task}: evaluation error in a tile index: {source}")]
+    Access {
+        /// The statement's line.
+        line: u32,
+        /// The task.
+        task: String,
+        /// Why.
+        source: EvalError,
+    },
     /// A plan failed.
     #[error("{0}")]
     Plan(#[from] PlanError),
@@ -169,11 +179,22 @@ impl<'i, 'p> Engine<'i, 'p> {
         self.tiles(&self.statement(task)?.reads, task)
     }
 
+    /// An index of `task` that failed to evaluate, with the task and its
+    /// line (the language's rule: an evaluation error names its line).
+    fn access_error(&self, task: &Task, source: EvalError) -> QueryError {
+        QueryError::Access {
+            line: self.statement(task).map_or(0, |st| st.line),
+            task: self.inst.program.task_name(task).to_string(),
+            source,
+        }
+    }
+
     fn tiles(&self, accesses: &[Access], task: &Task) -> Result<Vec<TileRef>, QueryError> {
         let mut out = Vec::with_capacity(accesses.len());
         for acc in accesses {
             let mut index = Vec::new();
-            self.eval_access(acc, &task.vars, &mut index)?;
+            self.eval_access(acc, &task.vars, &mut index)
+                .map_err(|source| self.access_error(task, source))?;
             out.push(TileRef {
                 matrix: acc.matrix,
                 index,
@@ -233,7 +254,8 @@ impl<'i, 'p> Engine<'i, 'p> {
         let mut tile = std::mem::take(&mut self.tile);
         let result = (|| {
             for (w, acc) in st.writes.iter().enumerate() {
-                self.eval_access(acc, &task.vars, &mut tile)?;
+                self.eval_access(acc, &task.vars, &mut tile)
+                    .map_err(|source| self.access_error(task, source))?;
                 let partners = &plans.writes.get(w).ok_or(PlanError::Malformed)?.partners;
                 for r in partners {
                     let reader = p.get_statement(r.stmt).ok_or(PlanError::Malformed)?;
@@ -330,7 +352,11 @@ impl<'i, 'p> Engine<'i, 'p> {
                     slots: &task.vars,
                 };
                 for &i in &acc.indices {
-                    flat.push(p.exprs.eval_int(i, env)?);
+                    let v = p
+                        .exprs
+                        .eval_int(i, env)
+                        .map_err(|source| self.access_error(task, source))?;
+                    flat.push(v);
                 }
                 starts.push(start);
                 let tile = &flat[start..];

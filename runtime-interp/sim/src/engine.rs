@@ -64,7 +64,7 @@ use model::rng::SplitMix64;
 use model::task::{Task, TileRef};
 use rustc_hash::FxHashMap;
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 use std::num::NonZeroUsize;
 use std::ops::ControlFlow;
 
@@ -662,7 +662,10 @@ struct Sim<'i, 'p> {
     /// Per slot (HEFT, locality).
     queues: Vec<VecDeque<Ready>>,
     queued: usize,
-    slots_free: Vec<bool>,
+    /// The slots no live worker holds, lowest first: a set, so that
+    /// starting a worker or stealing from the gone ones' queues costs a
+    /// logarithm, not a scan of every slot (quadratic at 65,536 workers).
+    free_slots: BTreeSet<usize>,
     workers: Vec<Worker>,
     idle: Vec<usize>,
     waiting: FxHashMap<Task, (usize, f64)>,
@@ -749,7 +752,7 @@ pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
         heap: BinaryHeap::new(),
         queues: vec![VecDeque::new(); slots],
         queued: 0,
-        slots_free: vec![true; slots],
+        free_slots: (0..slots).collect(),
         workers: Vec::new(),
         idle: Vec::new(),
         waiting: FxHashMap::default(),
@@ -1015,10 +1018,7 @@ impl Sim<'_, '_> {
             let i = (self.rng.next_u64() % self.cfg.startup.len() as u64) as usize;
             self.cfg.startup[i]
         };
-        let slot = self.slots_free.iter().position(|&f| f).unwrap_or(0);
-        if let Some(f) = self.slots_free.get_mut(slot) {
-            *f = false;
-        }
+        let slot = self.free_slots.pop_first().unwrap_or(0);
         let w = self.workers.len();
         self.workers.push(Worker {
             state: State::Starting,
@@ -1060,8 +1060,8 @@ impl Sim<'_, '_> {
         worker.ended = Some(self.now);
         worker.cache = None;
         let slot = worker.slot;
-        if let Some(f) = self.slots_free.get_mut(slot) {
-            *f = true;
+        if slot < self.queues.len() {
+            self.free_slots.insert(slot);
         }
         self.live -= 1;
         self.hist.live_now = self.live;
@@ -1185,11 +1185,16 @@ impl Sim<'_, '_> {
                     // Steal from the longest queue: any queue under
                     // `locality`; under HEFT only a queue whose worker is
                     // gone (a placement is final otherwise).
-                    let heft = self.cfg.policy == Policy::Heft;
-                    let victim = (0..self.queues.len())
-                        .filter(|&s| !heft || self.slots_free[s])
-                        .max_by_key(|&s| self.queues[s].len())
-                        .filter(|&s| !self.queues[s].is_empty());
+                    let longest = |slots: &mut dyn Iterator<Item = usize>| {
+                        slots
+                            .max_by_key(|&s| self.queues[s].len())
+                            .filter(|&s| !self.queues[s].is_empty())
+                    };
+                    let victim = if self.cfg.policy == Policy::Heft {
+                        longest(&mut self.free_slots.iter().copied())
+                    } else {
+                        longest(&mut (0..self.queues.len()))
+                    };
                     got = victim.and_then(|s| self.queues[s].pop_front());
                 }
                 if got.is_some() {

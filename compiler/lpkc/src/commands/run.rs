@@ -232,6 +232,7 @@ fn distributed(
             },
             max_expiries: 3,
             keep_intermediates: args.keep_intermediates,
+            limits: cluster::record::RunLimits::default(),
         },
         quiet,
     )?;

@@ -49,6 +49,17 @@ pub struct SubmitArgs {
     /// not an output is deleted as soon as its last reader is done).
     #[arg(long)]
     pub keep_intermediates: bool,
+    /// Refuse the run if it has more tasks than this (counted from the
+    /// plans before anything is uploaded); workers refuse a record that
+    /// says more.
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tasks: Option<u64>,
+    /// The most bytes of tiles the run may keep in its store at once
+    /// (`512M`, `8G`, or bytes): refused at submit when its input tiles
+    /// alone take more, and the run fails when a completion would bring
+    /// the store past it.
+    #[arg(long, value_name = "SIZE", value_parser = crate::args::parse_size)]
+    pub max_store_bytes: Option<u64>,
     /// Wait for the run: exit 0 when it is done, 1 when it failed.
     #[arg(long)]
     pub wait: bool,
@@ -102,6 +113,10 @@ pub fn run(args: &SubmitArgs, global: &GlobalOpts) -> Result<(), CliError> {
             },
             max_expiries: args.max_expiries,
             keep_intermediates: args.keep_intermediates,
+            limits: cluster::record::RunLimits {
+                max_tasks: args.max_tasks,
+                max_store_bytes: args.max_store_bytes,
+            },
         },
         quiet,
     )?;

@@ -1679,3 +1679,130 @@ fn provision_stops_when_its_workers_keep_failing() {
     let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
     assert_eq!(s["state"], "done", "{s}");
 }
+
+/// A run a worker could not complete: one tile read by two million tasks
+/// (a triangular solve with 2,000,000 right-hand-side columns at block 1)
+/// would make the worker that completes its writer allocate every edge at
+/// once. `submit` refuses it before uploading anything, naming the task.
+#[test]
+fn submit_refuses_a_task_with_more_children_than_a_worker_completes() {
+    let redis = redis_db(19);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let out = lpkc()
+        .arg("submit")
+        .arg(example("trsolve.lpk"))
+        .args([
+            "--block",
+            "1",
+            "--input",
+            "L=spd:1",
+            "--input",
+            "B=random:1x2000000",
+            "--redis",
+            &redis,
+            "--store",
+            &store.url(),
+            "--no-progress",
+        ])
+        .output()
+        .expect("run lpkc submit");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("task trtri@") && err.contains("has more than 1048576 children"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("store").exists(), "nothing was uploaded");
+}
+
+/// Per-run limits: refused at submit from the plans' count and the input
+/// tiles' bytes, enforced while running (a completion that brings the
+/// store past the cap fails the run, naming the task), and a record whose
+/// parameters were raised in Redis is refused by the workers.
+#[test]
+fn per_run_limits_are_refused_at_submit_and_enforced_while_running() {
+    let redis = redis_db(20);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let file = example("cholesky.lpk");
+    // 4 x 4 tiles of 32: 20 tasks; the lower triangle of A, 10 tiles of
+    // 8,192 bytes, is uploaded.
+    let base = ["--block", "32", "--input", "A=spd:128"];
+    let refused = |extra: &[&str]| -> String {
+        let out = lpkc()
+            .arg("submit")
+            .arg(&file)
+            .args(base)
+            .args(["--redis", &redis, "--store", &store.url(), "--no-progress"])
+            .args(extra)
+            .output()
+            .expect("run lpkc submit");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {err}");
+        err
+    };
+    let err = refused(&["--max-tasks", "19"]);
+    assert!(
+        err.contains("the run has 20 tasks, more than its --max-tasks 19"),
+        "{err}"
+    );
+    let err = refused(&["--max-store-bytes", "79K"]);
+    assert!(
+        err.contains("input tiles alone take 81920 bytes in the store, more than its --max-store-bytes 80896"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("store").exists(), "nothing was uploaded");
+
+    // Inputs fit, the first output tile does not: the run fails naming it.
+    let run = submit(
+        &redis,
+        &store,
+        &file,
+        &[
+            &base[..],
+            &["--max-store-bytes", "85000", "--max-tasks", "20"],
+        ]
+        .concat(),
+    );
+    let mut pool = Workers::new(&redis, &store, &["--idle", "30"]);
+    pool.spawn();
+    let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
+    assert_eq!(s["state"], "failed", "{s}");
+    let message = s["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("more than its --max-store-bytes 85000"),
+        "{s}"
+    );
+    assert_eq!(s["error"]["task"]["kernel"], "chol", "{s}");
+
+    // Parameters raised in Redis after submission: no worker runs it.
+    let run = submit(&redis, &store, &file, &base);
+    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
+    r.query::<()>(
+        cluster::redis::cmd("HSET")
+            .arg(cluster::protocol::Keys::new(&run).meta())
+            .arg("params")
+            .arg("40"),
+        "HSET",
+    )
+    .expect("raise N in Redis");
+    let out = lpkc()
+        .args(["worker", "--redis", &redis, "--idle", "2"])
+        .output()
+        .expect("run a worker");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{all}");
+    assert!(
+        all.contains(&format!(
+            "skipping run {run}: run {run}: its parameters make "
+        )) && all.contains("but it was submitted with 20; its record was changed in Redis"),
+        "{all}"
+    );
+    assert_eq!(status(&redis, &run)["tasks_done"], 0);
+    drop(pool);
+}

@@ -234,3 +234,75 @@ fn a_silent_server_is_named_as_such() {
     assert!(err.contains("redis://:***@127.0.0.1"), "{err}");
     assert!(!err.contains("secret-pw"), "{err}");
 }
+
+/// HEFT with the most workers `simulate` takes: starting a worker and
+/// stealing from gone workers' queues no longer scan every slot (it took
+/// minutes, quadratic in the workers).
+#[test]
+fn heft_with_65536_workers_answers() {
+    let (out, _) = answers(
+        &[
+            "simulate",
+            "examples/cholesky.lpk",
+            "-p",
+            "N=8",
+            "--block",
+            "64",
+            "--workers",
+            "65536",
+            "--policy",
+            "heft",
+            "--format",
+            "json",
+        ],
+        0,
+        Duration::from_secs(60),
+    );
+    let v: Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert_eq!(v["tasks"], 120, "{v}");
+}
+
+/// A tile index that cannot be evaluated (`log(0)`): every command names
+/// its line, and lint does not call the statement dead (its loop runs;
+/// its tasks fail).
+#[test]
+fn an_index_that_cannot_be_evaluated_is_named_with_its_line_everywhere() {
+    let dir = std::env::temp_dir().join(format!("lpk-log0-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let file = dir.join("log0.lpk");
+    std::fs::write(
+        &file,
+        "kernel copy(a) -> (b);\n\nprogram p(N: int) {\n    input A[N];\n    output B[N];\n    \
+         for i in range(N) {\n        B[i] = copy(A[ceil(log(0))]);\n    }\n}\n",
+    )
+    .expect("write the program");
+    let file = file.display().to_string();
+    for args in [
+        vec!["stats", &file, "-p", "N=3"],
+        vec![
+            "simulate",
+            &file,
+            "-p",
+            "N=3",
+            "--block",
+            "4",
+            "--workers",
+            "1",
+        ],
+        vec!["query", &file, "-p", "N=3", "-e", "parents copy@7(i=0)"],
+    ] {
+        let (_, out, err) = lpkc(&args);
+        let all = format!("{out}{err}");
+        assert!(
+            all.contains("line 7: task copy@7(i=0): evaluation error in a tile index: logarithm"),
+            "{args:?}: {all}"
+        );
+    }
+    let (_, out, err) = lpkc(&["--color", "never", "lint", &file]);
+    assert!(!err.contains("W0502") && !err.contains("W0508"), "{err}");
+    assert!(
+        out.contains("evaluation: failed: for N = 1: line 7: logarithm"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
