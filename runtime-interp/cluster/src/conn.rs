@@ -41,6 +41,11 @@ pub const PASSWORD_ENV: &str = "LPK_REDIS_PASSWORD";
 /// password (when neither the URL nor [`PASSWORD_ENV`] gives one).
 pub const PASSWORD_FILE_ENV: &str = "LPK_REDIS_PASSWORD_FILE";
 
+/// The environment variable naming a PEM file of the certificate
+/// authority that signed a TLS Redis server's certificate (`rediss://`),
+/// when it is not among the system's trusted roots.
+pub const CA_FILE_ENV: &str = "LPK_REDIS_CA_FILE";
+
 /// `url` without its password, and the password it carried (decoded):
 /// what a command gives a worker process it starts, the URL on its
 /// command line and the password in its environment ([`PASSWORD_ENV`]),
@@ -111,6 +116,32 @@ fn password_from_file(path: &str) -> Result<String, ClusterError> {
     Ok(line.to_string())
 }
 
+/// The client of `url`: plain TCP, or TLS (`rediss://`) trusting the
+/// system's roots or the authority of [`CA_FILE_ENV`].
+fn client(url: &str) -> Result<redis::Client, ClusterError> {
+    let info = connection_info(url)?;
+    let bad = |source| ClusterError::BadUrl {
+        url: redacted(url),
+        source,
+    };
+    let tls = matches!(info.addr, redis::ConnectionAddr::TcpTls { .. });
+    match std::env::var(CA_FILE_ENV).ok().filter(|v| !v.is_empty()) {
+        Some(path) if tls => {
+            use std::io::Read;
+            let mut pem = Vec::new();
+            std::fs::File::open(&path)
+                .and_then(|f| f.take(1 << 20).read_to_end(&mut pem))
+                .map_err(|e| ClusterError::Refused(format!("{CA_FILE_ENV}={path}: {e}")))?;
+            let certs = redis::TlsCertificates {
+                client_tls: None,
+                root_cert: Some(pem),
+            };
+            redis::Client::build_with_tls(info, certs).map_err(bad)
+        }
+        _ => redis::Client::open(info).map_err(bad),
+    }
+}
+
 /// One connection to one Redis server.
 pub struct Redis {
     /// The URL as messages show it ([`redacted`]); the client holds the
@@ -123,11 +154,7 @@ pub struct Redis {
 impl Redis {
     /// Opens a connection to `url` (`redis://HOST:PORT[/DB]`).
     pub fn open(url: &str) -> Result<Redis, ClusterError> {
-        let client =
-            redis::Client::open(connection_info(url)?).map_err(|source| ClusterError::BadUrl {
-                url: redacted(url),
-                source,
-            })?;
+        let client = client(url)?;
         let mut r = Redis {
             url: redacted(url),
             client,
@@ -149,6 +176,11 @@ impl Redis {
             format!(
                 "{what}: no answer in time (the server took the connection but did not \
                  reply: is it a Redis server, and is it running?)"
+            )
+        } else if source.to_string().contains("invalid peer certificate") {
+            format!(
+                "{what} (the TLS server's certificate is not trusted: set {CA_FILE_ENV} to the \
+                 PEM file of the authority that signed it)"
             )
         } else {
             what.to_string()

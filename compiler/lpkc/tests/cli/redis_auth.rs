@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 const ADMIN_PASSWORD: &str = "admin-Pw-7d1e0c";
 const LPK_PASSWORD: &str = "lpk-Pw-41b9a7";
+const TLS_PASSWORD: &str = "lpk-tls-Pw-9c02f5";
 
 /// A `redis-server` of this test's own, killed when dropped.
 struct Server {
@@ -26,25 +27,36 @@ impl Drop for Server {
     }
 }
 
-/// The ACL line of docs/distributed.md, with the password filled in.
-fn documented_acl() -> String {
+/// The ACL line of docs/distributed.md, with `password` filled in.
+fn documented_acl(password: &str) -> String {
     let doc = std::fs::read_to_string(test_support::workspace_root().join("docs/distributed.md"))
         .expect("docs/distributed.md");
     let line = doc
         .lines()
         .find(|l| l.starts_with("user lpk on >PASSWORD"))
         .expect("docs/distributed.md documents the ACL user");
-    line.replace(">PASSWORD", &format!(">{LPK_PASSWORD}"))
+    line.replace(">PASSWORD", &format!(">{password}"))
 }
 
 fn start_server(dir: &Path) -> Server {
+    start_server_with(dir, "", LPK_PASSWORD)
+}
+
+/// A server as [`start_server`], with `extra` configuration lines; with
+/// TLS lines, `port` is the TLS port (the plain one is off).
+fn start_server_with(dir: &Path, extra: &str, password: &str) -> Server {
     let port = test_support::services::free_port().expect("a free port");
     let conf = dir.join("redis.conf");
     let mut f = std::fs::File::create(&conf).expect("write redis.conf");
+    let listen = if extra.is_empty() {
+        format!("port {port}")
+    } else {
+        format!("port 0\ntls-port {port}\n{extra}")
+    };
     writeln!(
         f,
-        "port {port}\nbind 127.0.0.1\nsave \"\"\nappendonly no\nrequirepass {ADMIN_PASSWORD}\n{}",
-        documented_acl()
+        "{listen}\nbind 127.0.0.1\nsave \"\"\nappendonly no\nrequirepass {ADMIN_PASSWORD}\n{}",
+        documented_acl(password)
     )
     .expect("write redis.conf");
     drop(f);
@@ -57,11 +69,80 @@ fn start_server(dir: &Path) -> Server {
     let server = Server { child, port };
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let deadline = Instant::now() + Duration::from_secs(15);
-    while test_support::services::redis_ping(addr).is_err() {
+    // A TLS port answers no plain PING: wait until it accepts.
+    while if extra.is_empty() {
+        test_support::services::redis_ping(addr).is_err()
+    } else {
+        std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err()
+    } {
         assert!(Instant::now() < deadline, "redis-server did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
     server
+}
+
+/// A certificate authority and a server certificate for 127.0.0.1, made
+/// with `openssl`: (CA certificate, server certificate, server key).
+fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let p = |n: &str| dir.join(n);
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("run openssl");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    std::fs::write(p("san.ext"), "subjectAltName=IP:127.0.0.1\n").expect("write san.ext");
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=lpk test CA",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    ]);
+    (p("ca.crt"), p("server.crt"), p("server.key"))
 }
 
 /// Every process's command line, joined.
@@ -77,9 +158,15 @@ fn command_lines() -> String {
 }
 
 /// Runs `lpkc` with `env`, watching every command line on the machine
-/// while it runs; returns (exit code, stdout + stderr, whether the
-/// password was seen on a command line).
+/// while it runs; returns (exit code, stdout + stderr, whether
+/// [`LPK_PASSWORD`] was seen on a command line).
 fn run_watching(args: &[&str], env: &[(&str, &str)]) -> (i32, String, bool) {
+    run_watching_for(LPK_PASSWORD, args, env)
+}
+
+/// [`run_watching`] for the secret `secret` (tests run at once: each
+/// watches for its own).
+fn run_watching_for(secret: &str, args: &[&str], env: &[(&str, &str)]) -> (i32, String, bool) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_lpkc"))
         .current_dir(test_support::workspace_root())
         .args(args)
@@ -92,7 +179,7 @@ fn run_watching(args: &[&str], env: &[(&str, &str)]) -> (i32, String, bool) {
     let deadline = Instant::now() + Duration::from_secs(120);
     while child.try_wait().ok().flatten().is_none() {
         // The test's own command line never holds it; the workers' might.
-        seen |= command_lines().contains(LPK_PASSWORD);
+        seen |= command_lines().contains(secret);
         assert!(Instant::now() < deadline, "lpkc {args:?} did not finish");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -227,4 +314,70 @@ fn an_acl_user_runs_with_credentials_that_appear_nowhere() {
     );
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("no run `no-such-run`"), "{text}");
+}
+
+/// `rediss://`: a run through a TLS Redis whose certificate a CA of the
+/// test's own signed (`LPK_REDIS_CA_FILE`), with the ACL user's
+/// credentials from the environment, bit for bit the embedded run; without
+/// the CA, a clear refusal.
+#[test]
+fn a_run_goes_through_redis_over_tls() {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let (ca, cert, key) = certificates(tmp.path());
+    let server = start_server_with(
+        tmp.path(),
+        &format!(
+            "tls-cert-file {}\ntls-key-file {}\ntls-ca-cert-file {}\ntls-auth-clients no",
+            cert.display(),
+            key.display(),
+            ca.display()
+        ),
+        TLS_PASSWORD,
+    );
+    let url = format!("rediss://127.0.0.1:{}", server.port);
+    let store = tmp.path().join("store").display().to_string();
+    let args = ["--block", "32", "--input", "A=spd:128", "--no-progress"];
+    let embedded = tmp.path().join("embedded").display().to_string();
+    let (code, text, _) = run_watching(
+        &[
+            &["run", "examples/cholesky.lpk", "--output-dir", &embedded][..],
+            &args,
+        ]
+        .concat(),
+        &[],
+    );
+    assert_eq!(code, 0, "{text}");
+    let out_dir = tmp.path().join("tls").display().to_string();
+    let ca = ca.display().to_string();
+    let env = [
+        ("LPK_REDIS_USERNAME", "lpk"),
+        ("LPK_REDIS_PASSWORD", TLS_PASSWORD),
+        ("LPK_REDIS_CA_FILE", ca.as_str()),
+    ];
+    let run_args = [
+        &["run", "examples/cholesky.lpk", "--output-dir", &out_dir][..],
+        &args,
+        &["--redis", &url, "--store", &store, "--workers", "2"],
+    ]
+    .concat();
+    let (code, text, seen) = run_watching_for(TLS_PASSWORD, &run_args, &env);
+    assert_eq!(code, 0, "{text}");
+    assert!(!seen && !text.contains(TLS_PASSWORD), "{text}");
+    assert_eq!(
+        std::fs::read(Path::new(&embedded).join("L.npy")).expect("embedded L"),
+        std::fs::read(Path::new(&out_dir).join("L.npy")).expect("distributed L"),
+        "bit for bit"
+    );
+    // Without the CA the server's certificate is not trusted.
+    let (code, text, _) = run_watching(
+        &["status", "r-1", "--redis", &url],
+        &[
+            ("LPK_REDIS_USERNAME", "lpk"),
+            ("LPK_REDIS_PASSWORD", LPK_PASSWORD),
+        ],
+    );
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("rediss://127.0.0.1"), "{text}");
+    assert!(text.contains("set LPK_REDIS_CA_FILE"), "{text}");
+    assert!(!text.contains("panicked"), "{text}");
 }
