@@ -6,183 +6,9 @@
 //! the LP back end ([`super::lp`]). "Feasible" is always the safe answer:
 //! every step gives up towards it.
 
-use super::affine::{gcd, Term, Q};
+use super::affine::gcd;
+use super::dense::{Constraint, Dense, COEFF_LIMIT};
 use super::lp::solve_lp;
-use super::system::Constraint;
-use super::PARAM_CEILING;
-
-/// Whether an unknown is an integer. Every one is: parameters, loop
-/// variables and auxiliaries are, and the non-affine terms come from int
-/// expressions (an int sum has int summands), so their values are
-/// integers too. A term that a task does not evaluate (the right side of
-/// an `or` whose left side held) is free, and its facts always admit an
-/// integer value, so requiring one loses no solution.
-pub(super) fn integral(k: Term) -> bool {
-    match k {
-        Term::Slot(..) | Term::Aux(_) | Term::Param(_) | Term::Atom(..) | Term::Known(_) => true,
-    }
-}
-
-/// Coefficients far below `i128::MAX`, so one multiply-add never
-/// overflows; past it the reduction gives up (and the system is solved
-/// as it was).
-const COEFF_LIMIT: i128 = 1 << 62;
-
-/// A conjunction in dense integer form: `Σ a·x + c (>= or ==) 0`.
-pub(super) struct Dense {
-    pub(super) cols: Vec<Term>,
-    /// Coefficients, constant, and whether the row is an equation.
-    pub(super) rows: Vec<(Vec<i128>, i128, bool)>,
-}
-
-impl Dense {
-    /// The conjunction with every row scaled to integers; `None` on
-    /// overflow.
-    fn new(constraints: &[&Constraint]) -> Option<Dense> {
-        let mut cols: Vec<Term> = Vec::new();
-        for c in constraints {
-            let (Constraint::Ge(f) | Constraint::Eq(f)) = c;
-            for k in f.terms() {
-                if !cols.contains(&k) {
-                    cols.push(k);
-                }
-            }
-        }
-        let mut rows = Vec::with_capacity(constraints.len() + 8);
-        for c in constraints {
-            let (f, is_eq) = match c {
-                Constraint::Ge(f) => (f, false),
-                Constraint::Eq(f) => (f, true),
-            };
-            let mut den: i128 = f.constant_part().d;
-            for (_, q) in f.iter() {
-                den = (den / gcd(den, q.d)).checked_mul(q.d)?;
-                if den > COEFF_LIMIT {
-                    return None;
-                }
-            }
-            let scale = |q: Q| -> Option<i128> {
-                let v = q.n.checked_mul(den / q.d)?;
-                (v.abs() < COEFF_LIMIT).then_some(v)
-            };
-            let mut a = vec![0i128; cols.len()];
-            for (k, q) in f.iter() {
-                let j = cols.iter().position(|&c| c == k)?;
-                *a.get_mut(j)? = scale(q)?;
-            }
-            rows.push((a, scale(f.constant_part())?, is_eq));
-        }
-        // Parameters keep their ceiling when they are eliminated.
-        for (j, k) in cols.iter().enumerate() {
-            if matches!(k, Term::Param(_)) {
-                for sign in [1i128, -1] {
-                    let mut a = vec![0i128; cols.len()];
-                    *a.get_mut(j)? = sign;
-                    rows.push((a, PARAM_CEILING as i128, false));
-                }
-            }
-        }
-        Some(Dense { cols, rows })
-    }
-
-    /// Exact integer reductions; `Some(false)` when there is no integer
-    /// solution, `None` on overflow. Equations over integers only are
-    /// divided by the gcd of their coefficients (no solution when it does
-    /// not divide the constant: `2q - 4r = 1`, which branch and bound may
-    /// never settle), an unknown with coefficient ±1 in one is eliminated
-    /// everywhere, and inequalities over integers only are divided by their
-    /// gcd with the constant rounded down (`16a - 4b - 1 >= 0` becomes
-    /// `4a - b - 1 >= 0`), all of which keep exactly the integer solutions.
-    fn reduce(&mut self) -> Option<bool> {
-        let integral_col: Vec<bool> = self.cols.iter().map(|&k| integral(k)).collect();
-        let all_integral = |a: &[i128]| a.iter().zip(&integral_col).all(|(&x, &int)| x == 0 || int);
-        let mut done = vec![false; self.rows.len()];
-        loop {
-            let mut pivot = None;
-            for (i, (a, c, is_eq)) in self.rows.iter_mut().enumerate() {
-                if !*is_eq || done.get(i).copied().unwrap_or(true) || !all_integral(a) {
-                    continue;
-                }
-                let g = a.iter().fold(0i128, |g, &x| gcd(g, x));
-                if g == 0 {
-                    if *c != 0 {
-                        return Some(false);
-                    }
-                    if let Some(d) = done.get_mut(i) {
-                        *d = true;
-                    }
-                    continue;
-                }
-                if *c % g != 0 {
-                    return Some(false);
-                }
-                a.iter_mut().for_each(|x| *x /= g);
-                *c /= g;
-                if let Some(j) = a.iter().position(|x| x.abs() == 1) {
-                    pivot = Some((i, j));
-                    break;
-                }
-                if let Some(d) = done.get_mut(i) {
-                    *d = true;
-                }
-            }
-            let Some((i, j)) = pivot else {
-                break;
-            };
-            let (pa, pc, _) = self.rows.get(i)?.clone();
-            let pj = *pa.get(j)?;
-            for (r, (a, c, is_eq)) in self.rows.iter_mut().enumerate() {
-                if r == i {
-                    continue;
-                }
-                let k = *a.get(j)?;
-                if k == 0 {
-                    continue;
-                }
-                // row -= (k / pj) · pivot row, pj = ±1.
-                let m = k * pj;
-                for (x, &y) in a.iter_mut().zip(&pa) {
-                    *x = x.checked_sub(m.checked_mul(y)?)?;
-                    if x.abs() >= COEFF_LIMIT {
-                        return None;
-                    }
-                }
-                *c = c.checked_sub(m.checked_mul(pc)?)?;
-                if c.abs() >= COEFF_LIMIT {
-                    return None;
-                }
-                if *is_eq {
-                    if let Some(d) = done.get_mut(r) {
-                        *d = false;
-                    }
-                }
-            }
-            // The pivot row is used up.
-            self.rows.swap_remove(i);
-            done.swap_remove(i);
-        }
-        let mut kept = Vec::with_capacity(self.rows.len());
-        for (mut a, mut c, is_eq) in self.rows.drain(..) {
-            if a.iter().all(|&x| x == 0) {
-                let ok = if is_eq { c == 0 } else { c >= 0 };
-                if !ok {
-                    return Some(false);
-                }
-                continue;
-            }
-            if !is_eq && all_integral(&a) {
-                let g = a.iter().fold(0i128, |g, &x| gcd(g, x));
-                if g > 1 {
-                    a.iter_mut().for_each(|x| *x /= g);
-                    c = c.div_euclid(g);
-                }
-            }
-            kept.push((a, c, is_eq));
-        }
-        self.rows = kept;
-        Some(true)
-    }
-}
 
 /// Whether the conjunction may be satisfiable by integers (true when the
 /// solver cannot tell): exact integer reductions first, then the real
@@ -228,7 +54,6 @@ fn propagation_refutes(d: &Dense) -> bool {
     let inf = f64::INFINITY;
     let mut lo = vec![-inf; n];
     let mut hi = vec![inf; n];
-    let int: Vec<bool> = d.cols.iter().map(|&k| integral(k)).collect();
     for _ in 0..ROUNDS {
         let mut changed = false;
         for (a, c, is_eq) in &d.rows {
@@ -284,9 +109,9 @@ fn propagation_refutes(d: &Dense) -> bool {
                     let rest = max_sum - own;
                     // k·x + rest >= 0.
                     let bound = -rest / k;
-                    let is_int = int.get(j).copied().unwrap_or(false);
+                    // Every unknown is an integer (see `dense`).
                     if k > 0.0 {
-                        let b = if is_int { (bound - 1e-9).ceil() } else { bound };
+                        let b = (bound - 1e-9).ceil();
                         if b > l + 1e-9 {
                             if let Some(v) = lo.get_mut(j) {
                                 *v = b;
@@ -294,11 +119,7 @@ fn propagation_refutes(d: &Dense) -> bool {
                             changed = true;
                         }
                     } else {
-                        let b = if is_int {
-                            (bound + 1e-9).floor()
-                        } else {
-                            bound
-                        };
+                        let b = (bound + 1e-9).floor();
                         if b < h - 1e-9 {
                             if let Some(v) = hi.get_mut(j) {
                                 *v = b;
@@ -336,19 +157,14 @@ fn keep_tightest(rows: &mut Vec<(Vec<i128>, i128)>) {
 /// (false) when the rows grow past a small limit.
 fn fm_refutes(d: &Dense) -> bool {
     const MAX_ROWS: usize = 400;
-    let integral_col: Vec<bool> = d.cols.iter().map(|&k| integral(k)).collect();
     let n = d.cols.len();
     let normalize = |mut a: Vec<i128>, mut c: i128| -> Option<(Vec<i128>, i128)> {
-        let int = a.iter().zip(&integral_col).all(|(&x, &i)| x == 0 || i);
+        // Every unknown is an integer (see `dense`): dividing by the gcd
+        // and rounding the constant down keeps every integer solution.
         let g = a.iter().fold(0i128, |g, &x| gcd(g, x));
         if g > 1 {
-            if int {
-                a.iter_mut().for_each(|x| *x /= g);
-                c = c.div_euclid(g);
-            } else if c % g == 0 {
-                a.iter_mut().for_each(|x| *x /= g);
-                c /= g;
-            }
+            a.iter_mut().for_each(|x| *x /= g);
+            c = c.div_euclid(g);
         }
         if a.iter().any(|x| x.abs() >= COEFF_LIMIT) || c.abs() >= COEFF_LIMIT {
             return None;
@@ -467,7 +283,8 @@ fn solve_dense(d: &Dense) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::constraint::affine::{Affine, Side};
+    use crate::constraint::affine::{Affine, Side, Term};
+    use crate::constraint::PARAM_CEILING;
     use model::expr::ExprRef;
 
     fn ge(terms: &[(Term, i64)], c: i64) -> Constraint {

@@ -3,8 +3,7 @@
 //! for lint's proofs, and the one pair pruning asks.
 
 use super::affine::Term;
-use super::integer::Dense;
-use super::system::Constraint;
+use super::dense::{Constraint, Dense};
 use super::PARAM_CEILING;
 use good_lp::{variable, Expression, ProblemVariables, ResolutionError, SolverModel, Variable};
 use std::collections::BTreeMap;

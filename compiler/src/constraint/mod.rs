@@ -21,6 +21,7 @@
 //! "feasible", so "infeasible" is always a proof.
 
 pub(crate) mod affine;
+pub(crate) mod dense;
 pub(crate) mod guard;
 pub(crate) mod integer;
 pub(crate) mod lp;

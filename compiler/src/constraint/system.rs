@@ -41,14 +41,7 @@ const MAX_COMBINATIONS: usize = 1000;
 /// all its cases (each case may use what the ones before left).
 const SPLIT_COMBINATIONS: usize = 3000;
 
-/// `form >= 0` or `form == 0`.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Constraint {
-    /// `form >= 0`.
-    Ge(Affine),
-    /// `form == 0`.
-    Eq(Affine),
-}
+pub(crate) use super::dense::Constraint;
 
 /// `(c, x, q, r)`: `x = c·q + r` with `0 <= r < c`.
 type Division = (i64, Affine, Affine, Affine);

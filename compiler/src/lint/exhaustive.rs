@@ -16,9 +16,9 @@ use super::rules;
 use super::scan::{scan, Scratch, Verdict};
 use crate::diag::Code;
 use model::dag::{expand, ExpandError, Violation};
-use model::program::{Instance, Program, Role};
+use model::program::{Instance, Program};
 use model::task::{Task, TileRef};
-use model::{MatrixId, StmtId};
+use model::StmtId;
 use std::ops::ControlFlow;
 
 /// The lint error a violation is.
@@ -502,9 +502,3 @@ pub fn params_text(program: &Program, values: &[i64]) -> String {
         .join(", ")
 }
 
-/// Whether a matrix is an input.
-pub(crate) fn is_input(program: &Program, matrix: MatrixId) -> bool {
-    program
-        .get_matrix(matrix)
-        .is_some_and(|m| m.role == Role::Input)
-}

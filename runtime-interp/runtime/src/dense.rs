@@ -34,8 +34,8 @@ pub enum InputSpec {
     Identity(usize),
 }
 
-/// The largest generated matrix side, so a typo cannot allocate terabytes.
-pub const MAX_GENERATED_ELEMENTS: usize = 1 << 31;
+/// The largest generated matrix, so a typo cannot allocate terabytes.
+pub const MAX_GENERATED_ELEMENTS: usize = crate::npy::MAX_ELEMENTS;
 
 /// Why an `--input` spec does not parse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

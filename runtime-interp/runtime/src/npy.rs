@@ -56,14 +56,18 @@ pub struct ReadLimit {
 
 impl Default for ReadLimit {
     /// 64 KiB of header and 2^31 elements (16 GiB of `f64`), the same bound
-    /// as the generated inputs of [`crate::dense`].
+    /// as the generated inputs.
     fn default() -> Self {
         ReadLimit {
             max_header_bytes: 64 * 1024,
-            max_elements: crate::dense::MAX_GENERATED_ELEMENTS as u64,
+            max_elements: MAX_ELEMENTS as u64,
         }
     }
 }
+
+/// The most elements of one matrix lpk reads or generates (2^31, 16 GiB
+/// of `f64`), so a typo or a hostile header cannot allocate terabytes.
+pub const MAX_ELEMENTS: usize = 1 << 31;
 
 /// An array shape, shown as the Python tuple it is written as: `()`,
 /// `(5,)`, `(3, 4)`.

@@ -59,7 +59,7 @@
 use crate::cost::{statement_costs, CostModel, StatementCost, StoreCost};
 use crate::partition::{self, Partition};
 use model::program::{Instance, Role as MatrixRole};
-use model::query::{Engine, QueryError};
+use model::query::Engine;
 use model::rng::SplitMix64;
 use model::task::{Task, TileRef};
 use rustc_hash::FxHashMap;
@@ -258,25 +258,7 @@ impl Config {
     }
 }
 
-/// Why a simulation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum SimError {
-    /// A plan query failed.
-    #[error("{0}")]
-    Query(#[from] QueryError),
-    /// The loop tree could not be walked.
-    #[error("{0}")]
-    Walk(#[from] model::task::WalkError),
-    /// The settings are unusable.
-    #[error("{0}")]
-    Config(String),
-    /// The walk contradicted itself (a plan bug).
-    #[error("inconsistent DAG: {0}")]
-    Inconsistent(String),
-    /// METIS failed.
-    #[error("partition failed: {0}")]
-    Partition(String),
-}
+pub use crate::error::SimError;
 
 /// Utilisation over time: busy and live workers, averaged per bin.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -20,6 +20,7 @@
 
 pub mod cost;
 pub mod engine;
+pub mod error;
 pub mod partition;
 pub mod quantile;
 pub mod svg;

@@ -19,7 +19,7 @@
 //! the DAG, memory = the coarse graph), before the simulation.
 
 use crate::cost::StatementCost;
-use crate::engine::SimError;
+use crate::error::SimError;
 use model::program::Instance;
 use model::query::Engine;
 use model::task::Task;

@@ -140,3 +140,12 @@ pub(crate) fn blocked_by(stmts: &[usize], why: String) -> Blocked {
         atoms: vec![why],
     }
 }
+
+/// Whether a matrix is an input. It lives here, below the rules and the
+/// exhaustive check that both ask it, so that neither imports the other
+/// for it.
+pub(crate) fn is_input(program: &model::program::Program, matrix: model::MatrixId) -> bool {
+    program
+        .get_matrix(matrix)
+        .is_some_and(|m| m.role == model::program::Role::Input)
+}

@@ -53,7 +53,7 @@ pub(crate) const TEXT: FindingText = FindingText {
 pub(crate) fn proved(p: &Program, sp: &Split) -> Result<(), Blocked> {
     for (rs, ri, rv) in sp.all() {
         for (a, r) in rv.st.reads.iter().enumerate() {
-            if crate::lint::exhaustive::is_input(p, r.matrix) {
+            if super::is_input(p, r.matrix) {
                 continue;
             }
             if p.is_zero(r.matrix) {

@@ -27,7 +27,7 @@ pub(crate) fn proved(p: &Program, sp: &Split) -> Result<(), Blocked> {
             continue;
         };
         for w in &st.writes {
-            if crate::lint::exhaustive::is_input(p, w.matrix) {
+            if super::is_input(p, w.matrix) {
                 let sys = sp.with_domain(s, i, Side::First);
                 if sys.feasible() {
                     return Err(blocked(p, &sp.exprs, &sys, &[s]));
