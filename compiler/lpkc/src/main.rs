@@ -5,7 +5,8 @@
 //! Modules form a DAG: `main` → `commands::*` (one module per subcommand,
 //! never importing another) → the shared modules `args`, `load`,
 //! `instance`, `report`, `error` and `output` (which import no command) →
-//! the libraries. `output` is the only module that writes to stdout.
+//! the libraries. `output` is the only module that writes to stdout, but
+//! for `lsp`'s transport, which owns stdout for the protocol under `lpkc lsp`.
 //!
 //! Exit codes (docs/cli.md): 0 success, 1 the input has errors, 2 usage
 //! error; commands return a [`CliError`] and [`exit_code`] reports it (as
