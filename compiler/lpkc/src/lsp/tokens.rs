@@ -161,9 +161,9 @@ fn encode(a: &Analysis, raw: &[(usize, usize, u32, u32)]) -> Vec<SemanticToken> 
         } else {
             continue;
         };
-        let delta_line = from.line - line;
+        let delta_line = from.line.saturating_sub(line);
         let delta_start = if delta_line == 0 {
-            from.character - col
+            from.character.saturating_sub(col)
         } else {
             from.character
         };
