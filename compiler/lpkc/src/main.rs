@@ -5,7 +5,8 @@
 //! Modules form a DAG: `main` → `commands::*` (one module per subcommand,
 //! never importing another) → the shared modules `args`, `load`,
 //! `instance`, `report`, `error` and `output` (which import no command) →
-//! the libraries. `output` is the only module that writes to stdout.
+//! the libraries. `output` is the only module that writes to stdout, but
+//! for `lsp`'s transport, which owns stdout for the protocol under `lpkc lsp`.
 //!
 //! Exit codes (docs/cli.md): 0 success, 1 the input has errors, 2 usage
 //! error; commands return a [`CliError`] and [`exit_code`] reports it (as
@@ -19,6 +20,7 @@ mod error;
 mod inputs;
 mod instance;
 mod load;
+mod lsp;
 mod output;
 mod report;
 
@@ -27,7 +29,7 @@ use clap::{Parser, Subcommand};
 use commands::{
     bench::BenchArgs, calibrate::CalibrateArgs, check::CheckArgs, collect::CollectArgs,
     compile::CompileArgs, dag::DagArgs, dot::DotArgs, explain::ExplainArgs, fmt::FmtArgs,
-    inspect::InspectArgs, lint::LintArgs, plans::PlansArgs, provision::ProvisionArgs,
+    inspect::InspectArgs, lint::LintArgs, lsp::LspArgs, plans::PlansArgs, provision::ProvisionArgs,
     query::QueryArgs, repl::ReplArgs, resume::ResumeArgs, run::RunArgs, simulate::SimulateArgs,
     stats::StatsArgs, status::StatusArgs, submit::SubmitArgs, trace::TraceArgs, worker::WorkerArgs,
 };
@@ -132,6 +134,10 @@ pub enum Command {
     /// expressions allow it, else checked exhaustively for every parameter
     /// value up to --bound; findings give the smallest counterexample.
     Lint(LintArgs),
+    /// A language server over stdio: diagnostics as you type, hover with
+    /// the plans, definitions, references, writers and readers, formatting,
+    /// quick fixes and semantic tokens (docs/editors.md).
+    Lsp(LspArgs),
     /// Print an artifact's contents: a summary, or the JSON twin.
     Inspect(InspectArgs),
     /// Benchmark a run against faer's monolithic routine on the same
@@ -163,6 +169,7 @@ impl Command {
             Command::Bench(_)
             | Command::Calibrate(_)
             | Command::Explain(_)
+            | Command::Lsp(_)
             | Command::Worker(_)
             | Command::Status(_)
             | Command::Collect(_)
@@ -193,6 +200,7 @@ impl Command {
             | Command::Dot(_)
             | Command::Repl(_)
             | Command::Explain(_)
+            | Command::Lsp(_)
             | Command::Worker(_)
             | Command::Collect(_)
             | Command::Trace(_)
@@ -222,6 +230,7 @@ fn run(cli: &Cli, global: &GlobalOpts) -> Result<(), CliError> {
         Command::Run(args) => commands::run::run(args, global),
         Command::Compile(args) => commands::compile::run(args, global),
         Command::Lint(args) => commands::lint::run(args, global),
+        Command::Lsp(args) => commands::lsp::run(args, global),
         Command::Inspect(args) => commands::inspect::run(args, global),
         Command::Bench(args) => commands::bench::run(args, global),
         Command::Explain(args) => commands::explain::run(args, global),

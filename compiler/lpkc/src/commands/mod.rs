@@ -14,6 +14,7 @@ pub mod explain;
 pub mod fmt;
 pub mod inspect;
 pub mod lint;
+pub mod lsp;
 pub mod plans;
 pub mod provision;
 pub mod query;

@@ -19,6 +19,7 @@
 //!   bounded on generated inputs;
 //! - `wording`: counts, headers, `--help` defaults and error texts;
 //! - `binary`: running the real binary;
+//! - `lsp`: `lpkc lsp` driven over stdio as an editor drives it;
 //! - `bounds`: bounded work and memory on adversarial parameters;
 //! - `distributed`: `submit`, `worker`, `status`, `collect`, `run --redis`
 //!   through a real Redis and S3 server, with workers killed and crashing.
@@ -38,6 +39,7 @@ mod hostile;
 mod interop;
 mod json_errors;
 mod layout;
+mod lsp;
 mod numerics;
 mod outputs;
 mod redis_auth;

@@ -1,0 +1,160 @@
+//! Navigation: definitions and references of every name (kernels,
+//! programs, matrices, parameters, loop variables, `let`s) from the HIR's
+//! ids; from a tile access to the accesses the plans pair it with (a
+//! read's possible writers, a write's possible readers: "go to
+//! implementation"); and the document's outline.
+
+use crate::lsp::analysis::{Analysis, Use};
+use crate::lsp::plans;
+use compiler::front::hir::StmtKind;
+use lsp_types::{DocumentSymbol, Location, Range, SymbolKind, Uri};
+
+/// The definition of the name at `offset`.
+pub(crate) fn definition(a: &Analysis, uri: &Uri, offset: usize) -> Option<Location> {
+    let o = a.occurrence_at(offset)?;
+    let d = a.definition(o.symbol)?;
+    Some(location(a, uri, d.start, d.end))
+}
+
+/// Every occurrence of the name at `offset`, its definition included when
+/// asked.
+pub(crate) fn references(
+    a: &Analysis,
+    uri: &Uri,
+    offset: usize,
+    declaration: bool,
+) -> Vec<Location> {
+    let Some(o) = a.occurrence_at(offset) else {
+        return Vec::new();
+    };
+    a.occurrences_of(o.symbol)
+        .filter(|r| declaration || r.role != Use::Definition)
+        .map(|r| location(a, uri, r.start, r.end))
+        .collect()
+}
+
+/// The accesses the plans pair with the tile access at `offset`: for a
+/// read, the writes it may read from; for a write, the reads it may feed.
+pub(crate) fn partners(a: &Analysis, uri: &Uri, offset: usize) -> Vec<Location> {
+    let Some(p) = a.program_at(offset).and_then(|i| a.compiled(i)) else {
+        return Vec::new();
+    };
+    let Some(at) = plans::access_at(p, offset) else {
+        return Vec::new();
+    };
+    plans::partners(p, at)
+        .into_iter()
+        .filter_map(|o| plans::access(p, o))
+        .map(|acc| location(a, uri, acc.span.0 as usize, acc.span.1 as usize))
+        .collect()
+}
+
+fn location(a: &Analysis, uri: &Uri, start: usize, end: usize) -> Location {
+    Location {
+        uri: uri.clone(),
+        range: a.range(start, end),
+    }
+}
+
+/// The outline: kernels, then each program with its parameters, matrices
+/// and kernel calls (named as tasks are, `chol@37`).
+pub(crate) fn symbols(a: &Analysis) -> Vec<DocumentSymbol> {
+    let module = &a.checked.module;
+    let mut out: Vec<DocumentSymbol> = module
+        .kernels
+        .iter()
+        .map(|k| {
+            symbol(
+                k.name.clone(),
+                Some(a.slice(k.span.start, k.span.end).to_string()),
+                SymbolKind::FUNCTION,
+                a.range(k.span.start as usize, k.span.end as usize),
+                a.range(k.name_span.start as usize, k.name_span.end as usize),
+                Vec::new(),
+            )
+        })
+        .collect();
+    for (i, p) in module.programs.iter().enumerate() {
+        let mut children = Vec::new();
+        for param in &p.params {
+            let r = a.range(param.span.start as usize, param.span.end as usize);
+            children.push(symbol(
+                param.name.clone(),
+                Some("parameter".into()),
+                SymbolKind::TYPE_PARAMETER,
+                r,
+                r,
+                Vec::new(),
+            ));
+        }
+        for m in &p.matrices {
+            children.push(symbol(
+                m.name.clone(),
+                Some(a.slice(m.span.start, m.span.end).to_string()),
+                SymbolKind::ARRAY,
+                a.range(m.span.start as usize, m.span.end as usize),
+                a.range(m.name_span.start as usize, m.name_span.end as usize),
+                Vec::new(),
+            ));
+        }
+        let compiled = a.compiled(i);
+        for stmt in p.calls() {
+            let s = p.stmt(stmt);
+            let StmtKind::Call(call) = &s.kind else {
+                continue;
+            };
+            let kernel = module
+                .kernels
+                .get(call.kernel.index())
+                .map_or("?", |k| k.name.as_str());
+            let (name, detail) = match compiled
+                .and_then(|c| plans::statement_at(c, s.span.start as usize).map(|id| (c, id)))
+            {
+                Some((c, id)) => (plans::name(c, id), Some(plans::count_set(c, id))),
+                None => (format!("{kernel}@{}", call.line), None),
+            };
+            children.push(symbol(
+                name,
+                detail,
+                SymbolKind::EVENT,
+                a.range(s.span.start as usize, s.span.end as usize),
+                a.range(
+                    call.kernel_span.start as usize,
+                    call.kernel_span.end as usize,
+                ),
+                Vec::new(),
+            ));
+        }
+        out.push(symbol(
+            p.name.clone(),
+            Some("program".into()),
+            SymbolKind::MODULE,
+            a.range(p.span.start as usize, p.span.end as usize),
+            a.range(p.name_span.start as usize, p.name_span.end as usize),
+            children,
+        ));
+    }
+    out.sort_by_key(|s| (s.range.start.line, s.range.start.character));
+    out
+}
+
+fn symbol(
+    name: String,
+    detail: Option<String>,
+    kind: SymbolKind,
+    range: Range,
+    selection_range: Range,
+    children: Vec<DocumentSymbol>,
+) -> DocumentSymbol {
+    #[allow(deprecated)] // `deprecated` is a required field of the struct.
+    DocumentSymbol {
+        name,
+        detail,
+        kind,
+        tags: None,
+        deprecated: None,
+        range,
+        selection_range,
+        children: (!children.is_empty()).then_some(children),
+    }
+}
