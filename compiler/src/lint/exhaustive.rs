@@ -501,4 +501,3 @@ pub fn params_text(program: &Program, values: &[i64]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
-
