@@ -491,6 +491,21 @@ pub fn statements_that_run(program: &Program, budget: Budget) -> (Vec<bool>, Cov
     (ran, cov)
 }
 
+/// Whether some parameter combination up to `bound` meets every
+/// `require` (whatever its extents or indices then do).
+pub(crate) fn requires_met_somewhere(program: &Program, bound: i64) -> bool {
+    combinations(program.params.len(), bound).any(|(_, params)| {
+        let env = model::expr::Env {
+            params: &params,
+            slots: &[],
+        };
+        program
+            .requires
+            .iter()
+            .all(|&r| program.exprs.eval_bool(r, env) == Ok(true))
+    })
+}
+
 /// `N = 4, M = 2`.
 pub fn params_text(program: &Program, values: &[i64]) -> String {
     program

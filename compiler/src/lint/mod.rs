@@ -191,7 +191,14 @@ pub fn analyze(p: &Program, opts: &LintOptions, given: Option<&Instance<'_>>) ->
         None
     };
     if let Some(cov) = &a.coverage {
-        if cov.instances == 0 && cov.stopped.is_none() && !p.requires.is_empty() {
+        // No instance expanded: the `require`s are unsatisfiable only if
+        // no combination meets them (instances can fail for other reasons:
+        // a negative extent, an index that does not evaluate).
+        if cov.instances == 0
+            && cov.stopped.is_none()
+            && !p.requires.is_empty()
+            && !exhaustive::requires_met_somewhere(p, opts.bound)
+        {
             a.unsatisfiable = Some((p.requires.len().saturating_sub(1), false));
             return a;
         }

@@ -306,3 +306,25 @@ fn an_index_that_cannot_be_evaluated_is_named_with_its_line_everywhere() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Found while writing the fuzz harnesses: when no instance up to lint's
+/// bound binds (every extent negative below N = 100), lint said the
+/// `require`s could never hold (E0506), and `lpkc run`, which refuses a
+/// program lint finds an error in, would have refused a valid program.
+#[test]
+fn instances_that_fail_for_another_reason_do_not_make_requires_unsatisfiable() {
+    let dir = std::env::temp_dir().join(format!("lpk-e0506-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let file = dir.join("late.lpk");
+    std::fs::write(
+        &file,
+        "kernel copy(a) -> (b);\n\nprogram p(N: int) {\n    require N >= 1;\n    input A[N - 100];\n    \
+         output B[N];\n    for i in range(N) {\n        B[i] = copy(A[i]);\n    }\n}\n",
+    )
+    .expect("write the program");
+    let file = file.display().to_string();
+    let (code, out, err) = lpkc(&["--color", "never", "lint", &file]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains("E0506"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
