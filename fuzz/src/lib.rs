@@ -175,9 +175,15 @@ fn artifact_bytes(program: Program) -> Vec<u8> {
     }
 }
 
-/// What checking a source says, as its sorted diagnostic codes, and its
-/// compiled programs' artifact bytes (by program name).
-fn outcome(src: &str) -> (Vec<String>, Vec<(String, Option<Vec<u8>>)>) {
+/// What checking a source says: its sorted diagnostic codes, and each
+/// program's name with its artifact bytes (`None` when it does not
+/// compile).
+struct Outcome {
+    codes: Vec<String>,
+    programs: Vec<(String, Option<Vec<u8>>)>,
+}
+
+fn outcome(src: &str) -> Outcome {
     let mut sources = SourceMap::new();
     let checked = check_source(&mut sources, FILE, src);
     let mut codes: Vec<String> = checked
@@ -187,7 +193,10 @@ fn outcome(src: &str) -> (Vec<String>, Vec<(String, Option<Vec<u8>>)>) {
         .collect();
     codes.sort();
     if checked.has_errors() {
-        return (codes, Vec::new());
+        return Outcome {
+            codes,
+            programs: Vec::new(),
+        };
     }
     let programs = checked
         .module
@@ -201,7 +210,7 @@ fn outcome(src: &str) -> (Vec<String>, Vec<(String, Option<Vec<u8>>)>) {
             (p.name.clone(), bytes)
         })
         .collect();
-    (codes, programs)
+    Outcome { codes, programs }
 }
 
 /// Target `fmt_roundtrip`: for a source that parses, the formatted text
@@ -227,14 +236,14 @@ pub fn fmt_roundtrip(data: &[u8]) {
         once == twice,
         "formatting is not idempotent\n--- once:\n{once}\n--- twice:\n{twice}"
     );
-    let (codes, programs) = outcome(&src);
-    let (codes_f, programs_f) = outcome(&once);
+    let original = outcome(&src);
+    let formatted = outcome(&once);
     assert_eq!(
-        codes, codes_f,
+        original.codes, formatted.codes,
         "the formatted source checks differently\n--- formatted:\n{once}"
     );
-    assert_eq!(programs.len(), programs_f.len());
-    for ((name, a), (name_f, b)) in programs.iter().zip(&programs_f) {
+    assert_eq!(original.programs.len(), formatted.programs.len());
+    for ((name, a), (name_f, b)) in original.programs.iter().zip(&formatted.programs) {
         assert_eq!(name, name_f);
         if let Some(a) = a {
             assert!(
@@ -845,8 +854,11 @@ pub fn inputs(path: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// A target's body.
+pub type Target = fn(&[u8]);
+
 /// The targets by name, as the replay test and the scripts know them.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("parse", parse),
     ("check", check),
     ("fmt_roundtrip", fmt_roundtrip),
