@@ -252,36 +252,8 @@ fn statement(a: &Analysis, offset: usize, params: &[(String, i64)]) -> Option<St
         );
     }
     let st = p.get_statement(stmt)?;
-    let mut reads_from = Vec::new();
-    for i in 0..st.reads.len() {
-        let at = plans::AccessAt {
-            stmt,
-            write: false,
-            index: i as u32,
-        };
-        for w in plans::partners(p, at) {
-            reads_from.push(format!(
-                "- `{}`: {}",
-                plans::name(p, w.stmt),
-                plans::relation(p, at, w)
-            ));
-        }
-    }
-    let mut feeds = Vec::new();
-    for i in 0..st.writes.len() {
-        let at = plans::AccessAt {
-            stmt,
-            write: true,
-            index: i as u32,
-        };
-        for r in plans::partners(p, at) {
-            feeds.push(format!(
-                "- `{}`: {}",
-                plans::name(p, r.stmt),
-                plans::relation(p, at, r)
-            ));
-        }
-    }
+    let reads_from = partner_lines(p, stmt, false, st.reads.len());
+    let feeds = partner_lines(p, stmt, true, st.writes.len());
     list(&mut s, "Reads from", &reads_from);
     list(&mut s, "Feeds", &feeds);
     Some(s)
@@ -330,4 +302,25 @@ fn access(a: &Analysis, offset: usize) -> Option<String> {
     };
     list(&mut s, title, &items);
     Some(s.trim_start().to_string())
+}
+
+/// One line per (access, partner) of the `count` reads (or writes) of
+/// `stmt`: the partner statement and the plans' relation between them.
+fn partner_lines(p: &Program, stmt: model::StmtId, write: bool, count: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for i in 0..count {
+        let at = plans::AccessAt {
+            stmt,
+            write,
+            index: i as u32,
+        };
+        for q in plans::partners(p, at) {
+            out.push(format!(
+                "- `{}`: {}",
+                plans::name(p, q.stmt),
+                plans::relation(p, at, q)
+            ));
+        }
+    }
+    out
 }

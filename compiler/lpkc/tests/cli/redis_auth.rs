@@ -192,6 +192,22 @@ fn run_watching_for(secret: &str, args: &[&str], env: &[(&str, &str)]) -> (i32, 
     (out.status.code().unwrap_or(-1), text, seen)
 }
 
+/// The embedded run of examples/cholesky.lpk with `args` into
+/// `dir/embedded`, what the distributed runs must equal bit for bit.
+fn embedded_run(dir: &Path, args: &[&str]) -> String {
+    let embedded = dir.join("embedded").display().to_string();
+    let (code, text, _) = run_watching(
+        &[
+            &["run", "examples/cholesky.lpk", "--output-dir", &embedded][..],
+            args,
+        ]
+        .concat(),
+        &[],
+    );
+    assert_eq!(code, 0, "{text}");
+    embedded
+}
+
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -212,16 +228,7 @@ fn an_acl_user_runs_with_credentials_that_appear_nowhere() {
     let url = format!("redis://127.0.0.1:{}", server.port);
     let store = tmp.path().join("store").display().to_string();
     let args = ["--block", "32", "--input", "A=spd:128", "--no-progress"];
-    let embedded = tmp.path().join("embedded").display().to_string();
-    let (code, text, _) = run_watching(
-        &[
-            &["run", "examples/cholesky.lpk", "--output-dir", &embedded][..],
-            &args,
-        ]
-        .concat(),
-        &[],
-    );
-    assert_eq!(code, 0, "{text}");
+    let embedded = embedded_run(tmp.path(), &args);
 
     // From the environment, and from the URL: both run, and the password
     // is never on a command line (the local workers get it in their
@@ -337,16 +344,7 @@ fn a_run_goes_through_redis_over_tls() {
     let url = format!("rediss://127.0.0.1:{}", server.port);
     let store = tmp.path().join("store").display().to_string();
     let args = ["--block", "32", "--input", "A=spd:128", "--no-progress"];
-    let embedded = tmp.path().join("embedded").display().to_string();
-    let (code, text, _) = run_watching(
-        &[
-            &["run", "examples/cholesky.lpk", "--output-dir", &embedded][..],
-            &args,
-        ]
-        .concat(),
-        &[],
-    );
-    assert_eq!(code, 0, "{text}");
+    let embedded = embedded_run(tmp.path(), &args);
     let out_dir = tmp.path().join("tls").display().to_string();
     let ca = ca.display().to_string();
     let env = [
