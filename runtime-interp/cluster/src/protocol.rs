@@ -175,7 +175,7 @@ if state == 'running' then
         'error', 'the run\'s store would hold ' .. stored ..
           ' bytes of tiles, more than its --max-store-bytes ' .. cap,
         'finished_ms', ARGV[4])
-      redis.call('SREM', 'lpk:runs', redis.call('HGET', meta, 'id'))
+      redis.call('SREM', 'lpk:runs', string.sub(ARGV[1], 5, -2))
       return out
     end
     local released = 0
@@ -206,7 +206,7 @@ if state == 'running' then
     end
     if done >= tonumber(redis.call('HGET', meta, 'total')) then
       redis.call('HSET', meta, 'state', 'done', 'finished_ms', ARGV[4])
-      redis.call('SREM', 'lpk:runs', redis.call('HGET', meta, 'id'))
+      redis.call('SREM', 'lpk:runs', string.sub(ARGV[1], 5, -2))
     end
   end
 end
@@ -218,7 +218,9 @@ return out
 "#;
 
 /// Fails a run (once: the first error wins). ARGV: prefix, task, message,
-/// now (ms). Returns 1 if this call failed the run.
+/// now (ms). Returns 1 if this call failed the run. Like every script
+/// here it takes the run's id from the prefix (`lpk:RUN:`), never from the
+/// record's `id` field, which someone else may have written.
 pub const FAIL: &str = r#"
 local meta = ARGV[1] .. 'meta'
 if redis.call('HGET', meta, 'state') ~= 'running' then
@@ -226,7 +228,7 @@ if redis.call('HGET', meta, 'state') ~= 'running' then
 end
 redis.call('HSET', meta, 'state', 'failed', 'error_task', ARGV[2], 'error', ARGV[3],
   'finished_ms', ARGV[4])
-redis.call('SREM', 'lpk:runs', redis.call('HGET', meta, 'id'))
+redis.call('SREM', 'lpk:runs', string.sub(ARGV[1], 5, -2))
 return 1
 "#;
 

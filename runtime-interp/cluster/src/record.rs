@@ -218,6 +218,18 @@ impl RunRecord {
                 format!("version {protocol}; this lpk speaks version {PROTOCOL}"),
             ));
         }
+        // A record under another run's key would make a worker act on that
+        // run (its tiles, its place in `lpk:runs`).
+        let id = text("id")?;
+        if id != run {
+            return Err(bad(
+                "id",
+                format!(
+                    "names run `{}`, not the run it is stored under",
+                    id.chars().take(80).collect::<String>()
+                ),
+            ));
+        }
         let params_text = text("params")?;
         let params = if params_text.is_empty() {
             Vec::new()

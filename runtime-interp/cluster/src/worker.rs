@@ -402,7 +402,7 @@ fn active_runs(sh: &Shared<'_>, r: &mut Redis) -> Result<Vec<Arc<RunCtx>>, Clust
                     Ok(ctx) => Some(Arc::new(ctx)),
                     Err(e @ ClusterError::Redis { .. }) => return Err(e),
                     Err(e) => {
-                        (sh.log)(&format!("skipping run {id}: {e}"));
+                        refuse_run(sh, r, &id, &e)?;
                         None
                     }
                 };
@@ -415,6 +415,45 @@ fn active_runs(sh: &Shared<'_>, r: &mut Redis) -> Result<Vec<Arc<RunCtx>>, Clust
         }
     }
     Ok(out)
+}
+
+/// A run this worker cannot load. Its record, artifact or parameters are
+/// wrong for every worker, so the run fails with the error (once; the
+/// first worker's error wins) and `status` and `submit --wait` say why. A
+/// record of another protocol version, a run id that is none and a store
+/// this worker cannot open only make this worker skip it: another worker
+/// may serve it.
+fn refuse_run(
+    sh: &Shared<'_>,
+    r: &mut Redis,
+    id: &str,
+    e: &ClusterError,
+) -> Result<(), ClusterError> {
+    let shown: String = id.chars().take(80).collect();
+    (sh.log)(&format!("skipping run {shown}: {e}"));
+    let for_every_worker = match e {
+        ClusterError::BadRecord { field, .. } => *field != "protocol",
+        ClusterError::Artifact { .. } | ClusterError::Bind { .. } | ClusterError::Refused(_) => {
+            true
+        }
+        _ => false,
+    };
+    if !for_every_worker {
+        return Ok(());
+    }
+    let now = now_ms().to_string();
+    let message = e.to_string();
+    sh.round_trips.fetch_add(1, Ordering::Relaxed);
+    let first: i64 = r.script(
+        &Script::new(FAIL),
+        &[&Keys::new(id).prefix, "", &message, &now],
+        "failing the run",
+    )?;
+    if first == 1 {
+        sh.failed_runs.fetch_add(1, Ordering::Relaxed);
+        (sh.log)(&format!("run {id} failed: {message}"));
+    }
+    Ok(())
 }
 
 fn load_run(r: &mut Redis, id: &str, worker: &str) -> Result<RunCtx, ClusterError> {
@@ -1169,6 +1208,43 @@ fn read_again(sh: &Shared<'_>, engine: &mut Engine<'_, '_>, t: &model::task::Til
     sh.cfg.cache_bytes > 0 && engine.readers(t).is_ok_and(|r| r.len() >= 2)
 }
 
+/// Checks an input tile read from the store against its place in the
+/// grid: with block `B` every tile is `B` long in each cut dimension but
+/// the last one's, which is 1 to `B` long (a 1-D matrix's columns are not
+/// cut). `submit` uploaded exactly that; anything else was written by
+/// someone else, and a kernel would compute on it without noticing.
+fn check_input_tile(
+    inst: &Instance<'_>,
+    t: &model::task::TileRef,
+    tile: &Tile,
+    block: usize,
+) -> Result<(), String> {
+    let extents = inst
+        .extents
+        .get(t.matrix.0 as usize)
+        .map_or(&[][..], |e| &e[..]);
+    let fits = |len: usize, d: usize| -> bool {
+        let last = extents
+            .get(d)
+            .is_some_and(|&n| t.index.get(d) == Some(&(n - 1)));
+        if last {
+            (1..=block).contains(&len)
+        } else {
+            len == block
+        }
+    };
+    let (rows, cols) = (tile.nrows(), tile.ncols());
+    let ok = fits(rows, 0) && (extents.len() < 2 || fits(cols, 1)) && cols > 0;
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "is {rows} x {cols}, which no tile at that place in a grid of block {block} is \
+             (was it written by something other than `lpkc submit`?)"
+        ))
+    }
+}
+
 /// Runs one task; returns its edges as (child, tile, child's in-degree)
 /// triples for [`COMPLETE`].
 fn run_task(
@@ -1230,6 +1306,16 @@ fn run_task(
                             ))
                         }
                     })?;
+                    if program.matrix(t.matrix).role == model::program::Role::Input {
+                        check_input_tile(inst, t, &tile, ctx.block).map_err(|why| {
+                            TaskFailure::Run(format!(
+                                "task {}: input tile {} in the store ({}) {why}",
+                                name(),
+                                program.tile_name(t),
+                                store.describe()
+                            ))
+                        })?;
+                    }
                     if read_again(sh, engine, t) {
                         sh.cache.put(&ctx.id, t.matrix, &t.index, tile.clone());
                     }

@@ -1806,3 +1806,225 @@ fn per_run_limits_are_refused_at_submit_and_enforced_while_running() {
     assert_eq!(status(&redis, &run)["tasks_done"], 0);
     drop(pool);
 }
+
+/// What someone else wrote into Redis: each hostile change fails its own
+/// run with an error that says what is wrong, and the worker goes on to
+/// finish a clean run submitted beside them.
+#[test]
+fn hostile_redis_contents_fail_their_run_and_the_worker_serves_the_others() {
+    let redis = redis_db(21);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let file = example("cholesky.lpk");
+    let base = ["--block", "32", "--input", "A=spd:128"];
+    let clean = submit(&redis, &store, &file, &base);
+    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
+    let mut cmd = |c: &mut cluster::redis::Cmd| {
+        r.query::<cluster::redis::Value>(c, "tampering")
+            .expect("a Redis command");
+    };
+    let meta = |run: &str| cluster::protocol::Keys::new(run).meta();
+    let queue = |run: &str| cluster::protocol::Keys::new(run).queue();
+    // (run, what was done to it, what its error must say)
+    let mut cases: Vec<(String, &str, &str)> = Vec::new();
+
+    let run = submit(&redis, &store, &file, &base);
+    let mut noise = Rng(7);
+    let garbage: Vec<u8> = (0..8 << 20).map(|_| noise.below(256) as u8).collect();
+    cmd(cluster::redis::cmd("HSET")
+        .arg(meta(&run))
+        .arg("artifact")
+        .arg(garbage));
+    cases.push((run, "an 8 MiB random artifact", "its program does not load"));
+
+    let run = submit(&redis, &store, &file, &base);
+    cmd(cluster::redis::cmd("XADD")
+        .arg(queue(&run))
+        .arg("*")
+        .arg("t")
+        .arg("../../../../etc/passwd"));
+    cases.push((
+        run,
+        "a task id with `..`",
+        "which is not a task of this run",
+    ));
+
+    let run = submit(&redis, &store, &file, &base);
+    cmd(cluster::redis::cmd("XADD")
+        .arg(queue(&run))
+        .arg("*")
+        .arg("t")
+        .arg("9".repeat(4 << 20)));
+    cases.push((run, "a 4 MiB task id", "which is not a task of this run"));
+
+    let run = submit(&redis, &store, &file, &base);
+    cmd(cluster::redis::cmd("HSET")
+        .arg(meta(&run))
+        .arg("id")
+        .arg(&clean));
+    cases.push((run, "a record naming another tenant's run", "names run"));
+
+    let run = submit(&redis, &store, &file, &base);
+    cmd(cluster::redis::cmd("HSET")
+        .arg(meta(&run))
+        .arg("block")
+        .arg("0"));
+    cases.push((run, "block 0", "block: must be at least 1"));
+
+    let run = submit(&redis, &store, &file, &base);
+    cmd(cluster::redis::cmd("HSET")
+        .arg(meta(&run))
+        .arg("total")
+        .arg("1000000000000"));
+    cases.push((
+        run,
+        "a task count that is not the plans'",
+        "its record was changed in Redis",
+    ));
+
+    // Run ids that are none: skipped, never used as a key or a path.
+    cmd(cluster::redis::cmd("SADD")
+        .arg(cluster::protocol::RUNS)
+        .arg("../../escape"));
+    cmd(cluster::redis::cmd("SADD")
+        .arg(cluster::protocol::RUNS)
+        .arg("x".repeat(1 << 20)));
+
+    let out = lpkc()
+        .args(["worker", "--redis", &redis, "--idle", "3"])
+        .output()
+        .expect("run a worker");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{all}");
+    assert!(
+        all.len() < 200_000,
+        "the worker echoed what it read: {} bytes",
+        all.len()
+    );
+    assert!(
+        all.contains("skipping run ../../escape: `../../escape` is not a run id"),
+        "{all}"
+    );
+    assert_eq!(status(&redis, &clean)["state"], "done", "{all}");
+    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
+    for (run, what, says) in &cases {
+        let (state, error): (Option<String>, Option<String>) = r
+            .query(
+                cluster::redis::cmd("HMGET")
+                    .arg(meta(run))
+                    .arg("state")
+                    .arg("error"),
+                "HMGET",
+            )
+            .expect("read the record");
+        let error = error.unwrap_or_default();
+        eprintln!("{what}: the worker answers: {error}");
+        assert_eq!(state.as_deref(), Some("failed"), "{what}: {all}");
+        assert!(error.contains(says), "{what}: {error}");
+        assert!(
+            error.len() < 2000,
+            "{what}: an error of {} bytes",
+            error.len()
+        );
+        assert!(all.contains(&format!("run {run} failed")), "{what}: {all}");
+    }
+    assert!(!tmp.path().join("escape").exists());
+    for run in ["../../escape".to_string(), "x".repeat(1 << 20)] {
+        r.query::<()>(
+            cluster::redis::cmd("SREM")
+                .arg(cluster::protocol::RUNS)
+                .arg(run),
+            "SREM",
+        )
+        .expect("forget the hostile ids");
+    }
+}
+
+/// A `.npy` file (version 1) of `f8` zeros with the given header shape
+/// and `elements` values of data.
+fn npy_bytes(shape: &str, elements: usize) -> Vec<u8> {
+    let mut header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out.resize(out.len() + elements * 8, 0);
+    out
+}
+
+/// What someone else wrote into the store: an input tile of the wrong
+/// shape, one whose header claims a terabyte, one of random bytes. Each
+/// fails its own run naming the task and the tile, without allocating
+/// what the header claims; a clean run beside them finishes.
+#[test]
+fn hostile_store_contents_fail_their_run_naming_the_tile() {
+    let redis = redis_db(22);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    let file = example("cholesky.lpk");
+    let base = ["--block", "32", "--input", "A=spd:128"];
+    let clean = submit(&redis, &store, &file, &base);
+    let mut noise = Rng(11);
+    let random: Vec<u8> = (0..8192).map(|_| noise.below(256) as u8).collect();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "a tile of the wrong shape",
+            npy_bytes("(16, 16)", 256),
+            "16",
+        ),
+        (
+            "a header claiming 2^40 x 2^40",
+            npy_bytes("(1099511627776, 1099511627776)", 4),
+            "1099511627776",
+        ),
+        (
+            "a header claiming 46000 x 46000 (16 GiB) over 32 bytes of data",
+            npy_bytes("(46000, 46000)", 4),
+            "A[0, 0]",
+        ),
+        ("random bytes", random, "A[0, 0]"),
+    ];
+    let mut runs = Vec::new();
+    for (what, bytes, _) in &cases {
+        let run = submit(&redis, &store, &file, &base);
+        let tile = tmp
+            .path()
+            .join("store")
+            .join(&run)
+            .join("A")
+            .join("0_0.npy");
+        assert!(tile.exists(), "{what}: no input tile at {}", tile.display());
+        std::fs::write(&tile, bytes).expect("overwrite an input tile");
+        runs.push(run);
+    }
+    let out = lpkc()
+        .args(["worker", "--redis", &redis, "--idle", "3"])
+        .output()
+        .expect("run a worker");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{all}");
+    assert_eq!(status(&redis, &clean)["state"], "done", "{all}");
+    for ((what, _, says), run) in cases.iter().zip(&runs) {
+        let s = status(&redis, run);
+        let message = s["error"]["message"].as_str().unwrap_or_default();
+        eprintln!("{what}: the worker answers: {message}");
+        assert_eq!(s["state"], "failed", "{what}: {s}");
+        assert!(message.contains(says), "{what}: {message}");
+        assert!(
+            message.contains("A[0, 0]") || message.contains("A[0,0]"),
+            "{what}: {message}"
+        );
+        assert_eq!(s["error"]["task"]["kernel"], "chol", "{what}: {s}");
+    }
+}
