@@ -230,6 +230,7 @@ pub fn collect_with(
         let fetched = fetch_tiles(&store, &decl.name, &indices)?;
         tiles.extend(fetched);
         check_complete(run, &inst, m, &indices, &tiles, &store)?;
+        check_digests(redis, run, &inst, m, &tiles, &store)?;
         let request = OutputRequest::whole(&decl.name);
         // A file written in place while the run went on is kept if the
         // tiles' layout is the one it guessed: then it holds, byte for
@@ -362,6 +363,59 @@ fn check_complete(
                 store: store.describe(),
                 marker: MARKER,
             });
+        }
+    }
+    Ok(())
+}
+
+/// Refuses to assemble output matrix `m` when a tile in the store is not
+/// the one its writer recorded ([`crate::tiles::digest`], in the run's
+/// `sums`): changed, truncated or replaced after the run. A run rebuilt by
+/// `lpkc resume` lost the digests of the tiles written before Redis was
+/// lost; those (and only those, in such a run) are taken on their shape.
+fn check_digests(
+    redis: &mut Redis,
+    run: &str,
+    inst: &model::program::Instance<'_>,
+    m: usize,
+    tiles: &BTreeMap<Vec<i64>, Arc<Tile>>,
+    store: &ObjectStoreTiles,
+) -> Result<(), ClusterError> {
+    let keys = Keys::new(run);
+    let resumed: Option<String> = redis.query(
+        redis::cmd("HGET").arg(keys.meta()).arg("resumed"),
+        "reading the run record",
+    )?;
+    let matrix = MatrixId::from_index(m).map_err(|e| ClusterError::Refused(e.to_string()))?;
+    let all: Vec<(&Vec<i64>, &Arc<Tile>)> = tiles.iter().collect();
+    for part in all.chunks(1000) {
+        let mut cmd = redis::cmd("HMGET");
+        cmd.arg(keys.sums());
+        for (idx, _) in part {
+            cmd.arg(crate::ids::tile_id(matrix, idx));
+        }
+        let sums: Vec<Option<String>> = redis.query(&cmd, "reading the output tiles' digests")?;
+        for ((idx, tile), sum) in part.iter().zip(sums) {
+            let tile_ref = TileRef {
+                matrix,
+                index: (*idx).clone(),
+            };
+            let name = || inst.program.tile_name(&tile_ref);
+            let why = match sum {
+                Some(sum) if sum == crate::tiles::digest(tile) => continue,
+                None if resumed.is_some() => continue,
+                Some(_) => "is not the tile its writer stored (its digest differs from the one \
+                            recorded in Redis): the store was changed after the run"
+                    .to_string(),
+                None => "has no digest in Redis: its writer recorded none (a worker of another \
+                         version of lpk?), or the run was changed there"
+                    .to_string(),
+            };
+            return Err(ClusterError::Refused(format!(
+                "run {run}: output tile {} in the store {} {why}; nothing was collected (no {MARKER})",
+                name(),
+                store.describe()
+            )));
         }
     }
     Ok(())

@@ -51,7 +51,7 @@ pub const GROUP: &str = "w";
 
 /// The version of this protocol, recorded in every run; a worker refuses
 /// runs of another version.
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 
 /// The keys of one run.
 #[derive(Clone, Debug)]
@@ -103,6 +103,12 @@ impl Keys {
     pub fn uploading(&self) -> String {
         format!("{}uploading", self.prefix)
     }
+    /// The digests of the output tiles (hash: tile id -> digest, from
+    /// [`crate::tiles::digest`]), recorded by each writer's completion and
+    /// checked by `collect` against what the store holds.
+    pub fn sums(&self) -> String {
+        format!("{}sums", self.prefix)
+    }
     /// The timeline: one entry per task execution.
     pub fn trace(&self) -> String {
         format!("{}trace", self.prefix)
@@ -129,7 +135,8 @@ impl Keys {
 /// Completes a task. ARGV: prefix, stream entry id (or empty), task,
 /// now (ms), bytes the task stored, the number E of edges, then E
 /// (child, tile, in-degree) triples, the number W of intermediate tiles it
-/// wrote, then those W tiles, then (tile, readers, bytes) triples for the
+/// wrote, then those W tiles, the number S of output tiles it wrote, then
+/// S (tile, digest) pairs (recorded in `sums`), then (tile, readers, bytes) triples for the
 /// stored tiles the task read that may be deleted after their last
 /// reader. Returns `{fresh, released, state, tiles to delete...}`: whether
 /// the task was newly done, how many children it released, the run's
@@ -149,7 +156,12 @@ local out = {0, 0, state or ''}
 local n = tonumber(ARGV[6])
 local last = 6 + 3 * n
 local wlast = last + 1 + tonumber(ARGV[last + 1])
+local slast = wlast + 1 + 2 * tonumber(ARGV[wlast + 1])
 if state == 'running' then
+  -- A task that ran twice wrote the same bits: its digests are the same.
+  for i = wlast + 2, slast, 2 do
+    redis.call('HSET', p .. 'sums', ARGV[i], ARGV[i + 1])
+  end
   local fresh = redis.call('SADD', p .. 'done', ARGV[3])
   out[1] = fresh
   if fresh == 0 then
@@ -193,7 +205,7 @@ if state == 'running' then
       end
     end
     out[2] = released
-    for i = wlast + 1, #ARGV - 2, 3 do
+    for i = slast + 1, #ARGV - 2, 3 do
       local rk = p .. 'r:' .. ARGV[i]
       if redis.call('SADD', rk, ARGV[3]) == 1
           and redis.call('SCARD', rk) >= tonumber(ARGV[i + 1]) then

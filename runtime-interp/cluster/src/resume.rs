@@ -330,6 +330,12 @@ pub fn resume(
         },
     };
     record.write(redis)?;
+    // The output tiles' digests were lost with Redis: `collect` checks
+    // those it has and takes the others on their shape.
+    redis.query::<()>(
+        redis::cmd("HSET").arg(keys.meta()).arg("resumed").arg("1"),
+        "writing the run record",
+    )?;
     // The queue last: a worker may read it at once, and completing a task
     // needs the record.
     protocol::create_queue(redis, &keys)?;

@@ -51,6 +51,28 @@ pub fn check_store_url(url: &str) -> Result<(), ClusterError> {
     Ok(())
 }
 
+/// A tile's digest: BLAKE3 over its rows, its columns (each a
+/// little-endian `u64`) and its values column by column (little-endian
+/// `f64` bits), as 32 hex digits (128 bits). The writer of an output tile
+/// records it in Redis; `collect` computes it again from what the store
+/// holds, so a tile changed, truncated or replaced in the store after its
+/// writer is refused instead of assembled. A cryptographic hash: whoever
+/// can write the store but not Redis cannot make a tile that passes.
+pub fn digest(tile: &Tile) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(&(tile.nrows() as u64).to_le_bytes());
+    h.update(&(tile.ncols() as u64).to_le_bytes());
+    let mut buf: Vec<u8> = Vec::with_capacity(tile.nrows() * 8);
+    for j in 0..tile.ncols() {
+        buf.clear();
+        for v in tile.col(j).iter() {
+            buf.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+        h.update(&buf);
+    }
+    h.finalize().to_hex()[..32].to_string()
+}
+
 /// The key of a cached tile: run, matrix, index.
 type Key = (Arc<str>, MatrixId, Vec<i64>);
 

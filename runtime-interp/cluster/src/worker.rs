@@ -1260,6 +1260,7 @@ fn run_task(
     let mut written_bytes = 0u64;
     let mut dead_candidates: Vec<(model::task::TileRef, u64)> = Vec::new();
     let mut written_intermediates: Vec<String> = Vec::new();
+    let mut output_sums: Vec<(String, String)> = Vec::new();
     let name = || program.task_name(task).to_string();
     let query = |e: model::query::QueryError| TaskFailure::Run(format!("task {}: {e}", name()));
     if !ctx.noop {
@@ -1343,8 +1344,14 @@ fn run_task(
         }
         for (t, tile) in writes.iter().zip(called.tiles) {
             written_bytes += (tile.nrows() * tile.ncols() * 8) as u64;
-            if program.matrix(t.matrix).role == model::program::Role::Temporary {
-                written_intermediates.push(tile_id(t.matrix, &t.index));
+            match program.matrix(t.matrix).role {
+                model::program::Role::Temporary => {
+                    written_intermediates.push(tile_id(t.matrix, &t.index));
+                }
+                model::program::Role::Output => {
+                    output_sums.push((tile_id(t.matrix, &t.index), crate::tiles::digest(&tile)));
+                }
+                model::program::Role::Input => {}
             }
             let tile = Arc::new(tile);
             let mname = &program.matrix(t.matrix).name;
@@ -1422,6 +1429,12 @@ fn run_task(
     }
     out.push(written_intermediates.len().to_string());
     out.extend(written_intermediates);
+    // The digests of the output tiles it wrote, for `collect`.
+    out.push(output_sums.len().to_string());
+    for (tile, sum) in output_sums {
+        out.push(tile);
+        out.push(sum);
+    }
     // The intermediate tiles it read (unless kept): each is deleted by the
     // completion that makes its reader count complete.
     if !ctx.noop && !ctx.keep {

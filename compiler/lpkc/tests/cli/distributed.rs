@@ -1577,6 +1577,54 @@ fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
     )
     .expect("SREM from the dead set");
 
+    // A tile of L changed in the store (one value), or its digest
+    // removed from Redis: refused, naming the tile.
+    let original = std::fs::read(&tile_file).expect("read a tile of L");
+    let mut changed = original.clone();
+    let last = changed.len() - 1;
+    changed[last] ^= 0x01;
+    std::fs::write(&tile_file, &changed).expect("change a tile of L");
+    let (code, stderr, dir) = try_collect("changed");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("output tile L[2, 1] in the store")
+            && stderr.contains("is not the tile its writer stored"),
+        "{stderr}"
+    );
+    assert!(!dir.join("_SUCCESS").exists());
+    std::fs::write(&tile_file, &original).expect("restore the tile");
+    let sum: String = r
+        .query(
+            cluster::redis::cmd("HGET").arg(keys.sums()).arg(&l_tile),
+            "HGET",
+        )
+        .expect("the writer recorded a digest");
+    r.query::<()>(
+        cluster::redis::cmd("HDEL").arg(keys.sums()).arg(&l_tile),
+        "HDEL",
+    )
+    .expect("HDEL a digest");
+    let (code, stderr, dir) = try_collect("no-digest");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("L[2, 1]") && stderr.contains("has no digest in Redis"),
+        "{stderr}"
+    );
+    assert!(!dir.join("_SUCCESS").exists());
+    r.query::<()>(
+        cluster::redis::cmd("HSET")
+            .arg(keys.sums())
+            .arg(&l_tile)
+            .arg(&sum),
+        "HSET",
+    )
+    .expect("restore the digest");
+    collect(&redis, &store, &run, &tmp.path().join("again"));
+    assert_eq!(
+        std::fs::read(good.join("L.npy")).expect("the first L"),
+        std::fs::read(tmp.path().join("again").join("L.npy")).expect("L again")
+    );
+
     // A tile of L deleted from the store.
     std::fs::remove_file(&tile_file).expect("delete a tile of L");
     let (code, stderr, dir) = try_collect("missing");

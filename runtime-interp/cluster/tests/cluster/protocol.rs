@@ -64,6 +64,7 @@ fn complete(
         args.extend([c.to_string(), t.to_string(), d.to_string()]);
     }
     args.push("0".into());
+    args.push("0".into());
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     r.script(s, &a, "complete").expect("COMPLETE")
 }
@@ -240,7 +241,16 @@ fn completing_a_task_of_an_unknown_run_leaves_its_entry_pending() {
     let _: () = r
         .query(redis::cmd("DEL").arg(keys.meta()), "t")
         .expect("DEL");
-    let args = [keys.prefix.as_str(), id.as_str(), "0:", "0", "0", "0", "0"];
+    let args = [
+        keys.prefix.as_str(),
+        id.as_str(),
+        "0:",
+        "0",
+        "0",
+        "0",
+        "0",
+        "0",
+    ];
     let got: (i64, i64, String) = r.script(&s, &args, "complete").expect("COMPLETE");
     assert_eq!(got, (0, 0, String::new()));
     assert_eq!(
@@ -275,6 +285,7 @@ fn the_last_reader_of_a_tile_deletes_it_once() {
             task,
             "0",
             "10",
+            "0",
             "0",
             "0",
             "5:0",
@@ -323,16 +334,19 @@ fn a_late_copy_of_a_writer_deletes_what_it_wrote_again() {
             .collect()
     };
     let p = keys.prefix.as_str();
-    assert!(complete(&mut r, &[p, "", "0:", "0", "10", "0", "1", "5:0"]).is_empty());
+    assert!(complete(&mut r, &[p, "", "0:", "0", "10", "0", "1", "5:0", "0"]).is_empty());
     assert_eq!(
-        complete(&mut r, &[p, "", "1:", "0", "0", "0", "0", "5:0", "1", "10"]),
+        complete(
+            &mut r,
+            &[p, "", "1:", "0", "0", "0", "0", "0", "5:0", "1", "10"]
+        ),
         vec!["5:0".to_string()]
     );
     // The writer's late copy wrote the tile again: it is to be deleted.
     assert_eq!(
-        complete(&mut r, &[p, "", "0:", "0", "10", "0", "1", "5:0"]),
+        complete(&mut r, &[p, "", "0:", "0", "10", "0", "1", "5:0", "0"]),
         vec!["5:0".to_string()]
     );
     // A late copy of a tile still alive deletes nothing.
-    assert!(complete(&mut r, &[p, "", "0:", "0", "10", "0", "1", "5:1"]).is_empty());
+    assert!(complete(&mut r, &[p, "", "0:", "0", "10", "0", "1", "5:1", "0"]).is_empty());
 }
