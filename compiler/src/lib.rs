@@ -15,6 +15,7 @@
 //! binary (package `lpkc`) is a thin layer over it.
 #![warn(missing_docs)]
 
+pub mod cancel;
 pub mod constraint;
 pub mod diag;
 pub mod explore;

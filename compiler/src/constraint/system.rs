@@ -1035,7 +1035,8 @@ impl System {
 
 fn search(chosen: &[&Constraint], rest: &[&Dnf], calls: &mut usize, limit: usize) -> bool {
     *calls += 1;
-    if *calls > limit {
+    // Cancelled: "may be feasible", as at the limit (`crate::cancel`).
+    if *calls > limit || crate::cancel::cancelled() {
         return true;
     }
     if !solve(chosen) {

@@ -338,6 +338,10 @@ pub fn check(program: &Program, budget: Budget) -> (Vec<Finding>, Vec<bool>, Cov
     let mut current = 0i64;
     let mut scratch = Scratch::default();
     for (c, tuple) in combinations(k, budget.bound) {
+        if crate::cancel::cancelled() {
+            cov.stopped = Some("the lint was cancelled".into());
+            return (findings, ran, cov);
+        }
         if c != current {
             cov.complete_to = Some(current);
             current = c;
@@ -442,6 +446,10 @@ pub fn statements_that_run(program: &Program, budget: Budget) -> (Vec<bool>, Cov
     for (c, tuple) in combinations(k, budget.bound) {
         if count == n {
             break;
+        }
+        if crate::cancel::cancelled() {
+            cov.stopped = Some("the lint was cancelled".into());
+            return (ran, cov);
         }
         if c != current {
             cov.complete_to = Some(current);

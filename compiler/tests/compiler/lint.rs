@@ -488,3 +488,62 @@ program panels(N: int) {
       E0505 indices inside the extents: proved for all N up to 2^20
     "#);
 }
+
+/// A lint cancelled (as the language server cancels the lint of a version
+/// the editor replaced) stops like a lint out of budget: what it proves the
+/// full lint proves (what is decided without search stays decided), it
+/// finds nothing the full lint does not, and it says it was cancelled.
+#[test]
+fn a_cancelled_lint_proves_and_finds_only_what_the_full_lint_does() {
+    use compiler::lint::{analyze, RuleStatus};
+    let twice = "
+kernel copy(a) -> (b);
+program p(N: int) {
+    input A[N];
+    output B[N];
+    for i in range(N) {
+        B[i // 2] = copy(A[i]);
+    }
+}
+";
+    let mut sources: Vec<(String, String)> = vec![("written twice".into(), twice.into())];
+    for example in ["cholesky.lpk", "lu.lpk", "tsqr.lpk"] {
+        let path = test_support::workspace_root()
+            .join("examples")
+            .join(example);
+        sources.push((
+            example.into(),
+            std::fs::read_to_string(&path).expect("an example"),
+        ));
+    }
+    for (name, src) in &sources {
+        let (_, compiled) = crate::compile_text(src);
+        let opts = LintOptions {
+            bound: 8,
+            ..LintOptions::default()
+        };
+        let full = analyze(&compiled.program, &opts, None);
+        let token = compiler::cancel::Cancel::new();
+        token.cancel();
+        let cancelled = token.run(|| analyze(&compiled.program, &opts, None));
+        for ((kind, status), (_, full_status)) in cancelled.rules.iter().zip(&full.rules) {
+            if *status == RuleStatus::Proved {
+                assert_eq!(*full_status, RuleStatus::Proved, "{name}: {kind:?}");
+            }
+        }
+        for f in &cancelled.findings {
+            assert!(full.findings.contains(f), "{name}: {f:?}");
+        }
+        let stopped = cancelled.coverage.and_then(|c| c.stopped);
+        assert_eq!(stopped.as_deref(), Some("the lint was cancelled"), "{name}");
+    }
+    // The bug is found by the full lint, and not proved away by the
+    // cancelled one.
+    let (_, compiled) = crate::compile_text(twice);
+    let opts = LintOptions::default();
+    let token = compiler::cancel::Cancel::new();
+    token.cancel();
+    let cancelled = token.run(|| analyze(&compiled.program, &opts, None));
+    assert_ne!(cancelled.rules[0].1, RuleStatus::Proved);
+    assert!(!analyze(&compiled.program, &opts, None).findings.is_empty());
+}

@@ -10,8 +10,8 @@ use std::time::Duration;
 /// Arguments of `lpkc lsp`.
 #[derive(clap::Args, Debug)]
 pub struct LspArgs {
-    /// How long the lint of one version may run before the editor is told
-    /// it did not finish (its result is then dropped), in milliseconds.
+    /// How long the lint of one version may run before it is cancelled and
+    /// the editor told it did not finish, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     pub lint_budget: u64,
     /// Accepted for editors that pass it (VS Code's client does); stdio

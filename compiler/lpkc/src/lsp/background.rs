@@ -7,13 +7,14 @@
 //! the plans, then lints them (`lint::lint_program`, the options of `lpkc
 //! lint`) on a thread of its own. The worker waits for that lint until it
 //! is done, a newer version of the document arrives (the lint is
-//! superseded: its result is dropped), or the time budget runs out (the
-//! editor is told so). The lint library has no cancellation point, so a
-//! dropped lint runs on to its end, bounded by its own work budget; the
-//! worker starts no other lint until it has, so at most one lint computes
-//! at a time.
+//! superseded), or the time budget runs out (the editor is told so). A
+//! superseded or timed-out lint is cancelled (`compiler::cancel`: it
+//! stops at its next solver step or instance, within milliseconds) and its
+//! result dropped; the worker starts no other lint until it has ended, so
+//! at most one lint computes at a time.
 
 use crate::lsp::analysis::Plans;
+use compiler::cancel::Cancel;
 use compiler::diag::{Diagnostic, SourceMap};
 use compiler::lint::{lint_program, LintOptions};
 use compiler::pipeline::{check_source, sort_by_position, try_compile_program, Checked};
@@ -176,19 +177,26 @@ fn run(shared: &Shared, tx: &Sender<Outcome>, budget: Duration) {
             continue;
         }
         let (done_tx, done_rx) = crossbeam_channel::bounded(1);
+        let cancel = Cancel::new();
+        let token = cancel.clone();
         let lint = std::thread::Builder::new()
             .name("lsp-lint".into())
             .stack_size(STACK)
             .spawn(move || {
                 let started = Instant::now();
-                let diagnostics = lint_all(&checked, &plans);
+                let diagnostics = token.run(|| lint_all(&checked, &plans));
                 let _ = done_tx.send((diagnostics, started.elapsed()));
             });
         let Ok(lint) = lint else {
             continue;
         };
         previous = Some(lint);
-        if let Some(outcome) = wait_for_lint(&done_rx, shared, &job, budget) {
+        let outcome = wait_for_lint(&done_rx, shared, &job, budget);
+        if !matches!(outcome, Some(Outcome::Lint { .. })) {
+            // Superseded or out of time: its result would be dropped.
+            cancel.cancel();
+        }
+        if let Some(outcome) = outcome {
             if tx.send(outcome).is_err() {
                 return;
             }

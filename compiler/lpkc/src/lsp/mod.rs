@@ -2,10 +2,10 @@
 //! check`, `lint`, `fmt`, `dot` and `query` compute, from the same
 //! library calls: diagnostics as the text changes, hover with the plans,
 //! navigation by the HIR's ids and the plans' relations, formatting, quick
-//! fixes and semantic tokens.
+//! fixes, semantic tokens and inlay hints (task counts).
 //!
 //! Modules form a DAG: `server` (the loop and the protocol) uses the
-//! feature modules `hover`, `navigate`, `edit`, `tokens` and
+//! feature modules `hover`, `navigate`, `edit`, `tokens`, `inlay` and
 //! `diagnostics`, which use `analysis` (one analysed version of a
 //! document) and `plans` (what the compiled program says about a
 //! statement); `analysis` uses `position` (bytes and UTF-16 positions);
@@ -17,6 +17,7 @@ mod background;
 mod diagnostics;
 mod edit;
 mod hover;
+mod inlay;
 mod navigate;
 mod plans;
 mod position;

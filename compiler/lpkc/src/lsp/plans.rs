@@ -119,6 +119,21 @@ pub(crate) fn count_at(p: &Program, stmt: StmtId, params: &[(String, i64)]) -> O
     count(&inst, stmt)
 }
 
+/// Every statement's task count in the instance `params` (by statement
+/// index), and the instance's parameter values as `N = 8`, if it binds
+/// and counts within budget.
+pub(crate) fn counts_at(p: &Program, params: &[(String, i64)]) -> Option<(Vec<u64>, Vec<String>)> {
+    let inst = p.bind(params).ok()?;
+    let counts = inst.count_tasks_of(None, COUNT_BUDGET).ok()?;
+    let at = p
+        .params
+        .iter()
+        .zip(&inst.params)
+        .map(|(d, v)| format!("{} = {v}", d.name))
+        .collect();
+    Some((counts.per_statement, at))
+}
+
 fn count(inst: &Instance<'_>, stmt: StmtId) -> Option<u64> {
     let counts = inst.count_tasks_of(Some(stmt), COUNT_BUDGET).ok()?;
     counts.per_statement.get(stmt.index()).copied()

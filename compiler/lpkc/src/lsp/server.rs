@@ -9,7 +9,7 @@
 use crate::lsp::analysis::Analysis;
 use crate::lsp::background::{Job, Outcome, Worker};
 use crate::lsp::transport::{Outgoing, Transport};
-use crate::lsp::{diagnostics, edit, hover, navigate, tokens};
+use crate::lsp::{diagnostics, edit, hover, inlay, navigate, tokens};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{self as notif, Notification as _};
 use lsp_types::request::{self as req, Request as _};
@@ -47,6 +47,11 @@ struct Server {
     docs: HashMap<String, Document>,
     initialized: bool,
     shutdown: bool,
+    /// Whether the client takes `workspace/inlayHint/refresh` (sent when
+    /// the plans of a document arrive, so its task counts appear).
+    inlay_refresh: bool,
+    /// Requests this server sent, for their ids.
+    sent: i32,
 }
 
 /// Runs the server until `exit` or until the client goes away.
@@ -57,6 +62,8 @@ pub(crate) fn run(transport: Transport, lint_budget: Duration) -> std::io::Resul
         docs: HashMap::new(),
         initialized: false,
         shutdown: false,
+        inlay_refresh: false,
+        sent: 0,
     };
     let incoming = transport.incoming;
     loop {
@@ -97,6 +104,10 @@ impl Server {
     fn request(&mut self, r: Request) {
         if r.method == req::Initialize::METHOD {
             self.initialized = true;
+            let p = serde_json::from_value::<lsp_types::InitializeParams>(r.params.clone()).ok();
+            self.inlay_refresh = p
+                .and_then(|p| p.capabilities.workspace?.inlay_hint?.refresh_support)
+                .unwrap_or(false);
             self.send(Response::new_ok(r.id, initialize_result()));
             return;
         }
@@ -231,8 +242,19 @@ impl Server {
                 version,
                 plans,
             } => {
+                let mut hinted = false;
                 if let Some(doc) = self.current(&uri, version) {
                     doc.analysis.plans = Some(plans);
+                    hinted = !doc.analysis.instance_params().is_empty();
+                }
+                if hinted && self.inlay_refresh {
+                    self.sent += 1;
+                    let id = RequestId::from(format!("lpkc-{}", self.sent));
+                    self.send(Request::new(
+                        id,
+                        req::InlayHintRefreshRequest::METHOD.into(),
+                        (),
+                    ));
                 }
             }
             Outcome::Lint {
@@ -345,6 +367,14 @@ impl Server {
                 let end = offset(a, p.range.end)?;
                 json(edit::code_actions(a, &doc.uri, start, end))
             }
+            req::InlayHintRequest::METHOD => {
+                let p: lsp_types::InlayHintParams = params(r)?;
+                let doc = self.doc(&p.text_document.uri)?;
+                let a = &doc.analysis;
+                let start = offset(a, p.range.start)?;
+                let end = offset(a, p.range.end)?;
+                json(inlay::hints(a, start, end))
+            }
             req::SemanticTokensFullRequest::METHOD => {
                 let p: lsp_types::SemanticTokensParams = params(r)?;
                 let doc = self.doc(&p.text_document.uri)?;
@@ -434,6 +464,7 @@ fn initialize_result() -> InitializeResult {
             document_symbol_provider: Some(OneOf::Left(true)),
             document_formatting_provider: Some(OneOf::Left(true)),
             code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+            inlay_hint_provider: Some(OneOf::Left(true)),
             semantic_tokens_provider: Some(
                 SemanticTokensServerCapabilities::SemanticTokensOptions(SemanticTokensOptions {
                     legend: tokens::legend(),

@@ -443,6 +443,78 @@ fn lsp_a_session_on_cholesky() {
     let mut tree = String::new();
     outline(&symbols["result"], 0, &mut tree);
     insta::assert_snapshot!("document_symbols", tree);
+
+    // Inlay hints: each call's task count at N = 6 (`# params:`); they
+    // add up to Cholesky's N (N + 1) (N + 2) / 6 = 56 tasks.
+    let hints = inlay_hints(&mut c, CHOLESKY, &text);
+    insta::assert_snapshot!("inlay_hints", hints.join("\n"));
+    let total: u64 = hints
+        .iter()
+        .filter_map(|h| h.split(": ").nth(1)?.split(' ').next()?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(total, 56, "{hints:?}");
+    assert_eq!(c.shutdown(), 0);
+}
+
+/// The inlay hints of the whole document, as `LINE:COL: LABEL (TOOLTIP)`,
+/// each with the text of its line up to the hint.
+fn inlay_hints(c: &mut Client, uri: &str, text: &str) -> Vec<String> {
+    let lines = text.lines().count() as u32;
+    let got = c.request(
+        "textDocument/inlayHint",
+        json!({
+            "textDocument": { "uri": uri },
+            "range": { "start": { "line": 0, "character": 0 }, "end": { "line": lines, "character": 0 } }
+        }),
+    );
+    got["result"]
+        .as_array()
+        .unwrap_or_else(|| panic!("inlay hints: {got}"))
+        .iter()
+        .map(|h| {
+            let (l, col) = (
+                h["position"]["line"].as_u64().unwrap_or(0),
+                h["position"]["character"].as_u64().unwrap_or(0),
+            );
+            let line = text.lines().nth(l as usize).unwrap_or("");
+            let before: String = line.chars().take(col as usize).collect();
+            format!(
+                "{}:{col}: {} ({}) after `{}`",
+                l + 1,
+                h["label"].as_str().unwrap_or(""),
+                h["tooltip"].as_str().unwrap_or(""),
+                before.trim()
+            )
+        })
+        .collect()
+}
+
+/// Without a `# params:` comment there are no hints; a client that takes
+/// `workspace/inlayHint/refresh` is asked to refresh when a document's
+/// plans arrive, so the counts appear without another edit.
+#[test]
+fn lsp_inlay_hints_need_a_params_comment_and_are_refreshed_when_the_plans_arrive() {
+    let mut c = Client::spawn();
+    let caps =
+        json!({ "capabilities": { "workspace": { "inlayHint": { "refreshSupport": true } } } });
+    let init = c.request("initialize", caps);
+    assert_eq!(
+        init["result"]["capabilities"]["inlayHintProvider"], true,
+        "{init}"
+    );
+    c.notify("initialized", json!({}));
+    let plain = example("cholesky.lpk");
+    c.open(CHOLESKY, &plain);
+    c.linted(CHOLESKY, 1);
+    assert!(inlay_hints(&mut c, CHOLESKY, &plain).is_empty());
+    let with = format!("# params: N=3\n{plain}");
+    c.change(CHOLESKY, 2, &with);
+    c.notification("workspace/inlayHint/refresh", |_| true);
+    let hints = inlay_hints(&mut c, CHOLESKY, &with);
+    assert!(
+        hints.iter().any(|h| h.contains(": 2 tasks (`chol@40`")),
+        "{hints:?}"
+    );
     assert_eq!(c.shutdown(), 0);
 }
 
