@@ -206,7 +206,8 @@ fn execute(
         .bind(&params)
         .map_err(|e| BindError::new_err(e.to_string()))?;
     dense::check_grids(&inst, &shapes, block).map_err(shape_err)?;
-    runtime::shapes::check(&inst, &shapes, block)
+    let registry = Registry::standard();
+    runtime::shapes::check(&inst, &registry, &shapes, block)
         .map_err(|e| shape_err(ShapeError::Disagree(e)))?;
 
     let mut placed = BTreeMap::new();
@@ -217,7 +218,7 @@ fn execute(
             continue;
         }
         let shape = if decl.extents.len() == 2 {
-            runtime::shapes::predict_output(&inst, &shapes, block, MatrixId(m))
+            runtime::shapes::predict_output(&inst, &registry, &shapes, block, MatrixId(m))
         } else {
             None
         };
@@ -261,23 +262,16 @@ fn execute(
             .collect(),
         block,
     };
-    let registry = Registry::standard();
     let config = ExecConfig { workers };
-    let report = exec::execute(
-        &inst,
-        &registry,
-        &source,
-        &sink,
-        Some(model::flops::flops),
-        &config,
-        progress,
-    )
-    .map_err(|e| match e {
-        ExecError::Cancelled(n) => {
-            pyo3::exceptions::PyKeyboardInterrupt::new_err(format!("run cancelled after {n} tasks"))
-        }
-        other => RunError::new_err(other.to_string()),
-    })?;
+    let report =
+        exec::execute(&inst, &registry, &source, &sink, true, &config, progress).map_err(|e| {
+            match e {
+                ExecError::Cancelled(n) => pyo3::exceptions::PyKeyboardInterrupt::new_err(format!(
+                    "run cancelled after {n} tasks"
+                )),
+                other => RunError::new_err(other.to_string()),
+            }
+        })?;
 
     let Sink {
         placed, collected, ..

@@ -26,6 +26,11 @@ impl Kernel for Mix {
     fn name(&self) -> &str {
         &self.name
     }
+    /// The standard kernel's rule of the same name (zero tiles take their
+    /// shapes from it, as in a run with the standard kernels).
+    fn shape_rule(&self) -> Option<runtime::kernels::ShapeRule> {
+        runtime::kernels::rules::shape_rule(&self.name)
+    }
     fn call(&self, args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
         let mut acc = 0.0;
         let mut count = 0.0;
@@ -85,6 +90,7 @@ impl TileSource for Inputs {
 fn sequential(inst: &Instance<'_>, reg: &Registry) -> BTreeMap<(u32, Vec<i64>), Tile> {
     let p = inst.program;
     let engine = Engine::new(inst);
+    let kernels = runtime::exec::resolve_kernels(p, reg).expect("every kernel");
     let mut tiles: BTreeMap<(u32, Vec<i64>), Tile> = BTreeMap::new();
     let tasks = inst.tasks().expect("tasks");
     for t in &tasks {
@@ -104,7 +110,8 @@ fn sequential(inst: &Instance<'_>, reg: &Registry) -> BTreeMap<(u32, Vec<i64>), 
                 }
             })
             .collect();
-        let loaded = runtime::zero::zero_tiles(inst, t, loaded, None).expect("zero tiles");
+        let loaded =
+            runtime::zero::zero_tiles(inst, &kernels, t, loaded, None).expect("zero tiles");
         let env = model::expr::Env {
             params: &inst.params,
             slots: &t.vars,
@@ -154,7 +161,7 @@ fn check(path: &str, sets: &[&[(&str, i64)]]) {
                 &reg,
                 &Inputs,
                 &sink,
-                None,
+                false,
                 &ExecConfig { workers },
                 &progress,
             )
@@ -243,7 +250,7 @@ fn temporaries_are_freed_after_their_last_reader() {
         &reg,
         &Inputs,
         &sink,
-        None,
+        false,
         &ExecConfig { workers: 1 },
         &Progress::default(),
     )
@@ -272,7 +279,7 @@ fn cancel_stops_a_run() {
         &reg,
         &Inputs,
         &CollectSink::default(),
-        None,
+        false,
         &ExecConfig { workers: 2 },
         &progress,
     )
@@ -300,7 +307,7 @@ fn a_failing_kernel_names_task_and_tiles() {
         &reg,
         &Inputs,
         &CollectSink::default(),
-        None,
+        false,
         &ExecConfig { workers: 2 },
         &Progress::default(),
     )

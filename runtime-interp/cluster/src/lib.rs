@@ -26,6 +26,7 @@ pub mod conn;
 pub mod error;
 pub mod faults;
 pub mod ids;
+pub mod manifest;
 pub mod markers;
 pub mod protocol;
 pub mod record;

@@ -20,8 +20,9 @@
 use crate::conn::Redis;
 use crate::error::ClusterError;
 use crate::ids::{task_id, tile_id};
+use crate::manifest::Manifest;
 use crate::protocol::{self, Keys};
-use crate::record::{now_ms, Kernels, RunRecord, RunState};
+use crate::record::{RunRecord, RunState};
 use crate::tiles::{check_store_url, open_run_store};
 use model::query::Engine;
 use model::task::Task;
@@ -76,43 +77,13 @@ pub fn resume(
         .get_bytes("manifest.json")
         .map_err(store_err)?
         .ok_or_else(|| missing("manifest.json"))?;
-    let manifest: serde_json::Value = serde_json::from_slice(&manifest).map_err(|e| {
-        ClusterError::Refused(format!(
-            "{}/manifest.json is not JSON: {e}",
-            store.describe()
-        ))
-    })?;
+    let manifest = Manifest::parse(run, &manifest)?;
     let artifact = store
         .get_bytes("program.lpka")
         .map_err(store_err)?
         .ok_or_else(|| missing("program.lpka"))?;
-    let bad = |field: &'static str| ClusterError::BadRecord {
-        run: run.to_string(),
-        field,
-        why: "missing or wrong in manifest.json".into(),
-    };
-    let block = manifest["block"]
-        .as_u64()
-        .filter(|&b| b > 0)
-        .ok_or_else(|| bad("block"))? as usize;
-    let kernels = match manifest["kernels"].as_str() {
-        Some("standard") => Kernels::Standard,
-        _ => return Err(bad("kernels")),
-    };
-    let max_expiries = manifest["max_expiries"]
-        .as_u64()
-        .unwrap_or(3)
-        .min(u64::from(u32::MAX)) as u32;
-    let params: Vec<(String, i64)> = manifest["params"]
-        .as_object()
-        .ok_or_else(|| bad("params"))?
-        .iter()
-        .map(|(k, v)| {
-            v.as_i64()
-                .map(|v| (k.clone(), v))
-                .ok_or_else(|| bad("params"))
-        })
-        .collect::<Result<_, _>>()?;
+    let (block, kernels, max_expiries) = (manifest.block, manifest.kernels, manifest.max_expiries);
+    let params = manifest.params.clone();
     let program = model::artifact::decode(&artifact)
         .map(|l| l.artifact.program)
         .map_err(|source| ClusterError::Artifact {
@@ -186,7 +157,7 @@ pub fn resume(
     // Dead tiles: each intermediate tile a finished task read counts its
     // finished readers again, as the completions had; a tile whose readers
     // are all finished is deleted now (it may be gone already).
-    let keep = manifest["keep_intermediates"].as_bool().unwrap_or(false);
+    let keep = manifest.keep_intermediates;
     let mut read_by: HashMap<model::task::TileRef, Vec<String>> = HashMap::new();
     if !keep {
         for t in &done {
@@ -317,17 +288,14 @@ pub fn resume(
             RunState::Running
         },
         max_expiries,
-        created_ms: manifest["created_ms"].as_u64().unwrap_or_else(now_ms),
+        created_ms: manifest.created_ms,
         finished_ms: None,
         error: None,
         keep,
         // The peak before the resumption is lost with Redis.
         stored_bytes: i64::try_from(stored_bytes).unwrap_or(i64::MAX),
         peak_bytes: i64::try_from(stored_bytes).unwrap_or(i64::MAX),
-        limits: crate::record::RunLimits {
-            max_tasks: manifest["max_tasks"].as_u64(),
-            max_store_bytes: manifest["max_store_bytes"].as_u64(),
-        },
+        limits: manifest.limits,
     };
     record.write(redis)?;
     // The output tiles' digests were lost with Redis: `collect` checks

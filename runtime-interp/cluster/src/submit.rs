@@ -99,7 +99,10 @@ pub fn submit(
     }
     check_store_url(s.store)?;
     let program = s.program;
-    let prepared = job::prepare(program, s.params, s.inputs, s.seed, s.block)?;
+    // The standard kernels' shape rules, whichever kernels run it (no-op
+    // kernels measure the scheduler on the same instance).
+    let registry = runtime::kernels::Registry::standard();
+    let prepared = job::prepare(program, &registry, s.params, s.inputs, s.seed, s.block)?;
     let inst = &prepared.instance;
     let counts = inst
         .count_tasks(model::task::COUNT_BUDGET)
@@ -189,21 +192,23 @@ pub fn submit(
         jobs = firsts.into_iter().map(|(_, m, idx)| (m, idx)).collect();
         // The run's manifest and program beside its tiles (`lpkc resume`
         // reads them).
-        let manifest = serde_json::json!({
-            "run": run,
-            "program": program.name,
-            "params": program.params.iter().zip(&inst.params)
-                .map(|(p, v)| (p.name.clone(), serde_json::json!(v)))
-                .collect::<serde_json::Map<_, _>>(),
-            "block": s.block,
-            "kernels": s.kernels.as_str(),
-            "tasks": total,
-            "max_expiries": s.max_expiries,
-            "max_tasks": s.limits.max_tasks,
-            "max_store_bytes": s.limits.max_store_bytes,
-            "keep_intermediates": s.keep_intermediates,
-            "created_ms": now_ms(),
-        });
+        let manifest = crate::manifest::Manifest {
+            run: run.clone(),
+            program: program.name.clone(),
+            params: program
+                .params
+                .iter()
+                .zip(&inst.params)
+                .map(|(p, v)| (p.name.clone(), *v))
+                .collect(),
+            block: s.block,
+            kernels: s.kernels,
+            tasks: total,
+            max_expiries: s.max_expiries,
+            limits: s.limits,
+            keep_intermediates: s.keep_intermediates,
+            created_ms: now_ms(),
+        };
         let put = |key: &str, bytes: Vec<u8>| {
             store
                 .put_bytes(key, bytes)
@@ -212,7 +217,7 @@ pub fn submit(
                     source: Box::new(source),
                 })
         };
-        put("manifest.json", format!("{manifest:#}\n").into_bytes())?;
+        put("manifest.json", manifest.to_json().into_bytes())?;
         put("program.lpka", artifact_bytes.clone())?;
     }
 

@@ -1331,9 +1331,9 @@ fn run_task(
             }
             loaded.push(Some(tile));
         }
-        let loaded = runtime::zero::zero_tiles(inst, task, loaded, Some(ctx.block))
+        let loaded = runtime::zero::zero_tiles(inst, &ctx.kernels, task, loaded, Some(ctx.block))
             .map_err(|e| TaskFailure::Run(format!("task {}: {e}", name())))?;
-        let called = call_kernel(inst, &ctx.kernels, task, &reads, &loaded, None)
+        let called = call_kernel(inst, &ctx.kernels, task, &reads, &loaded, false)
             .map_err(|e| TaskFailure::Run(e.to_string()))?;
         if dice.hit(sh.cfg.faults.crash_before_write) {
             (sh.log)(&format!(

@@ -646,7 +646,8 @@ pub fn run<'p>(
     params.extend(inferred.iter().cloned());
     let inst = program.bind(&params)?;
     check_shapes(&inst, inputs, block)?;
-    crate::shapes::check(&inst, &shapes_of(inputs), block).map_err(ShapeError::Disagree)?;
+    crate::shapes::check(&inst, registry, &shapes_of(inputs), block)
+        .map_err(ShapeError::Disagree)?;
     let dims: Vec<usize> = program.matrices.iter().map(|m| m.extents.len()).collect();
     let source = DenseSource {
         inputs,
@@ -654,15 +655,7 @@ pub fn run<'p>(
         block,
     };
     let sink = CollectSink::default();
-    let report = crate::exec::execute(
-        &inst,
-        registry,
-        &source,
-        &sink,
-        Some(model::flops::flops),
-        config,
-        progress,
-    )?;
+    let report = crate::exec::execute(&inst, registry, &source, &sink, true, config, progress)?;
     let mut outputs = OutputTiles::new();
     for ((m, idx), t) in sink.into_tiles() {
         outputs.entry(m).or_default().insert(idx, t);

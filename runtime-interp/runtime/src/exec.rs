@@ -262,10 +262,6 @@ impl Progress {
     }
 }
 
-/// A flop model: kernel name and argument tile shapes (rows, columns) in
-/// argument order (scalars omitted) to a flop count, `None` when unknown.
-pub type FlopModel = fn(&str, &[(usize, usize)]) -> Option<f64>;
-
 /// What a run did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunReport {
@@ -471,7 +467,7 @@ struct Shared<'a, 'p> {
     flops_unknown: AtomicBool,
     source: &'a dyn TileSource,
     sink: &'a dyn TileSink,
-    flops: Option<FlopModel>,
+    count_flops: bool,
     progress: &'a Progress,
 }
 
@@ -510,13 +506,14 @@ fn order_key(inst: &Instance<'_>, task: &Task) -> Vec<i64> {
 }
 
 /// Runs an instance to completion. `source` provides input tiles, `sink`
-/// receives output tiles; `flops` (optional) gives GFLOP/s figures.
+/// receives output tiles; with `count_flops`, the kernels' flop counts
+/// ([`Kernel::flops`]) give GFLOP/s figures.
 pub fn execute(
     inst: &Instance<'_>,
     registry: &Registry,
     source: &dyn TileSource,
     sink: &dyn TileSink,
-    flops: Option<FlopModel>,
+    count_flops: bool,
     config: &ExecConfig,
     progress: &Progress,
 ) -> Result<RunReport, ExecError> {
@@ -571,10 +568,10 @@ pub fn execute(
         kernel_nanos: AtomicU64::new(0),
         input_nanos: AtomicU64::new(0),
         output_nanos: AtomicU64::new(0),
-        flops_unknown: AtomicBool::new(flops.is_none()),
+        flops_unknown: AtomicBool::new(!count_flops),
         source,
         sink,
-        flops,
+        count_flops,
         progress,
     };
     std::thread::scope(|s| {
@@ -827,7 +824,8 @@ fn run_task(
     let zeros: Vec<usize> = (0..loaded.len())
         .filter(|&i| loaded.get(i).is_some_and(Option::is_none))
         .collect();
-    let loaded = crate::zero::zero_tiles(inst, task, loaded, shared.source.block())?;
+    let loaded =
+        crate::zero::zero_tiles(inst, &shared.kernels, task, loaded, shared.source.block())?;
     // Zero tiles are held while the task runs, like the inputs it loaded.
     input_bytes += zeros
         .iter()
@@ -838,12 +836,19 @@ fn run_task(
     shared.peak.fetch_max(now, Ordering::Relaxed);
 
     io.0 = loaded.iter().map(|t| tile_bytes(t)).sum();
-    let called = call_kernel(inst, &shared.kernels, task, &reads, &loaded, shared.flops)?;
+    let called = call_kernel(
+        inst,
+        &shared.kernels,
+        task,
+        &reads,
+        &loaded,
+        shared.count_flops,
+    )?;
     io.1 = called.tiles.iter().map(tile_bytes).sum();
     shared
         .kernel_nanos
         .fetch_add(called.kernel_time.as_nanos() as u64, Ordering::Relaxed);
-    if shared.flops.is_some() {
+    if shared.count_flops {
         match called.flops {
             Some(f) => shared.progress.add_flops(f),
             None => shared.flops_unknown.store(true, Ordering::Relaxed),
@@ -1013,16 +1018,17 @@ pub struct Called {
 
 /// Calls `task`'s kernel on the tiles it reads (`loaded`, in the order of
 /// `reads`, as [`Engine::reads`] lists them): the arguments in
-/// kernel-parameter order with scalars evaluated, the flops counted with
-/// `flops` (if given), and the number of results checked against the statement's writes. The embedded executor
-/// and the distributed worker both run tasks through it.
+/// kernel-parameter order with scalars evaluated, the flops counted by the
+/// kernel's model (with `count_flops`), and the number of results checked
+/// against the statement's writes. The embedded executor and the
+/// distributed worker both run tasks through it.
 pub fn call_kernel(
     inst: &Instance<'_>,
     kernels: &[Arc<dyn Kernel>],
     task: &Task,
     reads: &[model::task::TileRef],
     loaded: &[Arc<Tile>],
-    flops: Option<FlopModel>,
+    count_flops: bool,
 ) -> Result<Called, ExecError> {
     let program = inst.program;
     let name = || program.task_name(task).to_string();
@@ -1106,7 +1112,11 @@ pub fn call_kernel(
         });
     }
     Ok(Called {
-        flops: flops.and_then(|model| decl.and_then(|d| model(&d.name, &shapes))),
+        flops: if count_flops {
+            kernel.flops(&shapes)
+        } else {
+            None
+        },
         tiles: outputs,
         kernel_time,
     })

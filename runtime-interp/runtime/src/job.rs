@@ -419,6 +419,7 @@ pub struct Prepared<'p> {
 /// `lpkc run` and for a distributed submission alike.
 pub fn prepare<'p>(
     program: &'p Program,
+    registry: &Registry,
     given: &[(String, i64)],
     specs: &BTreeMap<u32, InputSpec>,
     seed: u64,
@@ -450,7 +451,7 @@ pub fn prepare<'p>(
         params: params.clone(),
     })?;
     dense::check_grids(&instance, &shapes, block)?;
-    crate::shapes::check(&instance, &shapes, block).map_err(ShapeError::Disagree)?;
+    crate::shapes::check(&instance, registry, &shapes, block).map_err(ShapeError::Disagree)?;
     Ok(Prepared {
         inputs,
         shapes,
@@ -506,7 +507,7 @@ pub fn run_job<'p>(
         params: _,
         inferred,
         instance: inst,
-    } = prepare(program, job.params, job.inputs, job.seed, block)?;
+    } = prepare(program, registry, job.params, job.inputs, job.seed, block)?;
     outputs::check(&inst, &selected)?;
 
     // Outputs: a whole matrix in place where its shape is known; else the
@@ -527,7 +528,7 @@ pub fn run_job<'p>(
         let whole = asked.iter().any(|r| r.index.is_none());
         let shape = match job.output_dir {
             Some(_) if whole && job.assemble && decl.extents.len() == 2 => {
-                crate::shapes::predict_output(&inst, &shapes, block, MatrixId(m))
+                crate::shapes::predict_output(&inst, registry, &shapes, block, MatrixId(m))
             }
             _ => None,
         };
@@ -585,15 +586,7 @@ pub fn run_job<'p>(
         if !sink.placed.is_empty() {
             s.spawn(|| flush_while_running(&sink, &stop));
         }
-        let report = exec::execute(
-            &inst,
-            registry,
-            &source,
-            &sink,
-            Some(model::flops::flops),
-            config,
-            progress,
-        );
+        let report = exec::execute(&inst, registry, &source, &sink, true, config, progress);
         stop.store(true, Ordering::Relaxed);
         report
     })

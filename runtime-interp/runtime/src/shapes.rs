@@ -11,7 +11,7 @@
 //! starts from the readers of the inputs' short tiles (plan queries, no
 //! expansion), follows the children of every task that writes a tile with
 //! a size other than `B`, and evaluates each task's tile shapes with the
-//! kernel's rule ([`crate::kernels::rules`]); the shapes of intermediate
+//! kernel's rule (from the [`crate::kernels::Registry`]); the shapes of intermediate
 //! tiles come from their writers, memoised. Every size remembers which
 //! input dimension it comes from, so a disagreement names both inputs.
 //!
@@ -21,7 +21,8 @@
 //! nothing. Kernels without a standard shape rule are not checked, and
 //! their results have unknown shapes.
 
-use crate::kernels::rules::{shape_rule, Dim};
+use crate::kernels::rules::Dim;
+use crate::kernels::Registry;
 use model::program::{Arg, Instance, ParamKind, Role};
 use model::query::{Engine, QueryError};
 use model::task::{Task, TileRef};
@@ -153,6 +154,7 @@ type Shape = [Option<Size>; 2];
 
 struct Checker<'a, 'p> {
     inst: &'a Instance<'p>,
+    registry: &'a Registry,
     engine: Engine<'a, 'p>,
     inputs: &'a BTreeMap<u32, (usize, usize)>,
     block: usize,
@@ -166,6 +168,7 @@ struct Checker<'a, 'p> {
 /// of every input matrix, whose tile grids already fit the instance.
 pub fn check(
     inst: &Instance<'_>,
+    registry: &Registry,
     inputs: &BTreeMap<u32, (usize, usize)>,
     block: usize,
 ) -> Result<(), Box<Disagreement>> {
@@ -174,6 +177,7 @@ pub fn check(
     }
     let mut checker = Checker {
         inst,
+        registry,
         engine: Engine::new(inst),
         inputs,
         block,
@@ -202,6 +206,7 @@ const PREDICT_BUDGET: usize = 10_000;
 /// writer checks as tiles arrive.
 pub fn predict_output(
     inst: &Instance<'_>,
+    registry: &Registry,
     inputs: &BTreeMap<u32, (usize, usize)>,
     block: usize,
     matrix: MatrixId,
@@ -215,6 +220,7 @@ pub fn predict_output(
     }
     let mut checker = Checker {
         inst,
+        registry,
         engine: Engine::new(inst),
         inputs,
         block,
@@ -471,7 +477,7 @@ impl Checker<'_, '_> {
         let Some(decl) = program.get_kernel(st.kernel) else {
             return Ok(None);
         };
-        let Some(rule) = shape_rule(&decl.name) else {
+        let Some(rule) = self.registry.shape_rule(&decl.name) else {
             return Ok(None);
         };
         let names: Vec<&str> = decl
@@ -527,7 +533,7 @@ impl Checker<'_, '_> {
             .collect();
         let known = args.iter().all(|(s, _)| s[0].is_some() && s[1].is_some());
         let computed = if known {
-            model::flops::result_shapes(&decl.name, &sizes)
+            self.registry.result_shapes(&decl.name, &sizes)
         } else {
             None
         };

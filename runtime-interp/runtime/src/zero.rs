@@ -8,7 +8,7 @@
 //!
 //! The shape: a matrix's intermediate tiles have no declared size (only
 //! their count), so a zero tile takes the sizes the kernel's shape rule
-//! ([`crate::kernels::rules`]) ties to the task's other tiles, followed
+//! ([`crate::kernels::Kernel::shape_rule`]) ties to the task's other tiles, followed
 //! transitively: the padded right child of `add(P[l, k], P[l, k + s])`
 //! has the shape of the left child, edge tiles included, and a zero `c` of
 //! `gemm_acc(c, a, b)` is `a`'s rows by `b`'s columns. A size that no tie
@@ -19,8 +19,8 @@
 //!
 //! The module uses no other module of the executor, which uses it.
 
-use crate::kernels::rules::{shape_rule, Dim};
-use crate::kernels::Tile;
+use crate::kernels::rules::Dim;
+use crate::kernels::{Kernel, Tile};
 use model::program::{Arg, Instance};
 use model::query::{Engine, QueryError};
 use model::task::{Task, TileRef};
@@ -65,6 +65,7 @@ pub fn is_zero_tile(engine: &mut Engine<'_, '_>, tile: &TileRef) -> Result<bool,
 /// module says, with `block` the run's block size (if it has one).
 pub fn zero_tiles(
     inst: &Instance<'_>,
+    kernels: &[Arc<dyn Kernel>],
     task: &Task,
     tiles: Vec<Option<Arc<Tile>>>,
     block: Option<usize>,
@@ -96,7 +97,8 @@ pub fn zero_tiles(
             _ => [None, None],
         })
         .collect();
-    if let Some(rule) = shape_rule(kernel) {
+    let rule = kernels.get(st.kernel.index()).and_then(|k| k.shape_rule());
+    if let Some(rule) = rule {
         // Each pass settles at least one more size or stops.
         loop {
             let mut changed = false;

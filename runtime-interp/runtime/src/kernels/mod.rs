@@ -1,6 +1,13 @@
 //! Tile kernels: the [`Kernel`] trait every kernel implements, the
-//! [`Registry`] that maps kernel names to implementations, and the standard
-//! kernels of `docs/kernels.md` on `faer` (f64).
+//! [`Registry`] that maps kernel names to kernels, and the standard kernels
+//! of `docs/kernels.md` on `faer` (f64).
+//!
+//! The registry is the one place that knows a kernel: its implementation,
+//! its signature, its shape rule (checked on tile shapes before any task
+//! runs), its result shapes and its flop count. The executor, the
+//! distributed worker, the shape check, the zero tiles, `lpkc calibrate`
+//! and the simulator's costs all ask it; a kernel it does not hold cannot
+//! run, and the error lists the ones it does.
 //!
 //! A kernel is a pure function from input tiles and scalars to result
 //! tiles. It must accept any consistent shapes (edge tiles are smaller than
@@ -49,7 +56,8 @@ impl KernelError {
     }
 }
 
-/// A tile kernel.
+/// A tile kernel. Only [`Kernel::name`] and [`Kernel::call`] are
+/// required; what else a kernel tells makes more of lpk work for it.
 pub trait Kernel: Send + Sync {
     /// The name programs call it by.
     fn name(&self) -> &str;
@@ -57,7 +65,32 @@ pub trait Kernel: Send + Sync {
     /// tile per result, in result order. Runs on the calling thread only
     /// (the executor parallelises across tasks).
     fn call(&self, args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError>;
+    /// Its signature, if it has a fixed one (every standard kernel does):
+    /// `lpkc calibrate` builds arguments from it.
+    fn signature(&self) -> Option<Signature> {
+        None
+    }
+    /// Its shape rule: a run checks its inputs' shapes against it before
+    /// any task runs, and zero tiles it reads get their shapes from it.
+    /// `None`: not checked (the kernel's own checks remain).
+    fn shape_rule(&self) -> Option<ShapeRule> {
+        None
+    }
+    /// The shapes of its results for tile arguments of these shapes
+    /// (scalars skipped), in result order; `None` if unknown.
+    fn result_shapes(&self, _tiles: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
+        None
+    }
+    /// Its flops for tile arguments of these shapes; `None` if unknown
+    /// (a run's GFLOP/s figure then says it is partial, and the simulator
+    /// lists the kernel as unmodelled unless calibrated).
+    fn flops(&self, _tiles: &[(usize, usize)]) -> Option<f64> {
+        None
+    }
 }
+
+pub use model::stdlib::Signature;
+pub use rules::ShapeRule;
 
 /// Kernels by name.
 #[derive(Clone, Default)]
@@ -93,5 +126,29 @@ impl Registry {
     /// The names of every registered kernel.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.kernels.keys().map(String::as_str)
+    }
+
+    /// The shape rule of kernel `name`, if it is here and has one.
+    pub fn shape_rule(&self, name: &str) -> Option<ShapeRule> {
+        self.get(name)?.shape_rule()
+    }
+
+    /// The result shapes of kernel `name` on tiles of these shapes.
+    pub fn result_shapes(
+        &self,
+        name: &str,
+        tiles: &[(usize, usize)],
+    ) -> Option<Vec<(usize, usize)>> {
+        self.get(name)?.result_shapes(tiles)
+    }
+
+    /// The flops of kernel `name` on tiles of these shapes.
+    pub fn flops(&self, name: &str, tiles: &[(usize, usize)]) -> Option<f64> {
+        self.get(name)?.flops(tiles)
+    }
+
+    /// The signature of kernel `name`.
+    pub fn signature(&self, name: &str) -> Option<Signature> {
+        self.get(name)?.signature()
     }
 }

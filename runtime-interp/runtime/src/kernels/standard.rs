@@ -1,7 +1,9 @@
 //! The table of standard kernels (`docs/kernels.md`): each name with the
-//! function that implements it, wrapped as a [`Kernel`] for the registry.
+//! function that implements it, wrapped as a [`Kernel`] for the registry
+//! with its signature (`model::stdlib`), shape rule ([`super::rules`]) and
+//! flop and shape models (`model::flops`).
 
-use super::{blas, factor, qr, Kernel, KernelArg, KernelError, Tile};
+use super::{blas, factor, qr, Kernel, KernelArg, KernelError, ShapeRule, Signature, Tile};
 use std::sync::Arc;
 
 /// A standard kernel's implementation.
@@ -20,6 +22,22 @@ impl Kernel for StandardKernel {
 
     fn call(&self, args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
         (self.run)(args)
+    }
+
+    fn signature(&self) -> Option<Signature> {
+        model::stdlib::standard(self.name).copied()
+    }
+
+    fn shape_rule(&self) -> Option<ShapeRule> {
+        super::rules::shape_rule(self.name)
+    }
+
+    fn result_shapes(&self, tiles: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
+        model::flops::result_shapes(self.name, tiles)
+    }
+
+    fn flops(&self, tiles: &[(usize, usize)]) -> Option<f64> {
+        model::flops::flops(self.name, tiles)
     }
 }
 

@@ -8,7 +8,7 @@ use crate::program;
 use model::program::Program;
 use runtime::dense::{self, RunError, ShapeError};
 use runtime::exec::{ExecConfig, Progress};
-use runtime::kernels::rules::{shape_rule, Dim};
+use runtime::kernels::rules::Dim;
 use runtime::kernels::{KernelArg, Registry, Tile};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -131,10 +131,11 @@ fn the_check_needs_only_shapes_and_stays_bounded() {
     let b = p.matrices.iter().position(|m| m.name == "B").expect("B") as u32;
     let ok: BTreeMap<u32, (usize, usize)> =
         [(a, (100_050, 100_050)), (b, (100_050, 100_050))].into();
-    runtime::shapes::check(&inst, &ok, 100).expect("consistent");
+    runtime::shapes::check(&inst, &Registry::standard(), &ok, 100).expect("consistent");
     let bad: BTreeMap<u32, (usize, usize)> =
         [(a, (100_050, 100_050)), (b, (100_070, 100_050))].into();
-    let d = runtime::shapes::check(&inst, &bad, 100).expect_err("inner dimensions differ");
+    let d = runtime::shapes::check(&inst, &Registry::standard(), &bad, 100)
+        .expect_err("inner dimensions differ");
     assert_eq!((d.first.dim, d.second.dim), (Dim::Cols, Dim::Rows));
 }
 
@@ -176,7 +177,9 @@ fn call(kernel: &str, shapes: &[(usize, usize)]) -> Result<Vec<Tile>, String> {
 fn shape_rules_match_the_kernels() {
     let registry = Registry::standard();
     for kernel in registry.names() {
-        let rule = shape_rule(kernel).unwrap_or_else(|| panic!("{kernel} has no rule"));
+        let rule = registry
+            .shape_rule(kernel)
+            .unwrap_or_else(|| panic!("{kernel} has no rule"));
         let shapes = consistent(kernel);
         let results = call(kernel, &shapes).unwrap_or_else(|e| panic!("{kernel}: {e}"));
         assert_eq!(results.len(), rule.results.len(), "{kernel}");
@@ -203,4 +206,75 @@ fn shape_rules_match_the_kernels() {
             );
         }
     }
+}
+
+/// A kernel named like a standard one that tells nothing but its name and
+/// computes with the standard implementation, counting one flop a call
+/// when asked to.
+struct Plain {
+    name: &'static str,
+    flop: Option<f64>,
+}
+
+impl runtime::kernels::Kernel for Plain {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn call(&self, args: &[KernelArg<'_>]) -> Result<Vec<Tile>, runtime::kernels::KernelError> {
+        let standard = Registry::standard();
+        standard
+            .get(self.name)
+            .expect("a standard kernel")
+            .call(args)
+    }
+    fn flops(&self, _tiles: &[(usize, usize)]) -> Option<f64> {
+        self.flop
+    }
+}
+
+/// The shape check and the flop count ask the registry: the same program
+/// and inputs are refused with the standard kernels (`gemm`'s rule ties
+/// a's columns to b's rows) and pass the check with kernels of the same
+/// names that have no rule; a run's flops are what its kernels count.
+#[test]
+fn the_shape_check_and_the_flops_come_from_the_registry() {
+    let p = program("gemm");
+    let given = [("M", 2), ("K", 2), ("N", 2)].map(|(n, v)| (n.to_string(), v));
+    let inst = p.bind(&given).expect("binds");
+    let a = p.matrices.iter().position(|m| m.name == "A").expect("A") as u32;
+    let b = p.matrices.iter().position(|m| m.name == "B").expect("B") as u32;
+    let bad: BTreeMap<u32, (usize, usize)> = [(a, (150, 150)), (b, (170, 150))].into();
+    assert!(runtime::shapes::check(&inst, &Registry::standard(), &bad, 100).is_err());
+    let registry = |flop: Option<f64>| {
+        let mut r = Registry::new();
+        for name in ["gemm", "gemm_acc"] {
+            r.register(std::sync::Arc::new(Plain { name, flop }));
+        }
+        r
+    };
+    assert!(runtime::shapes::check(&inst, &registry(None), &bad, 100).is_ok());
+
+    let data = inputs(&p, &[("A", 8, 8), ("B", 8, 8)]);
+    let run = |registry: &Registry| {
+        dense::run(
+            &p,
+            &[],
+            &data,
+            4,
+            registry,
+            &ExecConfig { workers: 1 },
+            &Progress::default(),
+        )
+        .expect("runs")
+        .report
+    };
+    let standard = run(&Registry::standard());
+    // 2 x 2 x 2 tiles of 4: two gemm and two gemm_acc tiles of C.
+    assert_eq!(standard.tasks, 8);
+    assert_eq!(standard.flops, 4.0 * 128.0 + 4.0 * (128.0 + 16.0));
+    assert!(standard.flops_complete);
+    let one = run(&registry(Some(1.0)));
+    assert_eq!((one.flops, one.flops_complete), (8.0, true));
+    let none = run(&registry(None));
+    assert_eq!((none.flops, none.flops_complete), (0.0, false));
 }

@@ -34,6 +34,12 @@ fn tile(r: usize, c: usize) -> Option<Arc<Tile>> {
     })))
 }
 
+/// The standard implementation of every kernel `p` declares.
+fn std_kernels(p: &model::program::Program) -> Vec<Arc<dyn runtime::kernels::Kernel>> {
+    runtime::exec::resolve_kernels(p, &runtime::kernels::Registry::standard())
+        .expect("standard kernels")
+}
+
 fn shapes(tiles: &[Arc<Tile>]) -> Vec<(usize, usize)> {
     tiles.iter().map(|t| (t.nrows(), t.ncols())).collect()
 }
@@ -46,25 +52,40 @@ fn a_zero_tile_takes_the_shape_its_kernel_ties_to_the_other_tiles() {
         .expect("binds");
     let add = task_of(&p, "add");
     // The padded right child is the left child's shape, an edge tile too.
-    let made = zero_tiles(&inst, &add, vec![tile(3, 2), None], Some(8)).expect("made");
+    let made = zero_tiles(
+        &inst,
+        &std_kernels(&p),
+        &add,
+        vec![tile(3, 2), None],
+        Some(8),
+    )
+    .expect("made");
     assert_eq!(shapes(&made), [(3, 2), (3, 2)]);
     assert!(made[1].col_iter().all(|c| c.iter().all(|&x| x == 0.0)));
     assert_eq!(made[0][(2, 1)], 5.0, "a loaded tile is passed through");
-    let made = zero_tiles(&inst, &add, vec![None, tile(1, 7)], None).expect("made");
+    let made =
+        zero_tiles(&inst, &std_kernels(&p), &add, vec![None, tile(1, 7)], None).expect("made");
     assert_eq!(shapes(&made), [(1, 7), (1, 7)]);
     // Nothing tied: the block size.
-    let made = zero_tiles(&inst, &add, vec![None, None], Some(5)).expect("made");
+    let made = zero_tiles(&inst, &std_kernels(&p), &add, vec![None, None], Some(5)).expect("made");
     assert_eq!(shapes(&made), [(5, 5), (5, 5)]);
     // gemm(a, b) ties a's columns to b's rows only; a's rows are the block.
     let gemm = task_of(&p, "gemm");
-    let made = zero_tiles(&inst, &gemm, vec![None, tile(4, 6)], Some(5)).expect("made");
+    let made = zero_tiles(
+        &inst,
+        &std_kernels(&p),
+        &gemm,
+        vec![None, tile(4, 6)],
+        Some(5),
+    )
+    .expect("made");
     assert_eq!(shapes(&made), [(5, 4), (4, 6)]);
     let copy = task_of(&p, "copy");
-    let made = zero_tiles(&inst, &copy, vec![None], Some(2)).expect("made");
+    let made = zero_tiles(&inst, &std_kernels(&p), &copy, vec![None], Some(2)).expect("made");
     assert_eq!(shapes(&made), [(2, 2)]);
     // Nothing loaded to make: the same tiles back.
     let kept = tile(2, 2);
-    let made = zero_tiles(&inst, &copy, vec![kept.clone()], None).expect("made");
+    let made = zero_tiles(&inst, &std_kernels(&p), &copy, vec![kept.clone()], None).expect("made");
     assert!(Arc::ptr_eq(&made[0], kept.as_ref().expect("a tile")));
 }
 
@@ -74,7 +95,14 @@ fn a_zero_tile_of_no_known_size_is_an_error_naming_it() {
     let inst = p
         .bind(&[("M".into(), 1), ("N".into(), 1), ("K".into(), 3)])
         .expect("binds");
-    let e = zero_tiles(&inst, &task_of(&p, "add"), vec![None, None], None).expect_err("no size");
+    let e = zero_tiles(
+        &inst,
+        &std_kernels(&p),
+        &task_of(&p, "add"),
+        vec![None, None],
+        None,
+    )
+    .expect_err("no size");
     assert!(
         matches!(&e, ZeroTileError::NoSize { dim: Dim::Rows, kernel, .. } if kernel == "add"),
         "{e}"
