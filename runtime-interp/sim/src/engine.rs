@@ -55,9 +55,13 @@
 //! runs from an execution's start: when it expires on a dead worker the
 //! task is queued again; on a live worker (a slow, healthy execution) a
 //! copy is started beside it, as a backup.
+//!
+//! The settings, the report and the timeline are the crate's `config`,
+//! `faults`, `policy`, `report` and `timeline`, re-exported here.
 
 use crate::cost::{statement_costs, CostModel, StatementCost, StoreCost};
 use crate::partition::{self, Partition};
+use crate::timeline::Histogram;
 use model::program::{Instance, Role as MatrixRole};
 use model::query::Engine;
 use model::rng::SplitMix64;
@@ -68,409 +72,12 @@ use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 use std::num::NonZeroUsize;
 use std::ops::ControlFlow;
 
-/// A scheduling policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Policy {
-    /// One queue in the order tasks became ready (numpywren).
-    Fifo,
-    /// The ready task with the largest upper bound on its bottom level
-    /// first. The bound is `CP - tl(t)` (the critical path minus the task's
-    /// top level, both by compute cost): exact for every task on a critical
-    /// path, and computable in the forward walk itself, with no reverse pass
-    /// and no memory per task. Ordering by it is ordering by the smallest
-    /// top level; ties go to the larger task cost, then to ready order.
-    CriticalPath,
-    /// Earliest finish time, placed when a task becomes ready.
-    Heft,
-    /// Owner computes by a METIS partition of the coarsened graph.
-    Locality,
-}
-
-impl Policy {
-    /// The name on the command line and in the report.
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Fifo => "fifo",
-            Policy::CriticalPath => "critical-path",
-            Policy::Heft => "heft",
-            Policy::Locality => "locality",
-        }
-    }
-
-    /// Every policy.
-    pub const ALL: [Policy; 4] = [
-        Policy::Fifo,
-        Policy::CriticalPath,
-        Policy::Heft,
-        Policy::Locality,
-    ];
-}
-
-/// How many workers.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Workers {
-    /// This many, for the whole run (a dead one is replaced).
-    Fixed(usize),
-    /// numpywren's policy.
-    Autoscale {
-        /// Workers per ready task.
-        sf: f64,
-        /// At most this many.
-        max: usize,
-        /// Seconds idle before a worker exits.
-        idle: f64,
-    },
-}
-
-/// Worker failures.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Failures {
-    /// Probability that a worker dies during one execution.
-    pub rate: f64,
-    /// The lease of every execution.
-    pub lease: Lease,
-}
-
-/// The lease of an execution: it runs from the execution's start. When it
-/// expires before the execution ends, the task is queued again if the
-/// worker died, and a copy is started beside it (the first to finish
-/// wins) if the worker is alive.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Lease {
-    /// This many seconds for every execution.
-    Fixed(f64),
-    /// Per kernel, from the durations observed so far.
-    Auto(AutoLease),
-}
-
-/// A lease from a quantile bound: `factor` times the upper bound of the
-/// `q`-quantile at confidence `c` of the kernel's observed durations, once
-/// it has at least `min` of them and they suffice for the bound;
-/// `fallback_s` before.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AutoLease {
-    /// The quantile.
-    pub q: f64,
-    /// The confidence.
-    pub c: f64,
-    /// The safety factor (at least 1).
-    pub factor: f64,
-    /// Observations needed before the bound is used.
-    pub min: usize,
-    /// The lease before that.
-    pub fallback_s: f64,
-}
-
-impl AutoLease {
-    /// `q = 0.99`, `c = 0.9`, `factor = 2`, `min = 20`, `fallback = 30 s`
-    /// (the bound needs 230 observations of a kernel: `1 - 0.99^n >= 0.9`).
-    /// A quantile above the share of stragglers keeps healthy slow
-    /// executions under the lease (docs/simulation.md).
-    pub const DEFAULT: AutoLease = AutoLease {
-        q: 0.99,
-        c: 0.9,
-        factor: 2.0,
-        min: 20,
-        fallback_s: 30.0,
-    };
-}
-
-/// Stragglers: each execution independently takes `slow` times its
-/// modelled time (reads, compute and writes) with probability `rate`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Stragglers {
-    /// Probability that an execution straggles.
-    pub rate: f64,
-    /// Its slow-down factor (at least 1).
-    pub slow: f64,
-}
-
-/// Speculative re-execution: once a kernel has `min` completed
-/// executions, its threshold is the upper bound of the `q`-quantile at
-/// confidence `c` of their durations; an execution running longer than its
-/// kernel's threshold gets one backup copy.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Speculation {
-    /// The quantile.
-    pub q: f64,
-    /// The confidence.
-    pub c: f64,
-    /// Observations needed before any backup.
-    pub min: usize,
-}
-
-impl Speculation {
-    /// `q = 0.9`, `c = 0.95`, `min = 20`.
-    pub const DEFAULT: Speculation = Speculation {
-        q: 0.9,
-        c: 0.95,
-        min: 20,
-    };
-}
-
-/// A simulation's settings.
-#[derive(Clone, Debug)]
-pub struct Config {
-    /// Tile side in elements.
-    pub block: u64,
-    /// The cost model.
-    pub costs: CostModel,
-    /// The workers.
-    pub workers: Workers,
-    /// The policy.
-    pub policy: Policy,
-    /// Observed start-up delays, drawn from for every worker (none: 0).
-    pub startup: Vec<f64>,
-    /// The start-up bound `D`: request the first workers `D` before the
-    /// run and keep idle workers at least `D`.
-    pub ahead: Option<f64>,
-    /// Tiles each worker keeps (LRU); 0 keeps none.
-    pub cache_tiles: usize,
-    /// Failures, if any.
-    pub failures: Option<Failures>,
-    /// Stragglers, if any.
-    pub stragglers: Option<Stragglers>,
-    /// Speculative re-execution, if any.
-    pub speculation: Option<Speculation>,
-    /// Seed of the random draws (delays, failures).
-    pub seed: u64,
-    /// The most nodes of the coarsened graph (`locality`).
-    pub partition_nodes: usize,
-}
-
-impl Config {
-    /// Defaults for `block` and `workers`.
-    pub fn new(block: u64, workers: Workers) -> Self {
-        Config {
-            block,
-            costs: CostModel::default(),
-            workers,
-            policy: Policy::Fifo,
-            startup: Vec::new(),
-            ahead: None,
-            cache_tiles: 64,
-            failures: None,
-            stragglers: None,
-            speculation: None,
-            seed: 1,
-            partition_nodes: 4096,
-        }
-    }
-}
-
+pub use crate::config::{Config, Workers};
 pub use crate::error::SimError;
-
-/// Utilisation over time: busy and live workers, averaged per bin.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Timeline {
-    /// Time of the first bin's start (negative when workers were requested
-    /// before the run).
-    pub start: f64,
-    /// Seconds per bin.
-    pub width: f64,
-    /// Busy worker-seconds per bin.
-    pub busy: Vec<f64>,
-    /// Live (requested, not yet gone) worker-seconds per bin.
-    pub live: Vec<f64>,
-}
-
-const BINS: usize = 400;
-
-struct Histogram {
-    t: Timeline,
-    last: f64,
-    busy_now: usize,
-    live_now: usize,
-}
-
-impl Histogram {
-    fn new(start: f64) -> Self {
-        Histogram {
-            t: Timeline {
-                start,
-                width: 1e-6,
-                busy: vec![0.0; BINS],
-                live: vec![0.0; BINS],
-            },
-            last: start,
-            busy_now: 0,
-            live_now: 0,
-        }
-    }
-
-    /// Accounts for the time up to `now` at the current counts.
-    fn advance(&mut self, now: f64) {
-        if now <= self.last {
-            return;
-        }
-        while now - self.t.start > self.t.width * BINS as f64 {
-            // Merge bins pairwise, doubling their width.
-            for v in [&mut self.t.busy, &mut self.t.live] {
-                for i in 0..BINS / 2 {
-                    v[i] = v[2 * i] + v[2 * i + 1];
-                }
-                for x in &mut v[BINS / 2..] {
-                    *x = 0.0;
-                }
-            }
-            self.t.width *= 2.0;
-        }
-        let (b, l) = (self.busy_now as f64, self.live_now as f64);
-        let mut a = self.last;
-        while a < now {
-            let i = (((a - self.t.start) / self.t.width) as usize).min(BINS - 1);
-            let end = (self.t.start + (i + 1) as f64 * self.t.width).min(now);
-            let end = if end <= a { now } else { end };
-            self.t.busy[i] += b * (end - a);
-            self.t.live[i] += l * (end - a);
-            a = end;
-        }
-        self.last = now;
-    }
-}
-
-/// What a simulation found.
-#[derive(Clone, Debug)]
-pub struct Report {
-    /// The policy.
-    pub policy: Policy,
-    /// Tasks of the instance.
-    pub tasks: u64,
-    /// Edges followed.
-    pub edges: u64,
-    /// Task executions (tasks plus re-runs after failures).
-    pub executions: u64,
-    /// Workers that died.
-    pub failures: u64,
-    /// The last task's end (the run is submitted at 0).
-    pub makespan_s: f64,
-    /// Sum over workers of the time from request to exit (or the end).
-    pub worker_seconds: f64,
-    /// Sum over workers of the time spent running tasks.
-    pub busy_seconds: f64,
-    /// The longest path by compute cost (a lower bound of the makespan).
-    pub critical_path_s: f64,
-    /// Total compute cost (divided by the workers: a lower bound).
-    pub work_s: f64,
-    /// Bytes read by tasks (from their cache or the store).
-    pub read_bytes: u64,
-    /// Bytes read from the store.
-    pub remote_read_bytes: u64,
-    /// Bytes written to the store.
-    pub written_bytes: u64,
-    /// The most workers alive (starting or up) at once.
-    pub peak_workers: usize,
-    /// The most tasks running at once.
-    pub peak_busy: usize,
-    /// The most tasks waiting or ready at once.
-    pub max_frontier: usize,
-    /// Workers requested.
-    pub workers_started: u64,
-    /// Kernels without a calibrated time or a flop model (cost 0).
-    pub unmodelled: Vec<String>,
-    /// Utilisation over time.
-    pub timeline: Timeline,
-    /// Nodes of the coarsened graph, and the tiles' index shift (`locality`).
-    pub partition: Option<(usize, u32)>,
-    /// The peak of live tile bytes (results not yet read by all their
-    /// readers), with a fresh-memory cost in the model.
-    pub peak_live_bytes: Option<u64>,
-    /// Executions slowed down as stragglers.
-    pub stragglers: u64,
-    /// Backup copies started by speculation.
-    pub backups: u64,
-    /// Of those, copies that finished first.
-    pub backups_won: u64,
-    /// Copies started because a live execution's lease expired.
-    pub lease_reruns: u64,
-    /// Of those, copies that finished first.
-    pub lease_reruns_won: u64,
-    /// Executions cancelled because the other copy finished first.
-    pub cancelled: u64,
-    /// Per kernel, with speculation or an automatic lease: what was
-    /// observed and the bounds in force at the end.
-    pub kernels: Vec<KernelStats>,
-}
-
-/// One kernel's observations and bounds.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct KernelStats {
-    /// The kernel.
-    pub kernel: String,
-    /// Durations of its completed executions and, for a cancelled copy,
-    /// its time until cancelled; in the order observed.
-    pub samples: Vec<f64>,
-    /// The speculation threshold at the end (none before enough samples).
-    pub threshold_s: Option<f64>,
-    /// The bound was computed from the first this many samples.
-    pub threshold_from: usize,
-    /// The automatic lease at the end (none: the fallback).
-    pub lease_s: Option<f64>,
-    /// The bound was computed from the first this many samples.
-    pub lease_from: usize,
-    /// Backups started for its executions.
-    pub backups: u64,
-    /// Of those, copies that finished first.
-    pub backups_won: u64,
-    /// The sample count at which the bounds are next recomputed.
-    next_update: usize,
-}
-
-impl Report {
-    /// The report as JSON (docs/cli.md, "Simulation").
-    pub fn to_json(&self) -> serde_json::Value {
-        let share = if self.read_bytes > 0 {
-            self.remote_read_bytes as f64 / self.read_bytes as f64
-        } else {
-            0.0
-        };
-        let util = if self.worker_seconds > 0.0 {
-            self.busy_seconds / self.worker_seconds
-        } else {
-            0.0
-        };
-        serde_json::json!({
-            "policy": self.policy.name(),
-            "tasks": self.tasks,
-            "edges": self.edges,
-            "executions": self.executions,
-            "failures": self.failures,
-            "makespan_s": self.makespan_s,
-            "worker_seconds": self.worker_seconds,
-            "busy_seconds": self.busy_seconds,
-            "utilisation": util,
-            "critical_path_s": self.critical_path_s,
-            "work_s": self.work_s,
-            "read_bytes": self.read_bytes,
-            "remote_read_bytes": self.remote_read_bytes,
-            "remote_read_share": share,
-            "written_bytes": self.written_bytes,
-            "peak_workers": self.peak_workers,
-            "peak_busy": self.peak_busy,
-            "max_frontier": self.max_frontier,
-            "workers_started": self.workers_started,
-            "unmodelled_kernels": self.unmodelled,
-            "partition_nodes": self.partition.map(|p| p.0),
-            "peak_live_bytes": self.peak_live_bytes,
-            "stragglers": self.stragglers,
-            "backups": self.backups,
-            "backups_won": self.backups_won,
-            "lease_reruns": self.lease_reruns,
-            "lease_reruns_won": self.lease_reruns_won,
-            "cancelled": self.cancelled,
-            "kernels": self.kernels.iter().map(|k| serde_json::json!({
-                "kernel": k.kernel,
-                "observed": k.samples.len(),
-                "threshold_s": k.threshold_s,
-                "threshold_samples": k.threshold_from,
-                "lease_s": k.lease_s,
-                "lease_samples": k.lease_from,
-                "backups": k.backups,
-                "backups_won": k.backups_won,
-            })).collect::<Vec<_>>(),
-        })
-    }
-}
+pub use crate::faults::{AutoLease, Failures, Lease, Speculation, Stragglers};
+pub use crate::policy::Policy;
+pub use crate::report::{KernelStats, Report};
+pub use crate::timeline::Timeline;
 
 /// A ready task.
 #[derive(Clone, Debug)]
@@ -480,42 +87,6 @@ struct Ready {
     tl: f64,
     /// Order it became ready in.
     seq: u64,
-}
-
-/// `Ready` ordered for the critical-path heap: smallest top level, then
-/// largest cost, then earliest.
-struct ByPriority {
-    r: Ready,
-    cost: f64,
-}
-
-impl PartialEq for ByPriority {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for ByPriority {}
-impl PartialOrd for ByPriority {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for ByPriority {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // BinaryHeap pops the greatest: greatest = smallest tl.
-        o.r.tl
-            .total_cmp(&self.r.tl)
-            .then(self.cost.total_cmp(&o.cost))
-            .then(o.r.seq.cmp(&self.r.seq))
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum State {
-    Starting,
-    Idle { since: f64 },
-    Busy,
-    Gone,
 }
 
 /// Why an execution runs.
@@ -529,6 +100,7 @@ enum Role {
     LeaseRerun,
 }
 
+/// An execution on a worker.
 struct Running {
     ready: Ready,
     start: f64,
@@ -543,58 +115,7 @@ struct Running {
     dur: f64,
 }
 
-/// The most executions a simulation of `tasks` tasks runs before it gives
-/// up: a thousand per task (a failure rate of 0.999 on average), so a rate
-/// near 1 ends with an error instead of running for hours.
-fn max_executions(tasks: u64) -> u64 {
-    tasks.saturating_mul(1000).saturating_add(100_000)
-}
-
-/// A worker's LRU tile cache of at most `cap` tiles. It grows as tiles
-/// come (an `lru::LruCache::new(cap)` allocates its whole capacity up
-/// front, which `--cache-tiles 100000000` on many workers turns into
-/// gigabytes).
-struct TileCache {
-    lru: lru::LruCache<TileRef, ()>,
-    cap: usize,
-}
-
-impl TileCache {
-    fn new(cap: NonZeroUsize) -> TileCache {
-        TileCache {
-            lru: lru::LruCache::unbounded(),
-            cap: cap.get(),
-        }
-    }
-
-    fn contains(&self, t: &TileRef) -> bool {
-        self.lru.contains(t)
-    }
-
-    /// Whether `t` is held, marking it most recently used.
-    fn get(&mut self, t: &TileRef) -> Option<&()> {
-        self.lru.get(t)
-    }
-
-    fn put(&mut self, t: TileRef, v: ()) {
-        self.lru.put(t, v);
-        if self.lru.len() > self.cap {
-            self.lru.pop_lru();
-        }
-    }
-}
-
-struct Worker {
-    state: State,
-    requested: f64,
-    ended: Option<f64>,
-    slot: usize,
-    cache: Option<TileCache>,
-    running: Option<Running>,
-    /// HEFT: when the tasks placed on it are estimated to be done.
-    est_free: f64,
-}
-
+/// What an event is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Up(usize),
@@ -608,6 +129,7 @@ enum Kind {
     LeaseCheck(usize, u64),
 }
 
+/// An event, in time order (ties in the order they were pushed).
 struct Event {
     time: f64,
     seq: u64,
@@ -630,6 +152,7 @@ impl Ord for Event {
     }
 }
 
+/// A simulation's whole state.
 struct Sim<'i, 'p> {
     inst: &'i Instance<'p>,
     engine: Engine<'i, 'p>,
@@ -676,7 +199,7 @@ struct Sim<'i, 'p> {
 
 /// Simulates one instance.
 pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
-    check_config(cfg)?;
+    cfg.check()?;
     let costs = statement_costs(inst, &cfg.costs, cfg.block);
     let slots = match cfg.workers {
         Workers::Fixed(n) => n,
@@ -687,40 +210,14 @@ pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
     } else {
         None
     };
-    let mut unmodelled: Vec<String> = costs
-        .iter()
-        .filter(|c| c.unmodelled)
-        .map(|c| c.kernel.clone())
-        .collect();
-    unmodelled.sort();
-    unmodelled.dedup();
-    let observe = cfg.speculation.is_some()
-        || matches!(
-            cfg.failures,
-            Some(Failures {
-                lease: Lease::Auto(_),
-                ..
-            })
-        );
-    let mut kernels: Vec<KernelStats> = Vec::new();
-    let mut kernel_of = Vec::with_capacity(costs.len());
-    for c in &costs {
-        let i = match kernels.iter().position(|k| k.kernel == c.kernel) {
-            Some(i) => i,
-            None => {
-                kernels.push(KernelStats {
-                    kernel: c.kernel.clone(),
-                    next_update: 1,
-                    ..KernelStats::default()
-                });
-                kernels.len() - 1
-            }
-        };
-        kernel_of.push(i);
-    }
-    if !observe {
-        kernels.clear();
-    }
+    let observe = observes(cfg);
+    let (kernels, kernel_of) = kernel_stats(&costs, observe);
+    let r = Report::new(
+        cfg.policy,
+        unmodelled(&costs),
+        partition.as_ref().map(|p| (p.nodes, p.shift)),
+        kernels,
+    );
     let start = -cfg.ahead.unwrap_or(0.0);
     let mut sim = Sim {
         inst,
@@ -739,36 +236,7 @@ pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
         idle: Vec::new(),
         waiting: FxHashMap::default(),
         lost: FxHashMap::default(),
-        r: Report {
-            policy: cfg.policy,
-            tasks: 0,
-            edges: 0,
-            executions: 0,
-            failures: 0,
-            makespan_s: 0.0,
-            worker_seconds: 0.0,
-            busy_seconds: 0.0,
-            critical_path_s: 0.0,
-            work_s: 0.0,
-            read_bytes: 0,
-            remote_read_bytes: 0,
-            written_bytes: 0,
-            peak_workers: 0,
-            peak_busy: 0,
-            max_frontier: 0,
-            workers_started: 0,
-            unmodelled,
-            timeline: Timeline::default(),
-            partition: partition.as_ref().map(|p| (p.nodes, p.shift)),
-            peak_live_bytes: None,
-            stragglers: 0,
-            backups: 0,
-            backups_won: 0,
-            lease_reruns: 0,
-            lease_reruns_won: 0,
-            cancelled: 0,
-            kernels,
-        },
+        r,
         partition,
         cfg: cfg.clone(),
         rng: SplitMix64::new(cfg.seed),
@@ -792,86 +260,50 @@ pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
     Ok(sim.r)
 }
 
-fn check_config(cfg: &Config) -> Result<(), SimError> {
-    let bad = |m: String| Err(SimError::Config(m));
-    if cfg.block == 0 {
-        return bad("the block size must be at least 1".into());
-    }
-    match cfg.workers {
-        Workers::Fixed(n) if n == 0 || n > 1 << 16 => {
-            return bad(format!("workers must be between 1 and 65536, found {n}"))
-        }
-        Workers::Autoscale { sf, max, idle }
-            if !(sf > 0.0 && sf.is_finite())
-                || max == 0
-                || max > 1 << 16
-                || !(idle > 0.0 && idle.is_finite()) =>
-        {
-            return bad("autoscale needs sf above 0, max from 1 to 65536, idle above 0".into());
-        }
-        _ => {}
-    }
-    if cfg.startup.iter().any(|d| !(d.is_finite() && *d >= 0.0)) {
-        return bad("start-up delays must be finite and not negative".into());
-    }
-    if let Some(d) = cfg.ahead {
-        if !(d.is_finite() && d >= 0.0) {
-            return bad(format!(
-                "the start-up bound must be finite and not negative, found {d}"
-            ));
-        }
-    }
-    let positive = |x: f64| x.is_finite() && x > 0.0;
-    let unit = |x: f64| x > 0.0 && x < 1.0;
-    if let Some(f) = cfg.failures {
-        if !(0.0..1.0).contains(&f.rate) {
-            return bad(format!(
-                "the failure rate must be at least 0 and below 1, found {}",
-                f.rate
-            ));
-        }
-        match f.lease {
-            Lease::Fixed(s) if !positive(s) => {
-                return bad(format!("the lease must be above 0 seconds, found {s}"))
+/// The kernels without a calibrated time or a flop model, sorted, each
+/// once.
+fn unmodelled(costs: &[StatementCost]) -> Vec<String> {
+    let mut unmodelled: Vec<String> = costs
+        .iter()
+        .filter(|c| c.unmodelled)
+        .map(|c| c.kernel.clone())
+        .collect();
+    unmodelled.sort();
+    unmodelled.dedup();
+    unmodelled
+}
+
+/// Whether durations are observed: for speculation or an automatic lease.
+fn observes(cfg: &Config) -> bool {
+    cfg.speculation.is_some()
+        || matches!(
+            cfg.failures,
+            Some(Failures {
+                lease: Lease::Auto(_),
+                ..
+            })
+        )
+}
+
+/// The observed kernels' stats (none unless `observe`), and each
+/// statement's kernel as an index into them.
+fn kernel_stats(costs: &[StatementCost], observe: bool) -> (Vec<KernelStats>, Vec<usize>) {
+    let mut kernels: Vec<KernelStats> = Vec::new();
+    let mut kernel_of = Vec::with_capacity(costs.len());
+    for c in costs {
+        let i = match kernels.iter().position(|k| k.kernel == c.kernel) {
+            Some(i) => i,
+            None => {
+                kernels.push(KernelStats::new(c.kernel.clone()));
+                kernels.len() - 1
             }
-            Lease::Auto(a)
-                if !(unit(a.q)
-                    && unit(a.c)
-                    && a.factor.is_finite()
-                    && a.factor >= 1.0
-                    && positive(a.fallback_s)) =>
-            {
-                return bad(format!(
-                    "an automatic lease needs q and c strictly between 0 and 1, a factor of at \
-                     least 1 and a fallback above 0 seconds, found q = {}, c = {}, factor = {}, \
-                     fallback = {}",
-                    a.q, a.c, a.factor, a.fallback_s
-                ));
-            }
-            _ => {}
-        }
+        };
+        kernel_of.push(i);
     }
-    if let Some(s) = cfg.stragglers {
-        if !((0.0..=1.0).contains(&s.rate) && s.slow.is_finite() && s.slow >= 1.0) {
-            return bad(format!(
-                "stragglers need a rate from 0 to 1 and a slow-down of at least 1, found rate = \
-                 {}, slow = {}",
-                s.rate, s.slow
-            ));
-        }
+    if !observe {
+        kernels.clear();
     }
-    if let Some(s) = cfg.speculation {
-        if !(unit(s.q) && unit(s.c)) {
-            return bad(format!(
-                "speculation needs q and c strictly between 0 and 1, found q = {}, c = {}",
-                s.q, s.c
-            ));
-        }
-    }
-    cfg.costs
-        .check()
-        .map_err(|e| SimError::Config(e.to_string()))?;
-    Ok(())
+    (kernels, kernel_of)
 }
 
 impl Sim<'_, '_> {
@@ -892,24 +324,10 @@ impl Sim<'_, '_> {
         self.fifo.len() + self.heap.len() + self.queued
     }
 
+    /// The simulation: the first workers and the roots, then events in
+    /// time order until every task has completed.
     fn run(&mut self) -> Result<(), SimError> {
-        // Roots, in sequential order; every task counted.
-        let mut roots = Vec::new();
-        let mut tasks = 0u64;
-        let mut work = 0.0f64;
-        {
-            let costs = &self.costs;
-            self.engine.for_each_task_rooted(&mut |t, root| {
-                tasks += 1;
-                work += costs.get(t.stmt.index()).map_or(0.0, |c| c.seconds);
-                if root {
-                    roots.push(t.clone());
-                }
-                ControlFlow::Continue(())
-            })?;
-        }
-        self.r.tasks = tasks;
-        self.r.work_s = work;
+        let roots = self.count_tasks()?;
         // The first workers (at `-D` with a start-up bound, else at 0),
         // before the roots are queued, so that HEFT places them on workers.
         let first = match self.cfg.workers {
@@ -927,34 +345,68 @@ impl Sim<'_, '_> {
         while let Some(Reverse(ev)) = self.events.pop() {
             self.hist.advance(ev.time);
             self.now = ev.time;
-            match ev.kind {
-                Kind::Up(w) => {
-                    if self.workers[w].state == State::Starting {
-                        self.set_idle(w);
-                    }
-                }
-                Kind::Done(w, e) if self.runs(w, e) => self.complete(w)?,
-                Kind::Crash(w, e) if self.runs(w, e) => self.crash(w),
-                Kind::Done(..) | Kind::Crash(..) => {}
-                Kind::Speculate(w, e) => self.speculate(w, e),
-                Kind::LeaseCheck(w, e) => {
-                    if self.runs(w, e) && self.twin(w).is_none() {
-                        self.copies.push_back((w, e, Role::LeaseRerun));
-                    }
-                }
-                Kind::Lease(w) => {
-                    if let Some(r) = self.lost.remove(&w) {
-                        self.enqueue(r)?;
-                    }
-                }
-                Kind::IdleCheck(w) => self.idle_check(w),
-            }
+            self.handle(ev.kind)?;
             self.dispatch()?;
             self.autoscale();
             if self.completed == self.r.tasks {
                 break;
             }
         }
+        self.end()
+    }
+
+    /// Walks every task once: counts them and their compute cost, and
+    /// returns the roots, in sequential order.
+    fn count_tasks(&mut self) -> Result<Vec<Task>, SimError> {
+        let mut roots = Vec::new();
+        let mut tasks = 0u64;
+        let mut work = 0.0f64;
+        {
+            let costs = &self.costs;
+            self.engine.for_each_task_rooted(&mut |t, root| {
+                tasks += 1;
+                work += costs.get(t.stmt.index()).map_or(0.0, |c| c.seconds);
+                if root {
+                    roots.push(t.clone());
+                }
+                ControlFlow::Continue(())
+            })?;
+        }
+        self.r.tasks = tasks;
+        self.r.work_s = work;
+        Ok(roots)
+    }
+
+    /// Handles one event (a stale one does nothing).
+    fn handle(&mut self, kind: Kind) -> Result<(), SimError> {
+        match kind {
+            Kind::Up(w) => {
+                if self.workers[w].state == State::Starting {
+                    self.set_idle(w);
+                }
+            }
+            Kind::Done(w, e) if self.runs(w, e) => self.complete(w)?,
+            Kind::Crash(w, e) if self.runs(w, e) => self.crash(w),
+            Kind::Done(..) | Kind::Crash(..) => {}
+            Kind::Speculate(w, e) => self.speculate(w, e),
+            Kind::LeaseCheck(w, e) => {
+                if self.runs(w, e) && self.twin(w).is_none() {
+                    self.copies.push_back((w, e, Role::LeaseRerun));
+                }
+            }
+            Kind::Lease(w) => {
+                if let Some(r) = self.lost.remove(&w) {
+                    self.enqueue(r)?;
+                }
+            }
+            Kind::IdleCheck(w) => self.idle_check(w),
+        }
+        Ok(())
+    }
+
+    /// After the last event: every task completed, and workers still alive
+    /// end with the run.
+    fn end(&mut self) -> Result<(), SimError> {
         if self.completed != self.r.tasks || !self.waiting.is_empty() {
             return Err(SimError::Inconsistent(format!(
                 "{} of {} tasks completed, {} still waiting",
@@ -963,7 +415,6 @@ impl Sim<'_, '_> {
                 self.waiting.len()
             )));
         }
-        // Workers still alive end with the run.
         let end = self.r.makespan_s;
         self.hist.advance(end);
         for w in &mut self.workers {
@@ -972,93 +423,6 @@ impl Sim<'_, '_> {
         }
         self.r.timeline = std::mem::take(&mut self.hist.t);
         Ok(())
-    }
-
-    /// Workers the autoscaling policy wants now.
-    fn wanted(&self) -> usize {
-        match self.cfg.workers {
-            Workers::Fixed(n) => n,
-            Workers::Autoscale { sf, max, .. } => {
-                ((sf * self.ready_len() as f64).ceil() as usize).min(max)
-            }
-        }
-    }
-
-    fn autoscale(&mut self) {
-        if let Workers::Autoscale { .. } = self.cfg.workers {
-            let want = self.wanted();
-            while self.live < want {
-                self.request_worker();
-            }
-        }
-    }
-
-    fn request_worker(&mut self) {
-        let delay = if self.cfg.startup.is_empty() {
-            0.0
-        } else {
-            let i = (self.rng.next_u64() % self.cfg.startup.len() as u64) as usize;
-            self.cfg.startup[i]
-        };
-        let slot = self.free_slots.pop_first().unwrap_or(0);
-        let w = self.workers.len();
-        self.workers.push(Worker {
-            state: State::Starting,
-            requested: self.now,
-            ended: None,
-            slot,
-            cache: NonZeroUsize::new(self.cfg.cache_tiles).map(TileCache::new),
-            running: None,
-            est_free: (self.now + delay).max(0.0),
-        });
-        self.r.workers_started += 1;
-        self.hist.advance(self.now);
-        self.live += 1;
-        self.hist.live_now = self.live;
-        self.r.peak_workers = self.r.peak_workers.max(self.live);
-        // The run is submitted at 0: a worker requested ahead that is up
-        // before then waits for it.
-        self.push_event((self.now + delay).max(0.0), Kind::Up(w));
-    }
-
-    fn set_idle(&mut self, w: usize) {
-        self.workers[w].state = State::Idle { since: self.now };
-        // HEFT's estimate: now when nothing is placed on it, else what is
-        // placed is still to run.
-        let slot = self.workers[w].slot;
-        let empty = self.queues.get(slot).is_none_or(VecDeque::is_empty);
-        let est = &mut self.workers[w].est_free;
-        *est = if empty { self.now } else { est.max(self.now) };
-        self.idle.push(w);
-        if let Workers::Autoscale { idle, .. } = self.cfg.workers {
-            let keep = idle.max(self.cfg.ahead.unwrap_or(0.0));
-            self.push_event(self.now + keep, Kind::IdleCheck(w));
-        }
-    }
-
-    fn retire(&mut self, w: usize) {
-        let worker = &mut self.workers[w];
-        worker.state = State::Gone;
-        worker.ended = Some(self.now);
-        worker.cache = None;
-        let slot = worker.slot;
-        if slot < self.queues.len() {
-            self.free_slots.insert(slot);
-        }
-        self.live -= 1;
-        self.hist.live_now = self.live;
-    }
-
-    fn idle_check(&mut self, w: usize) {
-        let Workers::Autoscale { idle, .. } = self.cfg.workers else {
-            return;
-        };
-        let keep = idle.max(self.cfg.ahead.unwrap_or(0.0));
-        if let State::Idle { since } = self.workers[w].state {
-            if self.now - since >= keep - 1e-12 {
-                self.retire(w);
-            }
-        }
     }
 
     /// `task`'s last parent completed (or it is a root).
@@ -1077,6 +441,104 @@ impl Sim<'_, '_> {
         Ok(())
     }
 
+    /// Worker `w`'s execution finished first: its task completes and its
+    /// children lose a parent.
+    fn complete(&mut self, w: usize) -> Result<(), SimError> {
+        let Some(run) = self.finish(w) else {
+            return Ok(());
+        };
+        let task = run.ready.task;
+        self.release_reads(&task)?;
+        let finish_tl = run.ready.tl + self.cost(&task);
+        self.r.critical_path_s = self.r.critical_path_s.max(finish_tl);
+        self.r.makespan_s = self.r.makespan_s.max(self.now);
+        self.completed += 1;
+        self.release_children(&task, finish_tl)?;
+        self.r.max_frontier = self
+            .r
+            .max_frontier
+            .max(self.waiting.len() + self.ready_len());
+        self.set_idle(w);
+        Ok(())
+    }
+
+    /// `task` completed with top level plus cost `finish_tl`: each child
+    /// loses a parent, and one whose parents have all completed is ready.
+    fn release_children(&mut self, task: &Task, finish_tl: f64) -> Result<(), SimError> {
+        let mut children = std::mem::take(&mut self.children);
+        children.clear();
+        self.engine.for_each_child(task, &mut |stmt, vars, _, _| {
+            children.push(Task {
+                stmt,
+                vars: vars.into(),
+            })
+        })?;
+        for child in children.drain(..) {
+            self.r.edges += 1;
+            use std::collections::hash_map::Entry;
+            match self.waiting.entry(child) {
+                Entry::Occupied(mut e) => {
+                    let (left, tl) = e.get_mut();
+                    *tl = tl.max(finish_tl);
+                    *left -= 1;
+                    if *left == 0 {
+                        let (child, (_, tl)) = e.remove_entry();
+                        self.make_ready(child, tl)?;
+                    }
+                }
+                Entry::Vacant(v) => match self.engine.in_degree(v.key())? {
+                    0 => {
+                        return Err(SimError::Inconsistent(format!(
+                            "{} reached twice",
+                            self.inst.program.task_name(v.key())
+                        )))
+                    }
+                    1 => {
+                        let child = v.into_key();
+                        self.make_ready(child, finish_tl)?;
+                    }
+                    d => {
+                        v.insert((d - 1, finish_tl));
+                    }
+                },
+            }
+        }
+        self.children = children;
+        Ok(())
+    }
+}
+
+/// `Ready` ordered for the critical-path heap: smallest top level, then
+/// largest cost, then earliest.
+struct ByPriority {
+    r: Ready,
+    cost: f64,
+}
+
+impl PartialEq for ByPriority {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for ByPriority {}
+impl PartialOrd for ByPriority {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for ByPriority {
+    fn cmp(&self, o: &Self) -> Ordering {
+        // BinaryHeap pops the greatest: greatest = smallest tl.
+        o.r.tl
+            .total_cmp(&self.r.tl)
+            .then(self.cost.total_cmp(&o.cost))
+            .then(o.r.seq.cmp(&self.r.seq))
+    }
+}
+
+impl Sim<'_, '_> {
+    /// Queues a ready task as the policy does: in ready order (fifo), by
+    /// priority (critical-path), or on a worker's queue (HEFT, locality).
     fn enqueue(&mut self, r: Ready) -> Result<(), SimError> {
         match self.cfg.policy {
             Policy::Fifo => self.fifo.push_back(r),
@@ -1187,9 +649,34 @@ impl Sim<'_, '_> {
         }
     }
 
+    /// Idle workers take work: copies first, then ready tasks as the
+    /// policy picks them.
     fn dispatch(&mut self) -> Result<(), SimError> {
-        // Copies first (speculative backups, lease re-runs of live
-        // executions): each on the next free worker.
+        self.dispatch_copies()?;
+        if self.ready_len() == 0 {
+            return Ok(());
+        }
+        let mut still_idle = Vec::new();
+        while let Some(w) = self.idle.pop() {
+            if !matches!(self.workers[w].state, State::Idle { .. }) {
+                continue;
+            }
+            if self.ready_len() == 0 {
+                still_idle.push(w);
+                break;
+            }
+            match self.pick(w) {
+                Some(r) => self.start(w, r)?,
+                None => still_idle.push(w),
+            }
+        }
+        self.idle.extend(still_idle);
+        Ok(())
+    }
+
+    /// Copies (speculative backups, lease re-runs of live executions), each
+    /// on the next free worker.
+    fn dispatch_copies(&mut self) -> Result<(), SimError> {
         while !self.copies.is_empty() {
             let Some(&w) = self.idle.last() else { break };
             if !matches!(self.workers[w].state, State::Idle { .. }) {
@@ -1227,65 +714,177 @@ impl Sim<'_, '_> {
                 run.twin = Some(w);
             }
         }
-        if self.ready_len() == 0 {
-            return Ok(());
-        }
-        let mut still_idle = Vec::new();
-        while let Some(w) = self.idle.pop() {
-            if !matches!(self.workers[w].state, State::Idle { .. }) {
-                continue;
-            }
-            if self.ready_len() == 0 {
-                still_idle.push(w);
-                break;
-            }
-            match self.pick(w) {
-                Some(r) => self.start(w, r)?,
-                None => still_idle.push(w),
-            }
-        }
-        self.idle.extend(still_idle);
         Ok(())
     }
+}
 
+/// Where a worker is in its life.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum State {
+    Starting,
+    Idle { since: f64 },
+    Busy,
+    Gone,
+}
+
+/// A worker's LRU tile cache of at most `cap` tiles. It grows as tiles
+/// come (an `lru::LruCache::new(cap)` allocates its whole capacity up
+/// front, which `--cache-tiles 100000000` on many workers turns into
+/// gigabytes).
+struct TileCache {
+    lru: lru::LruCache<TileRef, ()>,
+    cap: usize,
+}
+
+impl TileCache {
+    fn new(cap: NonZeroUsize) -> TileCache {
+        TileCache {
+            lru: lru::LruCache::unbounded(),
+            cap: cap.get(),
+        }
+    }
+
+    fn contains(&self, t: &TileRef) -> bool {
+        self.lru.contains(t)
+    }
+
+    /// Whether `t` is held, marking it most recently used.
+    fn get(&mut self, t: &TileRef) -> Option<&()> {
+        self.lru.get(t)
+    }
+
+    fn put(&mut self, t: TileRef, v: ()) {
+        self.lru.put(t, v);
+        if self.lru.len() > self.cap {
+            self.lru.pop_lru();
+        }
+    }
+}
+
+/// A simulated worker.
+struct Worker {
+    state: State,
+    /// When it was requested.
+    requested: f64,
+    /// When it died or exited, if it did.
+    ended: Option<f64>,
+    /// Its queue (HEFT, locality) and its part (locality).
+    slot: usize,
+    cache: Option<TileCache>,
+    running: Option<Running>,
+    /// HEFT: when the tasks placed on it are estimated to be done.
+    est_free: f64,
+}
+
+impl Sim<'_, '_> {
+    /// Workers the autoscaling policy wants now.
+    fn wanted(&self) -> usize {
+        match self.cfg.workers {
+            Workers::Fixed(n) => n,
+            Workers::Autoscale { sf, max, .. } => {
+                ((sf * self.ready_len() as f64).ceil() as usize).min(max)
+            }
+        }
+    }
+
+    /// Autoscaling: requests workers until as many are live as it wants.
+    fn autoscale(&mut self) {
+        if let Workers::Autoscale { .. } = self.cfg.workers {
+            let want = self.wanted();
+            while self.live < want {
+                self.request_worker();
+            }
+        }
+    }
+
+    /// Requests a worker, up after a start-up delay drawn from the observed
+    /// ones (never before the run is submitted, at 0).
+    fn request_worker(&mut self) {
+        let delay = if self.cfg.startup.is_empty() {
+            0.0
+        } else {
+            let i = (self.rng.next_u64() % self.cfg.startup.len() as u64) as usize;
+            self.cfg.startup[i]
+        };
+        let slot = self.free_slots.pop_first().unwrap_or(0);
+        let w = self.workers.len();
+        self.workers.push(Worker {
+            state: State::Starting,
+            requested: self.now,
+            ended: None,
+            slot,
+            cache: NonZeroUsize::new(self.cfg.cache_tiles).map(TileCache::new),
+            running: None,
+            est_free: (self.now + delay).max(0.0),
+        });
+        self.r.workers_started += 1;
+        self.hist.advance(self.now);
+        self.live += 1;
+        self.hist.live_now = self.live;
+        self.r.peak_workers = self.r.peak_workers.max(self.live);
+        // The run is submitted at 0: a worker requested ahead that is up
+        // before then waits for it.
+        self.push_event((self.now + delay).max(0.0), Kind::Up(w));
+    }
+
+    /// Worker `w` is idle from now (autoscaling: until its idle check).
+    fn set_idle(&mut self, w: usize) {
+        self.workers[w].state = State::Idle { since: self.now };
+        // HEFT's estimate: now when nothing is placed on it, else what is
+        // placed is still to run.
+        let slot = self.workers[w].slot;
+        let empty = self.queues.get(slot).is_none_or(VecDeque::is_empty);
+        let est = &mut self.workers[w].est_free;
+        *est = if empty { self.now } else { est.max(self.now) };
+        self.idle.push(w);
+        if let Workers::Autoscale { idle, .. } = self.cfg.workers {
+            let keep = idle.max(self.cfg.ahead.unwrap_or(0.0));
+            self.push_event(self.now + keep, Kind::IdleCheck(w));
+        }
+    }
+
+    /// Worker `w` is gone (dead or let go): its slot is free again.
+    fn retire(&mut self, w: usize) {
+        let worker = &mut self.workers[w];
+        worker.state = State::Gone;
+        worker.ended = Some(self.now);
+        worker.cache = None;
+        let slot = worker.slot;
+        if slot < self.queues.len() {
+            self.free_slots.insert(slot);
+        }
+        self.live -= 1;
+        self.hist.live_now = self.live;
+    }
+
+    /// Autoscaling: worker `w` exits if it has been idle long enough.
+    fn idle_check(&mut self, w: usize) {
+        let Workers::Autoscale { idle, .. } = self.cfg.workers else {
+            return;
+        };
+        let keep = idle.max(self.cfg.ahead.unwrap_or(0.0));
+        if let State::Idle { since } = self.workers[w].state {
+            if self.now - since >= keep - 1e-12 {
+                self.retire(w);
+            }
+        }
+    }
+}
+
+/// The most executions a simulation of `tasks` tasks runs before it gives
+/// up: a thousand per task (a failure rate of 0.999 on average), so a rate
+/// near 1 ends with an error instead of running for hours.
+fn max_executions(tasks: u64) -> u64 {
+    tasks.saturating_mul(1000).saturating_add(100_000)
+}
+
+impl Sim<'_, '_> {
+    /// Starts an execution of `r` on worker `w`: its duration (reads,
+    /// compute, writes, times a straggler's slow-down), its end or its
+    /// worker's crash as an event, and the checks that watch it.
     fn start(&mut self, w: usize, r: Ready) -> Result<(), SimError> {
-        let reads = self.read_tiles(&r.task)?;
-        let store = self.cfg.costs.store;
-        let writes = self.inst.program.statements[r.task.stmt.index()]
-            .writes
-            .len();
-        let mut io = 0.0;
-        {
-            let worker = &mut self.workers[w];
-            for (t, b) in reads {
-                self.r.read_bytes += b;
-                if let Some(cut) = input_cut(self.inst, &self.cfg.costs, &t) {
-                    io += cut.transfer(b);
-                    continue;
-                }
-                let local = worker.cache.as_mut().is_some_and(|c| c.get(&t).is_some());
-                if !local {
-                    self.r.remote_read_bytes += b;
-                    io += store.transfer(b);
-                    if let Some(c) = worker.cache.as_mut() {
-                        c.put(t, ());
-                    }
-                }
-            }
-        }
-        let outs = self.engine.writes(&r.task)?;
-        debug_assert_eq!(outs.len(), writes);
-        let st = &self.costs[r.task.stmt.index()];
-        let compute = st.seconds;
-        for (i, t) in outs.into_iter().enumerate() {
-            let b = st.write_bytes.get(i).copied().unwrap_or(0);
-            self.r.written_bytes += b;
-            io += store.transfer(b);
-            if let Some(c) = self.workers[w].cache.as_mut() {
-                c.put(t, ());
-            }
-        }
-        io += self.grow_memory(&r.task)?;
+        let io = self.io_seconds(w, &r.task)?;
+        let compute = self.costs[r.task.stmt.index()].seconds;
         let dur = (io + compute) * self.straggle();
         self.hist.advance(self.now);
         self.busy += 1;
@@ -1330,6 +929,48 @@ impl Sim<'_, '_> {
         Ok(())
     }
 
+    /// The seconds worker `w` spends moving `task`'s tiles: each read from
+    /// its cache (free), a dense input or the store, each result written to
+    /// the store and kept in its cache, and the memory its results first
+    /// touch. The bytes are counted as they go.
+    fn io_seconds(&mut self, w: usize, task: &Task) -> Result<f64, SimError> {
+        let reads = self.read_tiles(task)?;
+        let store = self.cfg.costs.store;
+        let writes = self.inst.program.statements[task.stmt.index()].writes.len();
+        let mut io = 0.0;
+        {
+            let worker = &mut self.workers[w];
+            for (t, b) in reads {
+                self.r.read_bytes += b;
+                if let Some(cut) = input_cut(self.inst, &self.cfg.costs, &t) {
+                    io += cut.transfer(b);
+                    continue;
+                }
+                let local = worker.cache.as_mut().is_some_and(|c| c.get(&t).is_some());
+                if !local {
+                    self.r.remote_read_bytes += b;
+                    io += store.transfer(b);
+                    if let Some(c) = worker.cache.as_mut() {
+                        c.put(t, ());
+                    }
+                }
+            }
+        }
+        let outs = self.engine.writes(task)?;
+        debug_assert_eq!(outs.len(), writes);
+        let st = &self.costs[task.stmt.index()];
+        for (i, t) in outs.into_iter().enumerate() {
+            let b = st.write_bytes.get(i).copied().unwrap_or(0);
+            self.r.written_bytes += b;
+            io += store.transfer(b);
+            if let Some(c) = self.workers[w].cache.as_mut() {
+                c.put(t, ());
+            }
+        }
+        io += self.grow_memory(task)?;
+        Ok(io)
+    }
+
     /// Whether worker `w` runs execution `exec`.
     fn runs(&self, w: usize, exec: u64) -> bool {
         self.workers[w]
@@ -1338,6 +979,7 @@ impl Sim<'_, '_> {
             .is_some_and(|r| r.exec == exec)
     }
 
+    /// The worker running the other copy of worker `w`'s execution.
     fn twin(&self, w: usize) -> Option<usize> {
         self.workers[w].running.as_ref().and_then(|r| r.twin)
     }
@@ -1469,6 +1111,7 @@ impl Sim<'_, '_> {
         }
     }
 
+    /// Ends worker `w`'s execution, if it runs one, counting its busy time.
     fn stop_running(&mut self, w: usize) -> Option<Running> {
         let run = self.workers[w].running.take()?;
         self.hist.advance(self.now);
@@ -1478,6 +1121,9 @@ impl Sim<'_, '_> {
         Some(run)
     }
 
+    /// Worker `w` dies: its task waits for its lease (unless another copy
+    /// holds it), HEFT's tasks placed on it go to the living, and a fixed
+    /// pool requests a replacement.
     fn crash(&mut self, w: usize) {
         let Some(run) = self.stop_running(w) else {
             return;
@@ -1514,10 +1160,11 @@ impl Sim<'_, '_> {
         }
     }
 
-    fn complete(&mut self, w: usize) -> Result<(), SimError> {
-        let Some(run) = self.stop_running(w) else {
-            return Ok(());
-        };
+    /// Worker `w`'s execution finished first: the other copy, if any, is
+    /// cancelled, a winning copy counted, and the durations observed. The
+    /// execution, or `None` if `w` runs none.
+    fn finish(&mut self, w: usize) -> Option<Running> {
+        let run = self.stop_running(w)?;
         let kernel = self.kernel_of[run.ready.task.stmt.index()];
         if let Some(o) = run.twin {
             // The other copy loses: cancelled, its worker freed. Its time so
@@ -1543,59 +1190,11 @@ impl Sim<'_, '_> {
         // The modelled duration, `now - start` but for rounding (so that a
         // threshold equal to a duration lets that execution finish first).
         self.observe(kernel, run.dur);
-        let task = run.ready.task;
-        self.release_reads(&task)?;
-        let finish_tl = run.ready.tl + self.cost(&task);
-        self.r.critical_path_s = self.r.critical_path_s.max(finish_tl);
-        self.r.makespan_s = self.r.makespan_s.max(self.now);
-        self.completed += 1;
-        let mut children = std::mem::take(&mut self.children);
-        children.clear();
-        self.engine.for_each_child(&task, &mut |stmt, vars, _, _| {
-            children.push(Task {
-                stmt,
-                vars: vars.into(),
-            })
-        })?;
-        for child in children.drain(..) {
-            self.r.edges += 1;
-            use std::collections::hash_map::Entry;
-            match self.waiting.entry(child) {
-                Entry::Occupied(mut e) => {
-                    let (left, tl) = e.get_mut();
-                    *tl = tl.max(finish_tl);
-                    *left -= 1;
-                    if *left == 0 {
-                        let (child, (_, tl)) = e.remove_entry();
-                        self.make_ready(child, tl)?;
-                    }
-                }
-                Entry::Vacant(v) => match self.engine.in_degree(v.key())? {
-                    0 => {
-                        return Err(SimError::Inconsistent(format!(
-                            "{} reached twice",
-                            self.inst.program.task_name(v.key())
-                        )))
-                    }
-                    1 => {
-                        let child = v.into_key();
-                        self.make_ready(child, finish_tl)?;
-                    }
-                    d => {
-                        v.insert((d - 1, finish_tl));
-                    }
-                },
-            }
-        }
-        self.children = children;
-        self.r.max_frontier = self
-            .r
-            .max_frontier
-            .max(self.waiting.len() + self.ready_len());
-        self.set_idle(w);
-        Ok(())
+        Some(run)
     }
+}
 
+impl Sim<'_, '_> {
     /// With `fresh_memory_bytes_per_s`: the seconds task `task` spends
     /// first touching memory, for the result bytes that raise the peak of
     /// live tile bytes; its results become live (each tile once, however
@@ -1657,24 +1256,4 @@ fn input_cut(inst: &Instance<'_>, costs: &CostModel, t: &TileRef) -> Option<Stor
     costs
         .input_cut
         .filter(|_| inst.program.matrices[t.matrix.index()].role == MatrixRole::Input)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn histogram_keeps_the_integral() {
-        let mut h = Histogram::new(0.0);
-        h.busy_now = 2;
-        h.live_now = 3;
-        h.advance(10.0);
-        h.busy_now = 1;
-        h.advance(1000.0);
-        let busy: f64 = h.t.busy.iter().sum();
-        let live: f64 = h.t.live.iter().sum();
-        assert!((busy - (20.0 + 990.0)).abs() < 1e-6, "{busy}");
-        assert!((live - 3000.0).abs() < 1e-6, "{live}");
-        assert!(h.t.width * BINS as f64 >= 1000.0);
-    }
 }
