@@ -1,6 +1,6 @@
 //! The fault model's settings: worker failures and the leases that recover
 //! their tasks, stragglers, and speculative backups, each with the check
-//! that makes it usable. The engine applies them.
+//! that makes it usable. The engine applies them (`engine::executions`).
 
 use crate::error::SimError;
 

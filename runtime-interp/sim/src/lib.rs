@@ -16,10 +16,12 @@
 //! - `config`, `policy`, `faults`: the settings ([`Config`], [`Workers`],
 //!   [`Policy`], and the fault model: failures, leases, stragglers,
 //!   speculation) and their checks.
-//! - [`engine`]: the event loop, workers, policies, autoscaling, failures,
-//!   stragglers, speculative backups and leases. The modules that define
-//!   the settings, the report and the timeline are private: their public
-//!   paths are `engine::*` (re-exported there).
+//! - [`engine`]: the event loop and the DAG walk; in it, `schedule` (the
+//!   policies at work), `workers` (their life, caches and autoscaling),
+//!   `executions` (failures, stragglers, speculative backups and leases)
+//!   and `memory` (live tile bytes). The modules that define the settings,
+//!   the report and the timeline are private: their public paths are
+//!   `engine::*` (re-exported there).
 //! - `report`, `timeline`: what a simulation found ([`Report`]) and
 //!   utilisation over time ([`engine::Timeline`]).
 //! - [`partition`]: the coarsened graph and its METIS partition (`locality`).

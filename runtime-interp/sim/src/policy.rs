@@ -1,5 +1,5 @@
 //! The scheduling policies a simulation chooses from, by name. How each
-//! orders and places ready tasks is the engine's.
+//! orders and places ready tasks is the engine's (`engine::schedule`).
 
 /// A scheduling policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
