@@ -13,17 +13,31 @@
 //!   bandwidth).
 //! - [`quantile`]: the binomial upper bound of a quantile from observed
 //!   samples (start-up delays, speculation thresholds, automatic leases).
-//! - [`engine`]: the event loop, workers, policies, autoscaling, failures,
-//!   stragglers, speculative backups and leases.
+//! - `config`, `policy`, `faults`: the settings ([`Config`], [`Workers`],
+//!   [`Policy`], and the fault model: failures, leases, stragglers,
+//!   speculation) and their checks.
+//! - [`engine`]: the event loop and the DAG walk; in it, `schedule` (the
+//!   policies at work), `workers` (their life, caches and autoscaling),
+//!   `executions` (failures, stragglers, speculative backups and leases)
+//!   and `memory` (live tile bytes). The modules that define the settings,
+//!   the report and the timeline are private: their public paths are
+//!   `engine::*` (re-exported there).
+//! - `report`, `timeline`: what a simulation found ([`Report`]) and
+//!   utilisation over time ([`engine::Timeline`]).
 //! - [`partition`]: the coarsened graph and its METIS partition (`locality`).
 //! - [`svg`]: utilisation over time as an SVG chart.
 
+mod config;
 pub mod cost;
 pub mod engine;
 pub mod error;
+mod faults;
 pub mod partition;
+mod policy;
 pub mod quantile;
+mod report;
 pub mod svg;
+mod timeline;
 
 pub use engine::{simulate, Config, Policy, Report, SimError, Workers};
 

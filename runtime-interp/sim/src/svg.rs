@@ -1,7 +1,7 @@
 //! Utilisation over time as an SVG chart (plotters): live workers (requested
 //! and not yet gone) and busy workers, each averaged per bin.
 
-use crate::engine::Timeline;
+use crate::timeline::Timeline;
 use plotters::prelude::*;
 
 /// Draws the timeline; `title` heads the chart.
