@@ -30,6 +30,9 @@ pub struct Config {
     pub block: u64,
     /// The cost model.
     pub costs: CostModel,
+    /// The kernels: their flop and result-shape models price a task that
+    /// the cost model has no calibrated time for.
+    pub kernels: runtime::kernels::Registry,
     /// The workers.
     pub workers: Workers,
     /// The policy.
@@ -59,6 +62,7 @@ impl Config {
         Config {
             block,
             costs: CostModel::default(),
+            kernels: runtime::kernels::Registry::standard(),
             workers,
             policy: Policy::Fifo,
             startup: Vec::new(),

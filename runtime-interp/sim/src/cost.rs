@@ -5,14 +5,14 @@
 //! 1. the calibrated time of `k` at `B` (`lpkc calibrate` measured it);
 //! 2. the calibrated time of `k` at the nearest calibrated block, scaled by
 //!    the ratio of the flop model at the two blocks;
-//! 3. the flop model at `B` divided by `gflops` (every tile `B x B`, as
-//!    `lpkc stats --block` counts);
-//! 4. zero for a kernel without a flop model (a user kernel), which the
-//!    report lists as unmodelled.
+//! 3. the kernel's flop model (from the kernel registry) at `B` divided by
+//!    `gflops` (every tile `B x B`, as `lpkc stats --block` counts);
+//! 4. zero for a kernel without a flop model, which the report lists as
+//!    unmodelled.
 //!
 //! plus `task_overhead_s` per task. Every tile read is `8 B^2` bytes; a
-//! task's results have the shapes of the kernel's shape model
-//! (`model::flops::result_shapes`), else `B x B`.
+//! task's results have the shapes of the kernel's result-shape model (the
+//! registry's), else `B x B`.
 //!
 //! The store: a read or write of `b` bytes costs `latency_s + b /
 //! bandwidth_bytes_per_s` (a bandwidth of 0 means infinite). With
@@ -21,6 +21,7 @@
 //! the dense input for each task.
 
 use model::program::{Arg, Instance};
+use runtime::kernels::Registry;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -199,10 +200,15 @@ impl CostModel {
     /// Seconds of one call of `kernel` with `tiles` tile arguments at
     /// `block` (without the overhead); `None` when neither a calibrated
     /// time nor a flop model knows it.
-    pub fn kernel_seconds(&self, kernel: &str, tiles: usize, block: u64) -> Option<f64> {
+    pub fn kernel_seconds(
+        &self,
+        kernels: &Registry,
+        kernel: &str,
+        tiles: usize,
+        block: u64,
+    ) -> Option<f64> {
         let b = block as usize;
-        let flops_at =
-            |blk: u64| model::flops::flops(kernel, &vec![(blk as usize, blk as usize); tiles]);
+        let flops_at = |blk: u64| kernels.flops(kernel, &vec![(blk as usize, blk as usize); tiles]);
         if let Some(times) = self.kernels.get(kernel).filter(|t| !t.is_empty()) {
             if let Some(t) = times.iter().find(|t| t.block == block) {
                 return Some(t.seconds);
@@ -240,7 +246,12 @@ pub struct StatementCost {
 }
 
 /// The cost of one task of each statement at `block`.
-pub fn statement_costs(inst: &Instance<'_>, model: &CostModel, block: u64) -> Vec<StatementCost> {
+pub fn statement_costs(
+    inst: &Instance<'_>,
+    model: &CostModel,
+    kernels: &Registry,
+    block: u64,
+) -> Vec<StatementCost> {
     let p = inst.program;
     let b = block as usize;
     let tile = 8 * (b as u64) * (b as u64);
@@ -254,8 +265,8 @@ pub fn statement_costs(inst: &Instance<'_>, model: &CostModel, block: u64) -> Ve
                 .unwrap_or_default();
             let tiles = st.args.iter().filter(|a| matches!(a, Arg::Tile(_))).count();
             let shapes = vec![(b, b); tiles];
-            let secs = model.kernel_seconds(&name, tiles, block);
-            let write_bytes = match model::flops::result_shapes(&name, &shapes) {
+            let secs = model.kernel_seconds(kernels, &name, tiles, block);
+            let write_bytes = match kernels.result_shapes(&name, &shapes) {
                 Some(out) if out.len() == st.writes.len() => {
                     out.iter().map(|&(r, c)| 8 * (r * c) as u64).collect()
                 }
@@ -263,7 +274,7 @@ pub fn statement_costs(inst: &Instance<'_>, model: &CostModel, block: u64) -> Ve
             };
             StatementCost {
                 seconds: secs.unwrap_or(0.0) + model.task_overhead_s,
-                flops: model::flops::flops(&name, &shapes).unwrap_or(0.0),
+                flops: kernels.flops(&name, &shapes).unwrap_or(0.0),
                 read_bytes: vec![tile; st.reads.len()],
                 write_bytes,
                 unmodelled: secs.is_none(),
@@ -281,7 +292,9 @@ mod tests {
     fn flop_model_and_calibrated_times() {
         let mut m = CostModel::default();
         // gemm at 100: 2e6 flops at 10 GFLOP/s.
-        let s = m.kernel_seconds("gemm", 2, 100).expect("gemm has a model");
+        let s = m
+            .kernel_seconds(&Registry::standard(), "gemm", 2, 100)
+            .expect("gemm has a model");
         assert!((s - 2e6 / 1e10).abs() < 1e-15);
         m.kernels.insert(
             "gemm".into(),
@@ -290,11 +303,19 @@ mod tests {
                 seconds: 1e-3,
             }],
         );
-        assert_eq!(m.kernel_seconds("gemm", 2, 100), Some(1e-3));
+        assert_eq!(
+            m.kernel_seconds(&Registry::standard(), "gemm", 2, 100),
+            Some(1e-3)
+        );
         // Twice the block: eight times the flops.
-        let s = m.kernel_seconds("gemm", 2, 200).expect("scaled");
+        let s = m
+            .kernel_seconds(&Registry::standard(), "gemm", 2, 200)
+            .expect("scaled");
         assert!((s - 8e-3).abs() < 1e-12, "{s}");
-        assert_eq!(m.kernel_seconds("mine", 2, 100), None);
+        assert_eq!(
+            m.kernel_seconds(&Registry::standard(), "mine", 2, 100),
+            None
+        );
     }
 
     #[test]

@@ -139,7 +139,7 @@ fn critical_path_matches_the_expanded_dag() {
             let inst = bind(&p, &params);
             let cfg = Config::new(48, Workers::Fixed(2));
             let r = run(&inst, &cfg);
-            let costs = crate::cost::statement_costs(&inst, &cfg.costs, 48);
+            let costs = crate::cost::statement_costs(&inst, &cfg.costs, &cfg.kernels, 48);
             let dag = model::dag::from_plans(&inst, 1 << 20).expect("expands");
             let cost = |i: usize| costs[dag.tasks[i].stmt.index()].seconds;
             // Tasks are in sequential order, a topological order.

@@ -373,6 +373,7 @@ pub fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let cfg = Config {
         block: args.block,
         costs,
+        kernels: runtime::kernels::Registry::standard(),
         workers,
         policy: args.policy.policy(),
         startup,

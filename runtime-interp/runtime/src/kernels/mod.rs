@@ -98,6 +98,12 @@ pub struct Registry {
     kernels: BTreeMap<String, Arc<dyn Kernel>>,
 }
 
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
 impl Registry {
     /// An empty registry.
     pub fn new() -> Self {

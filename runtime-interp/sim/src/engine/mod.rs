@@ -212,7 +212,7 @@ struct Sim<'i, 'p> {
 /// Simulates one instance.
 pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
     cfg.check()?;
-    let costs = statement_costs(inst, &cfg.costs, cfg.block);
+    let costs = statement_costs(inst, &cfg.costs, &cfg.kernels, cfg.block);
     let slots = match cfg.workers {
         Workers::Fixed(n) => n,
         Workers::Autoscale { max, .. } => max,
