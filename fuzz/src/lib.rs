@@ -805,6 +805,68 @@ pub fn query(data: &[u8]) {
     }
 }
 
+/// Target `records`: what a worker, `collect` and `resume` read from Redis
+/// and the store, written there by someone else. The input's lines are
+/// tried as a task id, a tile id, a done-marker key and a done-marker log
+/// line; the whole input as `manifest.json`; and its lines as `field=value`
+/// pairs of a run record (the `lpk:R:meta` hash). What parses must print
+/// back to what parses the same: ids through `task_id`/`tile_id`, the
+/// manifest through `Manifest::to_json`, the record through its `fields`.
+pub fn records(data: &[u8]) {
+    use cluster::ids::{parse_task, parse_tile, task_id, tile_id};
+    let text = String::from_utf8_lossy(data);
+    for line in text.lines().take(64) {
+        if let Ok(t) = parse_task(line) {
+            let again = parse_task(&task_id(&t)).expect("a task id printed from a task parses");
+            assert_eq!(again, t, "task id round trip of {line:?}");
+        }
+        if let Ok(t) = parse_tile(line) {
+            let again = parse_tile(&tile_id(t.matrix, &t.index))
+                .expect("a tile id printed from a tile parses");
+            assert_eq!(again, t, "tile id round trip of {line:?}");
+        }
+        if let Some(t) = cluster::markers::parse_marker(line) {
+            let key = cluster::markers::marker_key(&t);
+            assert_eq!(
+                cluster::markers::parse_marker(&key),
+                Some(t),
+                "marker key {key}"
+            );
+        }
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(line) {
+            if let Some(Ok(t)) = v["task"].as_str().map(parse_task) {
+                let back = cluster::markers::marker_line(&t, "w", 1);
+                let v2: serde_json::Value =
+                    serde_json::from_str(back.trim_end()).expect("a marker line is JSON");
+                let parsed = v2["task"].as_str().and_then(|s| parse_task(s).ok());
+                assert_eq!(parsed, Some(t), "marker line round trip of {line:?}");
+            }
+        }
+    }
+    if let Ok(m) = cluster::manifest::Manifest::parse("r-1", data) {
+        let again = cluster::manifest::Manifest::parse("r-1", m.to_json().as_bytes())
+            .expect("a manifest written from a parsed one parses");
+        assert_eq!(again, m, "manifest round trip");
+    }
+    let mut map = std::collections::HashMap::new();
+    for line in data.split(|&b| b == b'\n').take(64) {
+        let at = line.iter().position(|&b| b == b'=').unwrap_or(line.len());
+        let field = String::from_utf8_lossy(&line[..at]).into_owned();
+        map.insert(field, line.get(at + 1..).unwrap_or_default().to_vec());
+    }
+    if let Ok(rec) = cluster::record::RunRecord::from_map("r-1", &map) {
+        let fields: std::collections::HashMap<String, Vec<u8>> = rec
+            .fields()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        let again = cluster::record::RunRecord::from_map("r-1", &fields)
+            .expect("a record written from a parsed one parses");
+        assert_eq!(again.fields(), rec.fields(), "run record round trip");
+        let _ = rec.load_program();
+    }
+}
+
 /// Runs `target` on every file given on the command line (directories:
 /// every file in them), saying which ran; the fuzz targets' `main` when
 /// built without cargo-fuzz. Returns the exit code.
@@ -868,4 +930,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("artifact_edit", artifact_edit),
     ("npy", npy),
     ("query", query),
+    ("records", records),
 ];

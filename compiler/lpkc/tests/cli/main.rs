@@ -21,6 +21,8 @@
 //! - `binary`: running the real binary;
 //! - `lsp`: `lpkc lsp` driven over stdio as an editor drives it;
 //! - `bounds`: bounded work and memory on adversarial parameters;
+//! - `fuzz_smoke`: the fuzz targets on their seeds, regressions and fresh
+//!   mutations, for a bounded time;
 //! - `distributed`: `submit`, `worker`, `status`, `collect`, `run --redis`
 //!   through a real Redis and S3 server, with workers killed and crashing.
 //!
@@ -35,6 +37,7 @@ mod commands;
 mod distributed;
 mod dot;
 mod fmt;
+mod fuzz_smoke;
 mod hostile;
 mod interop;
 mod json_errors;
