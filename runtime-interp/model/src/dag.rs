@@ -5,6 +5,7 @@
 //! are tested against, and it reports every rule violation it sees.
 
 use crate::expr::EvalError;
+use crate::frontier::{FrontierError, ReleaseError, Waiting};
 use crate::ids::StmtId;
 use crate::program::{Access, Instance, Role};
 use crate::query::{Engine, QueryError};
@@ -393,7 +394,7 @@ pub fn walk(inst: &Instance<'_>) -> Result<WalkStats, ExpandError> {
         }
         ControlFlow::Continue(())
     })?;
-    let mut waiting: rustc_hash::FxHashMap<Task, usize> = rustc_hash::FxHashMap::default();
+    let mut waiting: Waiting = Waiting::new();
     let mut children: Vec<Task> = Vec::new();
     while let Some(task) = ready.pop() {
         stats.reached += 1;
@@ -406,30 +407,20 @@ pub fn walk(inst: &Instance<'_>) -> Result<WalkStats, ExpandError> {
         })?;
         for child in children.drain(..) {
             stats.edges += 1;
-            use std::collections::hash_map::Entry;
-            match waiting.entry(child) {
-                Entry::Occupied(mut e) => {
-                    *e.get_mut() -= 1;
-                    if *e.get() == 0 {
-                        let (child, _) = e.remove_entry();
-                        ready.push(child);
-                    }
+            let released = waiting.parent_done(child, |c| engine.in_degree(c), (), |_| {});
+            match released {
+                Ok(Some((child, ()))) => ready.push(child),
+                Ok(None) => {}
+                Err(ReleaseError::Plan(e)) => return Err(e.into()),
+                Err(ReleaseError::Frontier(
+                    FrontierError::ReachedTwice(t) | FrontierError::NoCounter(t),
+                )) => {
+                    return Err(QueryError::NotATask(format!(
+                        "{} reached twice",
+                        inst.program.task_name(&t)
+                    ))
+                    .into())
                 }
-                Entry::Vacant(v) => match engine.in_degree(v.key())? {
-                    0 => {
-                        return Err(QueryError::NotATask(format!(
-                            "{} reached twice",
-                            inst.program.task_name(v.key())
-                        ))
-                        .into())
-                    }
-                    // The only parent just finished: ready at once, never
-                    // stored.
-                    1 => ready.push(v.into_key()),
-                    d => {
-                        v.insert(d - 1);
-                    }
-                },
             }
         }
         stats.max_waiting = stats.max_waiting.max(waiting.len());

@@ -11,6 +11,7 @@
 //! - [`task`]: tasks, sequential order and sequential enumeration;
 //! - [`query`]: `children`/`parents`/`writer`/`readers` from the plans;
 //! - [`dag`]: the DAG from the plans, the brute-force expansion and the walks;
+//! - [`frontier`]: the waiting counters every DAG walk shares;
 //! - [`stdlib`]: the standard kernels' signatures;
 //! - [`flops`]: flop and byte models of the standard kernels.
 #![warn(missing_docs)]
@@ -19,6 +20,7 @@ pub mod artifact;
 pub mod dag;
 pub mod expr;
 pub mod flops;
+pub mod frontier;
 pub mod ids;
 pub mod plan;
 pub mod program;

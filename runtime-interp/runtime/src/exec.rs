@@ -6,7 +6,8 @@
 //!   parent.
 //! - Each waiting task has a counter, created the first time one of its
 //!   parents completes (initialised from the parents plan) and removed when
-//!   it reaches zero: memory holds only the frontier, not the DAG.
+//!   it reaches zero (`model::frontier::Waiting`, the counters every DAG
+//!   walk shares): memory holds only the frontier, not the DAG.
 //! - A completed task stores the tiles it wrote together with their number
 //!   of readers (its outgoing edges per tile, from the children plans); a
 //!   tile that is not an output is freed after its last reader ran, so the
@@ -22,6 +23,7 @@
 use crate::kernels::{Kernel, KernelArg, Registry, Tile};
 use crate::timeline::now_us;
 use model::expr::{Env, Value};
+use model::frontier::{FrontierError, Waiting};
 use model::program::{Arg, Instance, ParamKind, Role};
 use model::query::{Engine, QueryError};
 use model::task::{Task, TileRef, Vars, WalkError};
@@ -443,7 +445,7 @@ impl Ord for Ready {
 
 struct Sched {
     ready: BinaryHeap<Ready>,
-    waiting: FxHashMap<Task, u64>,
+    waiting: Waiting,
     running: usize,
     failed: Option<ExecError>,
     max_waiting: usize,
@@ -550,7 +552,7 @@ pub fn execute(
         kernels,
         sched: Mutex::new(Sched {
             ready: roots,
-            waiting: FxHashMap::default(),
+            waiting: Waiting::new(),
             running: 0,
             failed: None,
             max_waiting: 0,
@@ -725,18 +727,18 @@ fn worker(shared: &Shared<'_, '_>) {
                     release(shared, &mut sc, t, d);
                 }
                 for (child, _, _) in children.drain(..) {
-                    if let Some(c) = sc.waiting.get_mut(&child) {
-                        *c -= 1;
-                        if *c == 0 {
-                            sc.waiting.remove(&child);
+                    match sc.waiting.finish_parent(&child) {
+                        Ok(Some((child, ()))) => {
                             let key = order_key(shared.inst, &child);
                             sc.ready.push(Ready { key, task: child });
                         }
-                    } else {
-                        sc.failed.get_or_insert(ExecError::Inconsistent(format!(
-                            "{} lost its counter",
-                            shared.inst.program.task_name(&child)
-                        )));
+                        Ok(None) => {}
+                        Err(_) => {
+                            sc.failed.get_or_insert(ExecError::Inconsistent(format!(
+                                "{} lost its counter",
+                                shared.inst.program.task_name(&child)
+                            )));
+                        }
                     }
                 }
                 sc.max_waiting = sc.max_waiting.max(sc.waiting.len());
@@ -752,17 +754,15 @@ fn worker(shared: &Shared<'_, '_>) {
 
 /// Registers a child's counter on first sight (`d` = its in-degree).
 fn release(shared: &Shared<'_, '_>, sc: &mut Sched, child: Task, d: u64) {
-    if sc.waiting.contains_key(&child) {
-        return;
-    }
-    if d == 0 {
+    let degree = usize::try_from(d).unwrap_or(usize::MAX);
+    if let Err(FrontierError::ReachedTwice(child) | FrontierError::NoCounter(child)) =
+        sc.waiting.register(child, degree, ())
+    {
         sc.failed.get_or_insert(ExecError::Inconsistent(format!(
             "{} has a parent but an in-degree of 0",
             shared.inst.program.task_name(&child)
         )));
-        return;
     }
-    sc.waiting.insert(child, d);
 }
 
 /// Runs one task: loads its tiles, calls the kernel, stores what it wrote,
@@ -946,7 +946,7 @@ fn run_task(
         let sc = lock(&shared.sched);
         let unknown: Vec<Task> = children
             .iter()
-            .filter(|(c, _, _)| !sc.waiting.contains_key(c))
+            .filter(|(c, _, _)| !sc.waiting.contains(c))
             .map(|(c, _, _)| c.clone())
             .collect();
         drop(sc);

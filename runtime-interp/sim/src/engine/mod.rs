@@ -3,8 +3,9 @@
 //!
 //! *Tasks.* Roots come from the parents plans (`has_parent`), in
 //! sequential order. A task seen for the first time as a child gets a
-//! counter from `in_degree` (the parents plans) and waits in a hash map
-//! until its last parent completes; then it is ready. Nothing else about
+//! counter from `in_degree` (the parents plans) and waits in the
+//! frontier (`model::frontier::Waiting`, shared with `dag::walk` and the
+//! executor) until its last parent completes; then it is ready. Nothing else about
 //! the DAG is kept: memory is the frontier (waiting + ready tasks), the
 //! workers' tile caches (an LRU of `cache_tiles` tiles each) and the
 //! utilisation histogram (a fixed number of bins).
@@ -75,6 +76,7 @@ use self::workers::{State, Worker};
 use crate::cost::{statement_costs, CostModel, StatementCost, StoreCost};
 use crate::partition::{self, Partition};
 use crate::timeline::Histogram;
+use model::frontier::{FrontierError, ReleaseError, Waiting};
 use model::program::{Instance, Role as MatrixRole};
 use model::query::Engine;
 use model::rng::SplitMix64;
@@ -185,7 +187,7 @@ struct Sim<'i, 'p> {
     free_slots: BTreeSet<usize>,
     workers: Vec<Worker>,
     idle: Vec<usize>,
-    waiting: FxHashMap<Task, (usize, f64)>,
+    waiting: Waiting<f64>,
     /// Tasks whose worker died, by worker, until the lease expires.
     lost: FxHashMap<usize, Ready>,
     partition: Option<Partition>,
@@ -246,7 +248,7 @@ pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
         free_slots: (0..slots).collect(),
         workers: Vec::new(),
         idle: Vec::new(),
-        waiting: FxHashMap::default(),
+        waiting: Waiting::new(),
         lost: FxHashMap::default(),
         r,
         partition,
@@ -487,32 +489,25 @@ impl Sim<'_, '_> {
         })?;
         for child in children.drain(..) {
             self.r.edges += 1;
-            use std::collections::hash_map::Entry;
-            match self.waiting.entry(child) {
-                Entry::Occupied(mut e) => {
-                    let (left, tl) = e.get_mut();
-                    *tl = tl.max(finish_tl);
-                    *left -= 1;
-                    if *left == 0 {
-                        let (child, (_, tl)) = e.remove_entry();
-                        self.make_ready(child, tl)?;
-                    }
+            let engine = &mut self.engine;
+            let released = self.waiting.parent_done(
+                child,
+                |c| engine.in_degree(c),
+                finish_tl,
+                |tl| *tl = tl.max(finish_tl),
+            );
+            match released {
+                Ok(Some((child, tl))) => self.make_ready(child, tl)?,
+                Ok(None) => {}
+                Err(ReleaseError::Plan(e)) => return Err(e.into()),
+                Err(ReleaseError::Frontier(
+                    FrontierError::ReachedTwice(t) | FrontierError::NoCounter(t),
+                )) => {
+                    return Err(SimError::Inconsistent(format!(
+                        "{} reached twice",
+                        self.inst.program.task_name(&t)
+                    )))
                 }
-                Entry::Vacant(v) => match self.engine.in_degree(v.key())? {
-                    0 => {
-                        return Err(SimError::Inconsistent(format!(
-                            "{} reached twice",
-                            self.inst.program.task_name(v.key())
-                        )))
-                    }
-                    1 => {
-                        let child = v.into_key();
-                        self.make_ready(child, finish_tl)?;
-                    }
-                    d => {
-                        v.insert((d - 1, finish_tl));
-                    }
-                },
             }
         }
         self.children = children;
