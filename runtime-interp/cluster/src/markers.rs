@@ -192,7 +192,7 @@ pub fn read_done(
             );
             continue;
         }
-        let Some(bytes) = store.get_bytes(&key)? else {
+        let Some(bytes) = store.get_bytes(&key, limit)? else {
             continue;
         };
         let (whole, torn) = match bytes.iter().rposition(|&b| b == b'\n') {

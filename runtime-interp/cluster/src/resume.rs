@@ -74,12 +74,15 @@ pub fn resume(
         ))
     };
     let manifest = store
-        .get_bytes("manifest.json")
+        .get_bytes("manifest.json", crate::manifest::MAX_BYTES as u64)
         .map_err(store_err)?
         .ok_or_else(|| missing("manifest.json"))?;
     let manifest = Manifest::parse(run, &manifest)?;
     let artifact = store
-        .get_bytes("program.lpka")
+        .get_bytes(
+            "program.lpka",
+            model::artifact::HEADER_LEN as u64 + u64::from(model::artifact::MAX_PAYLOAD),
+        )
         .map_err(store_err)?
         .ok_or_else(|| missing("program.lpka"))?;
     let (block, kernels, max_expiries) = (manifest.block, manifest.kernels, manifest.max_expiries);

@@ -183,6 +183,26 @@ pub enum StoreError {
         /// The underlying error.
         source: object_store::Error,
     },
+    /// No credentials were configured, so the S3 client asked the cloud
+    /// instance metadata service for some, and that failed (off a cloud
+    /// machine it always does).
+    #[error("{location}: no S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones); without them the client asked the instance metadata service, which failed: {source}")]
+    NoCredentials {
+        /// The object's URL.
+        location: String,
+        /// The underlying error.
+        source: object_store::Error,
+    },
+    /// An object longer than its reader accepts.
+    #[error("{location}: {size} bytes, more than the {limit} this object may hold (was it written by lpk?)")]
+    TooLarge {
+        /// The object's URL.
+        location: String,
+        /// Its size.
+        size: u64,
+        /// The most its reader takes.
+        limit: u64,
+    },
     /// A request that ended without an answer: its task on the store's
     /// runtime panicked or was cancelled.
     #[error("{location}: the request ended without an answer: {reason}")]
@@ -254,8 +274,11 @@ pub trait BlobStore: TileStore {
     /// Stores `bytes` at `key`, replacing any object there. Readers see
     /// the old object or the new one, never part of one.
     fn put_bytes(&self, key: &str, bytes: Vec<u8>) -> Result<(), StoreError>;
-    /// The object at `key`, or `None` if there is none.
-    fn get_bytes(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// The object at `key`, or `None` if there is none; an object longer
+    /// than `limit` bytes is [`StoreError::TooLarge`], refused before its
+    /// body is read (a store is written by others: nothing read from it
+    /// is trusted to be small).
+    fn get_bytes(&self, key: &str, limit: u64) -> Result<Option<Vec<u8>>, StoreError>;
     /// Removes the object at `key`; removing a missing object is not an
     /// error.
     fn delete_key(&self, key: &str) -> Result<(), StoreError>;

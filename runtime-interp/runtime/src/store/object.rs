@@ -417,17 +417,31 @@ impl ObjectStoreTiles {
     }
 
     /// The raw bytes at an object path, or `None` when there is none.
+    /// The object at `loc`, refused unread when it is longer than `limit`
+    /// bytes (its size is known before its body is read).
     fn fetch(
         &self,
         loc: object_store::path::Path,
         name: &str,
+        limit: u64,
     ) -> Result<Option<Vec<u8>>, StoreError> {
         let store = Arc::clone(&self.store);
         let fetched = self.drive(name, async move {
             let result = store.get(&loc).await?;
-            result.bytes().await
+            if result.meta.size > limit {
+                return Ok(Err(result.meta.size));
+            }
+            result.bytes().await.map(Ok)
         })?;
-        Ok(self.unless_absent(name, fetched)?.map(Vec::from))
+        match self.unless_absent(name, fetched)? {
+            None => Ok(None),
+            Some(Ok(bytes)) => Ok(Some(Vec::from(bytes))),
+            Some(Err(size)) => Err(StoreError::TooLarge {
+                location: name.to_string(),
+                size,
+                limit,
+            }),
+        }
     }
 
     /// An object store's answer, with "no such object" as `None`. S3
@@ -501,6 +515,11 @@ impl ObjectStoreTiles {
                 bucket,
                 endpoint,
             };
+        }
+        // With no AWS_* credentials, object_store asks the EC2/ECS
+        // metadata endpoints; their failure is not the store's.
+        if texts.contains("169.254.169.254") || texts.contains("169.254.170.2") {
+            return StoreError::NoCredentials { location, source };
         }
         match (kind, &source) {
             (Some(HttpErrorKind::Connect), _) => StoreError::Unreachable {
@@ -610,14 +629,16 @@ impl TileStore for ObjectStoreTiles {
         if let Some(path) = self.local_file(&loc, &name)? {
             return Ok(read_local(&path, &name)?.map(Arc::new));
         }
-        let Some(bytes) = self.fetch(loc, &name)? else {
+        // A tile's header and body: the most a `.npy` of the read limit
+        // holds.
+        let limit = ReadLimit::default();
+        let most = u64::from(limit.max_header_bytes)
+            .saturating_add(limit.max_elements.saturating_mul(8))
+            .saturating_add(16);
+        let Some(bytes) = self.fetch(loc, &name, most)? else {
             return Ok(None);
         };
-        Ok(Some(Arc::new(npy::read_bytes(
-            &bytes,
-            &name,
-            &ReadLimit::default(),
-        )?)))
+        Ok(Some(Arc::new(npy::read_bytes(&bytes, &name, &limit)?)))
     }
 
     fn put(&self, matrix: &str, index: &[i64], tile: Arc<Tile>) -> Result<(), StoreError> {
@@ -644,9 +665,9 @@ impl BlobStore for ObjectStoreTiles {
         self.store_bytes(loc, &name, bytes)
     }
 
-    fn get_bytes(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    fn get_bytes(&self, key: &str, limit: u64) -> Result<Option<Vec<u8>>, StoreError> {
         let (loc, name) = self.locate(key)?;
-        self.fetch(loc, &name)
+        self.fetch(loc, &name, limit)
     }
 
     fn delete_key(&self, key: &str) -> Result<(), StoreError> {

@@ -40,7 +40,7 @@ fn all_bytes() -> Vec<u8> {
 
 /// The one behaviour of raw objects, on any store.
 fn check_blobs(store: &ObjectStoreTiles) {
-    assert_eq!(store.get_bytes("program.lpka").unwrap(), None);
+    assert_eq!(store.get_bytes("program.lpka", 1 << 20).unwrap(), None);
     assert_eq!(store.list("").unwrap(), Vec::<String>::new());
     store.put_bytes("program.lpka", all_bytes()).unwrap();
     store
@@ -49,9 +49,18 @@ fn check_blobs(store: &ObjectStoreTiles) {
     store.put_bytes("done/chol_0", Vec::new()).unwrap();
     store.put_bytes("done/gemm_1,2=3+4", vec![7]).unwrap();
     store.put_bytes("done2/x", vec![8]).unwrap();
-    assert_eq!(store.get_bytes("program.lpka").unwrap(), Some(all_bytes()));
-    assert_eq!(store.get_bytes("done/chol_0").unwrap(), Some(Vec::new()));
-    assert_eq!(store.get_bytes("done/gemm_1,2=3+4").unwrap(), Some(vec![7]));
+    assert_eq!(
+        store.get_bytes("program.lpka", 1 << 20).unwrap(),
+        Some(all_bytes())
+    );
+    assert_eq!(
+        store.get_bytes("done/chol_0", 1 << 20).unwrap(),
+        Some(Vec::new())
+    );
+    assert_eq!(
+        store.get_bytes("done/gemm_1,2=3+4", 1 << 20).unwrap(),
+        Some(vec![7])
+    );
     // Listing takes whole segments, with or without the trailing `/`.
     assert_eq!(
         store.list("done").unwrap(),
@@ -63,7 +72,7 @@ fn check_blobs(store: &ObjectStoreTiles) {
     let t = sample(3, 2, 1.5);
     store.put("A", &[0, 1], Arc::new(t.clone())).unwrap();
     assert_eq!(
-        store.get_bytes("A/0_1.npy").unwrap(),
+        store.get_bytes("A/0_1.npy", 1 << 20).unwrap(),
         Some(npy::to_bytes(&t))
     );
     assert_eq!(
@@ -88,12 +97,24 @@ fn check_blobs(store: &ObjectStoreTiles) {
     // Put replaces; delete removes; deleting twice is fine.
     store.put_bytes("manifest.json", vec![1, 2, 3]).unwrap();
     assert_eq!(
-        store.get_bytes("manifest.json").unwrap(),
+        store.get_bytes("manifest.json", 1 << 20).unwrap(),
+        Some(vec![1, 2, 3])
+    );
+    // An object longer than its reader takes is refused, not read.
+    let e = store.get_bytes("manifest.json", 2).unwrap_err().to_string();
+    assert!(
+        e.ends_with(
+            "manifest.json: 3 bytes, more than the 2 this object may hold (was it written by lpk?)"
+        ),
+        "{e}"
+    );
+    assert_eq!(
+        store.get_bytes("manifest.json", 3).unwrap(),
         Some(vec![1, 2, 3])
     );
     store.delete_key("manifest.json").unwrap();
     store.delete_key("manifest.json").unwrap();
-    assert_eq!(store.get_bytes("manifest.json").unwrap(), None);
+    assert_eq!(store.get_bytes("manifest.json", 1 << 20).unwrap(), None);
     // Keys that could escape the root, or mean different objects in
     // different stores, are refused with the reason.
     for bad in [
@@ -105,7 +126,7 @@ fn check_blobs(store: &ObjectStoreTiles) {
             e.to_string(),
             format!("`{bad}` cannot be a key in a tile store (use `/`-separated names of letters, digits, `_`, `-`, `.`, `,`, `=` and `+`, none empty or starting with `.`, at most 200 bytes each and 512 in all)"),
         );
-        assert!(store.get_bytes(bad).is_err(), "{bad}");
+        assert!(store.get_bytes(bad, 1 << 20).is_err(), "{bad}");
         assert!(store.delete_key(bad).is_err(), "{bad}");
         assert!(store.prefixed(bad).is_err(), "{bad}");
     }
@@ -113,7 +134,7 @@ fn check_blobs(store: &ObjectStoreTiles) {
     let longest = ["k".repeat(200), "k".repeat(200), "k".repeat(110)].join("/");
     assert_eq!(longest.len(), 512);
     store.put_bytes(&longest, vec![0]).unwrap();
-    assert_eq!(store.get_bytes(&longest).unwrap(), Some(vec![0]));
+    assert_eq!(store.get_bytes(&longest, 1 << 20).unwrap(), Some(vec![0]));
     store.delete_key(&longest).unwrap();
     assert!(store.put_bytes(&format!("{longest}k"), vec![0]).is_err());
     assert!(store.put_bytes(&"k".repeat(201), vec![0]).is_err());
@@ -132,12 +153,15 @@ fn check_blobs(store: &ObjectStoreTiles) {
         vec!["run-7/L/1_0.npy", "run-7/done/t"]
     );
     assert_eq!(
-        store.get_bytes("run-7/L/1_0.npy").unwrap(),
+        store.get_bytes("run-7/L/1_0.npy", 1 << 20).unwrap(),
         Some(npy::to_bytes(&t))
     );
     let nested = run.prefixed("a/b").unwrap();
     nested.put_bytes("c", vec![9]).unwrap();
-    assert_eq!(store.get_bytes("run-7/a/b/c").unwrap(), Some(vec![9]));
+    assert_eq!(
+        store.get_bytes("run-7/a/b/c", 1 << 20).unwrap(),
+        Some(vec![9])
+    );
 }
 
 #[test]
@@ -159,7 +183,7 @@ fn raw_objects_on_file_and_memory_urls() {
     // The same store, opened under a sub-prefix.
     let run = ObjectStoreTiles::open_under(&url, "run-7").unwrap();
     assert_eq!(run.describe(), format!("{url}/run-7"));
-    assert_eq!(run.get_bytes("done/t").unwrap(), Some(vec![1]));
+    assert_eq!(run.get_bytes("done/t", 1 << 20).unwrap(), Some(vec![1]));
 }
 
 #[test]
@@ -186,7 +210,7 @@ fn tiles_round_trip_through_s3_bit_for_bit() {
     // The object is the .npy file a NumPy user reads, at BUCKET/run/S/2_3.npy.
     let root =
         ObjectStoreTiles::open_with(&s3.url(&bucket, ""), s3.options(), &impatient()).unwrap();
-    let raw = root.get_bytes("run/S/2_3.npy").unwrap().unwrap();
+    let raw = root.get_bytes("run/S/2_3.npy", 1 << 20).unwrap().unwrap();
     assert_eq!(raw, npy::to_bytes(&t));
     assert_same(
         &npy::read_bytes(&raw, "S/2_3.npy", &npy::ReadLimit::default()).unwrap(),
@@ -208,7 +232,7 @@ fn raw_objects_round_trip_through_s3() {
     let run =
         ObjectStoreTiles::open_with(&s3.url(&bucket, "runs/x/run-7"), s3.options(), &impatient())
             .unwrap();
-    assert_eq!(run.get_bytes("done/t").unwrap(), Some(vec![1]));
+    assert_eq!(run.get_bytes("done/t", 1 << 20).unwrap(), Some(vec![1]));
 }
 
 /// Readers and writers of the same key at once, and writers of done
@@ -281,7 +305,10 @@ fn a_missing_bucket_is_named_by_every_call() {
         store.get("A", &[0, 0]).unwrap_err().to_string(),
         said("A/0_0.npy")
     );
-    assert_eq!(store.get_bytes("x").unwrap_err().to_string(), said("x"));
+    assert_eq!(
+        store.get_bytes("x", 1 << 20).unwrap_err().to_string(),
+        said("x")
+    );
     assert_eq!(
         store
             .put("A", &[0, 0], Arc::new(sample(1, 1, 0.0)))
@@ -323,6 +350,22 @@ fn an_unreachable_endpoint_fails_fast_and_says_what_to_set() {
 }
 
 #[test]
+fn missing_credentials_are_named_not_the_metadata_service() {
+    // No key: object_store falls back to the cloud instance metadata
+    // service, which off a cloud machine fails; the error must say what
+    // is missing, not only where that fallback went.
+    let s3 = s3_endpoint();
+    let mut options = s3.options();
+    options.retain(|(k, _)| !k.starts_with("aws_access_key") && !k.starts_with("aws_secret"));
+    let store = ObjectStoreTiles::open_with("s3://b/run", options, &impatient()).unwrap();
+    let e = store.put_bytes("x", vec![1]).unwrap_err().to_string();
+    assert!(
+        e.starts_with("s3://b/run/x: no S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_server_that_never_answers_times_out() {
     // The kernel accepts connections into the backlog; nothing ever
     // reads or answers them.
@@ -333,7 +376,7 @@ fn a_server_that_never_answers_times_out() {
     options.push(("aws_endpoint".to_string(), endpoint));
     let store = ObjectStoreTiles::open_with("s3://b", options, &impatient()).unwrap();
     let start = Instant::now();
-    let e = store.get_bytes("x").unwrap_err().to_string();
+    let e = store.get_bytes("x", 1 << 20).unwrap_err().to_string();
     let took = start.elapsed();
     assert!(
         took >= Duration::from_secs(2) && took < Duration::from_secs(10),
