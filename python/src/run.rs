@@ -19,10 +19,10 @@ use numpy::{
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use runtime::dense::{self, InputSpec, ShapeError};
+use runtime::dense::{self, AssembleError, InputSpec};
 use runtime::exec::{self, ExecConfig, ExecError, Progress, TileError, TileSink, TileSource};
 use runtime::kernels::{Registry, Tile};
-use runtime::outputs::{self, OutputRequest};
+use runtime::pipeline::{self, PrepareError, TilesOf};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -108,8 +108,6 @@ struct Placed {
     buf: Mutex<Vec<f64>>,
 }
 
-type TilesOf = BTreeMap<Vec<i64>, Arc<Tile>>;
-
 /// Where output tiles go.
 struct Sink {
     block: usize,
@@ -120,28 +118,21 @@ struct Sink {
 impl TileSink for Sink {
     fn output(&self, matrix: MatrixId, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
         if let Some(p) = self.placed.get(&matrix.0) {
-            let b = self.block;
-            let place = |i: Option<&i64>, n: usize| -> Option<(usize, usize)> {
-                let start = usize::try_from(*i?).ok()?.checked_mul(b)?;
-                (start < n).then(|| (start, b.min(n - start)))
-            };
-            let (r, c) = (place(index.first(), p.rows), place(index.get(1), p.cols));
-            let have = (tile.nrows(), tile.ncols());
-            return match (r, c) {
-                (Some((r0, h)), Some((c0, w))) if (h, w) == have => {
-                    let mut buf = p.buf.lock().unwrap_or_else(|e| e.into_inner());
-                    MatMut::from_row_major_slice_mut(&mut buf, p.rows, p.cols)
-                        .submatrix_mut(r0, c0, h, w)
-                        .copy_from(tile.as_ref());
-                    Ok(())
-                }
-                _ => Err(TileError::UnexpectedShape {
-                    matrix: p.name.clone(),
-                    index: index.to_vec(),
-                    have,
-                    want: (r.map_or(0, |r| r.1), c.map_or(0, |c| c.1)),
-                }),
-            };
+            let shape = (p.rows, p.cols);
+            let (r0, c0) =
+                pipeline::place_tile(self.block, index, shape, &tile).map_err(|want| {
+                    TileError::UnexpectedShape {
+                        matrix: p.name.clone(),
+                        index: index.to_vec(),
+                        have: (tile.nrows(), tile.ncols()),
+                        want,
+                    }
+                })?;
+            let mut buf = p.buf.lock().unwrap_or_else(|e| e.into_inner());
+            MatMut::from_row_major_slice_mut(&mut buf, p.rows, p.cols)
+                .submatrix_mut(r0, c0, tile.nrows(), tile.ncols())
+                .copy_from(tile.as_ref());
+            return Ok(());
         }
         if let Some(c) = self.collected.get(&matrix.0) {
             let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
@@ -185,7 +176,65 @@ struct Done {
     report: serde_json::Value,
 }
 
-/// Runs `program` on `inputs`; called without the GIL.
+/// The sink of a run's outputs: each 2-D output whose shape the
+/// pipeline predicts gets a row-major buffer, the others are collected as
+/// tiles.
+fn output_sink(
+    program: &Program,
+    shapes: &BTreeMap<u32, Option<pipeline::Shape>>,
+    block: usize,
+) -> PyResult<Sink> {
+    let mut placed = BTreeMap::new();
+    let mut collected = BTreeMap::new();
+    for (&m, &shape) in shapes {
+        let name = program.matrix(MatrixId(m)).name.clone();
+        let Some((rows, cols)) = shape else {
+            collected.insert(m, Mutex::new(TilesOf::new()));
+            continue;
+        };
+        let len = rows
+            .checked_mul(cols)
+            .filter(|&n| n <= isize::MAX as usize / 8);
+        let Some(len) = len else {
+            return Err(PyValueError::new_err(format!(
+                "output `{name}` would be {rows}×{cols}: too large"
+            )));
+        };
+        let buf = Mutex::new(vec![0.0; len]);
+        placed.insert(
+            m,
+            Placed {
+                name,
+                rows,
+                cols,
+                buf,
+            },
+        );
+    }
+    Ok(Sink {
+        block,
+        placed,
+        collected,
+    })
+}
+
+/// The pipeline's prepare stage on the arrays' shapes; its errors as
+/// Python exceptions.
+fn prepare<'p>(
+    program: &'p Program,
+    registry: &Registry,
+    given: &[(String, i64)],
+    shapes: &BTreeMap<u32, pipeline::Shape>,
+    block: usize,
+) -> PyResult<pipeline::Bound<'p>> {
+    pipeline::bind(program, registry, given, shapes, block).map_err(|e| match e {
+        PrepareError::Shape(e) => PyValueError::new_err(e.to_string()),
+        PrepareError::Bind { error, .. } => BindError::new_err(error.to_string()),
+    })
+}
+
+/// Runs `program` on `inputs`: the run pipeline with NumPy buffers as its
+/// source and sink; called without the GIL.
 fn execute(
     program: &Program,
     given: &[(String, i64)],
@@ -195,64 +244,16 @@ fn execute(
     verify: bool,
     progress: &Progress,
 ) -> PyResult<Done> {
-    let shapes: BTreeMap<u32, (usize, usize)> =
+    let shapes: BTreeMap<u32, pipeline::Shape> =
         inputs.iter().map(|(&m, d)| (m, d.shape())).collect();
-    let shape_err = |e: ShapeError| PyValueError::new_err(e.to_string());
-    let inferred =
-        dense::infer_params_from_shapes(program, given, &shapes, block).map_err(shape_err)?;
-    let mut params = given.to_vec();
-    params.extend(inferred.iter().cloned());
-    let inst = program
-        .bind(&params)
-        .map_err(|e| BindError::new_err(e.to_string()))?;
-    dense::check_grids(&inst, &shapes, block).map_err(shape_err)?;
     let registry = Registry::standard();
-    runtime::shapes::check(&inst, &registry, &shapes, block)
-        .map_err(|e| shape_err(ShapeError::Disagree(e)))?;
-
-    let mut placed = BTreeMap::new();
-    let mut collected = BTreeMap::new();
-    for (m, decl) in program.matrices.iter().enumerate() {
-        let m = m as u32;
-        if decl.role != Role::Output {
-            continue;
-        }
-        let shape = if decl.extents.len() == 2 {
-            runtime::shapes::predict_output(&inst, &registry, &shapes, block, MatrixId(m))
-        } else {
-            None
-        };
-        match shape {
-            Some((rows, cols)) => {
-                let len = rows
-                    .checked_mul(cols)
-                    .filter(|&n| n <= isize::MAX as usize / 8);
-                let Some(len) = len else {
-                    return Err(PyValueError::new_err(format!(
-                        "output `{}` would be {rows}×{cols}: too large",
-                        decl.name
-                    )));
-                };
-                placed.insert(
-                    m,
-                    Placed {
-                        name: decl.name.clone(),
-                        rows,
-                        cols,
-                        buf: Mutex::new(vec![0.0; len]),
-                    },
-                );
-            }
-            None => {
-                collected.insert(m, Mutex::new(TilesOf::new()));
-            }
-        }
-    }
-    let sink = Sink {
+    let bound = prepare(program, &registry, given, &shapes, block)?;
+    let inst = &bound.instance;
+    let sink = output_sink(
+        program,
+        &pipeline::output_shapes(inst, &registry, &shapes, block),
         block,
-        placed,
-        collected,
-    };
+    )?;
     let source = Source {
         inputs,
         one_d: program
@@ -263,16 +264,14 @@ fn execute(
         block,
     };
     let config = ExecConfig { workers };
-    let report =
-        exec::execute(&inst, &registry, &source, &sink, true, &config, progress).map_err(|e| {
-            match e {
-                ExecError::Cancelled(n) => pyo3::exceptions::PyKeyboardInterrupt::new_err(format!(
-                    "run cancelled after {n} tasks"
-                )),
-                other => RunError::new_err(other.to_string()),
-            }
-        })?;
-
+    let report = exec::execute(inst, &registry, &source, &sink, true, &config, progress).map_err(
+        |e| match e {
+            ExecError::Cancelled(n) => pyo3::exceptions::PyKeyboardInterrupt::new_err(format!(
+                "run cancelled after {n} tasks"
+            )),
+            other => RunError::new_err(other.to_string()),
+        },
+    )?;
     let Sink {
         placed, collected, ..
     } = sink;
@@ -280,58 +279,58 @@ fn execute(
         .into_iter()
         .map(|(m, c)| (m, c.into_inner().unwrap_or_else(|e| e.into_inner())))
         .collect();
-    let name_of = |m: u32| {
-        program
-            .matrices
-            .get(m as usize)
-            .map(|d| d.name.clone())
-            .unwrap_or_default()
-    };
-    let mut assembled: BTreeMap<u32, Result<Tile, String>> = BTreeMap::new();
-    for (&m, tiles) in &collected {
-        let extents = inst.extents.get(m as usize).cloned().unwrap_or_default();
-        let r = outputs::assemble(&OutputRequest::whole(&name_of(m)), &extents, tiles, block)
-            .map_err(|e| e.to_string());
-        assembled.insert(m, r);
-    }
-
+    let assembled = pipeline::assemble_whole(inst, &collected, block);
     let residual = if verify {
-        let mut dense_inputs = BTreeMap::new();
-        for (&m, d) in inputs {
-            dense_inputs.insert(m, d.dense().map_err(RunError::new_err)?);
-        }
-        let mut dense_outputs: BTreeMap<u32, Tile> = BTreeMap::new();
-        for (&m, t) in &assembled {
-            if let Ok(t) = t {
-                dense_outputs.insert(m, t.clone());
-            }
-        }
-        for (&m, p) in &placed {
-            let buf = p.buf.lock().unwrap_or_else(|e| e.into_inner());
-            dense_outputs.insert(
-                m,
-                MatRef::from_row_major_slice(&buf, p.rows, p.cols).to_owned(),
-            );
-        }
-        let qr_r = runtime::verify::final_qr_r(&inst, &collected);
-        let r = runtime::verify::verify(program, &dense_inputs, &dense_outputs, qr_r.as_deref())
-            .map_err(|e| RunError::new_err(format!("verify=True: {e}")))?;
-        Some(r)
+        Some(residual(inst, inputs, &placed, &assembled, &collected)?)
     } else {
         None
     };
+    let outputs = into_outputs(program, placed, assembled, &collected);
+    Ok(Done {
+        outputs,
+        report: report_json(inst, block, &report, residual.as_ref()),
+    })
+}
 
+/// The residual of `verify=True` on the inputs and the outputs as
+/// returned.
+fn residual(
+    inst: &model::program::Instance<'_>,
+    inputs: &BTreeMap<u32, Data<'_>>,
+    placed: &BTreeMap<u32, Placed>,
+    assembled: &BTreeMap<u32, Result<Tile, AssembleError>>,
+    collected: &BTreeMap<u32, TilesOf>,
+) -> PyResult<runtime::verify::Residual> {
+    let mut dense_inputs = BTreeMap::new();
+    for (&m, d) in inputs {
+        dense_inputs.insert(m, d.dense().map_err(RunError::new_err)?);
+    }
+    let mut dense_outputs: BTreeMap<u32, Tile> = assembled
+        .iter()
+        .filter_map(|(&m, t)| Some((m, t.as_ref().ok()?.clone())))
+        .collect();
+    for (&m, p) in placed {
+        let buf = p.buf.lock().unwrap_or_else(|e| e.into_inner());
+        let t = MatRef::from_row_major_slice(&buf, p.rows, p.cols).to_owned();
+        dense_outputs.insert(m, t);
+    }
+    pipeline::residual(inst, &dense_inputs, &dense_outputs, collected)
+        .map_err(|e| RunError::new_err(format!("verify=True: {e}")))
+}
+
+/// The outputs as returned: the placed buffers as they are, the others
+/// assembled, or their tiles when they form no grid.
+fn into_outputs(
+    program: &Program,
+    placed: BTreeMap<u32, Placed>,
+    assembled: BTreeMap<u32, Result<Tile, AssembleError>>,
+    collected: &BTreeMap<u32, TilesOf>,
+) -> Vec<(String, Out)> {
     let mut outs = Vec::new();
-    for (m, p) in placed {
-        outs.push((
-            p.name,
-            Out::Dense {
-                rows: p.rows,
-                cols: p.cols,
-                data: p.buf.into_inner().unwrap_or_else(|e| e.into_inner()),
-            },
-        ));
-        let _ = m;
+    for p in placed.into_values() {
+        let data = p.buf.into_inner().unwrap_or_else(|e| e.into_inner());
+        let (rows, cols) = (p.rows, p.cols);
+        outs.push((p.name, Out::Dense { rows, cols, data }));
     }
     for (m, r) in assembled {
         let out = match r {
@@ -341,15 +340,26 @@ fn execute(
                 data: row_major(&t),
             },
             Err(why) => Out::Tiles {
-                why,
+                why: why.to_string(),
                 tiles: collected
                     .get(&m)
                     .map(|ts| ts.iter().map(|(k, t)| ((**t).clone(), k.clone())).collect())
                     .unwrap_or_default(),
             },
         };
-        outs.push((name_of(m), out));
+        outs.push((program.matrix(MatrixId(m)).name.clone(), out));
     }
+    outs
+}
+
+/// The run's report, as `lpkc run --format json` gives it.
+fn report_json(
+    inst: &model::program::Instance<'_>,
+    block: usize,
+    report: &exec::RunReport,
+    residual: Option<&runtime::verify::Residual>,
+) -> serde_json::Value {
+    let program = inst.program;
     let secs = report.wall.as_secs_f64();
     let mut value = serde_json::json!({
         "program": program.name,
@@ -366,16 +376,13 @@ fn execute(
         "gflops_per_second": report.flops / secs.max(1e-12) / 1e9,
         "peak_tile_bytes": report.peak_tile_bytes,
     });
-    if let Some(r) = &residual {
+    if let Some(r) = residual {
         value["residual"] = serde_json::json!({
             "relation": r.relation, "formula": r.formula,
             "value": r.value, "bound": r.bound, "ok": r.ok(),
         });
     }
-    Ok(Done {
-        outputs: outs,
-        report: value,
-    })
+    value
 }
 
 /// A readable type name of a Python value.

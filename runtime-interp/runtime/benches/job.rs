@@ -1,7 +1,7 @@
 //! `job`: a whole `lpkc run` on files, end to end — Cholesky of an SPD
 //! matrix read from a `.npy` file, `L.npy` written into an output
 //! directory with its marker — next to the same run on an in-memory matrix
-//! collecting tiles in memory (`dense::run`, what `lpkc bench` times) and
+//! collecting tiles in memory (`in_memory::run`, what `lpkc bench` times) and
 //! to faer's in-place Cholesky of the whole matrix.
 //!
 //! Run: `cargo bench -p lpk-runtime --bench job`; the size and block come
@@ -9,8 +9,9 @@
 //! workers from `LPK_JOB_WORKERS` (default 2).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use runtime::dense::{self, InputSpec};
+use runtime::dense::InputSpec;
 use runtime::exec::{ExecConfig, Progress};
+use runtime::in_memory;
 use runtime::job::{run_job, Job};
 use runtime::kernels::{Registry, Tile};
 use runtime::{npy, reference};
@@ -68,7 +69,7 @@ fn bench(c: &mut Criterion) {
     let data: BTreeMap<u32, Tile> = [(0, a.clone())].into();
     g.bench_function("dense_run_in_memory", |b| {
         b.iter(|| {
-            dense::run(
+            in_memory::run(
                 &program,
                 &[],
                 &data,

@@ -314,20 +314,11 @@ pub fn tiles_of(n: usize, b: usize) -> usize {
     n.div_ceil(b.max(1))
 }
 
-/// Infers unbound parameters from input shapes: a parameter that is, on its
-/// own, the extent of an input matrix's dimension becomes the tile count of
-/// that dimension. Returns `(name, value)` pairs for parameters not in
-/// `given`; conflicting inferences are an error.
-pub fn infer_params(
-    program: &Program,
-    given: &[(String, i64)],
-    inputs: &BTreeMap<u32, Tile>,
-    block: usize,
-) -> Result<Vec<(String, i64)>, ShapeError> {
-    infer_params_from_shapes(program, given, &shapes_of(inputs), block)
-}
-
-/// [`infer_params`] on the shapes (rows, columns) of the inputs alone.
+/// Infers unbound parameters from the input shapes (rows, columns): a
+/// parameter that is, on its own, the extent of an input matrix's
+/// dimension becomes the tile count of that dimension. Returns `(name,
+/// value)` pairs for parameters not in `given`; conflicting inferences
+/// are an error.
 pub fn infer_params_from_shapes(
     program: &Program,
     given: &[(String, i64)],
@@ -373,16 +364,6 @@ pub fn infer_params_from_shapes(
     Ok(inferred.into_iter().map(|(n, v, _)| (n, v)).collect())
 }
 
-/// Checks that every input matrix's data has the tile grid the instance
-/// expects (1-D matrices: row blocks).
-pub fn check_shapes(
-    inst: &Instance<'_>,
-    inputs: &BTreeMap<u32, Tile>,
-    block: usize,
-) -> Result<(), ShapeError> {
-    check_grids(inst, &shapes_of(inputs), block)
-}
-
 /// The shape (rows, columns) of each dense input.
 pub fn shapes_of(inputs: &BTreeMap<u32, Tile>) -> BTreeMap<u32, (usize, usize)> {
     inputs
@@ -391,8 +372,9 @@ pub fn shapes_of(inputs: &BTreeMap<u32, Tile>) -> BTreeMap<u32, (usize, usize)> 
         .collect()
 }
 
-/// [`check_shapes`] on the shapes (rows, columns) of the inputs alone, so
-/// a file's header is enough.
+/// Checks that every input matrix has the tile grid the instance expects
+/// (1-D matrices: row blocks), from the shapes alone, so a file's header
+/// is enough.
 pub fn check_grids(
     inst: &Instance<'_>,
     inputs: &BTreeMap<u32, (usize, usize)>,
@@ -612,58 +594,4 @@ pub fn assemble(
             .copy_from(t.as_ref());
     }
     Ok(out)
-}
-
-/// Output tiles of one run, per matrix and tile index.
-pub type OutputTiles = BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>;
-
-/// A finished run on dense inputs.
-pub struct DenseRun<'p> {
-    /// The instance that ran (parameters bound, extents evaluated).
-    pub instance: Instance<'p>,
-    /// The parameters inferred from the input shapes.
-    pub inferred: Vec<(String, i64)>,
-    /// What the executor measured.
-    pub report: crate::exec::RunReport,
-    /// Every output tile.
-    pub outputs: OutputTiles,
-}
-
-/// Binds the program's parameters (`given`, then inferred from the input
-/// shapes), checks the shapes, and executes the instance on tiles cut from
-/// `inputs`, collecting the output tiles in memory.
-pub fn run<'p>(
-    program: &'p Program,
-    given: &[(String, i64)],
-    inputs: &BTreeMap<u32, Tile>,
-    block: usize,
-    registry: &crate::kernels::Registry,
-    config: &crate::exec::ExecConfig,
-    progress: &crate::exec::Progress,
-) -> Result<DenseRun<'p>, RunError> {
-    let mut params = given.to_vec();
-    let inferred = infer_params(program, &params, inputs, block)?;
-    params.extend(inferred.iter().cloned());
-    let inst = program.bind(&params)?;
-    check_shapes(&inst, inputs, block)?;
-    crate::shapes::check(&inst, registry, &shapes_of(inputs), block)
-        .map_err(ShapeError::Disagree)?;
-    let dims: Vec<usize> = program.matrices.iter().map(|m| m.extents.len()).collect();
-    let source = DenseSource {
-        inputs,
-        dims,
-        block,
-    };
-    let sink = CollectSink::default();
-    let report = crate::exec::execute(&inst, registry, &source, &sink, true, config, progress)?;
-    let mut outputs = OutputTiles::new();
-    for ((m, idx), t) in sink.into_tiles() {
-        outputs.entry(m).or_default().insert(idx, t);
-    }
-    Ok(DenseRun {
-        instance: inst,
-        inferred,
-        report,
-        outputs,
-    })
 }

@@ -507,23 +507,9 @@ fn order_key(inst: &Instance<'_>, task: &Task) -> Vec<i64> {
     key
 }
 
-/// Runs an instance to completion. `source` provides input tiles, `sink`
-/// receives output tiles; with `count_flops`, the kernels' flop counts
-/// ([`Kernel::flops`]) give GFLOP/s figures.
-pub fn execute(
-    inst: &Instance<'_>,
-    registry: &Registry,
-    source: &dyn TileSource,
-    sink: &dyn TileSink,
-    count_flops: bool,
-    config: &ExecConfig,
-    progress: &Progress,
-) -> Result<RunReport, ExecError> {
-    let start = Instant::now();
-    let program = inst.program;
-    let kernels = resolve_kernels(program, registry)?;
-
-    // Roots and task count, in one sequential pass.
+/// The root tasks, in sequential order, and the task count, in one
+/// sequential pass (stopped by the cancel flag).
+fn roots(inst: &Instance<'_>, progress: &Progress) -> Result<(BinaryHeap<Ready>, u64), ExecError> {
     let mut engine = Engine::new(inst);
     let mut roots = BinaryHeap::new();
     let mut total = 0u64;
@@ -543,6 +529,24 @@ pub fn execute(
     if progress.cancel.load(Ordering::Relaxed) {
         return Err(ExecError::Cancelled(0));
     }
+    Ok((roots, total))
+}
+
+/// Runs an instance to completion. `source` provides input tiles, `sink`
+/// receives output tiles; with `count_flops`, the kernels' flop counts
+/// ([`Kernel::flops`]) give GFLOP/s figures.
+pub fn execute(
+    inst: &Instance<'_>,
+    registry: &Registry,
+    source: &dyn TileSource,
+    sink: &dyn TileSink,
+    count_flops: bool,
+    config: &ExecConfig,
+    progress: &Progress,
+) -> Result<RunReport, ExecError> {
+    let start = Instant::now();
+    let kernels = resolve_kernels(inst.program, registry)?;
+    let (roots, total) = roots(inst, progress)?;
     progress.total.store(total, Ordering::Relaxed);
     let root_count = roots.len() as u64;
 
@@ -776,18 +780,60 @@ fn run_task(
     children: &mut Vec<(Task, MatrixId, Vars)>,
     io: &mut (u64, u64),
 ) -> Result<Vec<(Task, u64)>, ExecError> {
+    let reads = engine.reads(task)?;
+    let writes = engine.writes(task)?;
+    let (loaded, input_bytes) = load_reads(shared, engine, task, &reads)?;
+    io.0 = loaded.iter().map(|t| tile_bytes(t)).sum();
+    let outputs = call(shared, task, &reads, &loaded)?;
+    io.1 = outputs.iter().map(tile_bytes).sum();
+
+    // The children, and how many readers each written tile has.
+    children.clear();
+    engine.for_each_child(task, &mut |stmt, vars, matrix, tile| {
+        children.push((
+            Task {
+                stmt,
+                vars: vars.into(),
+            },
+            matrix,
+            Vars::from(tile),
+        ));
+    })?;
+    shared
+        .edges
+        .fetch_add(children.len() as u64, Ordering::Relaxed);
+    check_order(engine, task, children)?;
+    for (t, tile) in writes.iter().zip(outputs) {
+        store_write(shared, engine, task, t, Arc::new(tile), children)?;
+    }
+    shared.bytes.fetch_sub(input_bytes, Ordering::Relaxed);
+    drop(loaded);
+    free_reads(shared, &reads);
+    new_children(shared, engine, children)
+}
+
+/// The role of matrix `m` of the running program.
+fn role_of(shared: &Shared<'_, '_>, m: MatrixId) -> Option<Role> {
+    shared.inst.program.get_matrix(m).map(|m| m.role)
+}
+
+/// Loads the tiles `task` reads — inputs from the source, the others from
+/// the held tiles, zero tiles made — and counts them as held; returns them
+/// with their bytes.
+fn load_reads(
+    shared: &Shared<'_, '_>,
+    engine: &mut Engine<'_, '_>,
+    task: &Task,
+    reads: &[TileRef],
+) -> Result<(Vec<Arc<Tile>>, u64), ExecError> {
     let inst = shared.inst;
     let program = inst.program;
     let name = || program.task_name(task).to_string();
-    let reads = engine.reads(task)?;
-    let writes = engine.writes(task)?;
-    let role = |m: MatrixId| program.get_matrix(m).map(|m| m.role);
-
-    // Load the tiles read; a zero tile is left `None` and made below.
+    // A zero tile is left `None` and made below.
     let mut loaded: Vec<Option<Arc<Tile>>> = Vec::with_capacity(reads.len());
     let mut input_bytes = 0u64;
-    for t in &reads {
-        let tile = if role(t.matrix) == Some(Role::Input) {
+    for t in reads {
+        let tile = if role_of(shared, t.matrix) == Some(Role::Input) {
             let started = Instant::now();
             let loaded = shared.source.input(t.matrix, &t.index);
             shared
@@ -834,17 +880,25 @@ fn run_task(
         .sum::<u64>();
     let now = shared.bytes.fetch_add(input_bytes, Ordering::Relaxed) + input_bytes;
     shared.peak.fetch_max(now, Ordering::Relaxed);
+    Ok((loaded, input_bytes))
+}
 
-    io.0 = loaded.iter().map(|t| tile_bytes(t)).sum();
+/// Calls `task`'s kernel on its loaded tiles, counting its time and flops;
+/// returns the tiles it wrote.
+fn call(
+    shared: &Shared<'_, '_>,
+    task: &Task,
+    reads: &[TileRef],
+    loaded: &[Arc<Tile>],
+) -> Result<Vec<Tile>, ExecError> {
     let called = call_kernel(
-        inst,
+        shared.inst,
         &shared.kernels,
         task,
-        &reads,
-        &loaded,
+        reads,
+        loaded,
         shared.count_flops,
     )?;
-    io.1 = called.tiles.iter().map(tile_bytes).sum();
     shared
         .kernel_nanos
         .fetch_add(called.kernel_time.as_nanos() as u64, Ordering::Relaxed);
@@ -854,75 +908,69 @@ fn run_task(
             None => shared.flops_unknown.store(true, Ordering::Relaxed),
         }
     }
-    let outputs = called.tiles;
+    Ok(called.tiles)
+}
 
-    // The children, and how many readers each written tile has.
-    children.clear();
-    engine.for_each_child(task, &mut |stmt, vars, matrix, tile| {
-        children.push((
-            Task {
-                stmt,
-                vars: vars.into(),
-            },
-            matrix,
-            Vars::from(tile),
-        ));
-    })?;
-    shared
-        .edges
-        .fetch_add(children.len() as u64, Ordering::Relaxed);
-    check_order(engine, task, children)?;
-
-    // Store what the task wrote (outputs also go to the sink).
-    for (t, tile) in writes.iter().zip(outputs) {
-        let tile = Arc::new(tile);
-        let key: TileKey = (t.matrix, Vars::from(&t.index[..]));
-        let readers = children
-            .iter()
-            .filter(|(_, m, i)| *m == key.0 && *i == key.1)
-            .count() as u64;
-        if role(t.matrix) == Some(Role::Output) {
-            if !lock(&shared.outputs_written[shard(&key)]).insert(key.clone()) {
-                return Err(written_twice(engine, task, t));
-            }
-            let started = Instant::now();
-            let stored = shared.sink.output(t.matrix, &t.index, tile.clone());
-            shared
-                .output_nanos
-                .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            stored.map_err(|source| ExecError::Output {
-                task: name(),
-                tile: program.tile_name(t),
-                source: Box::new(source),
-            })?;
+/// Stores tile `t` that `task` wrote: an output goes to the sink (once:
+/// a second write is an error), a tile with readers among `children` is
+/// held until its last reader.
+fn store_write(
+    shared: &Shared<'_, '_>,
+    engine: &mut Engine<'_, '_>,
+    task: &Task,
+    t: &TileRef,
+    tile: Arc<Tile>,
+    children: &[(Task, MatrixId, Vars)],
+) -> Result<(), ExecError> {
+    let program = shared.inst.program;
+    let key: TileKey = (t.matrix, Vars::from(&t.index[..]));
+    let readers = children
+        .iter()
+        .filter(|(_, m, i)| *m == key.0 && *i == key.1)
+        .count() as u64;
+    if role_of(shared, t.matrix) == Some(Role::Output) {
+        if !lock(&shared.outputs_written[shard(&key)]).insert(key.clone()) {
+            return Err(written_twice(engine, task, t));
         }
-        if readers > 0 {
-            // A reader of a tile waits for every writer of it (each is its
-            // parent), so a second writer finds the first one's tile here.
-            let bytes = tile_bytes(&tile);
-            let mut map = lock(&shared.tiles[shard(&key)]);
-            match map.entry(key) {
-                Entry::Occupied(_) => return Err(written_twice(engine, task, t)),
-                Entry::Vacant(v) => {
-                    v.insert(Stored {
-                        tile,
-                        readers,
-                        bytes,
-                    });
-                }
-            }
-            drop(map);
-            let now = shared.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
-            shared.peak.fetch_max(now, Ordering::Relaxed);
+        let started = Instant::now();
+        let stored = shared.sink.output(t.matrix, &t.index, tile.clone());
+        shared
+            .output_nanos
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        stored.map_err(|source| ExecError::Output {
+            task: program.task_name(task).to_string(),
+            tile: program.tile_name(t),
+            source: Box::new(source),
+        })?;
+    }
+    if readers == 0 {
+        return Ok(());
+    }
+    // A reader of a tile waits for every writer of it (each is its
+    // parent), so a second writer finds the first one's tile here.
+    let bytes = tile_bytes(&tile);
+    let mut map = lock(&shared.tiles[shard(&key)]);
+    match map.entry(key) {
+        Entry::Occupied(_) => return Err(written_twice(engine, task, t)),
+        Entry::Vacant(v) => {
+            v.insert(Stored {
+                tile,
+                readers,
+                bytes,
+            });
         }
     }
+    drop(map);
+    let now = shared.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+    shared.peak.fetch_max(now, Ordering::Relaxed);
+    Ok(())
+}
 
-    // Free the tiles this task was the last reader of.
-    shared.bytes.fetch_sub(input_bytes, Ordering::Relaxed);
-    drop(loaded);
-    let mut seen: Vec<&model::task::TileRef> = Vec::with_capacity(reads.len());
-    for t in &reads {
-        if role(t.matrix) == Some(Role::Input) || seen.contains(&t) {
+/// Frees the held tiles a task was the last reader of.
+fn free_reads(shared: &Shared<'_, '_>, reads: &[TileRef]) {
+    let mut seen: Vec<&TileRef> = Vec::with_capacity(reads.len());
+    for t in reads {
+        if role_of(shared, t.matrix) == Some(Role::Input) || seen.contains(&t) {
             continue;
         }
         seen.push(t);
@@ -937,26 +985,30 @@ fn run_task(
             }
         }
     }
+}
 
-    // In-degrees of children seen for the first time (computed outside the
-    // scheduler's lock; a child seen by two workers at once is counted by
-    // whichever registers it first, with the same value).
-    let mut newly = Vec::new();
-    {
-        let sc = lock(&shared.sched);
-        let unknown: Vec<Task> = children
-            .iter()
-            .filter(|(c, _, _)| !sc.waiting.contains(c))
-            .map(|(c, _, _)| c.clone())
-            .collect();
-        drop(sc);
-        for c in unknown {
-            if newly.iter().any(|(t, _): &(Task, u64)| *t == c) {
-                continue;
-            }
-            let d = engine.in_degree(&c)? as u64;
-            newly.push((c, d));
+/// The in-degrees of the children seen for the first time (computed
+/// outside the scheduler's lock; a child seen by two workers at once is
+/// counted by whichever registers it first, with the same value).
+fn new_children(
+    shared: &Shared<'_, '_>,
+    engine: &mut Engine<'_, '_>,
+    children: &[(Task, MatrixId, Vars)],
+) -> Result<Vec<(Task, u64)>, ExecError> {
+    let sc = lock(&shared.sched);
+    let unknown: Vec<Task> = children
+        .iter()
+        .filter(|(c, _, _)| !sc.waiting.contains(c))
+        .map(|(c, _, _)| c.clone())
+        .collect();
+    drop(sc);
+    let mut newly: Vec<(Task, u64)> = Vec::new();
+    for c in unknown {
+        if newly.iter().any(|(t, _)| *t == c) {
+            continue;
         }
+        let d = engine.in_degree(&c)? as u64;
+        newly.push((c, d));
     }
     Ok(newly)
 }

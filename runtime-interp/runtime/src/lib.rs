@@ -3,9 +3,11 @@
 //! parser, the compiler or an LP solver.
 //!
 //! - [`exec`]: the embedded multi-threaded executor;
-//! - [`job`]: a whole run on files (`lpkc run`): tiles read and written in place as tasks run;
+//! - [`pipeline`]: the stages every run goes through (prepare, execute, finish), whichever driver starts it;
+//! - [`job`]: a whole run on files (`lpkc run`), the pipeline's driver over files: tiles read and written in place as tasks run;
 //! - [`kernels`]: the tile kernels and their registry;
-//! - [`dense`]: generated inputs, tiles cut from dense matrices, assembly, `dense::run`;
+//! - [`dense`]: generated inputs, tiles cut from dense matrices, assembly;
+//! - [`in_memory`]: the pipeline's driver over dense matrices in memory (`lpkc bench`);
 //! - [`verify`]: residual checks of `--verify`;
 //! - [`reference`]: faer's dense routines, for benchmarks and checks;
 //! - [`shapes`]: input shapes against the kernels' shape rules, before a run;
@@ -18,10 +20,12 @@
 
 pub mod dense;
 pub mod exec;
+pub mod in_memory;
 pub mod job;
 pub mod kernels;
 pub mod npy;
 pub mod outputs;
+pub mod pipeline;
 pub mod reference;
 pub mod shapes;
 pub mod store;

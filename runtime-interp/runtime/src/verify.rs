@@ -115,6 +115,16 @@ fn ratio(num: f64, den: f64) -> f64 {
     }
 }
 
+/// What a relation's check is given: the dense inputs in matrix order,
+/// the outputs with their ids, and the bound.
+struct Operands<'a> {
+    ins: Vec<&'a Tile>,
+    outs: Vec<(MatrixId, &'a Tile)>,
+    bound: f64,
+    /// The error of a program whose relation is not known.
+    unknown: VerifyError,
+}
+
 /// Computes the residual of a run. `inputs` and `outputs` are the dense
 /// matrices by matrix index (outputs assembled); `qr_r` is the final R
 /// factor for QR programs whose R is not a plain 2-D matrix (TSQR).
@@ -143,126 +153,149 @@ pub fn verify(
         .map(|t| t.nrows().max(t.ncols()))
         .max()
         .unwrap_or(1) as f64;
-    let bound = 1e-12 * n.max(1.0);
-    let unknown = || {
-        Err(VerifyError::Unknown {
-            program: program.name.clone(),
-        })
+    let unknown = VerifyError::Unknown {
+        program: program.name.clone(),
     };
-    if calls("chol") {
-        let ([a], Some((_, l))) = (ins.as_slice(), outs.first()) else {
-            return unknown();
-        };
-        let a = sym_from_lower(a);
-        let l = tril(l);
-        same(&l, &a, "L")?;
-        let r = &a - &l * l.transpose();
-        return Ok(Residual {
-            relation: "A = L Lᵀ",
-            formula: "‖A − L Lᵀ‖ / ‖A‖",
-            value: ratio(fro(&r), fro(&a)),
-            bound,
-        });
-    }
-    if calls("lu") {
-        let ([a], [(_, l), (_, u), ..]) = (ins.as_slice(), outs.as_slice()) else {
-            return unknown();
-        };
-        same(l, a, "L")?;
-        same(u, a, "U")?;
-        let r = *a - *l * *u;
-        return Ok(Residual {
-            relation: "A = L U",
-            formula: "‖A − L U‖ / ‖A‖",
-            value: ratio(fro(&r), fro(a)),
-            bound,
-        });
-    }
-    if calls("qr_factor") {
-        let [a] = ins.as_slice() else {
-            return unknown();
-        };
-        let r = match qr_r {
-            Some(r) => r,
-            None => match outs.first() {
-                Some((_, r)) => r,
-                None => return unknown(),
-            },
-        };
-        let r = Tile::from_fn(
-            r.nrows(),
-            r.ncols(),
-            |i, j| if i <= j { r[(i, j)] } else { 0.0 },
-        );
-        if r.nrows() != a.ncols() || r.ncols() != a.ncols() {
-            return Err(VerifyError::RShape {
-                r: (r.nrows(), r.ncols()),
-                a_cols: a.ncols(),
-            });
-        }
-        let ata = a.transpose() * *a;
-        let rtr = r.transpose() * &r;
-        let na = fro(a);
-        return Ok(Residual {
-            relation: "AᵀA = RᵀR",
-            formula: "‖AᵀA − RᵀR‖ / ‖A‖²",
-            value: ratio(fro(&(&ata - &rtr)), na * na),
-            bound,
-        });
-    }
-    if calls("trtri") {
-        let Some((_, x)) = outs.first() else {
-            return unknown();
-        };
-        return match ins.as_slice() {
-            [l] => {
-                let l = tril(l);
-                let i = Tile::identity(l.nrows(), l.ncols());
-                same(x, &l, "X")?;
-                let r = &l * *x - &i;
-                Ok(Residual {
-                    relation: "L X = I",
-                    formula: "‖L X − I‖ / (‖L‖ ‖X‖)",
-                    value: ratio(fro(&r), fro(&l) * fro(x)),
-                    bound,
-                })
-            }
-            [l, b] => {
-                let l = tril(l);
-                same(x, b, "X")?;
-                if l.ncols() != x.nrows() {
-                    return Err(VerifyError::NotConforming("L and X"));
-                }
-                let r = &l * *x - *b;
-                Ok(Residual {
-                    relation: "L X = B",
-                    formula: "‖L X − B‖ / (‖L‖ ‖X‖)",
-                    value: ratio(fro(&r), fro(&l) * fro(x)),
-                    bound,
-                })
-            }
-            _ => unknown(),
-        };
-    }
+    let ops = Operands {
+        ins,
+        outs,
+        bound: 1e-12 * n.max(1.0),
+        unknown,
+    };
     let product_only = called
         .iter()
         .all(|k| matches!(*k, "gemm" | "gemm_acc" | "add" | "add4" | "copy" | "scale"));
-    if product_only && (calls("gemm") || calls("gemm_acc")) {
-        let ([a, b], [(_, c)]) = (ins.as_slice(), outs.as_slice()) else {
-            return unknown();
-        };
-        if a.ncols() != b.nrows() || c.nrows() != a.nrows() || c.ncols() != b.ncols() {
-            return Err(VerifyError::NotConforming("A, B and C"));
-        }
-        let r = *c - *a * *b;
-        return Ok(Residual {
-            relation: "C = A B",
-            formula: "‖C − A B‖ / (‖A‖ ‖B‖)",
-            value: ratio(fro(&r), fro(a) * fro(b)),
-            bound,
+    if calls("chol") {
+        cholesky(ops)
+    } else if calls("lu") {
+        lu(ops)
+    } else if calls("qr_factor") {
+        qr(ops, qr_r)
+    } else if calls("trtri") {
+        triangular(ops)
+    } else if product_only && (calls("gemm") || calls("gemm_acc")) {
+        product(ops)
+    } else {
+        Err(ops.unknown)
+    }
+}
+
+/// A = L Lᵀ.
+fn cholesky(ops: Operands<'_>) -> Result<Residual, VerifyError> {
+    let ([a], Some((_, l))) = (ops.ins.as_slice(), ops.outs.first()) else {
+        return Err(ops.unknown);
+    };
+    let a = sym_from_lower(a);
+    let l = tril(l);
+    same(&l, &a, "L")?;
+    let r = &a - &l * l.transpose();
+    Ok(Residual {
+        relation: "A = L Lᵀ",
+        formula: "‖A − L Lᵀ‖ / ‖A‖",
+        value: ratio(fro(&r), fro(&a)),
+        bound: ops.bound,
+    })
+}
+
+/// A = L U.
+fn lu(ops: Operands<'_>) -> Result<Residual, VerifyError> {
+    let ([a], [(_, l), (_, u), ..]) = (ops.ins.as_slice(), ops.outs.as_slice()) else {
+        return Err(ops.unknown);
+    };
+    same(l, a, "L")?;
+    same(u, a, "U")?;
+    let r = *a - *l * *u;
+    Ok(Residual {
+        relation: "A = L U",
+        formula: "‖A − L U‖ / ‖A‖",
+        value: ratio(fro(&r), fro(a)),
+        bound: ops.bound,
+    })
+}
+
+/// AᵀA = RᵀR, with the final R given (`qr_r`) or the first output.
+fn qr(ops: Operands<'_>, qr_r: Option<&Tile>) -> Result<Residual, VerifyError> {
+    let [a] = ops.ins.as_slice() else {
+        return Err(ops.unknown);
+    };
+    let r = match (qr_r, ops.outs.first()) {
+        (Some(r), _) => r,
+        (None, Some((_, r))) => *r,
+        (None, None) => return Err(ops.unknown),
+    };
+    let r = Tile::from_fn(
+        r.nrows(),
+        r.ncols(),
+        |i, j| if i <= j { r[(i, j)] } else { 0.0 },
+    );
+    if r.nrows() != a.ncols() || r.ncols() != a.ncols() {
+        return Err(VerifyError::RShape {
+            r: (r.nrows(), r.ncols()),
+            a_cols: a.ncols(),
         });
     }
-    unknown()
+    let ata = a.transpose() * *a;
+    let rtr = r.transpose() * &r;
+    let na = fro(a);
+    Ok(Residual {
+        relation: "AᵀA = RᵀR",
+        formula: "‖AᵀA − RᵀR‖ / ‖A‖²",
+        value: ratio(fro(&(&ata - &rtr)), na * na),
+        bound: ops.bound,
+    })
+}
+
+/// L X = I (an inverse) or L X = B (a solve).
+fn triangular(ops: Operands<'_>) -> Result<Residual, VerifyError> {
+    let Some((_, x)) = ops.outs.first() else {
+        return Err(ops.unknown);
+    };
+    match ops.ins.as_slice() {
+        [l] => {
+            let l = tril(l);
+            let i = Tile::identity(l.nrows(), l.ncols());
+            same(x, &l, "X")?;
+            let r = &l * *x - &i;
+            Ok(Residual {
+                relation: "L X = I",
+                formula: "‖L X − I‖ / (‖L‖ ‖X‖)",
+                value: ratio(fro(&r), fro(&l) * fro(x)),
+                bound: ops.bound,
+            })
+        }
+        [l, b] => {
+            let l = tril(l);
+            same(x, b, "X")?;
+            if l.ncols() != x.nrows() {
+                return Err(VerifyError::NotConforming("L and X"));
+            }
+            let r = &l * *x - *b;
+            Ok(Residual {
+                relation: "L X = B",
+                formula: "‖L X − B‖ / (‖L‖ ‖X‖)",
+                value: ratio(fro(&r), fro(&l) * fro(x)),
+                bound: ops.bound,
+            })
+        }
+        _ => Err(ops.unknown),
+    }
+}
+
+/// C = A B.
+fn product(ops: Operands<'_>) -> Result<Residual, VerifyError> {
+    let ([a, b], [(_, c)]) = (ops.ins.as_slice(), ops.outs.as_slice()) else {
+        return Err(ops.unknown);
+    };
+    if a.ncols() != b.nrows() || c.nrows() != a.nrows() || c.ncols() != b.ncols() {
+        return Err(VerifyError::NotConforming("A, B and C"));
+    }
+    let r = *c - *a * *b;
+    Ok(Residual {
+        relation: "C = A B",
+        formula: "‖C − A B‖ / (‖A‖ ‖B‖)",
+        value: ratio(fro(&r), fro(a) * fro(b)),
+        bound: ops.bound,
+    })
 }
 
 /// For a QR program whose R matrix is not the 2-D factor (TSQR: R is

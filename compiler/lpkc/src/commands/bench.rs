@@ -8,8 +8,10 @@ use crate::args::{Format, GlobalOpts};
 use crate::error::CliError;
 use crate::output;
 use compiler::pipeline::{compile_source, CompileError, LintGate};
+use model::program::Program;
 use runtime::dense::{self, InputSpec};
 use runtime::exec::{ExecConfig, Progress};
+use runtime::in_memory;
 use runtime::kernels::{Registry, Tile};
 use runtime::reference;
 use std::collections::BTreeMap;
@@ -115,56 +117,85 @@ pub fn run(args: &BenchArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     measure(args).map_err(CliError::Input)
 }
 
+/// A workload's program and inputs.
+struct Case {
+    /// The program's file name.
+    name: &'static str,
+    /// Its source.
+    text: &'static str,
+    /// Its inputs, in matrix order.
+    specs: Vec<InputSpec>,
+    /// The flops of the operation (for the rates).
+    flops: f64,
+}
+
+/// The program, inputs and flop count of `args.workload`.
+fn workload(args: &BenchArgs) -> Case {
+    let n = args.n;
+    let random = |rows, cols| InputSpec::Random { rows, cols };
+    match args.workload {
+        Workload::Cholesky => Case {
+            name: "cholesky.lpk",
+            text: CHOLESKY,
+            specs: vec![InputSpec::Spd(n)],
+            flops: (n as f64).powi(3) / 3.0,
+        },
+        Workload::Gemm => Case {
+            name: "gemm.lpk",
+            text: GEMM,
+            specs: vec![random(n, n), random(n, n)],
+            flops: 2.0 * (n as f64).powi(3),
+        },
+        Workload::Tsqr => {
+            let (m, c) = (n as f64, args.cols as f64);
+            Case {
+                name: "tsqr.lpk",
+                text: TSQR,
+                specs: vec![random(n, args.cols)],
+                flops: 2.0 * c * c * (m - c / 3.0),
+            }
+        }
+    }
+}
+
+/// The inputs generated, by matrix index (the `k`th with seed `seed + k`).
+fn generate(
+    program: &Program,
+    specs: &[InputSpec],
+    seed: u64,
+) -> Result<BTreeMap<u32, Tile>, String> {
+    let input_ids = program
+        .matrices
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == model::program::Role::Input)
+        .map(|(i, _)| i as u32);
+    let mut data: BTreeMap<u32, Tile> = BTreeMap::new();
+    for (k, (id, spec)) in input_ids.zip(specs).enumerate() {
+        let t = spec
+            .generate(seed.wrapping_add(k as u64))
+            .ok_or("internal error: no generator")?;
+        data.insert(id, t);
+    }
+    Ok(data)
+}
+
+/// One side's measurement.
+struct Measured {
+    /// Wall seconds.
+    secs: f64,
+    /// Peak resident bytes during it.
+    rss: Option<u64>,
+}
+
 /// Runs lpk, then faer, and prints the comparison.
 fn measure(args: &BenchArgs) -> Result<(), String> {
     let workers = args
         .workers
         .unwrap_or_else(|| ExecConfig::default().workers);
-    let n = args.n;
-    let (name, text, specs, flops): (&str, &str, Vec<InputSpec>, f64) = match args.workload {
-        Workload::Cholesky => (
-            "cholesky.lpk",
-            CHOLESKY,
-            vec![InputSpec::Spd(n)],
-            (n as f64).powi(3) / 3.0,
-        ),
-        Workload::Gemm => (
-            "gemm.lpk",
-            GEMM,
-            vec![
-                InputSpec::Random { rows: n, cols: n },
-                InputSpec::Random { rows: n, cols: n },
-            ],
-            2.0 * (n as f64).powi(3),
-        ),
-        Workload::Tsqr => {
-            let (m, c) = (n as f64, args.cols as f64);
-            (
-                "tsqr.lpk",
-                TSQR,
-                vec![InputSpec::Random {
-                    rows: n,
-                    cols: args.cols,
-                }],
-                2.0 * c * c * (m - c / 3.0),
-            )
-        }
-    };
-    let program = compile(name, text)?;
-    let input_ids: Vec<u32> = program
-        .matrices
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.role == model::program::Role::Input)
-        .map(|(i, _)| i as u32)
-        .collect();
-    let mut data: BTreeMap<u32, Tile> = BTreeMap::new();
-    for (k, (id, spec)) in input_ids.iter().zip(&specs).enumerate() {
-        let t = spec
-            .generate(args.seed.wrapping_add(k as u64))
-            .ok_or("internal error: no generator")?;
-        data.insert(*id, t);
-    }
+    let w = workload(args);
+    let program = compile(w.name, w.text)?;
+    let data = generate(&program, &w.specs, args.seed)?;
     let input_bytes: u64 = data
         .values()
         .map(|t| (t.nrows() * t.ncols() * 8) as u64)
@@ -173,8 +204,9 @@ fn measure(args: &BenchArgs) -> Result<(), String> {
     // while); the JSON form has the same figures as fields.
     if args.format == Format::Human {
         output::line(&format!(
-            "bench {}: n = {n}{}, block {}, {workers} workers; inputs {:.0} MiB",
+            "bench {}: n = {}{}, block {}, {workers} workers; inputs {:.0} MiB",
             args.workload.name(),
+            args.n,
             if args.workload == Workload::Tsqr {
                 format!(" x {}", args.cols)
             } else {
@@ -184,29 +216,51 @@ fn measure(args: &BenchArgs) -> Result<(), String> {
             input_bytes as f64 / 1048576.0
         ));
     }
-
     // lpk first, so the peak it reports is its own.
     reset_peak_rss();
     let base_rss = peak_rss();
-    let registry = Registry::standard();
-    let config = ExecConfig { workers };
-    let progress = Progress::default();
     let started = Instant::now();
-    let done = dense::run(
+    let done = in_memory::run(
         &program,
         &[],
         &data,
         args.block,
-        &registry,
-        &config,
-        &progress,
+        &Registry::standard(),
+        &ExecConfig { workers },
+        &Progress::default(),
     )
     .map_err(|e| e.to_string())?;
-    let lpk_secs = started.elapsed().as_secs_f64();
-    let lpk_rss = peak_rss();
-    eprintln!("  lpk:  {lpk_secs:.3} s ({} tasks)", done.report.tasks);
+    let lpk = Measured {
+        secs: started.elapsed().as_secs_f64(),
+        rss: peak_rss(),
+    };
+    eprintln!("  lpk:  {:.3} s ({} tasks)", lpk.secs, done.report.tasks);
+    let tasks = done.report.tasks;
+    let (faer, difference) = reference_run(args, &program, done, &data, workers)?;
+    eprintln!("  faer: {:.3} s", faer.secs);
+    let figures = Figures {
+        tasks,
+        flops: w.flops,
+        input_bytes,
+        base_rss,
+        lpk,
+        faer,
+        difference,
+    };
+    print_figures(args, workers, &figures);
+    Ok(())
+}
 
-    // The result to compare with the reference, before faer runs.
+/// Runs faer's dense routine on the same inputs and returns its
+/// measurement and the relative difference from lpk's result (which is
+/// dropped before faer runs, so each peak is its own).
+fn reference_run(
+    args: &BenchArgs,
+    program: &Program,
+    done: in_memory::DenseRun<'_>,
+    data: &BTreeMap<u32, Tile>,
+    workers: usize,
+) -> Result<(Measured, f64), String> {
     let by = |m: &str| {
         program
             .matrices
@@ -223,7 +277,11 @@ fn measure(args: &BenchArgs) -> Result<(), String> {
             .unwrap_or_default()
     };
     let ins: Vec<&Tile> = data.values().collect();
-    let (ref_secs, ref_rss, difference) = match args.workload {
+    let timed = |secs: f64| Measured {
+        secs,
+        rss: peak_rss(),
+    };
+    match args.workload {
         Workload::Cholesky => {
             let l = dense::assemble(&ext_of("L"), by("L").ok_or("no L")?, args.block)
                 .map_err(|e| e.to_string())?;
@@ -240,14 +298,14 @@ fn measure(args: &BenchArgs) -> Result<(), String> {
             let mut r = reference::cholesky_in_place(ins[0], workers)
                 .ok_or("faer: not positive definite")?;
             let in_place_secs = t.elapsed().as_secs_f64();
-            let rss = peak_rss();
+            let m = timed(llt_secs.min(in_place_secs));
             eprintln!("  faer llt {llt_secs:.3} s, in place {in_place_secs:.3} s");
             for j in 0..r.ncols() {
                 for i in 0..j.min(r.nrows()) {
                     r[(i, j)] = 0.0;
                 }
             }
-            (llt_secs.min(in_place_secs), rss, fro(&(&l - &r)) / fro(&r))
+            Ok((m, fro(&(&l - &r)) / fro(&r)))
         }
         Workload::Gemm => {
             let c = dense::assemble(&ext_of("C"), by("C").ok_or("no C")?, args.block)
@@ -256,9 +314,8 @@ fn measure(args: &BenchArgs) -> Result<(), String> {
             reset_peak_rss();
             let t = Instant::now();
             let r = reference::product(ins[0], ins[1], workers).ok_or("shapes")?;
-            let secs = t.elapsed().as_secs_f64();
-            let rss = peak_rss();
-            (secs, rss, fro(&(&c - &r)) / fro(&r))
+            let m = timed(t.elapsed().as_secs_f64());
+            Ok((m, fro(&(&c - &r)) / fro(&r)))
         }
         Workload::Tsqr => {
             let ext = ext_of("R");
@@ -272,56 +329,70 @@ fn measure(args: &BenchArgs) -> Result<(), String> {
             reset_peak_rss();
             let t = Instant::now();
             let r = reference::qr_r(ins[0], workers);
-            let secs = t.elapsed().as_secs_f64();
-            let rss = peak_rss();
+            let m = timed(t.elapsed().as_secs_f64());
             // R is unique up to the signs of its rows: compare RᵀR.
             let a = r_lpk.transpose() * &r_lpk;
             let b = r.transpose() * &r;
-            (secs, rss, fro(&(&a - &b)) / fro(&b))
+            Ok((m, fro(&(&a - &b)) / fro(&b)))
         }
-    };
-    eprintln!("  faer: {ref_secs:.3} s");
+    }
+}
+
+/// What `lpkc bench` reports.
+struct Figures {
+    tasks: u64,
+    flops: f64,
+    input_bytes: u64,
+    base_rss: Option<u64>,
+    lpk: Measured,
+    faer: Measured,
+    difference: f64,
+}
+
+/// Prints the comparison, as JSON or for people.
+fn print_figures(args: &BenchArgs, workers: usize, f: &Figures) {
     let mib = |b: Option<u64>| b.map(|b| b as f64 / 1048576.0);
-    let over_input = |b: Option<u64>| b.map(|b| b as f64 / input_bytes as f64);
+    let over_input = |b: Option<u64>| b.map(|b| b as f64 / f.input_bytes as f64);
+    let (lpk_secs, ref_secs) = (f.lpk.secs, f.faer.secs);
     match args.format {
         Format::Json => output::json(&serde_json::json!({
             "workload": args.workload.name(),
-            "n": n,
+            "n": args.n,
             "cols": (args.workload == Workload::Tsqr).then_some(args.cols),
             "block": args.block,
             "workers": workers,
-            "tasks": done.report.tasks,
+            "tasks": f.tasks,
             "lpk_seconds": lpk_secs,
             "faer_seconds": ref_secs,
             "ratio": lpk_secs / ref_secs,
-            "lpk_gflops": flops / lpk_secs / 1e9,
-            "faer_gflops": flops / ref_secs / 1e9,
-            "input_bytes": input_bytes,
-            "lpk_peak_rss_bytes": lpk_rss,
-            "faer_peak_rss_bytes": ref_rss,
-            "rss_before_bytes": base_rss,
-            "lpk_peak_over_input": over_input(lpk_rss),
-            "relative_difference": difference,
+            "lpk_gflops": f.flops / lpk_secs / 1e9,
+            "faer_gflops": f.flops / ref_secs / 1e9,
+            "input_bytes": f.input_bytes,
+            "lpk_peak_rss_bytes": f.lpk.rss,
+            "faer_peak_rss_bytes": f.faer.rss,
+            "rss_before_bytes": f.base_rss,
+            "lpk_peak_over_input": over_input(f.lpk.rss),
+            "relative_difference": f.difference,
         })),
         Format::Human => {
             output::line(&format!(
                 "  lpk   {lpk_secs:8.3} s  {:7.1} GFLOP/s  peak RSS {}  ({} tasks)",
-                flops / lpk_secs / 1e9,
-                fmt_mib(mib(lpk_rss), over_input(lpk_rss)),
-                done.report.tasks
+                f.flops / lpk_secs / 1e9,
+                fmt_mib(mib(f.lpk.rss), over_input(f.lpk.rss)),
+                f.tasks
             ));
             output::line(&format!(
                 "  faer  {ref_secs:8.3} s  {:7.1} GFLOP/s  peak RSS {}",
-                flops / ref_secs / 1e9,
-                fmt_mib(mib(ref_rss), over_input(ref_rss))
+                f.flops / ref_secs / 1e9,
+                fmt_mib(mib(f.faer.rss), over_input(f.faer.rss))
             ));
             output::line(&format!(
-                "  lpk / faer = {:.2}; results differ by {difference:.1e} (relative)",
-                lpk_secs / ref_secs
+                "  lpk / faer = {:.2}; results differ by {:.1e} (relative)",
+                lpk_secs / ref_secs,
+                f.difference
             ));
         }
     }
-    Ok(())
 }
 
 fn fmt_mib(mib: Option<f64>, ratio: Option<f64>) -> String {

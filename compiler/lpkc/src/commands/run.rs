@@ -162,17 +162,8 @@ pub fn run(args: &RunArgs, global: &GlobalOpts) -> Result<(), CliError> {
     }
 }
 
-/// `lpkc run --redis`: starts local workers, submits, waits, collects.
-fn distributed(
-    program: &Program,
-    args: &RunArgs,
-    redis_url: &str,
-    store: &str,
-) -> Result<(), CliError> {
-    use cluster::record::{Kernels, RunState};
-    if args.block == 0 {
-        return Err(usage_error("--block must be at least 1"));
-    }
+/// Flags of the embedded run that a run through Redis does not take.
+fn refuse_embedded_only(args: &RunArgs) -> Result<(), CliError> {
     for (given, flag) in [
         (args.verify, "--verify"),
         (!args.outputs.is_empty(), "--output"),
@@ -188,17 +179,21 @@ fn distributed(
             )));
         }
     }
-    let specs = inputs::specs(program, &args.inputs)?;
-    cluster::tiles::check_store_url(store).map_err(|e| usage_error(&e.to_string()))?;
-    let mut redis = crate::cluster::open(redis_url)?;
-    let workers = args.workers.unwrap_or(2);
+    Ok(())
+}
+
+/// The local workers of a run through Redis, none started yet.
+fn local_workers(
+    args: &RunArgs,
+    redis_url: &str,
+    store: &str,
+) -> Result<crate::cluster::Workers, CliError> {
     let exe = std::env::current_exe().map_err(|e| {
         fail(&format!(
             "cannot find the lpkc executable to start workers: {e}"
         ))
     })?;
-    let started = std::time::Instant::now();
-    let mut children = crate::cluster::Workers {
+    Ok(crate::cluster::Workers {
         exe,
         redis: redis_url.to_string(),
         lease: args.lease,
@@ -208,7 +203,75 @@ fn distributed(
         peak: 0,
         cache_mb: crate::cluster::local_cache_mb(store),
         failed_in_a_row: (0, None),
+    })
+}
+
+/// Keeps the local workers going while the run waits: with `--autoscale`,
+/// numpywren's policy (about sf x ready tasks workers, at most max, at
+/// least one while the run runs); without it, fails once every worker has
+/// exited.
+fn tend_workers(
+    children: &mut crate::cluster::Workers,
+    probe: &mut cluster::conn::Redis,
+    queue: &str,
+    autoscale: Option<&crate::cluster::Autoscale>,
+) -> Result<(), CliError> {
+    let Some(a) = autoscale else {
+        return if children.reap() == 0 {
+            Err(fail(
+                "every local worker exited before the run finished (see their messages above)",
+            ))
+        } else {
+            Ok(())
+        };
     };
+    let ready: u64 = probe
+        .query(
+            cluster::redis::cmd("XLEN").arg(queue),
+            "counting ready tasks",
+        )
+        .map_err(crate::cluster::error)?;
+    let target = ((a.sf * ready as f64).ceil() as usize).clamp(1, a.max);
+    let alive = children.reap();
+    for _ in alive..target {
+        children.spawn()?;
+    }
+    Ok(())
+}
+
+/// What a run through Redis reports.
+struct Ran<'a> {
+    run: &'a str,
+    workers: usize,
+    record: &'a cluster::record::RunRecord,
+    submitted_at: Duration,
+    wall: Duration,
+    total: Duration,
+    worker_seconds: f64,
+    peak_workers: usize,
+    written: &'a [runtime::outputs::Written],
+}
+
+/// Runs the program through Redis with local workers: submit, wait while
+/// tending the workers, collect the outputs (fetched while the run goes
+/// on), report.
+fn distributed(
+    program: &Program,
+    args: &RunArgs,
+    redis_url: &str,
+    store: &str,
+) -> Result<(), CliError> {
+    use cluster::record::{Kernels, RunState};
+    if args.block == 0 {
+        return Err(usage_error("--block must be at least 1"));
+    }
+    refuse_embedded_only(args)?;
+    let specs = inputs::specs(program, &args.inputs)?;
+    cluster::tiles::check_store_url(store).map_err(|e| usage_error(&e.to_string()))?;
+    let mut redis = crate::cluster::open(redis_url)?;
+    let workers = args.workers.unwrap_or(2);
+    let started = std::time::Instant::now();
+    let mut children = local_workers(args, redis_url, store)?;
     if args.autoscale.is_none() {
         for _ in 0..workers {
             children.spawn()?;
@@ -216,26 +279,23 @@ fn distributed(
     }
     let file = args.file.display().to_string();
     let quiet = args.no_progress || args.format == Format::Json;
-    let submitted = crate::cluster::submit(
-        &mut redis,
-        &cluster::submit::Submission {
-            program,
-            file: &file,
-            params: &args.instance.params,
-            inputs: &specs,
-            seed: args.seed,
-            block: args.block,
-            store,
-            kernels: match args.kernels {
-                KernelSet::Std => Kernels::Standard,
-                KernelSet::Noop => Kernels::Noop,
-            },
-            max_expiries: 3,
-            keep_intermediates: args.keep_intermediates,
-            limits: cluster::record::RunLimits::default(),
+    let submission = cluster::submit::Submission {
+        program,
+        file: &file,
+        params: &args.instance.params,
+        inputs: &specs,
+        seed: args.seed,
+        block: args.block,
+        store,
+        kernels: match args.kernels {
+            KernelSet::Std => Kernels::Standard,
+            KernelSet::Noop => Kernels::Noop,
         },
-        quiet,
-    )?;
+        max_expiries: 3,
+        keep_intermediates: args.keep_intermediates,
+        limits: cluster::record::RunLimits::default(),
+    };
+    let submitted = crate::cluster::submit(&mut redis, &submission, quiet)?;
     let submitted_at = started.elapsed();
     // The output tiles are fetched while the run goes on, so that only the
     // last ones are left to read when it ends.
@@ -250,41 +310,13 @@ fn distributed(
         &submitted.run,
         !args.no_progress,
         Duration::from_secs_f64(args.lease),
-        &mut || match &args.autoscale {
-            None => {
-                if children.reap() == 0 {
-                    Err(fail(
-                        "every local worker exited before the run finished (see their messages above)",
-                    ))
-                } else {
-                    Ok(())
-                }
-            }
-            Some(a) => {
-                // numpywren's policy: about sf x ready tasks workers, at
-                // most max, at least one while the run runs.
-                let ready: u64 = probe
-                    .query(
-                        cluster::redis::cmd("XLEN").arg(&queue),
-                        "counting ready tasks",
-                    )
-                    .map_err(crate::cluster::error)?;
-                let target = ((a.sf * ready as f64).ceil() as usize).clamp(1, a.max);
-                let alive = children.reap();
-                for _ in alive..target {
-                    children.spawn()?;
-                }
-                Ok(())
-            }
-        },
+        &mut || tend_workers(&mut children, &mut probe, &queue, args.autoscale.as_ref()),
     )?;
     let wall = started.elapsed();
     children.reap();
     // Signalled now, waited for when `children` is dropped (after the
     // outputs are written): the exits overlap the collection.
     children.stop();
-    let worker_seconds = children.worker_seconds();
-    let peak_workers = children.peak;
     if record.state != RunState::Done {
         let why = record.error.map(|(_, m)| m).unwrap_or_default();
         return Err(fail(&format!("run {} failed: {why}", record.id)));
@@ -295,23 +327,40 @@ fn distributed(
             .map_err(crate::cluster::error)?,
         None => Vec::new(),
     };
-    let total = started.elapsed();
-    let secs = wall.as_secs_f64();
+    let ran = Ran {
+        run: &submitted.run,
+        workers,
+        record: &record,
+        submitted_at,
+        wall,
+        total: started.elapsed(),
+        worker_seconds: children.worker_seconds(),
+        peak_workers: children.peak,
+        written: &written,
+    };
+    report_distributed(program, args, redis_url, &ran);
+    Ok(())
+}
+
+/// Prints what a run through Redis did, as JSON or for people.
+fn report_distributed(program: &Program, args: &RunArgs, redis_url: &str, ran: &Ran<'_>) {
+    let (record, peak_workers) = (ran.record, ran.peak_workers);
+    let secs = ran.wall.as_secs_f64();
     match args.format {
         Format::Json => output::json(&serde_json::json!({
             "program": program.name,
-            "run": submitted.run,
+            "run": ran.run,
             "block": args.block,
-            "workers": if args.autoscale.is_some() { peak_workers } else { workers },
+            "workers": if args.autoscale.is_some() { peak_workers } else { ran.workers },
             "tasks": record.total,
             "wall_seconds": secs,
-            "submit_seconds": submitted_at.as_secs_f64(),
-            "worker_seconds": worker_seconds,
+            "submit_seconds": ran.submitted_at.as_secs_f64(),
+            "worker_seconds": ran.worker_seconds,
             "peak_workers": peak_workers,
             "store_peak_bytes": record.peak_bytes,
             "store_final_bytes": record.stored_bytes,
-            "total_seconds": total.as_secs_f64(),
-            "outputs": written.iter().map(|w| serde_json::json!({
+            "total_seconds": ran.total.as_secs_f64(),
+            "outputs": ran.written.iter().map(|w| serde_json::json!({
                 "output": w.request.to_string(),
                 "path": w.path.display().to_string(),
             })).collect::<Vec<_>>(),
@@ -320,21 +369,22 @@ fn distributed(
             output::line(&format!(
                 "ran {} as run {} with block {}: {} tasks on {} local workers through {} in {:.3} s ({:.0} tasks/s; submitting {:.3} s)",
                 program.name,
-                submitted.run,
+                ran.run,
                 args.block,
                 record.total,
                 if args.autoscale.is_some() {
                     format!("up to {peak_workers}")
                 } else {
-                    workers.to_string()
+                    ran.workers.to_string()
                 },
                 cluster::conn::redacted(redis_url),
                 secs,
                 record.total as f64 / secs.max(1e-12),
-                submitted_at.as_secs_f64(),
+                ran.submitted_at.as_secs_f64(),
             ));
             output::line(&format!(
-                "  {worker_seconds:.2} worker-seconds, at most {peak_workers} workers at once{}",
+                "  {:.2} worker-seconds, at most {peak_workers} workers at once{}",
+                ran.worker_seconds,
                 match &args.autoscale {
                     Some(a) =>
                         format!(" (autoscale sf={}, max={}, idle={} s)", a.sf, a.max, a.idle),
@@ -356,10 +406,10 @@ fn distributed(
             }
         }
     }
-    Ok(())
 }
 
-/// Runs the program.
+/// Runs the program: the embedded run pipeline ([`job::run_job`]) with a
+/// progress bar, then traces and the report.
 fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
     if args.block == 0 {
         return Err(usage_error("--block must be at least 1"));
@@ -382,7 +432,6 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
         },
         None => None,
     };
-
     let registry = match args.kernels {
         KernelSet::Std => Registry::standard(),
         KernelSet::Noop => exec::noop_registry(program),
@@ -397,88 +446,22 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
     } else {
         Progress::default()
     };
-    let show = !args.no_progress && std::io::stderr().is_terminal();
-    let bar = show.then(|| {
-        let pb = indicatif::ProgressBar::new(0);
-        pb.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks  {per_sec}  {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        pb
-    });
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let start = std::time::Instant::now();
-    let result = std::thread::scope(|s| {
-        s.spawn(|| {
-            let Some(pb) = &bar else { return };
-            // After the last task (--verify, writing the outputs) the task
-            // bar gives way to a spinner that says what the run waits for.
-            let mut spinner: Option<indicatif::ProgressBar> = None;
-            while !stop.load(Ordering::Relaxed) {
-                let stage = progress.stage();
-                if stage == Stage::Tasks {
-                    pb.set_length(progress.total.load(Ordering::Relaxed));
-                    pb.set_position(progress.done.load(Ordering::Relaxed));
-                    let secs = start.elapsed().as_secs_f64().max(1e-9);
-                    pb.set_message(format!("{:.1} GFLOP/s", progress.flops() / secs / 1e9));
-                } else {
-                    let sp = spinner.get_or_insert_with(|| {
-                        pb.finish_and_clear();
-                        let sp = indicatif::ProgressBar::new_spinner();
-                        sp.set_style(
-                            indicatif::ProgressStyle::with_template(
-                                "{spinner} [{elapsed_precise}] {msg}",
-                            )
-                            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-                        );
-                        sp.enable_steady_tick(Duration::from_millis(100));
-                        sp
-                    });
-                    sp.set_message(stage.describe());
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            pb.finish_and_clear();
-            if let Some(sp) = spinner {
-                sp.finish_and_clear();
-            }
-        });
-        let r = job::run_job(
-            program,
-            &job::Job {
-                params: &args.instance.params,
-                inputs: &specs,
-                seed: args.seed,
-                block: args.block,
-                output_dir: args.output_dir.as_deref(),
-                outputs: (!args.outputs.is_empty()).then_some(args.outputs.as_slice()),
-                tile_store: tile_store.as_deref(),
-                assemble: args.kernels == KernelSet::Std,
-                verify: args.verify,
-            },
-            &registry,
-            &config,
-            &progress,
-        );
-        stop.store(true, Ordering::Relaxed);
-        r
-    });
-    let done = match result {
-        Ok(r) => r,
-        Err(job::JobError::Bind { error, params }) => {
-            return Err(bind_failure(program, error, &params))
-        }
-        Err(e @ job::JobError::Select(_)) => return Err(usage_error(&e.to_string())),
-        // A missing or unreadable input file is a usage error (exit 2),
-        // as a missing source file is; a file that is there but holds no
-        // valid matrix is an input error.
-        Err(e @ job::JobError::Input { .. }) if unopenable_input(&e) => {
-            return Err(usage_error(&e.to_string()))
-        }
-        Err(e) => return Err(fail(&e.to_string())),
+    let job = job::Job {
+        params: &args.instance.params,
+        inputs: &specs,
+        seed: args.seed,
+        block: args.block,
+        output_dir: args.output_dir.as_deref(),
+        outputs: (!args.outputs.is_empty()).then_some(args.outputs.as_slice()),
+        tile_store: tile_store.as_deref(),
+        assemble: args.kernels == KernelSet::Std,
+        verify: args.verify,
     };
+    let show = !args.no_progress && std::io::stderr().is_terminal();
+    let result = with_progress_bar(show, &progress, || {
+        job::run_job(program, &job, &registry, &config, &progress)
+    });
+    let done = result.map_err(|e| job_error(program, e))?;
     for w in &done.written {
         if let Form::Tiles {
             count,
@@ -492,143 +475,229 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
             );
         }
     }
-    let report = done.report;
-    let inst = done.instance;
-    let events = progress.take_timeline();
-    if let Some(path) = &args.trace {
-        let json = runtime::timeline::chrome_json(&inst, &events);
-        std::fs::write(path, format!("{json}\n"))
-            .map_err(|e| usage_error(&format!("cannot write {}: {e}", path.display())))?;
-    }
-    if let Some(path) = &args.trace_svg {
-        std::fs::write(path, runtime::timeline::svg(&inst, &events))
-            .map_err(|e| usage_error(&format!("cannot write {}: {e}", path.display())))?;
-    }
-    let residual = done.residual;
-    let timings = done.timings;
-    let secs = report.wall.as_secs_f64();
-    let gflops = report.flops / secs.max(1e-12) / 1e9;
+    write_traces(args, &done.instance, &progress.take_timeline())?;
     match args.format {
-        Format::Json => {
-            let mut v = serde_json::json!({
-                "program": program.name,
-                "params": program.params.iter().zip(&inst.params)
-                    .map(|(p, v)| (p.name.clone(), serde_json::json!(v)))
-                    .collect::<serde_json::Map<_, _>>(),
-                "block": args.block,
-                "workers": report.workers,
-                "tasks": report.tasks,
-                "edges": report.edges,
-                "wall_seconds": secs,
-                "kernel_seconds": report.kernel_time.as_secs_f64(),
-                "flops": report.flops,
-                "gflops_per_second": gflops,
-                "peak_tile_bytes": report.peak_tile_bytes,
-                "max_waiting": report.max_waiting,
-                "timings": {
-                    "prepare_seconds": timings.prepare.as_secs_f64(),
-                    "compute_seconds": timings.compute.as_secs_f64(),
-                    "io_seconds": (timings.prepare + timings.finish).as_secs_f64(),
-                    "read_in_tasks_seconds": timings.read_in_tasks.as_secs_f64(),
-                    "write_in_tasks_seconds": timings.write_in_tasks.as_secs_f64(),
-                    "verify_seconds": timings.verify.as_secs_f64(),
-                    "finish_seconds": timings.finish.as_secs_f64(),
-                    "total_seconds": timings.total.as_secs_f64(),
-                },
-            });
-            if args.output_dir.is_some() {
-                v["outputs"] = done
-                    .written
-                    .iter()
-                    .map(|w| match &w.form {
-                        Form::Dense { rows, cols } => serde_json::json!({
-                            "output": w.request.to_string(),
-                            "path": w.path.display().to_string(),
-                            "shape": [rows, cols],
-                        }),
-                        Form::Tiles { count, .. } => serde_json::json!({
-                            "output": w.request.to_string(),
-                            "path": w.path.display().to_string(),
-                            "tiles": count,
-                        }),
-                    })
-                    .collect();
-            }
-            if let Some(r) = &residual {
-                v["residual"] = serde_json::json!({
-                    "relation": r.relation, "formula": r.formula,
-                    "value": r.value, "bound": r.bound, "ok": r.ok(),
-                });
-            }
-            output::json(&v);
-        }
-        Format::Human => {
-            let params: Vec<String> = program
-                .params
-                .iter()
-                .zip(&inst.params)
-                .map(|(p, v)| format!("{}={v}", p.name))
-                .collect();
-            output::line(&format!(
-                "ran {} ({}) with block {}: {} tasks on {} workers in {:.3} s ({:.0} tasks/s)",
-                program.name,
-                params.join(", "),
-                args.block,
-                report.tasks,
-                report.workers,
-                secs,
-                report.tasks as f64 / secs.max(1e-12),
-            ));
-            // The rate is over the wall time (what the run achieved); the
-            // kernel time is summed over the workers, so it is not its
-            // denominator.
-            output::line(&format!(
-                "  {:.3} GFLOP at {:.2} GFLOP/s of wall time ({:.3} s of kernel time over all workers){}",
-                report.flops / 1e9,
-                gflops,
-                report.kernel_time.as_secs_f64(),
-                if report.flops_complete {
-                    ""
-                } else {
-                    " (some kernels have no flop model)"
-                }
-            ));
-            output::line(&format!(
-                "  peak tile memory {}",
-                human_bytes(report.peak_tile_bytes)
-            ));
-            if let Some(dir) = &args.output_dir {
-                output::line(&format!("  outputs in {}", dir.display()));
-            }
-            let s = |d: Duration| d.as_secs_f64();
-            output::line(&format!(
-                "  time: run {:.3} s, I/O outside tasks {:.3} s (before {:.3} s, after {:.3} s), verify {:.3} s, total {:.3} s",
-                s(timings.compute),
-                s(timings.prepare + timings.finish),
-                s(timings.prepare),
-                s(timings.finish),
-                s(timings.verify),
-                s(timings.total),
-            ));
-            output::line(&format!(
-                "  I/O inside tasks (summed over workers): reading inputs {:.3} s, writing outputs {:.3} s",
-                s(timings.read_in_tasks),
-                s(timings.write_in_tasks),
-            ));
-            if let Some(r) = &residual {
-                output::line(&format!(
-                    "  residual {} = {:.3e} (bound {:.1e}): {}",
-                    r.formula,
-                    r.value,
-                    r.bound,
-                    if r.ok() { "ok" } else { "TOO LARGE" }
-                ));
-            }
-        }
+        Format::Json => output::json(&report_json(program, args, &done)),
+        Format::Human => report_human(program, args, &done),
     }
-    match residual {
+    match done.residual {
         Some(r) if !r.ok() => Err(CliError::Reported),
         _ => Ok(()),
+    }
+}
+
+/// A failed run as the CLI reports it: a binding that fails with its
+/// parameters, a bad `--output` or a missing input file as usage errors
+/// (exit 2, as a missing source file is), anything else as a failure.
+fn job_error(program: &Program, e: job::JobError) -> CliError {
+    match e {
+        job::JobError::Bind { error, params } => bind_failure(program, error, &params),
+        e @ job::JobError::Select(_) => usage_error(&e.to_string()),
+        e @ job::JobError::Input { .. } if unopenable_input(&e) => usage_error(&e.to_string()),
+        e => fail(&e.to_string()),
+    }
+}
+
+/// Runs `run` while a thread draws a progress bar on stderr (when `show`):
+/// the task count and rate while tasks run, then a spinner that says what
+/// the run waits for (`--verify`, writing the outputs).
+fn with_progress_bar<T: Send>(show: bool, progress: &Progress, run: impl FnOnce() -> T) -> T {
+    if !show {
+        return run();
+    }
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let start = std::time::Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| draw_progress(progress, &stop, start));
+        let r = run();
+        stop.store(true, Ordering::Relaxed);
+        r
+    })
+}
+
+/// The progress bar's loop, until `stop`.
+fn draw_progress(
+    progress: &Progress,
+    stop: &std::sync::atomic::AtomicBool,
+    start: std::time::Instant,
+) {
+    let style = |template: &str, default: fn() -> indicatif::ProgressStyle| {
+        indicatif::ProgressStyle::with_template(template).unwrap_or_else(|_| default())
+    };
+    let pb = indicatif::ProgressBar::new(0);
+    pb.set_style(style(
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks  {per_sec}  {msg}",
+        indicatif::ProgressStyle::default_bar,
+    ));
+    let mut spinner: Option<indicatif::ProgressBar> = None;
+    while !stop.load(Ordering::Relaxed) {
+        let stage = progress.stage();
+        if stage == Stage::Tasks {
+            pb.set_length(progress.total.load(Ordering::Relaxed));
+            pb.set_position(progress.done.load(Ordering::Relaxed));
+            let secs = start.elapsed().as_secs_f64().max(1e-9);
+            pb.set_message(format!("{:.1} GFLOP/s", progress.flops() / secs / 1e9));
+        } else {
+            let sp = spinner.get_or_insert_with(|| {
+                pb.finish_and_clear();
+                let sp = indicatif::ProgressBar::new_spinner();
+                sp.set_style(style(
+                    "{spinner} [{elapsed_precise}] {msg}",
+                    indicatif::ProgressStyle::default_spinner,
+                ));
+                sp.enable_steady_tick(Duration::from_millis(100));
+                sp
+            });
+            sp.set_message(stage.describe());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    pb.finish_and_clear();
+    if let Some(sp) = spinner {
+        sp.finish_and_clear();
+    }
+}
+
+/// Writes `--trace` (Chrome JSON) and `--trace-svg` from the timeline.
+fn write_traces(
+    args: &RunArgs,
+    inst: &model::program::Instance<'_>,
+    events: &[runtime::timeline::Event],
+) -> Result<(), CliError> {
+    let write = |path: &PathBuf, text: String| {
+        std::fs::write(path, text)
+            .map_err(|e| usage_error(&format!("cannot write {}: {e}", path.display())))
+    };
+    if let Some(path) = &args.trace {
+        let json = runtime::timeline::chrome_json(inst, events);
+        write(path, format!("{json}\n"))?;
+    }
+    if let Some(path) = &args.trace_svg {
+        write(path, runtime::timeline::svg(inst, events))?;
+    }
+    Ok(())
+}
+
+/// The report of `--format json`.
+fn report_json(program: &Program, args: &RunArgs, done: &job::JobReport<'_>) -> serde_json::Value {
+    let (report, timings, inst) = (&done.report, &done.timings, &done.instance);
+    let secs = report.wall.as_secs_f64();
+    let mut v = serde_json::json!({
+        "program": program.name,
+        "params": program.params.iter().zip(&inst.params)
+            .map(|(p, v)| (p.name.clone(), serde_json::json!(v)))
+            .collect::<serde_json::Map<_, _>>(),
+        "block": args.block,
+        "workers": report.workers,
+        "tasks": report.tasks,
+        "edges": report.edges,
+        "wall_seconds": secs,
+        "kernel_seconds": report.kernel_time.as_secs_f64(),
+        "flops": report.flops,
+        "gflops_per_second": report.flops / secs.max(1e-12) / 1e9,
+        "peak_tile_bytes": report.peak_tile_bytes,
+        "max_waiting": report.max_waiting,
+        "timings": {
+            "prepare_seconds": timings.prepare.as_secs_f64(),
+            "compute_seconds": timings.compute.as_secs_f64(),
+            "io_seconds": (timings.prepare + timings.finish).as_secs_f64(),
+            "read_in_tasks_seconds": timings.read_in_tasks.as_secs_f64(),
+            "write_in_tasks_seconds": timings.write_in_tasks.as_secs_f64(),
+            "verify_seconds": timings.verify.as_secs_f64(),
+            "finish_seconds": timings.finish.as_secs_f64(),
+            "total_seconds": timings.total.as_secs_f64(),
+        },
+    });
+    if args.output_dir.is_some() {
+        v["outputs"] = done
+            .written
+            .iter()
+            .map(|w| match &w.form {
+                Form::Dense { rows, cols } => serde_json::json!({
+                    "output": w.request.to_string(),
+                    "path": w.path.display().to_string(),
+                    "shape": [rows, cols],
+                }),
+                Form::Tiles { count, .. } => serde_json::json!({
+                    "output": w.request.to_string(),
+                    "path": w.path.display().to_string(),
+                    "tiles": count,
+                }),
+            })
+            .collect();
+    }
+    if let Some(r) = &done.residual {
+        v["residual"] = serde_json::json!({
+            "relation": r.relation, "formula": r.formula,
+            "value": r.value, "bound": r.bound, "ok": r.ok(),
+        });
+    }
+    v
+}
+
+/// The human report.
+fn report_human(program: &Program, args: &RunArgs, done: &job::JobReport<'_>) {
+    let (report, timings, inst) = (&done.report, &done.timings, &done.instance);
+    let secs = report.wall.as_secs_f64();
+    let params: Vec<String> = program
+        .params
+        .iter()
+        .zip(&inst.params)
+        .map(|(p, v)| format!("{}={v}", p.name))
+        .collect();
+    output::line(&format!(
+        "ran {} ({}) with block {}: {} tasks on {} workers in {:.3} s ({:.0} tasks/s)",
+        program.name,
+        params.join(", "),
+        args.block,
+        report.tasks,
+        report.workers,
+        secs,
+        report.tasks as f64 / secs.max(1e-12),
+    ));
+    // The rate is over the wall time (what the run achieved); the kernel
+    // time is summed over the workers, so it is not its denominator.
+    output::line(&format!(
+        "  {:.3} GFLOP at {:.2} GFLOP/s of wall time ({:.3} s of kernel time over all workers){}",
+        report.flops / 1e9,
+        report.flops / secs.max(1e-12) / 1e9,
+        report.kernel_time.as_secs_f64(),
+        if report.flops_complete {
+            ""
+        } else {
+            " (some kernels have no flop model)"
+        }
+    ));
+    output::line(&format!(
+        "  peak tile memory {}",
+        human_bytes(report.peak_tile_bytes)
+    ));
+    if let Some(dir) = &args.output_dir {
+        output::line(&format!("  outputs in {}", dir.display()));
+    }
+    let s = |d: Duration| d.as_secs_f64();
+    output::line(&format!(
+        "  time: run {:.3} s, I/O outside tasks {:.3} s (before {:.3} s, after {:.3} s), verify {:.3} s, total {:.3} s",
+        s(timings.compute),
+        s(timings.prepare + timings.finish),
+        s(timings.prepare),
+        s(timings.finish),
+        s(timings.verify),
+        s(timings.total),
+    ));
+    output::line(&format!(
+        "  I/O inside tasks (summed over workers): reading inputs {:.3} s, writing outputs {:.3} s",
+        s(timings.read_in_tasks),
+        s(timings.write_in_tasks),
+    ));
+    if let Some(r) = &done.residual {
+        output::line(&format!(
+            "  residual {} = {:.3e} (bound {:.1e}): {}",
+            r.formula,
+            r.value,
+            r.bound,
+            if r.ok() { "ok" } else { "TOO LARGE" }
+        ));
     }
 }
 

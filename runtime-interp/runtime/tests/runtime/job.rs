@@ -6,6 +6,7 @@
 use crate::program;
 use runtime::dense::{self, InputSpec};
 use runtime::exec::{ExecConfig, Progress};
+use runtime::in_memory;
 use runtime::job::{run_job, Job, JobError, MARKER};
 use runtime::kernels::{Registry, Tile};
 use runtime::npy::{self, NpyTiles};
@@ -84,7 +85,7 @@ fn npy_inputs_in_either_order_give_the_in_memory_result_in_place() {
 
     // The in-memory run's tiles, assembled: the reference.
     let data: BTreeMap<u32, Tile> = [(0, a.clone())].into();
-    let mem = dense::run(
+    let mem = in_memory::run(
         &p,
         &[],
         &data,

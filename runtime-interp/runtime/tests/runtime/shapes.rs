@@ -6,8 +6,9 @@
 
 use crate::program;
 use model::program::Program;
-use runtime::dense::{self, RunError, ShapeError};
+use runtime::dense::{RunError, ShapeError};
 use runtime::exec::{ExecConfig, Progress};
+use runtime::in_memory;
 use runtime::kernels::rules::Dim;
 use runtime::kernels::{KernelArg, Registry, Tile};
 use std::collections::BTreeMap;
@@ -37,7 +38,7 @@ fn check(name: &str, block: usize, shapes: &[(&str, usize, usize)]) -> Result<()
     let p = program(name);
     let data = inputs(&p, shapes);
     let progress = Progress::default();
-    let result = dense::run(
+    let result = in_memory::run(
         &p,
         &[],
         &data,
@@ -256,7 +257,7 @@ fn the_shape_check_and_the_flops_come_from_the_registry() {
 
     let data = inputs(&p, &[("A", 8, 8), ("B", 8, 8)]);
     let run = |registry: &Registry| {
-        dense::run(
+        in_memory::run(
             &p,
             &[],
             &data,

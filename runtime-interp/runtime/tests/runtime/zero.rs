@@ -9,6 +9,7 @@ use model::program::Program;
 use model::task::Task;
 use runtime::dense::{self, RunError};
 use runtime::exec::{ExecConfig, ExecError, Progress};
+use runtime::in_memory;
 use runtime::kernels::rules::Dim;
 use runtime::kernels::{Registry, Tile};
 use runtime::zero::{zero_tiles, ZeroTileError};
@@ -132,7 +133,7 @@ fn the_padded_tree_computes_the_product_and_needs_its_zero_matrix() {
         let find = |name: &str| p.matrices.iter().position(|m| m.name == name).expect("A") as u32;
         let data: BTreeMap<u32, Tile> = [(find("A"), a.clone()), (find("B"), b.clone())].into();
         let run = |prog: &Program| {
-            dense::run(
+            in_memory::run(
                 prog,
                 &[],
                 &data,

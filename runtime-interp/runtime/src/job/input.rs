@@ -1,0 +1,102 @@
+//! A run's inputs: each matrix generated in memory or opened as a `.npy`
+//! file (header only), and the source that cuts input tiles from them as
+//! tasks ask, with positioned reads for files.
+
+use crate::dense;
+use crate::dense::InputSpec;
+use crate::exec::{TileError, TileSource};
+use crate::kernels::Tile;
+use crate::npy::{NpyError, NpyTiles};
+use model::program::Program;
+use model::MatrixId;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// An input matrix of a run.
+#[derive(Debug)]
+pub enum Input {
+    /// A matrix in memory (generated, or given by a caller).
+    Dense(Tile),
+    /// A `.npy` file, read tile by tile.
+    File(NpyTiles),
+}
+
+impl Input {
+    /// Opens a file spec (header only) or generates the matrix; `seed`
+    /// makes random matrices reproducible.
+    pub fn open(spec: &InputSpec, seed: u64) -> Result<Input, NpyError> {
+        match spec {
+            InputSpec::File(path) => Ok(Input::File(NpyTiles::open(path)?)),
+            other => Ok(Input::Dense(
+                other.generate(seed).unwrap_or_else(|| Tile::zeros(0, 0)),
+            )),
+        }
+    }
+
+    /// The shape (rows, columns).
+    pub fn shape(&self) -> (usize, usize) {
+        match self {
+            Input::Dense(t) => (t.nrows(), t.ncols()),
+            Input::File(f) => f.shape(),
+        }
+    }
+
+    /// The whole matrix (read from the file if it is one).
+    pub fn dense(&self) -> Result<Cow<'_, Tile>, NpyError> {
+        match self {
+            Input::Dense(t) => Ok(Cow::Borrowed(t)),
+            Input::File(f) => Ok(Cow::Owned(f.read_all()?)),
+        }
+    }
+
+    fn block(&self, r0: usize, c0: usize, nr: usize, nc: usize) -> Result<Tile, TileError> {
+        match self {
+            Input::Dense(t) => Ok(t.as_ref().submatrix(r0, c0, nr, nc).to_owned()),
+            Input::File(f) => f
+                .read_block(r0, c0, nr, nc)
+                .map_err(|e| TileError::Npy(Box::new(e))),
+        }
+    }
+}
+
+/// Input tiles cut, as tasks ask for them, from [`Input`]s: with block
+/// `B`, tile `(i, j)` holds rows `i·B..` and columns `j·B..` (1-D matrices:
+/// row blocks spanning all columns).
+pub struct InputSource<'a> {
+    inputs: &'a BTreeMap<u32, Input>,
+    one_d: Vec<bool>,
+    block: usize,
+}
+
+impl<'a> InputSource<'a> {
+    /// A source over `inputs` (by matrix index) of `program`.
+    pub fn new(program: &Program, inputs: &'a BTreeMap<u32, Input>, block: usize) -> Self {
+        InputSource {
+            inputs,
+            one_d: program
+                .matrices
+                .iter()
+                .map(|m| m.extents.len() == 1)
+                .collect(),
+            block,
+        }
+    }
+}
+
+impl TileSource for InputSource<'_> {
+    fn input(&self, matrix: MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError> {
+        let data = self
+            .inputs
+            .get(&matrix.0)
+            .ok_or(TileError::NoData { matrix })?;
+        let (rows, cols) = data.shape();
+        let one_d = self.one_d.get(matrix.index()) == Some(&true);
+        let (r0, nr, c0, nc) = dense::tile_rect(self.block, index, rows, cols, one_d)?;
+        Ok(Arc::new(data.block(r0, c0, nr, nc)?))
+    }
+
+    fn block(&self) -> Option<usize> {
+        Some(self.block)
+    }
+}

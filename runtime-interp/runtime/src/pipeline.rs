@@ -1,0 +1,170 @@
+//! The stages every run goes through, whichever driver starts it: `lpkc
+//! run` on files ([`crate::job`]), `lpkc bench` on dense matrices
+//! ([`crate::in_memory::run`]), Python's `lpk.run` on NumPy arrays and a
+//! distributed submission.
+//!
+//! 1. **Prepare** — [`bind`]: the parameters not given are inferred from
+//!    the inputs' shapes, the instance is bound (its `require`s checked),
+//!    each input's tile grid is checked against the instance and every
+//!    statement's arguments against its kernel's shape rule (from the
+//!    [`Registry`]), all before any task; [`output_shapes`]: the dense
+//!    shape of each 2-D output that can be known before the run, so a
+//!    driver can place it (a file written in place, a NumPy buffer).
+//! 2. **Execute** — [`crate::exec::execute`] over a driver's
+//!    [`crate::exec::TileSource`] and [`crate::exec::TileSink`].
+//! 3. **Finish** — [`assemble_whole`]: the outputs collected as tiles,
+//!    assembled; [`residual`]: the `--verify` check on dense inputs and
+//!    outputs. Writing the results (files and the `_SUCCESS` marker, NumPy
+//!    arrays, a store) is the driver's; what it writes is what these
+//!    stages gave it.
+//!
+//! Only the data sources and sinks differ between drivers; the rules a
+//! run obeys are here once.
+
+use crate::dense::{self, AssembleError, ShapeError};
+use crate::kernels::{Registry, Tile};
+use crate::outputs::{self, OutputRequest};
+use crate::verify::{self, Residual, VerifyError};
+use model::program::{BindError, Instance, Program, Role};
+use model::MatrixId;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// An input's or output's shape: (rows, columns).
+pub type Shape = (usize, usize);
+
+/// Output tiles of one matrix, by tile index.
+pub type TilesOf = BTreeMap<Vec<i64>, Arc<Tile>>;
+
+/// A run's instance, bound and checked: what [`bind`] gives.
+pub struct Bound<'p> {
+    /// The instance.
+    pub instance: Instance<'p>,
+    /// Every parameter: those given, then those inferred.
+    pub params: Vec<(String, i64)>,
+    /// The parameters inferred from the input shapes.
+    pub inferred: Vec<(String, i64)>,
+}
+
+/// Why [`bind`] refused a run.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// The inputs do not fit the program: a grid, a dimension, a kernel's
+    /// shape rule, or a parameter inferred two ways.
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    /// The parameters make no instance: a `require` that does not hold, an
+    /// extent that cannot be evaluated or is negative.
+    #[error("{error}")]
+    Bind {
+        /// Why the binding failed.
+        error: BindError,
+        /// The parameters bound: those given, then those inferred.
+        params: Vec<(String, i64)>,
+    },
+}
+
+/// Prepare: infers the parameters not in `given` from the inputs'
+/// `shapes`, binds the instance, and checks every input's grid and every
+/// statement's argument shapes (from `registry`'s shape rules) against it.
+pub fn bind<'p>(
+    program: &'p Program,
+    registry: &Registry,
+    given: &[(String, i64)],
+    shapes: &BTreeMap<u32, Shape>,
+    block: usize,
+) -> Result<Bound<'p>, PrepareError> {
+    let inferred = dense::infer_params_from_shapes(program, given, shapes, block)?;
+    let mut params = given.to_vec();
+    params.extend(inferred.iter().cloned());
+    let instance = program.bind(&params).map_err(|error| PrepareError::Bind {
+        error,
+        params: params.clone(),
+    })?;
+    dense::check_grids(&instance, shapes, block)?;
+    crate::shapes::check(&instance, registry, shapes, block).map_err(ShapeError::Disagree)?;
+    Ok(Bound {
+        instance,
+        params,
+        inferred,
+    })
+}
+
+/// Prepare: for each output matrix, its dense shape when it is 2-D and its
+/// kernels' shape rules give it before the run (`None`: known only from
+/// its tiles, at the end).
+pub fn output_shapes(
+    inst: &Instance<'_>,
+    registry: &Registry,
+    shapes: &BTreeMap<u32, Shape>,
+    block: usize,
+) -> BTreeMap<u32, Option<Shape>> {
+    inst.program
+        .matrix_ids()
+        .filter(|(_, decl)| decl.role == Role::Output)
+        .map(|(id, decl)| {
+            let shape = if decl.extents.len() == 2 {
+                crate::shapes::predict_output(inst, registry, shapes, block, id)
+            } else {
+                None
+            };
+            (id.0, shape)
+        })
+        .collect()
+}
+
+/// Execute: where tile `index` of a `shape`-shaped output lies with block
+/// `block` — its first row and column — when the tile has that place's
+/// shape; else the shape the place wants (zeros where `index` is outside
+/// the grid), for [`crate::exec::TileError::UnexpectedShape`].
+pub fn place_tile(
+    block: usize,
+    index: &[i64],
+    shape: Shape,
+    tile: &Tile,
+) -> Result<(usize, usize), Shape> {
+    let place = |i: Option<&i64>, n: usize| -> Option<(usize, usize)> {
+        let start = usize::try_from(*i?).ok()?.checked_mul(block)?;
+        (start < n).then(|| (start, block.min(n - start)))
+    };
+    let (r, c) = (place(index.first(), shape.0), place(index.get(1), shape.1));
+    match (r, c) {
+        (Some((r0, h)), Some((c0, w))) if (h, w) == (tile.nrows(), tile.ncols()) => Ok((r0, c0)),
+        _ => Err((r.map_or(0, |r| r.1), c.map_or(0, |c| c.1))),
+    }
+}
+
+/// Finish: each output collected as tiles, assembled into one dense
+/// matrix (or why its tiles form none).
+pub fn assemble_whole(
+    inst: &Instance<'_>,
+    collected: &BTreeMap<u32, TilesOf>,
+    block: usize,
+) -> BTreeMap<u32, Result<Tile, AssembleError>> {
+    collected
+        .iter()
+        .map(|(&m, tiles)| {
+            let name = inst
+                .program
+                .get_matrix(MatrixId(m))
+                .map(|d| d.name.clone())
+                .unwrap_or_default();
+            let extents = inst.extents.get(m as usize).cloned().unwrap_or_default();
+            let request = OutputRequest::whole(&name);
+            (m, outputs::assemble(&request, &extents, tiles, block))
+        })
+        .collect()
+}
+
+/// Finish: the residual of the run's relation (`--verify`) on its dense
+/// inputs and outputs; `tiles` are the outputs kept as tiles, from which a
+/// QR's final `R` is found.
+pub fn residual(
+    inst: &Instance<'_>,
+    inputs: &BTreeMap<u32, Tile>,
+    outputs: &BTreeMap<u32, Tile>,
+    tiles: &BTreeMap<u32, TilesOf>,
+) -> Result<Residual, VerifyError> {
+    let qr_r = verify::final_qr_r(inst, tiles);
+    verify::verify(inst.program, inputs, outputs, qr_r.as_deref())
+}
