@@ -19,7 +19,7 @@
 use crate::args::GlobalOpts;
 use crate::error::CliError;
 use crate::output;
-use runtime::kernels::{KernelArg, Registry, Tile};
+use runtime::kernels::{Kernel, KernelArg, Registry, Tile};
 use runtime::store::TileStore;
 use sim::cost::{CostModel, KernelTime, StoreCost};
 use std::path::PathBuf;
@@ -165,63 +165,8 @@ fn time_kernel(
     let kernel = reg
         .get(name)
         .ok_or_else(|| format!("the runtime has no kernel `{name}`"))?;
-    let sig = kernel
-        .signature()
-        .ok_or_else(|| format!("kernel `{name}` has no signature to build its arguments from"))?;
-    let a = good_tile(b);
     let err = |e: String| format!("{name} at block {b}: {e}");
-    // The factors qr_apply and qr_apply_pair apply.
-    let factors = match name {
-        "qr_apply" => Some(
-            reg.get("qr_factor")
-                .ok_or("no qr_factor")?
-                .call(&[KernelArg::Tile(&a)])
-                .map_err(|e| err(e.to_string()))?,
-        ),
-        "qr_apply_pair" => Some(
-            reg.get("qr_pair")
-                .ok_or("no qr_pair")?
-                .call(&[KernelArg::Tile(&a), KernelArg::Tile(&a)])
-                .map_err(|e| err(e.to_string()))?,
-        ),
-        _ => None,
-    };
-    let args: Vec<Owned> = match &factors {
-        Some(f) => {
-            let (v, t) = (f.first().ok_or("no v")?, f.get(1).ok_or("no t")?);
-            let mut args = vec![
-                Owned::Tile(v.clone()),
-                Owned::Tile(t.clone()),
-                Owned::Tile(a.clone()),
-            ];
-            if name == "qr_apply_pair" {
-                args.push(Owned::Tile(a.clone()));
-            }
-            args
-        }
-        // qr_pair stacks two R factors in TSQR and CAQR: time it on them
-        // (upper triangular), as it runs.
-        None if name == "qr_pair" => {
-            let r = reg
-                .get("qr_factor")
-                .ok_or("no qr_factor")?
-                .call(&[KernelArg::Tile(&a)])
-                .map_err(|e| err(e.to_string()))?
-                .into_iter()
-                .nth(2)
-                .ok_or("qr_factor gave no r")?;
-            vec![Owned::Tile(r.clone()), Owned::Tile(r)]
-        }
-        None => sig
-            .params
-            .iter()
-            .map(|(_, kind)| match kind {
-                None => Owned::Tile(a.clone()),
-                Some(model::stdlib::ScalarKind::Int) => Owned::Int(2),
-                Some(model::stdlib::ScalarKind::Real) => Owned::Real(0.5),
-            })
-            .collect(),
-    };
+    let args = arguments(reg, name, b).map_err(err)?;
     let bytes: usize = args
         .iter()
         .map(|x| match x {
@@ -235,35 +180,7 @@ fn time_kernel(
             .map(|_| {
                 let pool: Vec<Vec<Owned>> = vec![args.clone(); copies];
                 let kernel = kernel.clone();
-                scope.spawn(move || {
-                    // Results kept alive, about POOL_BYTES of them, as a
-                    // run keeps its tiles until their readers ran: each
-                    // call writes into memory that is resident but cold
-                    // (the oldest result's), not into the block the last
-                    // result freed, still in cache. (Kept alive by the
-                    // 256 MiB of `Ring::new`, TSQR's `qr_pair` took 50 %
-                    // longer than in a run.)
-                    let shape = kernel.call(&refs(&pool[0])).map_err(|e| e.to_string())?;
-                    let out_bytes: usize = shape.iter().map(|t| 8 * t.nrows() * t.ncols()).sum();
-                    let mut kept = Ring::with_len((POOL_BYTES / out_bytes.max(1)).clamp(1, 4096));
-                    while kept.items.len() < kept.len {
-                        kept.push(shape.clone());
-                    }
-                    let start = Instant::now();
-                    let mut times = Vec::new();
-                    let mut i = 0;
-                    while times.is_empty()
-                        || (start.elapsed().as_secs_f64() < min_time && times.len() < 100_000)
-                    {
-                        let args = refs(&pool[i % copies]);
-                        let t = Instant::now();
-                        let out = kernel.call(&args).map_err(|e| e.to_string())?;
-                        times.push(t.elapsed().as_secs_f64());
-                        kept.push(out);
-                        i += 1;
-                    }
-                    Ok(times)
-                })
+                scope.spawn(move || call_for(&*kernel, &pool, min_time))
             })
             .collect();
         handles
@@ -279,6 +196,86 @@ fn time_kernel(
         all.extend(r.map_err(err)?);
     }
     Ok(mean(&all))
+}
+
+/// The arguments `name` is timed on at block `b`: from its signature (a
+/// well-conditioned tile for each tile, small scalars), except the QR
+/// kernels, timed on what they get in a run (the factors `qr_apply` and
+/// `qr_apply_pair` apply; two upper triangular R factors for `qr_pair`).
+fn arguments(reg: &Registry, name: &str, b: usize) -> Result<Vec<Owned>, String> {
+    let kernel = reg
+        .get(name)
+        .ok_or_else(|| format!("the runtime has no kernel `{name}`"))?;
+    let sig = kernel
+        .signature()
+        .ok_or_else(|| format!("kernel `{name}` has no signature to build its arguments from"))?;
+    let a = good_tile(b);
+    let call = |k: &str, args: &[KernelArg<'_>]| -> Result<Vec<Tile>, String> {
+        reg.get(k)
+            .ok_or(format!("no {k}"))?
+            .call(args)
+            .map_err(|e| e.to_string())
+    };
+    let tile = |t: &Tile| Owned::Tile(t.clone());
+    match name {
+        "qr_apply" | "qr_apply_pair" => {
+            let f = if name == "qr_apply" {
+                call("qr_factor", &[KernelArg::Tile(&a)])?
+            } else {
+                call("qr_pair", &[KernelArg::Tile(&a), KernelArg::Tile(&a)])?
+            };
+            let (v, t) = (f.first().ok_or("no v")?, f.get(1).ok_or("no t")?);
+            let mut args = vec![tile(v), tile(t), tile(&a)];
+            if name == "qr_apply_pair" {
+                args.push(tile(&a));
+            }
+            Ok(args)
+        }
+        "qr_pair" => {
+            let f = call("qr_factor", &[KernelArg::Tile(&a)])?;
+            let r = f.get(2).ok_or("qr_factor gave no r")?;
+            Ok(vec![tile(r), tile(r)])
+        }
+        _ => Ok(sig
+            .params
+            .iter()
+            .map(|(_, kind)| match kind {
+                None => tile(&a),
+                Some(model::stdlib::ScalarKind::Int) => Owned::Int(2),
+                Some(model::stdlib::ScalarKind::Real) => Owned::Real(0.5),
+            })
+            .collect()),
+    }
+}
+
+/// One timing thread: calls `kernel` on the argument copies of `pool` in
+/// turn for `min_time` seconds (at least once, at most 100,000 times);
+/// the seconds of each call.
+fn call_for(kernel: &dyn Kernel, pool: &[Vec<Owned>], min_time: f64) -> Result<Vec<f64>, String> {
+    // Results kept alive, about POOL_BYTES of them, as a run keeps its
+    // tiles until their readers ran: each call writes into memory that is
+    // resident but cold (the oldest result's), not into the block the
+    // last result freed, still in cache. (Kept alive by the 256 MiB of
+    // `Ring::new`, TSQR's `qr_pair` took 50 % longer than in a run.)
+    let first = pool.first().ok_or("no arguments")?;
+    let shape = kernel.call(&refs(first)).map_err(|e| e.to_string())?;
+    let out_bytes: usize = shape.iter().map(|t| 8 * t.nrows() * t.ncols()).sum();
+    let mut kept = Ring::with_len((POOL_BYTES / out_bytes.max(1)).clamp(1, 4096));
+    while kept.items.len() < kept.len {
+        kept.push(shape.clone());
+    }
+    let start = Instant::now();
+    let mut times = Vec::new();
+    let mut i = 0;
+    while times.is_empty() || (start.elapsed().as_secs_f64() < min_time && times.len() < 100_000) {
+        let args = refs(&pool[i % pool.len()]);
+        let t = Instant::now();
+        let out = kernel.call(&args).map_err(|e| e.to_string())?;
+        times.push(t.elapsed().as_secs_f64());
+        kept.push(out);
+        i += 1;
+    }
+    Ok(times)
 }
 
 /// The name the timing tiles go under in a store (`STORE/lpkc_calibrate/`).
@@ -455,6 +452,52 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// Runs `lpkc calibrate`.
 pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+    check_args(args)?;
+    let big = *args.block.iter().max().unwrap_or(&256) as usize;
+    let reg = Registry::standard();
+    let names: Vec<String> = if args.kernels.is_empty() {
+        // In the order of docs/kernels.md.
+        model::stdlib::STANDARD
+            .iter()
+            .filter(|s| reg.get(s.name).is_some())
+            .map(|s| s.name.to_string())
+            .collect()
+    } else {
+        args.kernels.clone()
+    };
+    let mut model = CostModel {
+        machine: format!(
+            "lpkc calibrate on {} ({} threads available); kernels timed on {} threads at once",
+            std::env::consts::ARCH,
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+            args.threads
+        ),
+        gflops: args.gflops,
+        task_overhead_s: args.task_overhead,
+        ..CostModel::default()
+    };
+    model
+        .check()
+        .map_err(|e| CliError::Usage(format!("{e} (check --gflops and --task-overhead)")))?;
+    time_kernels(args, &reg, &names, &mut model)?;
+    model.store = if args.no_store {
+        time_in_memory(args, big, &mut model)?
+    } else {
+        time_tile_store(args, big)?
+    };
+    let text = serde_json::to_string_pretty(&model)
+        .map_err(|e| CliError::Input(format!("cannot write the cost model: {e}")))?;
+    match &args.output {
+        Some(p) => std::fs::write(p, format!("{text}\n"))
+            .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", p.display())))?,
+        None => output::out(&format!("{text}\n")),
+    }
+    Ok(())
+}
+
+/// The flags in their ranges, and the memory the timing would hold within
+/// its budget.
+fn check_args(args: &CalibrateArgs) -> Result<(), CliError> {
     if args.block.is_empty() || args.block.iter().any(|&b| b == 0 || b > 8192) {
         return Err(CliError::Usage(
             "--block takes block sizes from 1 to 8192, e.g. --block 128,256".into(),
@@ -485,31 +528,16 @@ pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
             MEMORY_BUDGET >> 30
         )));
     }
-    let reg = Registry::standard();
-    let names: Vec<String> = if args.kernels.is_empty() {
-        // In the order of docs/kernels.md.
-        model::stdlib::STANDARD
-            .iter()
-            .filter(|s| reg.get(s.name).is_some())
-            .map(|s| s.name.to_string())
-            .collect()
-    } else {
-        args.kernels.clone()
-    };
-    let mut model = CostModel {
-        machine: format!(
-            "lpkc calibrate on {} ({} threads available); kernels timed on {} threads at once",
-            std::env::consts::ARCH,
-            std::thread::available_parallelism().map_or(1, |n| n.get()),
-            args.threads
-        ),
-        gflops: args.gflops,
-        task_overhead_s: args.task_overhead,
-        ..CostModel::default()
-    };
-    model
-        .check()
-        .map_err(|e| CliError::Usage(format!("{e} (check --gflops and --task-overhead)")))?;
+    Ok(())
+}
+
+/// Times every kernel of `names` at every block into `model`.
+fn time_kernels(
+    args: &CalibrateArgs,
+    reg: &Registry,
+    names: &[String],
+    model: &mut CostModel,
+) -> Result<(), CliError> {
     // Each kernel is timed in ROUNDS rounds of min_time / ROUNDS, the
     // kernels in turn within a round, and keeps the median of its rounds'
     // means: on a shared machine whose speed drifts for seconds at a time,
@@ -520,7 +548,7 @@ pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
         for (k, name) in names.iter().enumerate() {
             for (i, &b) in args.block.iter().enumerate() {
                 let s = time_kernel(
-                    &reg,
+                    reg,
                     name,
                     b as usize,
                     args.min_time / ROUNDS as f64,
@@ -543,90 +571,91 @@ pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
         }
         model.kernels.insert(name.clone(), times);
     }
-    model.store = if args.no_store {
-        // The embedded executor: tiles stay in memory, but every read of an
-        // input tile copies it out of the dense input.
-        let lat = time_cut(1, args.min_time / 4.0, args.threads).map_err(CliError::Input)?;
-        let t = time_cut(big, args.min_time, args.threads).map_err(CliError::Input)?;
-        let cut = StoreCost {
-            latency_s: lat,
-            bandwidth_bytes_per_s: (8 * big * big) as f64 / (t - lat).max(1e-12),
-        };
-        eprintln!(
-            "{:>14} {:.3} ms per {big} x {big} tile ({:.1} MB/s)",
-            "input cut",
-            t * 1e3,
-            cut.bandwidth_bytes_per_s / 1e6
-        );
-        model.input_cut = Some(cut);
-        let mut rates = Vec::new();
-        for _ in 0..ROUNDS {
-            rates.push(
-                time_fresh_memory(args.min_time / ROUNDS as f64, args.threads)
-                    .map_err(CliError::Input)?,
-            );
-        }
-        let fresh = median(rates);
-        eprintln!(
-            "{:>14} {:.1} MB/s first touched",
-            "fresh memory",
-            fresh / 1e6
-        );
-        model.fresh_memory_bytes_per_s = Some(fresh);
-        StoreCost::FREE
-    } else {
-        let (store, dir): (Box<dyn TileStore>, Option<PathBuf>) = match &args.store {
-            Some(url) if runtime::store::is_root_dir(url) => {
-                return Err(CliError::Usage(format!(
-                    "--store {url}: the file system's root is not a tile store; name a directory"
-                )))
-            }
-            Some(url) => (
-                runtime::store::open_store(url)
-                    .map_err(|e| CliError::Usage(format!("--store {url}: {e}")))?,
-                // The directory the timing tiles go to, removed after.
-                runtime::store::local_dir(url).map(|d| d.join(CALIB)),
-            ),
-            None => {
-                let dir =
-                    std::env::temp_dir().join(format!("lpkc-calibrate-{}", std::process::id()));
-                std::fs::create_dir_all(&dir).map_err(|e| {
-                    CliError::Input(format!("cannot create {}: {e}", dir.display()))
-                })?;
-                let url = format!("file://{}", dir.display());
-                (
-                    runtime::store::open_store(&url)
-                        .map_err(|e| CliError::Input(format!("{url}: {e}")))?,
-                    Some(dir),
-                )
-            }
-        };
-        let cost = time_store(store.as_ref(), big, args.min_time);
-        if let Some(d) = dir {
-            // Our own temporary directory goes whole; in the user's store
-            // only the (emptied) directory of the timing tiles.
-            let _ = if args.store.is_some() {
-                std::fs::remove_dir(d)
-            } else {
-                std::fs::remove_dir_all(d)
-            };
-        }
-        let cost = cost.map_err(|e| CliError::Input(format!("timing the store: {e}")))?;
-        eprintln!(
-            "{:>14} latency {:.3} ms, bandwidth {:.1} MB/s ({})",
-            "store",
-            cost.latency_s * 1e3,
-            cost.bandwidth_bytes_per_s / 1e6,
-            store.describe()
-        );
-        cost
-    };
-    let text = serde_json::to_string_pretty(&model)
-        .map_err(|e| CliError::Input(format!("cannot write the cost model: {e}")))?;
-    match &args.output {
-        Some(p) => std::fs::write(p, format!("{text}\n"))
-            .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", p.display())))?,
-        None => output::out(&format!("{text}\n")),
-    }
     Ok(())
+}
+
+/// The embedded executor's "store": tiles stay in memory, but every read
+/// of an input tile copies it out of the dense input (`input_cut`), and
+/// results are written to fresh memory.
+fn time_in_memory(
+    args: &CalibrateArgs,
+    big: usize,
+    model: &mut CostModel,
+) -> Result<StoreCost, CliError> {
+    let lat = time_cut(1, args.min_time / 4.0, args.threads).map_err(CliError::Input)?;
+    let t = time_cut(big, args.min_time, args.threads).map_err(CliError::Input)?;
+    let cut = StoreCost {
+        latency_s: lat,
+        bandwidth_bytes_per_s: (8 * big * big) as f64 / (t - lat).max(1e-12),
+    };
+    eprintln!(
+        "{:>14} {:.3} ms per {big} x {big} tile ({:.1} MB/s)",
+        "input cut",
+        t * 1e3,
+        cut.bandwidth_bytes_per_s / 1e6
+    );
+    model.input_cut = Some(cut);
+    let mut rates = Vec::new();
+    for _ in 0..ROUNDS {
+        rates.push(
+            time_fresh_memory(args.min_time / ROUNDS as f64, args.threads)
+                .map_err(CliError::Input)?,
+        );
+    }
+    let fresh = median(rates);
+    eprintln!(
+        "{:>14} {:.1} MB/s first touched",
+        "fresh memory",
+        fresh / 1e6
+    );
+    model.fresh_memory_bytes_per_s = Some(fresh);
+    Ok(StoreCost::FREE)
+}
+
+/// The latency and bandwidth of `--store` (by default a temporary
+/// directory, removed after).
+fn time_tile_store(args: &CalibrateArgs, big: usize) -> Result<StoreCost, CliError> {
+    let (store, dir): (Box<dyn TileStore>, Option<PathBuf>) = match &args.store {
+        Some(url) if runtime::store::is_root_dir(url) => {
+            return Err(CliError::Usage(format!(
+                "--store {url}: the file system's root is not a tile store; name a directory"
+            )))
+        }
+        Some(url) => (
+            runtime::store::open_store(url)
+                .map_err(|e| CliError::Usage(format!("--store {url}: {e}")))?,
+            // The directory the timing tiles go to, removed after.
+            runtime::store::local_dir(url).map(|d| d.join(CALIB)),
+        ),
+        None => {
+            let dir = std::env::temp_dir().join(format!("lpkc-calibrate-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| CliError::Input(format!("cannot create {}: {e}", dir.display())))?;
+            let url = format!("file://{}", dir.display());
+            (
+                runtime::store::open_store(&url)
+                    .map_err(|e| CliError::Input(format!("{url}: {e}")))?,
+                Some(dir),
+            )
+        }
+    };
+    let cost = time_store(store.as_ref(), big, args.min_time);
+    if let Some(d) = dir {
+        // Our own temporary directory goes whole; in the user's store
+        // only the (emptied) directory of the timing tiles.
+        let _ = if args.store.is_some() {
+            std::fs::remove_dir(d)
+        } else {
+            std::fs::remove_dir_all(d)
+        };
+    }
+    let cost = cost.map_err(|e| CliError::Input(format!("timing the store: {e}")))?;
+    eprintln!(
+        "{:>14} latency {:.3} ms, bandwidth {:.1} MB/s ({})",
+        "store",
+        cost.latency_s * 1e3,
+        cost.bandwidth_bytes_per_s / 1e6,
+        store.describe()
+    );
+    Ok(cost)
 }

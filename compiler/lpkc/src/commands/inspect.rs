@@ -7,7 +7,7 @@ use crate::error::CliError;
 use crate::{load, output, report};
 use model::artifact::{self, Encoding, Loaded};
 use model::plan::PlanStep;
-use model::program::{Arg, DomainItem, ParamKind, Role};
+use model::program::{Arg, DomainItem, ParamKind, Program, Role};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -50,9 +50,43 @@ fn role(r: Role) -> &'static str {
 
 /// The human summary of `lpkc inspect`.
 fn summary(path: &Path, size: u64, loaded: &Loaded) -> String {
-    let a = &loaded.artifact;
-    let p = &a.program;
+    let p = &loaded.artifact.program;
     let mut o = String::new();
+    container(&mut o, path, size, loaded);
+    let _ = writeln!(o, "\nprogram {}", p.name);
+    let params: Vec<String> = p
+        .params
+        .iter()
+        .map(|q| match q.default {
+            Some(d) => format!("{} = {d}", q.name),
+            None => q.name.clone(),
+        })
+        .collect();
+    let _ = writeln!(o, "  parameters  {}", params.join(", "));
+    for &r in &p.requires {
+        let _ = writeln!(o, "  require     {}", p.expr_text(r, &[]));
+    }
+    declarations(&mut o, p);
+    let _ = writeln!(o, "\nstatements");
+    for (s, st) in p.statements.iter().enumerate() {
+        statement(&mut o, p, s, st);
+    }
+    let _ = writeln!(
+        o,
+        "\n{}, {}",
+        count(
+            p.exprs.nodes().len() as u64,
+            "expression node",
+            "expression nodes"
+        ),
+        count(p.tree.len() as u64, "loop tree root", "loop tree roots")
+    );
+    o
+}
+
+/// The artifact's container: format, size, compiler, source, lint record.
+fn container(o: &mut String, path: &Path, size: u64, loaded: &Loaded) {
+    let a = &loaded.artifact;
     let _ = writeln!(o, "artifact {}", path.display());
     let enc = match loaded.encoding {
         Encoding::Cbor => "CBOR",
@@ -69,20 +103,16 @@ fn summary(path: &Path, size: u64, loaded: &Loaded) -> String {
             ""
         }
     );
-    match loaded.header {
-        Some(h) => {
-            let _ = writeln!(
-                o,
-                "  size     {size} bytes ({} header + {} payload), CRC-32 {:#010x}",
-                artifact::HEADER_LEN,
-                h.payload_len,
-                h.crc32
-            );
-        }
-        None => {
-            let _ = writeln!(o, "  size     {}", count(size, "byte", "bytes"));
-        }
-    }
+    let _ = match loaded.header {
+        Some(h) => writeln!(
+            o,
+            "  size     {size} bytes ({} header + {} payload), CRC-32 {:#010x}",
+            artifact::HEADER_LEN,
+            h.payload_len,
+            h.crc32
+        ),
+        None => writeln!(o, "  size     {}", count(size, "byte", "bytes")),
+    };
     let _ = writeln!(o, "  compiler {}", a.compiler);
     let _ = writeln!(
         o,
@@ -108,19 +138,10 @@ fn summary(path: &Path, size: u64, loaded: &Loaded) -> String {
         None => "not recorded (a run lints the program first)".to_string(),
     };
     let _ = writeln!(o, "  lint     {lint}");
-    let _ = writeln!(o, "\nprogram {}", p.name);
-    let params: Vec<String> = p
-        .params
-        .iter()
-        .map(|q| match q.default {
-            Some(d) => format!("{} = {d}", q.name),
-            None => q.name.clone(),
-        })
-        .collect();
-    let _ = writeln!(o, "  parameters  {}", params.join(", "));
-    for &r in &p.requires {
-        let _ = writeln!(o, "  require     {}", p.expr_text(r, &[]));
-    }
+}
+
+/// The matrices and kernels.
+fn declarations(o: &mut String, p: &Program) {
     let _ = writeln!(o, "\nmatrices");
     for m in &p.matrices {
         let ext: Vec<String> = m.extents.iter().map(|&e| p.expr_text(e, &[])).collect();
@@ -159,93 +180,84 @@ fn summary(path: &Path, size: u64, loaded: &Loaded) -> String {
             k.results.join(", ")
         );
     }
-    let _ = writeln!(o, "\nstatements");
-    for (s, st) in p.statements.iter().enumerate() {
-        let kernel = p.get_kernel(st.kernel).map_or("?", |k| &k.name);
-        let acc = |a: &model::program::Access| {
-            let name = p.get_matrix(a.matrix).map_or("?", |m| &m.name);
-            let idx: Vec<String> = a
-                .indices
-                .iter()
-                .map(|&i| p.expr_text(i, &st.vars))
-                .collect();
-            format!("{name}[{}]", idx.join(", "))
-        };
-        let writes: Vec<String> = st.writes.iter().map(acc).collect();
-        let args: Vec<String> = st
-            .args
+}
+
+/// Statement `s`: its call, its loops and guards, its plans' size.
+fn statement(o: &mut String, p: &Program, s: usize, st: &model::program::Statement) {
+    let kernel = p.get_kernel(st.kernel).map_or("?", |k| &k.name);
+    let acc = |a: &model::program::Access| {
+        let name = p.get_matrix(a.matrix).map_or("?", |m| &m.name);
+        let idx: Vec<String> = a
+            .indices
             .iter()
-            .map(|a| match a {
-                Arg::Tile(i) => st.reads.get(*i as usize).map_or("?".into(), acc),
-                Arg::Scalar(e) => p.expr_text(*e, &st.vars),
-            })
+            .map(|&i| p.expr_text(i, &st.vars))
             .collect();
-        let _ = writeln!(
-            o,
-            "  {s}: {kernel}@{}:{}  {} = {kernel}({})",
-            st.line,
-            st.column,
-            writes.join(", "),
-            args.join(", ")
-        );
-        for d in &st.domain {
-            match d {
-                DomainItem::Loop { slot, lo, hi, step } => {
-                    let var = st.vars.get(*slot as usize).map_or("?", String::as_str);
-                    let _ = writeln!(
-                        o,
-                        "       for {var} in range({}, {}, {})",
-                        p.expr_text(*lo, &st.vars),
-                        p.expr_text(*hi, &st.vars),
-                        p.expr_text(*step, &st.vars)
-                    );
-                }
-                DomainItem::Guard { cond, positive } => {
-                    let c = p.expr_text(*cond, &st.vars);
-                    let _ = if *positive {
-                        writeln!(o, "       if {c}")
-                    } else {
-                        writeln!(o, "       if not ({c})")
-                    };
-                }
-            }
-        }
-        if let Some(sp) = p.plans.get(s) {
-            let all: Vec<_> = sp.writes.iter().chain(&sp.reads).collect();
-            let steps: usize = all.iter().map(|ap| ap.inverse.steps.len()).sum();
-            let ranges: usize = all
-                .iter()
-                .map(|ap| {
-                    ap.inverse
-                        .steps
-                        .iter()
-                        .filter(|s| matches!(s, PlanStep::Range { .. }))
-                        .count()
-                })
-                .sum();
-            let partners: usize = all.iter().map(|ap| ap.partners.len()).sum();
-            let _ = writeln!(
-                o,
-                "       plans: {} write + {} read, {}, {}, {}",
-                sp.writes.len(),
-                sp.reads.len(),
-                count(steps as u64, "step", "steps"),
-                count(ranges as u64, "enumeration", "enumerations"),
-                count(partners as u64, "partner", "partners"),
-            );
-        }
-    }
+        format!("{name}[{}]", idx.join(", "))
+    };
+    let writes: Vec<String> = st.writes.iter().map(acc).collect();
+    let args: Vec<String> = st
+        .args
+        .iter()
+        .map(|a| match a {
+            Arg::Tile(i) => st.reads.get(*i as usize).map_or("?".into(), acc),
+            Arg::Scalar(e) => p.expr_text(*e, &st.vars),
+        })
+        .collect();
     let _ = writeln!(
         o,
-        "\n{}, {}",
-        count(
-            p.exprs.nodes().len() as u64,
-            "expression node",
-            "expression nodes"
-        ),
-        count(p.tree.len() as u64, "loop tree root", "loop tree roots")
+        "  {s}: {kernel}@{}:{}  {} = {kernel}({})",
+        st.line,
+        st.column,
+        writes.join(", "),
+        args.join(", ")
     );
-    o
+    for d in &st.domain {
+        match d {
+            DomainItem::Loop { slot, lo, hi, step } => {
+                let var = st.vars.get(*slot as usize).map_or("?", String::as_str);
+                let _ = writeln!(
+                    o,
+                    "       for {var} in range({}, {}, {})",
+                    p.expr_text(*lo, &st.vars),
+                    p.expr_text(*hi, &st.vars),
+                    p.expr_text(*step, &st.vars)
+                );
+            }
+            DomainItem::Guard { cond, positive } => {
+                let c = p.expr_text(*cond, &st.vars);
+                let _ = if *positive {
+                    writeln!(o, "       if {c}")
+                } else {
+                    writeln!(o, "       if not ({c})")
+                };
+            }
+        }
+    }
+    let Some(sp) = p.plans.get(s) else {
+        return;
+    };
+    let all: Vec<_> = sp.writes.iter().chain(&sp.reads).collect();
+    let steps: usize = all.iter().map(|ap| ap.inverse.steps.len()).sum();
+    let ranges: usize = all
+        .iter()
+        .map(|ap| {
+            ap.inverse
+                .steps
+                .iter()
+                .filter(|s| matches!(s, PlanStep::Range { .. }))
+                .count()
+        })
+        .sum();
+    let partners: usize = all.iter().map(|ap| ap.partners.len()).sum();
+    let _ = writeln!(
+        o,
+        "       plans: {} write + {} read, {}, {}, {}",
+        sp.writes.len(),
+        sp.reads.len(),
+        count(steps as u64, "step", "steps"),
+        count(ranges as u64, "enumeration", "enumerations"),
+        count(partners as u64, "partner", "partners"),
+    );
 }
 
 /// `1 step`, `2 steps`: a count with its noun in the right number.

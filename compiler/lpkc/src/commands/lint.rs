@@ -39,6 +39,28 @@ pub struct LintArgs {
 
 /// Runs `lpkc lint`.
 pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
+    let (deny_warnings, allowed) = levels(args)?;
+    if args.bound < 0 {
+        return Err(CliError::Usage("--bound must be at least 0".into()));
+    }
+    let opts = LintOptions {
+        bound: args.bound,
+        task_budget: args.budget,
+        ..LintOptions::default()
+    };
+    let text = match load::read_input(&args.file)? {
+        Input::Source(text) => text,
+        Input::Artifact(bytes) => {
+            let report = lint_artifact(args, global, &bytes, &opts)?;
+            return finish(args, global, report, &allowed, deny_warnings);
+        }
+    };
+    let report = lint_source(args, global, &text, &opts)?;
+    finish(args, global, report, &allowed, deny_warnings)
+}
+
+/// `--deny warnings` and the codes of `--allow`.
+fn levels(args: &LintArgs) -> Result<(bool, Vec<&'static str>), CliError> {
     let mut deny_warnings = false;
     for d in &args.deny {
         if d == "warnings" {
@@ -60,21 +82,17 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
             }
         }
     }
-    if args.bound < 0 {
-        return Err(CliError::Usage("--bound must be at least 0".into()));
-    }
-    let opts = LintOptions {
-        bound: args.bound,
-        task_budget: args.budget,
-        ..LintOptions::default()
-    };
-    let text = match load::read_input(&args.file)? {
-        Input::Source(text) => text,
-        Input::Artifact(bytes) => {
-            let report = lint_artifact(args, global, &bytes, &opts)?;
-            return finish(args, global, report, &allowed, deny_warnings);
-        }
-    };
+    Ok((deny_warnings, allowed))
+}
+
+/// Compiles and lints a source: its diagnostics (compile errors, or the
+/// lint's) and rule summary.
+fn lint_source(
+    args: &LintArgs,
+    global: &GlobalOpts,
+    text: &str,
+    opts: &LintOptions,
+) -> Result<Report, CliError> {
     let mut sources = SourceMap::new();
     let mut summary = Vec::new();
     let mut program_name = String::new();
@@ -84,7 +102,7 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let diagnostics = match compile_source(
         &mut sources,
         &args.file.display().to_string(),
-        &text,
+        text,
         args.instance.program.program.as_deref(),
         LintGate::Off,
     ) {
@@ -105,13 +123,13 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
             } else {
                 Some(instance::bind(&compiled.program, &args.instance)?)
             };
-            let refused = refuse_large(&mut given, &opts);
+            let refused = refuse_large(&mut given, opts);
             let report = lint_program(
                 &compiled.checked.module,
                 hir,
                 &compiled.program,
                 compiled.checked.file,
-                &opts,
+                opts,
                 given.as_ref(),
             );
             checked_instance = given.as_ref().map(instance_of);
@@ -129,15 +147,14 @@ pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
             diagnostics
         }
     };
-    let report = Report {
+    Ok(Report {
         sources,
         diagnostics,
         summary,
         program_name,
         instance: checked_instance,
         skipped: None,
-    };
-    finish(args, global, report, &allowed, deny_warnings)
+    })
 }
 
 /// Counts the instance of `-p` before lint expands it: one over the limit

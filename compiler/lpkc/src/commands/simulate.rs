@@ -299,44 +299,8 @@ pub fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
             args.block
         )));
     }
-    let mut costs = match &args.costs {
-        Some(p) => read_costs(p)?,
-        None => CostModel::default(),
-    };
-    if let Some(g) = args.gflops {
-        costs.gflops = g;
-    }
-    if let Some(l) = args.store_latency {
-        costs.store.latency_s = l;
-    }
-    if let Some(b) = args.store_bandwidth {
-        costs.store.bandwidth_bytes_per_s = b * 1e6;
-    }
-    costs.check().map_err(|e| {
-        CliError::Usage(format!(
-            "{e} (check --gflops, --store-latency, --store-bandwidth)"
-        ))
-    })?;
-    let workers = match (args.workers, &args.autoscale) {
-        (Some(w), None) => {
-            if w == 0 || w > 65536 {
-                return Err(CliError::Usage(format!(
-                    "--workers must be between 1 and 65536, found {w}"
-                )));
-            }
-            Workers::Fixed(w)
-        }
-        (None, Some(a)) => Workers::Autoscale {
-            sf: a.sf,
-            max: a.max,
-            idle: a.idle,
-        },
-        _ => {
-            return Err(CliError::Usage(
-                "give either --workers W or --autoscale sf=SF,max=MAX,idle=S".into(),
-            ))
-        }
-    };
+    let costs = costs(args)?;
+    let workers = workers(args)?;
     let startup = match &args.startup {
         Some(p) => read_delays(p)?,
         None => Vec::new(),
@@ -351,17 +315,15 @@ pub fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
     };
     let failures = match args.fail_rate {
         None => None,
-        Some(rate) => {
-            if !(0.0..1.0).contains(&rate) {
-                return Err(CliError::Usage(format!(
-                    "--fail-rate must be at least 0 and below 1, found {rate}"
-                )));
-            }
-            Some(Failures {
-                rate,
-                lease: args.lease,
-            })
+        Some(rate) if !(0.0..1.0).contains(&rate) => {
+            return Err(CliError::Usage(format!(
+                "--fail-rate must be at least 0 and below 1, found {rate}"
+            )))
         }
+        Some(rate) => Some(Failures {
+            rate,
+            lease: args.lease,
+        }),
     };
     let limit = TaskLimit {
         max: args.max_tasks,
@@ -389,6 +351,72 @@ pub fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
         sim::SimError::Config(m) => CliError::Usage(m),
         other => CliError::Input(other.to_string()),
     })?;
+    check_report(&report, tasks)?;
+    if let Some(out) = &args.svg {
+        let title = format!(
+            "{} {} B={} {}: workers over time",
+            program.name,
+            instance::params_text(&inst),
+            args.block,
+            report.policy.name()
+        );
+        let text = sim::svg::utilisation_svg(&report.timeline, report.makespan_s, &title)
+            .map_err(CliError::Input)?;
+        std::fs::write(out, text)
+            .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", out.display())))?;
+    }
+    match args.format {
+        Format::Json => output::json(&report_json(args, &inst, &report, workers, bound)),
+        Format::Human => output::out(&human(&report, bound)),
+    }
+    Ok(())
+}
+
+/// The cost model: `--costs` (or the defaults), then the flags that
+/// override it, checked.
+fn costs(args: &SimulateArgs) -> Result<CostModel, CliError> {
+    let mut costs = match &args.costs {
+        Some(p) => read_costs(p)?,
+        None => CostModel::default(),
+    };
+    if let Some(g) = args.gflops {
+        costs.gflops = g;
+    }
+    if let Some(l) = args.store_latency {
+        costs.store.latency_s = l;
+    }
+    if let Some(b) = args.store_bandwidth {
+        costs.store.bandwidth_bytes_per_s = b * 1e6;
+    }
+    costs.check().map_err(|e| {
+        CliError::Usage(format!(
+            "{e} (check --gflops, --store-latency, --store-bandwidth)"
+        ))
+    })?;
+    Ok(costs)
+}
+
+/// `--workers W` or `--autoscale`, exactly one of them.
+fn workers(args: &SimulateArgs) -> Result<Workers, CliError> {
+    match (args.workers, &args.autoscale) {
+        (Some(w), None) if w == 0 || w > 65536 => Err(CliError::Usage(format!(
+            "--workers must be between 1 and 65536, found {w}"
+        ))),
+        (Some(w), None) => Ok(Workers::Fixed(w)),
+        (None, Some(a)) => Ok(Workers::Autoscale {
+            sf: a.sf,
+            max: a.max,
+            idle: a.idle,
+        }),
+        _ => Err(CliError::Usage(
+            "give either --workers W or --autoscale sf=SF,max=MAX,idle=S".into(),
+        )),
+    }
+}
+
+/// A simulation that ran another number of tasks than the count, or whose
+/// times overflowed, is an error, never a report.
+fn check_report(report: &sim::Report, tasks: u64) -> Result<(), CliError> {
     if report.tasks != tasks {
         return Err(CliError::Input(format!(
             "the simulation ran {} tasks, the count says {tasks}",
@@ -409,78 +437,76 @@ pub fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
             report.makespan_s
         )));
     }
-    if let Some(out) = &args.svg {
-        let title = format!(
-            "{} {} B={} {}: workers over time",
-            program.name,
-            instance::params_text(&inst),
-            args.block,
-            report.policy.name()
-        );
-        let text = sim::svg::utilisation_svg(&report.timeline, report.makespan_s, &title)
-            .map_err(CliError::Input)?;
-        std::fs::write(out, text)
-            .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", out.display())))?;
-    }
-    let mut json = report.to_json();
-    if let Some(obj) = json.as_object_mut() {
-        let mut head = serde_json::Map::new();
-        head.insert("program".into(), program.name.clone().into());
-        head.insert(
-            "params".into(),
-            serde_json::Value::Object(
-                program
-                    .params
-                    .iter()
-                    .zip(&inst.params)
-                    .map(|(p, &v)| (p.name.clone(), v.into()))
-                    .collect(),
-            ),
-        );
-        head.insert("block".into(), args.block.into());
-        head.insert(
-            "workers".into(),
-            match workers {
-                Workers::Fixed(w) => serde_json::json!(w),
-                Workers::Autoscale { sf, max, idle } => {
-                    serde_json::json!({"sf": sf, "max": max, "idle": idle})
-                }
-            },
-        );
-        head.insert("startup_bound_s".into(), serde_json::json!(bound));
-        head.insert("ahead".into(), args.ahead.into());
-        head.insert(
-            "straggling".into(),
-            match args.stragglers {
-                Some(s) => serde_json::json!({"rate": s.rate, "slow": s.slow}),
-                None => serde_json::Value::Null,
-            },
-        );
-        head.insert(
-            "speculation".into(),
-            match args.speculate {
-                Some(s) => serde_json::json!({"q": s.q, "c": s.c, "min": s.min}),
-                None => serde_json::Value::Null,
-            },
-        );
-        head.insert(
-            "lease".into(),
-            match args.lease {
-                Lease::Fixed(s) => serde_json::json!(s),
-                Lease::Auto(a) => serde_json::json!({
-                    "q": a.q, "c": a.c, "factor": a.factor, "min": a.min,
-                    "fallback_s": a.fallback_s
-                }),
-            },
-        );
-        head.append(obj);
-        *obj = head;
-    }
-    match args.format {
-        Format::Json => output::json(&json),
-        Format::Human => output::out(&human(&report, bound)),
-    }
     Ok(())
+}
+
+/// The report as JSON: what was simulated (program, parameters, block,
+/// workers, startup bound, stragglers, speculation, lease), then the
+/// simulation's own fields.
+fn report_json(
+    args: &SimulateArgs,
+    inst: &model::program::Instance<'_>,
+    report: &sim::Report,
+    workers: Workers,
+    bound: Option<f64>,
+) -> serde_json::Value {
+    let program = inst.program;
+    let mut json = report.to_json();
+    let Some(obj) = json.as_object_mut() else {
+        return json;
+    };
+    let mut head = serde_json::Map::new();
+    head.insert("program".into(), program.name.clone().into());
+    head.insert(
+        "params".into(),
+        serde_json::Value::Object(
+            program
+                .params
+                .iter()
+                .zip(&inst.params)
+                .map(|(p, &v)| (p.name.clone(), v.into()))
+                .collect(),
+        ),
+    );
+    head.insert("block".into(), args.block.into());
+    head.insert(
+        "workers".into(),
+        match workers {
+            Workers::Fixed(w) => serde_json::json!(w),
+            Workers::Autoscale { sf, max, idle } => {
+                serde_json::json!({"sf": sf, "max": max, "idle": idle})
+            }
+        },
+    );
+    head.insert("startup_bound_s".into(), serde_json::json!(bound));
+    head.insert("ahead".into(), args.ahead.into());
+    head.insert(
+        "straggling".into(),
+        match args.stragglers {
+            Some(s) => serde_json::json!({"rate": s.rate, "slow": s.slow}),
+            None => serde_json::Value::Null,
+        },
+    );
+    head.insert(
+        "speculation".into(),
+        match args.speculate {
+            Some(s) => serde_json::json!({"q": s.q, "c": s.c, "min": s.min}),
+            None => serde_json::Value::Null,
+        },
+    );
+    head.insert(
+        "lease".into(),
+        match args.lease {
+            Lease::Fixed(s) => serde_json::json!(s),
+            Lease::Auto(a) => serde_json::json!({
+                "q": a.q, "c": a.c, "factor": a.factor, "min": a.min,
+                "fallback_s": a.fallback_s
+            }),
+        },
+    );
+    head.append(obj);
+    *obj = head;
+    json
 }
 
 fn human(r: &sim::Report, bound: Option<f64>) -> String {
