@@ -1,7 +1,8 @@
 //! The layout's promises that Cargo cannot check: inside each crate, no
 //! module imports another that imports it back, directly or through
 //! others (ARCHITECTURE.md), at file level: `crate::`, `super::` and
-//! `self::` paths are all followed.
+//! `self::` paths are all followed; and ARCHITECTURE.md's codemap names
+//! every module file of every crate, in that crate's section.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -188,20 +189,23 @@ fn circles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     w.found
 }
 
+/// The source folders of the workspace's crates.
+const CRATES: [&str; 8] = [
+    "grammar/src",
+    "compiler/src",
+    "compiler/lpkc/src",
+    "runtime-interp/model/src",
+    "runtime-interp/runtime/src",
+    "runtime-interp/cluster/src",
+    "runtime-interp/sim/src",
+    "python/src",
+];
+
 #[test]
 fn no_module_imports_one_that_imports_it_back() {
     let root = test_support::workspace_root();
     let mut found = Vec::new();
-    for krate in [
-        "grammar/src",
-        "compiler/src",
-        "compiler/lpkc/src",
-        "runtime-interp/model/src",
-        "runtime-interp/runtime/src",
-        "runtime-interp/cluster/src",
-        "runtime-interp/sim/src",
-        "python/src",
-    ] {
+    for krate in CRATES {
         let mods = modules(&root.join(krate));
         assert!(mods.len() >= 4, "{krate}: {} modules", mods.len());
         for c in circles(&imports(&mods)) {
@@ -257,4 +261,93 @@ fn the_import_scan_sees_a_circle_through_super_and_three_modules() {
             "x::b".to_string()
         ]]
     );
+}
+
+/// `a/{b,c}.rs` as `a/b.rs` and `a/c.rs` (one brace group, as the
+/// codemap writes them).
+fn expand(token: &str) -> Vec<String> {
+    let (Some(open), Some(close)) = (token.find('{'), token.find('}')) else {
+        return vec![token.to_string()];
+    };
+    if close < open {
+        return vec![token.to_string()];
+    }
+    let (head, tail) = (&token[..open], &token[close + 1..]);
+    token[open + 1..close]
+        .split(',')
+        .flat_map(|alt| expand(&format!("{head}{}{tail}", alt.trim())))
+        .collect()
+}
+
+/// The section of ARCHITECTURE.md about the crate in `folder` (from its
+/// `### \`folder/\`` heading to the next heading), as the code spans in it.
+fn codemap_names(architecture: &str, folder: &str) -> Option<BTreeSet<String>> {
+    let heading = format!("### `{folder}/`");
+    let start = architecture.find(&heading)?;
+    let body = &architecture[start + heading.len()..];
+    let end = body.find("\n#").unwrap_or(body.len());
+    let spans = body[..end].split('`').skip(1).step_by(2);
+    Some(spans.flat_map(expand).collect())
+}
+
+/// Whether `names` name the module file `rel` (relative to its crate's
+/// `src/`): by a path it ends with (`finish.rs`, `job/finish.rs`), or, for
+/// a folder's `mod.rs`, by the folder (`job/`). A crate's `lib.rs` or
+/// `main.rs` is its section itself.
+fn named(rel: &str, names: &BTreeSet<String>) -> bool {
+    if rel == "lib.rs" || rel == "main.rs" {
+        return true;
+    }
+    let ends = |n: &str| !n.is_empty() && (rel == n || rel.ends_with(&format!("/{n}")));
+    if let Some(folder) = rel.strip_suffix("/mod.rs") {
+        let folder_named = |n: &str| {
+            let n = n.trim_end_matches('/');
+            folder == n || folder.ends_with(&format!("/{n}")) || ends(&format!("{n}/mod.rs"))
+        };
+        return names.iter().any(|n| n.ends_with('/') && folder_named(n))
+            || names.iter().any(|n| ends(n));
+    }
+    names.iter().any(|n| ends(n))
+}
+
+#[test]
+fn the_codemap_names_every_module_file() {
+    let root = test_support::workspace_root();
+    let architecture =
+        std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let mut missing = Vec::new();
+    for krate in CRATES {
+        let folder = krate.strip_suffix("/src").expect("a src folder");
+        let names = codemap_names(&architecture, folder)
+            .unwrap_or_else(|| panic!("ARCHITECTURE.md has no section `### `{folder}/``"));
+        for path in modules(&root.join(krate)).values() {
+            let rel = path
+                .strip_prefix(root.join(krate))
+                .expect("under the crate")
+                .to_string_lossy()
+                .replace('\\', "/");
+            if !named(&rel, &names) {
+                missing.push(format!("{krate}/{rel}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "module files ARCHITECTURE.md's codemap does not name (in their crate's section): {missing:#?}"
+    );
+}
+
+#[test]
+fn the_codemap_check_reads_braces_and_folders() {
+    let names: BTreeSet<String> = ["store/{mod,memory}.rs", "job/", "finish.rs"]
+        .iter()
+        .flat_map(|t| expand(t))
+        .collect();
+    assert!(named("store/memory.rs", &names));
+    assert!(named("store/mod.rs", &names));
+    assert!(named("job/mod.rs", &names));
+    assert!(named("job/finish.rs", &names));
+    assert!(!named("job/sink.rs", &names));
+    assert!(!named("store/object.rs", &names));
+    assert!(!named("refinish.rs", &names));
 }
