@@ -2,8 +2,7 @@
 //! `lpk-cluster`) from Python, as `lpkc submit` and `lpkc status --format
 //! json` do it. Workers are `lpkc worker --redis URL` processes.
 
-use crate::objects::PyInstance;
-use crate::{json_to_py, params_of, BindError, LpkError, PyProgram};
+use crate::{json_to_py, BindError, LpkError};
 use cluster::conn::Redis;
 use cluster::record::Kernels;
 use cluster::ClusterError;
@@ -56,67 +55,17 @@ pub fn submit(
     max_tasks: Option<u64>,
     max_store_bytes: Option<u64>,
 ) -> PyResult<String> {
-    let (prog, given) = if let Ok(p) = program.downcast::<PyProgram>() {
-        p.get().check_rules(py)?;
-        (p.get().program.clone(), params_of(params)?)
-    } else if let Ok(i) = program.downcast::<PyInstance>() {
-        let i = i.get();
-        i.owner().check_rules(py)?;
-        (i.program.clone(), i.given())
-    } else {
-        return Err(PyTypeError::new_err(
-            "lpk.submit takes an lpk.Program or lpk.Instance",
-        ));
-    };
+    let crate::run::Chosen {
+        program: prog,
+        params: given,
+    } = crate::run::program_of(py, "lpk.submit", program, params)?;
     let block = usize::try_from(block)
         .ok()
         .filter(|&b| b >= 1)
         .ok_or_else(|| PyValueError::new_err(format!("block must be at least 1, found {block}")))?;
     let tmp = std::env::temp_dir().join(format!("lpk-submit-{}", cluster::submit::new_run_id()));
-    let mut specs: BTreeMap<u32, InputSpec> = BTreeMap::new();
     let result = (|| -> PyResult<String> {
-        for (k, v) in inputs.iter() {
-            let name: String = k
-                .extract()
-                .map_err(|_| PyTypeError::new_err("input names must be strings"))?;
-            let m = input_index(&prog, &name)?;
-            let spec = if let Ok(s) = v.extract::<String>() {
-                InputSpec::parse(&s).map_err(|e| PyValueError::new_err(e.to_string()))?
-            } else if let Ok(p) = v.extract::<std::path::PathBuf>() {
-                InputSpec::File(p)
-            } else {
-                // An array: through numpy.save into a temporary file.
-                std::fs::create_dir_all(&tmp).map_err(|e| {
-                    LpkError::new_err(format!("cannot create {}: {e}", tmp.display()))
-                })?;
-                let path = tmp.join(format!("{name}.npy"));
-                let np = py.import("numpy")?;
-                let arr = np.call_method1("ascontiguousarray", (v,))?;
-                let dtype = arr.getattr("dtype")?.str()?.to_string();
-                if dtype != "float64" {
-                    return Err(PyTypeError::new_err(format!(
-                        "input `{name}` has dtype {dtype}; lpk runs on float64"
-                    )));
-                }
-                np.call_method1("save", (path.display().to_string(), arr))?;
-                InputSpec::File(path)
-            };
-            specs.insert(m, spec);
-        }
-        let missing: Vec<&str> = prog
-            .matrices
-            .iter()
-            .enumerate()
-            .filter(|(i, d)| d.role == Role::Input && !specs.contains_key(&(*i as u32)))
-            .map(|(_, d)| d.name.as_str())
-            .collect();
-        if !missing.is_empty() {
-            return Err(PyValueError::new_err(format!(
-                "program `{}` needs data for its input(s) {}",
-                prog.name,
-                missing.join(", ")
-            )));
-        }
+        let specs = input_specs(py, &prog, inputs, &tmp)?;
         let name = format!("{}.lpk", prog.name);
         py.allow_threads(|| {
             let mut conn = Redis::open(redis).map_err(error)?;
@@ -191,4 +140,57 @@ pub fn status(
             .map_err(error)
     })?;
     json_to_py(py, &value)
+}
+
+/// The inputs as specs, by matrix: a spec string or a path as it is, an
+/// array through `numpy.save` into `tmp`; every input matrix needs one.
+fn input_specs(
+    py: Python<'_>,
+    prog: &Program,
+    inputs: &Bound<'_, PyDict>,
+    tmp: &std::path::Path,
+) -> PyResult<BTreeMap<u32, InputSpec>> {
+    let mut specs: BTreeMap<u32, InputSpec> = BTreeMap::new();
+    for (k, v) in inputs.iter() {
+        let name: String = k
+            .extract()
+            .map_err(|_| PyTypeError::new_err("input names must be strings"))?;
+        let m = input_index(prog, &name)?;
+        let spec = if let Ok(s) = v.extract::<String>() {
+            InputSpec::parse(&s).map_err(|e| PyValueError::new_err(e.to_string()))?
+        } else if let Ok(p) = v.extract::<std::path::PathBuf>() {
+            InputSpec::File(p)
+        } else {
+            // An array: through numpy.save into a temporary file.
+            std::fs::create_dir_all(tmp)
+                .map_err(|e| LpkError::new_err(format!("cannot create {}: {e}", tmp.display())))?;
+            let path = tmp.join(format!("{name}.npy"));
+            let np = py.import("numpy")?;
+            let arr = np.call_method1("ascontiguousarray", (v,))?;
+            let dtype = arr.getattr("dtype")?.str()?.to_string();
+            if dtype != "float64" {
+                return Err(PyTypeError::new_err(format!(
+                    "input `{name}` has dtype {dtype}; lpk runs on float64"
+                )));
+            }
+            np.call_method1("save", (path.display().to_string(), arr))?;
+            InputSpec::File(path)
+        };
+        specs.insert(m, spec);
+    }
+    let missing: Vec<&str> = prog
+        .matrices
+        .iter()
+        .enumerate()
+        .filter(|(i, d)| d.role == Role::Input && !specs.contains_key(&(*i as u32)))
+        .map(|(_, d)| d.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(PyValueError::new_err(format!(
+            "program `{}` needs data for its input(s) {}",
+            prog.name,
+            missing.join(", ")
+        )));
+    }
+    Ok(specs)
 }

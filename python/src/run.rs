@@ -165,7 +165,6 @@ enum Out {
     },
     /// Tiles that form no grid: each tile, row-major.
     Tiles {
-        why: String,
         tiles: Vec<(runtime::kernels::Tile, Vec<i64>)>,
     },
 }
@@ -339,8 +338,7 @@ fn into_outputs(
                 cols: t.ncols(),
                 data: row_major(&t),
             },
-            Err(why) => Out::Tiles {
-                why: why.to_string(),
+            Err(_) => Out::Tiles {
                 tiles: collected
                     .get(&m)
                     .map(|ts| ts.iter().map(|(k, t)| ((**t).clone(), k.clone())).collect())
@@ -414,24 +412,10 @@ pub fn run(
     verify: bool,
     seed: u64,
 ) -> PyResult<(PyObject, PyObject)> {
-    let (prog, given) = if let Ok(p) = program.downcast::<PyProgram>() {
-        p.get().check_rules(py)?;
-        (p.get().program.clone(), params_of(params)?)
-    } else if let Ok(i) = program.downcast::<PyInstance>() {
-        if params.is_some_and(|p| !p.is_empty()) {
-            return Err(PyValueError::new_err(
-                "params= given with an Instance, whose parameters are bound already; pass the Program instead",
-            ));
-        }
-        let i = i.get();
-        i.owner().check_rules(py)?;
-        (i.program.clone(), i.given())
-    } else {
-        return Err(PyTypeError::new_err(format!(
-            "lpk.run takes an lpk.Program or lpk.Instance, found {}",
-            type_name(program)
-        )));
-    };
+    let Chosen {
+        program: prog,
+        params: given,
+    } = program_of(py, "lpk.run", program, params)?;
     let block = usize::try_from(block)
         .ok()
         .filter(|&b| b >= 1)
@@ -445,69 +429,81 @@ pub fn run(
                 PyValueError::new_err(format!("workers must be 1 to 4096, found {w}"))
             })?,
     };
+    let givens = givens(py, &prog, inputs)?;
+    let data = input_data(&givens, seed)?;
+    let progress = Progress::default();
+    let done = py.allow_threads(|| {
+        cancellable(&progress, || {
+            execute(&prog, &given, &data, block, workers, verify, &progress)
+        })
+    })?;
+    drop(data);
+    drop(givens);
+    let outputs = outputs_to_py(py, &prog, done.outputs)?;
+    let report = json_to_py(py, &done.report)?;
+    Ok((outputs.into_any().unbind(), report))
+}
 
-    // The inputs: every input matrix needs data, every key must name one.
-    let mut givens: BTreeMap<u32, (String, Given<'_>)> = BTreeMap::new();
+/// What `lpk.run` and `lpk.submit` run: a program and the parameters
+/// given.
+pub(crate) struct Chosen {
+    /// The program.
+    pub(crate) program: Arc<Program>,
+    /// The parameters given (`params=`, or an `Instance`'s).
+    pub(crate) params: Vec<(String, i64)>,
+}
+
+/// The program of an `lpk.Program` (with `params`) or an `lpk.Instance`
+/// (its bound parameters; `params=` beside one is an error), refused if it
+/// breaks a rule; `function` names the caller in errors.
+pub(crate) fn program_of(
+    py: Python<'_>,
+    function: &str,
+    program: &Bound<'_, PyAny>,
+    params: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Chosen> {
+    if let Ok(p) = program.downcast::<PyProgram>() {
+        p.get().check_rules(py)?;
+        let params = params_of(params)?;
+        return Ok(Chosen {
+            program: p.get().program.clone(),
+            params,
+        });
+    }
+    if let Ok(i) = program.downcast::<PyInstance>() {
+        if params.is_some_and(|p| !p.is_empty()) {
+            return Err(PyValueError::new_err(
+                "params= given with an Instance, whose parameters are bound already; pass the Program instead",
+            ));
+        }
+        let i = i.get();
+        i.owner().check_rules(py)?;
+        return Ok(Chosen {
+            program: i.program.clone(),
+            params: i.given(),
+        });
+    }
+    Err(PyTypeError::new_err(format!(
+        "{function} takes an lpk.Program or lpk.Instance, found {}",
+        type_name(program)
+    )))
+}
+
+/// The inputs given, by matrix: every key must name an input matrix, and
+/// every input matrix needs data.
+fn givens<'py>(
+    py: Python<'py>,
+    prog: &Program,
+    inputs: &Bound<'py, PyDict>,
+) -> PyResult<BTreeMap<u32, (String, Given<'py>)>> {
+    let mut givens: BTreeMap<u32, (String, Given<'py>)> = BTreeMap::new();
     for (k, v) in inputs.iter() {
         let name: String = k
             .extract()
             .map_err(|_| PyTypeError::new_err("input names must be strings"))?;
-        let Some(m) = prog.matrices.iter().position(|d| d.name == name) else {
-            let known: Vec<&str> = prog
-                .matrices
-                .iter()
-                .filter(|d| d.role == Role::Input)
-                .map(|d| d.name.as_str())
-                .collect();
-            return Err(PyValueError::new_err(format!(
-                "`{name}` is not a matrix of program `{}` (its inputs: {})",
-                prog.name,
-                known.join(", ")
-            )));
-        };
-        if prog.matrices[m].role != Role::Input {
-            return Err(PyValueError::new_err(format!(
-                "`{name}` is not an input of program `{}`; only input matrices take data",
-                prog.name
-            )));
-        }
-        let g = if let Ok(s) = v.extract::<String>() {
-            Given::Spec(InputSpec::parse(&s).map_err(|e| PyValueError::new_err(e.to_string()))?)
-        } else if let Ok(p) = v.extract::<std::path::PathBuf>() {
-            Given::Spec(InputSpec::File(p))
-        } else {
-            let arr = v.downcast::<PyUntypedArray>().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "input `{name}` must be a NumPy float64 array (or a spec string such as 'spd:1024' or a .npy path), found {}",
-                    type_name(&v)
-                ))
-            })?;
-            let dtype = arr.dtype();
-            if !dtype.is_equiv_to(&numpy::dtype::<f64>(py)) {
-                return Err(PyTypeError::new_err(format!(
-                    "input `{name}` has dtype {dtype}; lpk runs on float64: pass {name}.astype(numpy.float64)"
-                )));
-            }
-            let ndim = arr.ndim();
-            if ndim != 1 && ndim != 2 {
-                return Err(PyValueError::new_err(format!(
-                    "input `{name}` has {ndim} dimensions; lpk takes 1-D or 2-D arrays"
-                )));
-            }
-            if !arr.is_c_contiguous() {
-                return Err(PyValueError::new_err(format!(
-                    "input `{name}` is not C-contiguous (Fortran order or a strided view); pass numpy.ascontiguousarray({name})"
-                )));
-            }
-            let arr = v.downcast::<PyArrayDyn<f64>>().map_err(|_| {
-                PyTypeError::new_err(format!("input `{name}` is not a float64 array"))
-            })?;
-            let ro = arr.try_readonly().map_err(|e| {
-                PyValueError::new_err(format!("input `{name}` cannot be read: {e}"))
-            })?;
-            Given::Array(ro)
-        };
-        if givens.insert(m as u32, (name.clone(), g)).is_some() {
+        let m = input_matrix(prog, &name)?;
+        let g = given(py, &name, &v)?;
+        if givens.insert(m, (name.clone(), g)).is_some() {
             return Err(PyValueError::new_err(format!(
                 "input `{name}` is given twice"
             )));
@@ -528,14 +524,88 @@ pub fn run(
             missing[0]
         )));
     }
-    // Generated inputs take seed + k, the k-th input in matrix order, as
-    // `lpkc run --seed` does.
-    let mut data: BTreeMap<u32, Data<'_>> = BTreeMap::new();
+    Ok(givens)
+}
+
+/// The index of the input matrix `name`.
+fn input_matrix(prog: &Program, name: &str) -> PyResult<u32> {
+    let Some(m) = prog.matrices.iter().position(|d| d.name == name) else {
+        let known: Vec<&str> = prog
+            .matrices
+            .iter()
+            .filter(|d| d.role == Role::Input)
+            .map(|d| d.name.as_str())
+            .collect();
+        return Err(PyValueError::new_err(format!(
+            "`{name}` is not a matrix of program `{}` (its inputs: {})",
+            prog.name,
+            known.join(", ")
+        )));
+    };
+    if prog.matrices[m].role != Role::Input {
+        return Err(PyValueError::new_err(format!(
+            "`{name}` is not an input of program `{}`; only input matrices take data",
+            prog.name
+        )));
+    }
+    Ok(m as u32)
+}
+
+/// One input's value: a spec string, a path, or a float64 C-contiguous
+/// 1-D or 2-D array (borrowed read-only for the run).
+fn given<'py>(py: Python<'py>, name: &str, v: &Bound<'py, PyAny>) -> PyResult<Given<'py>> {
+    if let Ok(s) = v.extract::<String>() {
+        return Ok(Given::Spec(
+            InputSpec::parse(&s).map_err(|e| PyValueError::new_err(e.to_string()))?,
+        ));
+    }
+    if let Ok(p) = v.extract::<std::path::PathBuf>() {
+        return Ok(Given::Spec(InputSpec::File(p)));
+    }
+    let arr = v.downcast::<PyUntypedArray>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "input `{name}` must be a NumPy float64 array (or a spec string such as 'spd:1024' or a .npy path), found {}",
+            type_name(v)
+        ))
+    })?;
+    let dtype = arr.dtype();
+    if !dtype.is_equiv_to(&numpy::dtype::<f64>(py)) {
+        return Err(PyTypeError::new_err(format!(
+            "input `{name}` has dtype {dtype}; lpk runs on float64: pass {name}.astype(numpy.float64)"
+        )));
+    }
+    let ndim = arr.ndim();
+    if ndim != 1 && ndim != 2 {
+        return Err(PyValueError::new_err(format!(
+            "input `{name}` has {ndim} dimensions; lpk takes 1-D or 2-D arrays"
+        )));
+    }
+    if !arr.is_c_contiguous() {
+        return Err(PyValueError::new_err(format!(
+            "input `{name}` is not C-contiguous (Fortran order or a strided view); pass numpy.ascontiguousarray({name})"
+        )));
+    }
+    let arr = v
+        .downcast::<PyArrayDyn<f64>>()
+        .map_err(|_| PyTypeError::new_err(format!("input `{name}` is not a float64 array")))?;
+    let ro = arr
+        .try_readonly()
+        .map_err(|e| PyValueError::new_err(format!("input `{name}` cannot be read: {e}")))?;
+    Ok(Given::Array(ro))
+}
+
+/// The data of each input: arrays borrowed, files opened (header only),
+/// specs generated with seed + k for the k-th input in matrix order, as
+/// `lpkc run --seed` does.
+fn input_data<'a>(
+    givens: &'a BTreeMap<u32, (String, Given<'_>)>,
+    seed: u64,
+) -> PyResult<BTreeMap<u32, Data<'a>>> {
+    let mut data: BTreeMap<u32, Data<'a>> = BTreeMap::new();
     for (k, (&m, (name, g))) in givens.iter().enumerate() {
         let d = match g {
             Given::Array(ro) => {
-                let shape = ro.shape();
-                let (rows, cols) = match *shape {
+                let (rows, cols) = match *ro.shape() {
                     [n] => (n, 1),
                     [r, c] => (r, c),
                     _ => (0, 0),
@@ -561,72 +631,79 @@ pub fn run(
         };
         data.insert(m, d);
     }
+    Ok(data)
+}
 
-    let progress = Progress::default();
-    let done = py.allow_threads(|| {
-        let finished = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            let handle = s.spawn(|| {
-                let r = execute(&prog, &given, &data, block, workers, verify, &progress);
-                finished.store(true, Ordering::Release);
-                r
-            });
-            // Ctrl-C: Python's handler only sets a flag; poll it and
-            // cancel the run through the executor's flag.
-            let mut interrupted: Option<PyErr> = None;
-            while !finished.load(Ordering::Acquire) {
-                std::thread::sleep(Duration::from_millis(20));
-                if interrupted.is_none() {
-                    if let Err(e) = Python::with_gil(|py| py.check_signals()) {
-                        progress.cancel.store(true, Ordering::Relaxed);
-                        interrupted = Some(e);
-                    }
+/// Runs `run` on a thread while this one polls Python's signals: Ctrl-C
+/// (Python's handler only sets a flag) cancels the run through the
+/// executor's flag, and the `KeyboardInterrupt` is what the caller gets.
+fn cancellable<T: Send>(
+    progress: &Progress,
+    run: impl FnOnce() -> PyResult<T> + Send,
+) -> PyResult<T> {
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let handle = s.spawn(|| {
+            let r = run();
+            finished.store(true, Ordering::Release);
+            r
+        });
+        let mut interrupted: Option<PyErr> = None;
+        while !finished.load(Ordering::Acquire) {
+            std::thread::sleep(Duration::from_millis(20));
+            if interrupted.is_none() {
+                if let Err(e) = Python::with_gil(|py| py.check_signals()) {
+                    progress.cancel.store(true, Ordering::Relaxed);
+                    interrupted = Some(e);
                 }
             }
-            let r = handle
-                .join()
-                .unwrap_or_else(|_| Err(RunError::new_err("the run panicked")));
-            match (r, interrupted) {
-                (Err(_), Some(e)) => Err(e),
-                (r, _) => r,
-            }
-        })
-    })?;
-    drop(data);
-    drop(givens);
+        }
+        let r = handle
+            .join()
+            .unwrap_or_else(|_| Err(RunError::new_err("the run panicked")));
+        match (r, interrupted) {
+            (Err(_), Some(e)) => Err(e),
+            (r, _) => r,
+        }
+    })
+}
 
-    let outputs = PyDict::new(py);
-    for (name, out) in done.outputs {
+/// The outputs as a dict of NumPy arrays; an output whose tiles form no
+/// grid as a dict of its tiles (`lpk.Tile` keys).
+fn outputs_to_py<'py>(
+    py: Python<'py>,
+    prog: &Arc<Program>,
+    outputs: Vec<(String, Out)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (name, out) in outputs {
         match out {
             Out::Dense { rows, cols, data } => {
                 let a = PyArray1::from_vec(py, data).reshape([rows, cols])?;
-                outputs.set_item(name, a)?;
+                dict.set_item(name, a)?;
             }
-            Out::Tiles { why, tiles } => {
+            Out::Tiles { tiles } => {
+                let matrix = prog
+                    .matrix_ids()
+                    .find(|(_, m)| m.name == name)
+                    .map_or(MatrixId(0), |(id, _)| id);
                 let d = PyDict::new(py);
                 for (t, index) in tiles {
+                    let tile = model::task::TileRef { matrix, index };
                     let key = Py::new(
                         py,
                         PyTile {
                             program: prog.clone(),
-                            tile: model::task::TileRef {
-                                matrix: prog
-                                    .matrix_ids()
-                                    .find(|(_, m)| m.name == name)
-                                    .map_or(MatrixId(0), |(id, _)| id),
-                                index,
-                            },
+                            tile,
                         },
                     )?;
                     let a =
                         PyArray1::from_vec(py, row_major(&t)).reshape([t.nrows(), t.ncols()])?;
                     d.set_item(key, a)?;
                 }
-                let _ = why;
-                outputs.set_item(name, d)?;
+                dict.set_item(name, d)?;
             }
         }
     }
-    let report = json_to_py(py, &done.report)?;
-    Ok((outputs.into_any().unbind(), report))
+    Ok(dict)
 }

@@ -158,6 +158,23 @@ def test_bad_arguments():
         lpk.run(prog, A="spd:zero", block=16)
 
 
+def test_submit_refuses_params_beside_an_instance(tmp_path):
+    # lpk.submit took an Instance and dropped params= without a word;
+    # it goes through lpk.run's choice of program now, before any Redis.
+    prog = lpk.load(os.path.join(EXAMPLES, "cholesky.lpk"))
+    with pytest.raises(ValueError, match="bound already"):
+        lpk.submit(
+            prog.bind(N=2),
+            {"A": "spd:32"},
+            redis="redis://127.0.0.1:1",
+            store=str(tmp_path),
+            params={"N": 3},
+            block=16,
+        )
+    with pytest.raises(TypeError, match="lpk.submit takes an lpk.Program"):
+        lpk.submit("cholesky", {}, redis="redis://127.0.0.1:1", store=str(tmp_path))
+
+
 def test_ctrl_c_cancels_a_run(tmp_path):
     script = tmp_path / "long.py"
     script.write_text(textwrap.dedent(f"""

@@ -348,6 +348,43 @@ fn read_header_bytes(reader: &mut impl Read, buf: &mut [u8], name: &str) -> Resu
 
 /// Reads and validates the preamble and the header.
 fn read_header(reader: &mut impl Read, name: &str, limit: &ReadLimit) -> Result<Header, NpyError> {
+    let (major, minor) = read_preamble(reader, name)?;
+    let (len, len_bytes) = read_header_len(reader, name, major, minor)?;
+    if len > u64::from(limit.max_header_bytes) {
+        return Err(NpyError::HeaderTooLong {
+            name: name.to_string(),
+            len,
+            limit: limit.max_header_bytes,
+        });
+    }
+    // `len` is at most `max_header_bytes` (a u32), so this is no larger
+    // than the limit the caller chose.
+    let mut text = vec![0u8; len as usize];
+    read_header_bytes(reader, &mut text, name)?;
+    let dict = parse_dict(&text).map_err(|problem| NpyError::Header {
+        name: name.to_string(),
+        problem,
+    })?;
+    let dtype = Dtype::parse(&dict.descr).ok_or_else(|| NpyError::Dtype {
+        name: name.to_string(),
+        descr: dict.descr.clone(),
+    })?;
+    let shape = Shape(dict.shape.clone());
+    let (rows, cols, data_bytes) = extents(&shape, dtype, name, limit)?;
+    Ok(Header {
+        descr: dict.descr,
+        dtype,
+        fortran_order: dict.fortran_order,
+        shape,
+        rows,
+        cols,
+        data_bytes,
+        data_offset: 8 + len_bytes + len,
+    })
+}
+
+/// The magic string and the format version (major, minor).
+fn read_preamble(reader: &mut impl Read, name: &str) -> Result<(u8, u8), NpyError> {
     let mut pre = [0u8; 8];
     // The magic is checked on as many bytes as there are, so a short file
     // that is not .npy at all says so rather than "truncated".
@@ -371,46 +408,43 @@ fn read_header(reader: &mut impl Read, name: &str, limit: &ReadLimit) -> Result<
             name: name.to_string(),
         });
     }
-    let (major, minor) = (pre[6], pre[7]);
-    let (len, len_bytes): (u64, u64) = match (major, minor) {
+    Ok((pre[6], pre[7]))
+}
+
+/// The header's length and the bytes that give it, as the version says.
+fn read_header_len(
+    reader: &mut impl Read,
+    name: &str,
+    major: u8,
+    minor: u8,
+) -> Result<(u64, u64), NpyError> {
+    match (major, minor) {
         (1, 0) => {
             let mut b = [0u8; 2];
             read_header_bytes(reader, &mut b, name)?;
-            (u64::from(u16::from_le_bytes(b)), 2)
+            Ok((u64::from(u16::from_le_bytes(b)), 2))
         }
         (2, 0) | (3, 0) => {
             let mut b = [0u8; 4];
             read_header_bytes(reader, &mut b, name)?;
-            (u64::from(u32::from_le_bytes(b)), 4)
+            Ok((u64::from(u32::from_le_bytes(b)), 4))
         }
-        _ => {
-            return Err(NpyError::Version {
-                name: name.to_string(),
-                major,
-                minor,
-            })
-        }
-    };
-    if len > u64::from(limit.max_header_bytes) {
-        return Err(NpyError::HeaderTooLong {
+        _ => Err(NpyError::Version {
             name: name.to_string(),
-            len,
-            limit: limit.max_header_bytes,
-        });
+            major,
+            minor,
+        }),
     }
-    // `len` is at most `max_header_bytes` (a u32), so this is no larger
-    // than the limit the caller chose.
-    let mut text = vec![0u8; len as usize];
-    read_header_bytes(reader, &mut text, name)?;
-    let dict = parse_dict(&text).map_err(|problem| NpyError::Header {
-        name: name.to_string(),
-        problem,
-    })?;
-    let dtype = Dtype::parse(&dict.descr).ok_or_else(|| NpyError::Dtype {
-        name: name.to_string(),
-        descr: dict.descr.clone(),
-    })?;
-    let shape = Shape(dict.shape);
+}
+
+/// The rows, columns and data bytes of an array of `shape` (1-D arrays
+/// as one column), within `limit`.
+fn extents(
+    shape: &Shape,
+    dtype: Dtype,
+    name: &str,
+    limit: &ReadLimit,
+) -> Result<(usize, usize, u64), NpyError> {
     let (rows, cols) = match *shape.0.as_slice() {
         [] => {
             return Err(NpyError::Scalar {
@@ -422,7 +456,7 @@ fn read_header(reader: &mut impl Read, name: &str, limit: &ReadLimit) -> Result<
         _ => {
             return Err(NpyError::TooManyDims {
                 name: name.to_string(),
-                shape,
+                shape: shape.clone(),
             })
         }
     };
@@ -439,7 +473,7 @@ fn read_header(reader: &mut impl Read, name: &str, limit: &ReadLimit) -> Result<
         return Err(NpyError::EmptyExtentTooLarge {
             name: name.to_string(),
             extent: rows.max(cols),
-            shape,
+            shape: shape.clone(),
             limit: limit.max_elements,
         });
     }
@@ -453,16 +487,7 @@ fn read_header(reader: &mut impl Read, name: &str, limit: &ReadLimit) -> Result<
     let rows = usize::try_from(rows).map_err(|_| too_large())?;
     let cols = usize::try_from(cols).map_err(|_| too_large())?;
     usize::try_from(data_bytes).map_err(|_| too_large())?;
-    Ok(Header {
-        descr: dict.descr,
-        dtype,
-        fortran_order: dict.fortran_order,
-        shape: shape.clone(),
-        rows,
-        cols,
-        data_bytes,
-        data_offset: 8 + len_bytes + len,
-    })
+    Ok((rows, cols, data_bytes))
 }
 
 /// Checks that exactly `found` bytes of data are present.

@@ -225,41 +225,8 @@ pub fn svg(inst: &Instance<'_>, events: &[Event]) -> String {
             escape(&inst.program.task_name(&e.task).to_string())
         );
     }
-    // Legend.
-    let mut lx = left;
-    let ly = top + gantt_h + 16.0;
-    for (name, &k) in &kernels {
-        let _ = writeln!(
-            s,
-            r#"<rect x="{lx:.1}" y="{:.1}" width="10" height="10" fill="{}"/><text x="{:.1}" y="{ly:.1}">{}</text>"#,
-            ly - 9.0,
-            PALETTE[k % PALETTE.len()],
-            lx + 14.0,
-            escape(name)
-        );
-        lx += 20.0 + 7.0 * name.len() as f64;
-    }
-    // Live workers: from a worker's first start to its last end.
-    let mut live: Vec<(u64, i64)> = Vec::new();
-    let mut bounds: HashMap<&str, (u64, u64)> = HashMap::new();
-    for e in events {
-        let b = bounds.entry(&e.worker).or_insert((e.start_us, e.end_us));
-        b.0 = b.0.min(e.start_us);
-        b.1 = b.1.max(e.end_us);
-    }
-    for (_, (a, b)) in bounds {
-        live.push((a, 1));
-        live.push((b, -1));
-    }
-    live.sort();
-    let mut n = 0;
-    let live: Vec<(u64, i64)> = live
-        .into_iter()
-        .map(|(t, d)| {
-            n += d;
-            (t, n)
-        })
-        .collect();
+    legend(&mut s, &kernels, left, top + gantt_h + 16.0);
+    let live = live_workers(events);
     let mut y0 = top + gantt_h + 40.0;
     step_chart(&mut s, "live workers", &live, y0, chart_h, left, w, &x);
     y0 += chart_h + 40.0;
@@ -275,6 +242,46 @@ pub fn svg(inst: &Instance<'_>, events: &[Event]) -> String {
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// The legend: one swatch per kernel in its colour, on one line at `ly`.
+fn legend(s: &mut String, kernels: &BTreeMap<String, usize>, left: f64, ly: f64) {
+    let mut lx = left;
+    for (name, &k) in kernels {
+        let _ = writeln!(
+            s,
+            r#"<rect x="{lx:.1}" y="{:.1}" width="10" height="10" fill="{}"/><text x="{:.1}" y="{ly:.1}">{}</text>"#,
+            ly - 9.0,
+            PALETTE[k % PALETTE.len()],
+            lx + 14.0,
+            escape(name)
+        );
+        lx += 20.0 + 7.0 * name.len() as f64;
+    }
+}
+
+/// The live workers over time, a worker being live from its first start
+/// to its last end: (time, count) at each change.
+fn live_workers(events: &[Event]) -> Vec<(u64, i64)> {
+    let mut live: Vec<(u64, i64)> = Vec::new();
+    let mut bounds: HashMap<&str, (u64, u64)> = HashMap::new();
+    for e in events {
+        let b = bounds.entry(&e.worker).or_insert((e.start_us, e.end_us));
+        b.0 = b.0.min(e.start_us);
+        b.1 = b.1.max(e.end_us);
+    }
+    for (_, (a, b)) in bounds {
+        live.push((a, 1));
+        live.push((b, -1));
+    }
+    live.sort();
+    let mut n = 0;
+    live.into_iter()
+        .map(|(t, d)| {
+            n += d;
+            (t, n)
+        })
+        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]
