@@ -9,7 +9,7 @@ use crate::error::ClusterError;
 use crate::record::{Kernels, RunRecord, RunState};
 use crate::submit::grid;
 use crate::tiles::open_run_store;
-use model::program::Role;
+use model::program::{Instance, Program, Role};
 use runtime::job::MARKER;
 use runtime::kernels::Tile;
 use runtime::npy::{self, NpyBlockWriter};
@@ -158,6 +158,45 @@ pub fn collect_with(
     mut early: Early,
 ) -> Result<Vec<Written>, ClusterError> {
     let record = RunRecord::read(redis, run)?;
+    check_collectable(run, &record)?;
+    let program = record.load_program()?;
+    let inst = bind_counted(run, &record, &program)?;
+    let store = open_run_store(&record.store, run)?;
+    delete_dead(redis, run, &program, &store)?;
+    std::fs::create_dir_all(dir).map_err(|e| output_error(dir, &e))?;
+    let marker = dir.join(MARKER);
+    if marker.exists() {
+        std::fs::remove_file(&marker).map_err(|e| output_error(&marker, &e))?;
+    }
+    let target = Target {
+        run,
+        inst: &inst,
+        store: &store,
+        dir,
+        block: record.block,
+    };
+    let mut written = Vec::new();
+    for (m, decl) in program.matrices.iter().enumerate() {
+        if decl.role != Role::Output {
+            continue;
+        }
+        written.push(collect_output(redis, &target, &mut early, m)?);
+    }
+    std::fs::write(&marker, "complete\n").map_err(|e| output_error(&marker, &e))?;
+    Ok(written)
+}
+
+/// An error writing the outputs: the path and why.
+fn output_error(path: &Path, e: &dyn std::fmt::Display) -> ClusterError {
+    ClusterError::Output {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    }
+}
+
+/// Refuses a run that has no outputs to collect: one still running, one
+/// that failed, one that ran with no-op kernels.
+fn check_collectable(run: &str, record: &RunRecord) -> Result<(), ClusterError> {
     match record.state {
         RunState::Done => {}
         RunState::Running => {
@@ -176,7 +215,16 @@ pub fn collect_with(
             "run {run} ran with no-op kernels, which compute no tiles: there is nothing to collect"
         )));
     }
-    let program = record.load_program()?;
+    Ok(())
+}
+
+/// The run's instance, bound from its record; refused when Redis's counts
+/// are not the plans' (Redis's counters are not trusted).
+fn bind_counted<'p>(
+    run: &str,
+    record: &RunRecord,
+    program: &'p Program,
+) -> Result<Instance<'p>, ClusterError> {
     let inst = program
         .bind_values(record.params.clone())
         .map_err(|source| ClusterError::Bind {
@@ -195,90 +243,106 @@ pub fn collect_with(
             record.done, record.total
         )));
     }
-    let store = open_run_store(&record.store, run)?;
-    delete_dead(redis, run, &program, &store)?;
-    let io = |path: &Path, e: &dyn std::fmt::Display| ClusterError::Output {
-        path: path.display().to_string(),
-        why: e.to_string(),
-    };
-    std::fs::create_dir_all(dir).map_err(|e| io(dir, &e))?;
-    let marker = dir.join(MARKER);
-    if marker.exists() {
-        std::fs::remove_file(&marker).map_err(|e| io(&marker, &e))?;
-    }
-    let mut written = Vec::new();
-    for (m, decl) in program.matrices.iter().enumerate() {
-        if decl.role != Role::Output {
-            continue;
+    Ok(inst)
+}
+
+/// A finished run whose outputs are collected: its instance and store,
+/// the directory they go to and the block size.
+struct Target<'a, 'p> {
+    run: &'a str,
+    inst: &'a Instance<'p>,
+    store: &'a ObjectStoreTiles,
+    dir: &'a Path,
+    block: usize,
+}
+
+/// Writes output matrix `m` into the directory: its tiles (those `early`
+/// holds, the others read now) checked complete and against their
+/// digests, then the file written in place if it is right, else the
+/// tiles assembled (or, if they form no grid, written one by one).
+fn collect_output(
+    redis: &mut Redis,
+    target: &Target<'_, '_>,
+    early: &mut Early,
+    m: usize,
+) -> Result<Written, ClusterError> {
+    let (run, inst, store) = (target.run, target.inst, target.store);
+    let decl = &inst.program.matrices[m];
+    let extents = inst.extents.get(m).cloned().unwrap_or_default();
+    let mut indices: Vec<Vec<i64>> = Vec::new();
+    grid(&extents, &mut |idx| indices.push(idx.to_vec()));
+    // Tiles fetched while the run went on are not read again, nor
+    // those no task writes.
+    let mut tiles: BTreeMap<Vec<i64>, Arc<Tile>> = BTreeMap::new();
+    indices.retain(|idx| {
+        let key = (m, idx.clone());
+        match early.tiles.remove(&key) {
+            Some(t) => {
+                tiles.insert(idx.clone(), t);
+                false
+            }
+            None => !early.absent.contains(&key),
         }
-        let extents = inst.extents.get(m).cloned().unwrap_or_default();
-        let mut indices: Vec<Vec<i64>> = Vec::new();
-        grid(&extents, &mut |idx| indices.push(idx.to_vec()));
-        // Tiles fetched while the run went on are not read again, nor
-        // those no task writes.
-        let mut tiles: BTreeMap<Vec<i64>, Arc<Tile>> = BTreeMap::new();
-        indices.retain(|idx| {
-            let key = (m, idx.clone());
-            match early.tiles.remove(&key) {
-                Some(t) => {
-                    tiles.insert(idx.clone(), t);
-                    false
-                }
-                None => !early.absent.contains(&key),
-            }
-        });
-        let fetched = fetch_tiles(&store, &decl.name, &indices)?;
-        tiles.extend(fetched);
-        check_complete(run, &inst, m, &indices, &tiles, &store)?;
-        check_digests(redis, run, &inst, m, &tiles, &store)?;
-        let request = OutputRequest::whole(&decl.name);
-        // A file written in place while the run went on is kept if the
-        // tiles' layout is the one it guessed: then it holds, byte for
-        // byte, what assembling them writes (the header, each tile at its
-        // place, zeros elsewhere).
-        if let Some(file) = early.files.remove(&m) {
-            let path = dir.join(format!("{}.npy", request.file_stem()));
-            if let Some(rows_cols) = finish_in_place(file, &extents, &tiles, record.block, &path) {
-                written.push(Written {
-                    request,
-                    path,
-                    form: Form::Dense {
-                        rows: rows_cols.0,
-                        cols: rows_cols.1,
-                    },
-                });
-                continue;
-            }
-        }
-        match outputs::assemble(&request, &extents, &tiles, record.block) {
-            Ok(t) => {
-                let path = dir.join(format!("{}.npy", request.file_stem()));
-                npy::write_file(&path, &t).map_err(|e| io(&path, &e))?;
-                written.push(Written {
-                    request,
-                    path,
-                    form: Form::Dense {
-                        rows: t.nrows(),
-                        cols: t.ncols(),
-                    },
-                });
-            }
-            Err(why) => {
-                let (path, count) =
-                    outputs::write_tiles(dir, &request, &tiles).map_err(|(p, e)| io(&p, &e))?;
-                written.push(Written {
-                    request,
-                    path,
-                    form: Form::Tiles {
-                        count,
-                        why: Some(why),
-                    },
-                });
-            }
+    });
+    let fetched = fetch_tiles(store, &decl.name, &indices)?;
+    tiles.extend(fetched);
+    check_complete(run, inst, m, &indices, &tiles, store)?;
+    check_digests(redis, run, inst, m, &tiles, store)?;
+    let request = OutputRequest::whole(&decl.name);
+    // A file written in place while the run went on is kept if the
+    // tiles' layout is the one it guessed: then it holds, byte for
+    // byte, what assembling them writes (the header, each tile at its
+    // place, zeros elsewhere).
+    if let Some(file) = early.files.remove(&m) {
+        let path = target.dir.join(format!("{}.npy", request.file_stem()));
+        if let Some(rows_cols) = finish_in_place(file, &extents, &tiles, target.block, &path) {
+            return Ok(Written {
+                request,
+                path,
+                form: Form::Dense {
+                    rows: rows_cols.0,
+                    cols: rows_cols.1,
+                },
+            });
         }
     }
-    std::fs::write(&marker, "complete\n").map_err(|e| io(&marker, &e))?;
-    Ok(written)
+    write_output(target, request, &extents, &tiles)
+}
+
+/// Writes an output's tiles as one `.npy` if they form a grid, else one by
+/// one with an `index.json`.
+fn write_output(
+    target: &Target<'_, '_>,
+    request: OutputRequest,
+    extents: &[i64],
+    tiles: &BTreeMap<Vec<i64>, Arc<Tile>>,
+) -> Result<Written, ClusterError> {
+    match outputs::assemble(&request, extents, tiles, target.block) {
+        Ok(t) => {
+            let path = target.dir.join(format!("{}.npy", request.file_stem()));
+            npy::write_file(&path, &t).map_err(|e| output_error(&path, &e))?;
+            Ok(Written {
+                request,
+                path,
+                form: Form::Dense {
+                    rows: t.nrows(),
+                    cols: t.ncols(),
+                },
+            })
+        }
+        Err(why) => {
+            let (path, count) = outputs::write_tiles(target.dir, &request, tiles)
+                .map_err(|(p, e)| output_error(&p, &e))?;
+            Ok(Written {
+                request,
+                path,
+                form: Form::Tiles {
+                    count,
+                    why: Some(why),
+                },
+            })
+        }
+    }
 }
 
 /// Deletes the dead tiles that a killed worker did not get to delete. Only
@@ -556,32 +620,14 @@ fn fetch_early(
         })?;
     let store = open_run_store(&record.store, run)?;
     let keys = Keys::new(run);
-    // Each output tile with one writer: (writer's id, matrix, index).
-    let mut pending: Vec<(String, usize, Vec<i64>)> = Vec::new();
-    {
-        let mut engine = Engine::new(&inst);
-        for ((m, decl), id) in program.matrices.iter().enumerate().zip(0u32..) {
-            if decl.role != Role::Output {
-                continue;
-            }
-            let extents = inst.extents.get(m).cloned().unwrap_or_default();
-            let mut indices: Vec<Vec<i64>> = Vec::new();
-            grid(&extents, &mut |idx| indices.push(idx.to_vec()));
-            for index in indices {
-                let tile = TileRef {
-                    matrix: MatrixId(id),
-                    index,
-                };
-                match engine.writer(&tile).as_deref() {
-                    Ok([task]) => pending.push((task_id(task), m, tile.index)),
-                    Ok([]) => {
-                        early.absent.insert((m, tile.index));
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
+    let mut pending = output_writers(&inst, early);
+    let target = Target {
+        run,
+        inst: &inst,
+        store: &store,
+        dir,
+        block: record.block,
+    };
     let mut last_done: Option<u64> = None;
     while !pending.is_empty() && !stop.load(Ordering::Relaxed) {
         // Redis going away (restarted, being resumed) only pauses this.
@@ -594,58 +640,114 @@ fn fetch_early(
         };
         if done.is_some() && done != last_done {
             last_done = done;
-            // Which writers are done, a thousand at a time.
-            let mut ready: Vec<(usize, Vec<i64>)> = Vec::new();
-            let mut still = Vec::with_capacity(pending.len());
-            for part in pending.chunks(1000) {
-                let mut cmd = redis::cmd("SMISMEMBER");
-                cmd.arg(keys.done());
-                for (task, _, _) in part {
-                    cmd.arg(task);
-                }
-                let Ok(flags) = redis.query::<Vec<i64>>(&cmd, "asking which tasks are done") else {
-                    // Asked again at the next look.
-                    still.extend_from_slice(part);
-                    last_done = None;
-                    continue;
-                };
-                for (p, flag) in part.iter().zip(flags) {
-                    if flag == 1 {
-                        ready.push((p.1, p.2.clone()));
-                    } else {
-                        still.push(p.clone());
-                    }
-                }
-            }
-            pending = still;
-            let mut by_matrix: BTreeMap<usize, Vec<Vec<i64>>> = BTreeMap::new();
-            for (m, idx) in ready {
-                by_matrix.entry(m).or_default().push(idx);
-            }
-            for (m, indices) in by_matrix {
-                let Some(decl) = program.matrices.get(m) else {
-                    continue;
-                };
-                let name = &decl.name;
-                // A tile not read here (a store error) is read at the end.
-                for (idx, t) in fetch_tiles(&store, name, &indices).unwrap_or_default() {
-                    early.tiles.insert((m, idx), t);
-                }
-                if std::fs::create_dir_all(dir).is_ok() {
-                    let extents = inst.extents.get(m).cloned().unwrap_or_default();
-                    let stem = OutputRequest::whole(name).file_stem();
-                    let path = dir.join(format!("{stem}.npy"));
-                    // The batch that leaves nothing to fetch is not synced
-                    // here: `collect_with` syncs the file once more at the
-                    // end anyway, and each sync waits for the disk.
-                    let sync = !pending.is_empty();
-                    place(early, m, &extents, record.block, &path, sync);
-                }
-            }
+            let ready = take_done(&mut redis, &keys, &mut pending, &mut last_done);
+            // The batch that leaves nothing to fetch is not synced
+            // here: `collect_with` syncs the file once more at the
+            // end anyway, and each sync waits for the disk.
+            fetch_ready(&target, early, ready, !pending.is_empty());
         }
         std::thread::sleep(Duration::from_millis(5));
     }
     Ok(())
+}
+
+/// An output tile with one writer, not fetched yet: (writer's id,
+/// matrix, index).
+type Pending = (String, usize, Vec<i64>);
+
+/// Each output tile with one writer (from the plans); those no task
+/// writes go into `early.absent`.
+fn output_writers(inst: &Instance<'_>, early: &mut Early) -> Vec<Pending> {
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut engine = Engine::new(inst);
+    for ((m, decl), id) in inst.program.matrices.iter().enumerate().zip(0u32..) {
+        if decl.role != Role::Output {
+            continue;
+        }
+        let extents = inst.extents.get(m).cloned().unwrap_or_default();
+        let mut indices: Vec<Vec<i64>> = Vec::new();
+        grid(&extents, &mut |idx| indices.push(idx.to_vec()));
+        for index in indices {
+            let tile = TileRef {
+                matrix: MatrixId(id),
+                index,
+            };
+            match engine.writer(&tile).as_deref() {
+                Ok([task]) => pending.push((task_id(task), m, tile.index)),
+                Ok([]) => {
+                    early.absent.insert((m, tile.index));
+                }
+                _ => {}
+            }
+        }
+    }
+    pending
+}
+
+/// Takes the tiles whose writers are in the run's done set out of
+/// `pending` (asking a thousand at a time), as (matrix, index); a batch
+/// Redis does not answer stays, and resets `last_done` so that it is asked
+/// again at the next look.
+fn take_done(
+    redis: &mut Redis,
+    keys: &Keys,
+    pending: &mut Vec<Pending>,
+    last_done: &mut Option<u64>,
+) -> Vec<(usize, Vec<i64>)> {
+    let mut ready: Vec<(usize, Vec<i64>)> = Vec::new();
+    let mut still = Vec::with_capacity(pending.len());
+    for part in pending.chunks(1000) {
+        let mut cmd = redis::cmd("SMISMEMBER");
+        cmd.arg(keys.done());
+        for (task, _, _) in part {
+            cmd.arg(task);
+        }
+        let Ok(flags) = redis.query::<Vec<i64>>(&cmd, "asking which tasks are done") else {
+            // Asked again at the next look.
+            still.extend_from_slice(part);
+            *last_done = None;
+            continue;
+        };
+        for (p, flag) in part.iter().zip(flags) {
+            if flag == 1 {
+                ready.push((p.1, p.2.clone()));
+            } else {
+                still.push(p.clone());
+            }
+        }
+    }
+    *pending = still;
+    ready
+}
+
+/// Fetches the `ready` tiles into `early`, matrix by matrix, and writes
+/// each 2-D output's file in place so far ([`place`]; synced if `sync`).
+fn fetch_ready(
+    target: &Target<'_, '_>,
+    early: &mut Early,
+    ready: Vec<(usize, Vec<i64>)>,
+    sync: bool,
+) {
+    let mut by_matrix: BTreeMap<usize, Vec<Vec<i64>>> = BTreeMap::new();
+    for (m, idx) in ready {
+        by_matrix.entry(m).or_default().push(idx);
+    }
+    for (m, indices) in by_matrix {
+        let Some(decl) = target.inst.program.matrices.get(m) else {
+            continue;
+        };
+        let name = &decl.name;
+        // A tile not read here (a store error) is read at the end.
+        for (idx, t) in fetch_tiles(target.store, name, &indices).unwrap_or_default() {
+            early.tiles.insert((m, idx), t);
+        }
+        if std::fs::create_dir_all(target.dir).is_ok() {
+            let extents = target.inst.extents.get(m).cloned().unwrap_or_default();
+            let stem = OutputRequest::whole(name).file_stem();
+            let path = target.dir.join(format!("{stem}.npy"));
+            place(early, m, &extents, target.block, &path, sync);
+        }
+    }
 }
 
 /// Writes the tiles of output `m` fetched so far into its `.npy` in

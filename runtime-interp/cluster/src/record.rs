@@ -185,75 +185,15 @@ impl RunRecord {
 
     /// Reads a record from the hash's fields.
     pub fn from_map(run: &str, map: &HashMap<String, Vec<u8>>) -> Result<RunRecord, ClusterError> {
-        let bad = |field: &'static str, why: String| ClusterError::BadRecord {
-            run: run.to_string(),
-            field,
-            why,
-        };
-        let text = |field: &'static str| -> Result<String, ClusterError> {
-            let bytes = map.get(field).ok_or_else(|| bad(field, "missing".into()))?;
-            String::from_utf8(bytes.clone()).map_err(|_| bad(field, "not UTF-8".into()))
-        };
-        let number = |field: &'static str| -> Result<u64, ClusterError> {
-            let t = text(field)?;
-            t.parse::<u64>().map_err(|_| {
-                bad(
-                    field,
-                    format!(
-                        "`{}` is not a count",
-                        t.chars().take(40).collect::<String>()
-                    ),
-                )
-            })
-        };
-        let signed = |field: &'static str| -> i64 {
-            map.get(field)
-                .and_then(|b| std::str::from_utf8(b).ok()?.parse().ok())
-                .unwrap_or(0)
-        };
-        let protocol = number("protocol")?;
-        if protocol != u64::from(PROTOCOL) {
-            return Err(bad(
-                "protocol",
-                format!("version {protocol}; this lpk speaks version {PROTOCOL}"),
-            ));
-        }
-        // A record under another run's key would make a worker act on that
-        // run (its tiles, its place in `lpk:runs`).
-        let id = text("id")?;
-        if id != run {
-            return Err(bad(
-                "id",
-                format!(
-                    "names run `{}`, not the run it is stored under",
-                    id.chars().take(80).collect::<String>()
-                ),
-            ));
-        }
-        let params_text = text("params")?;
-        let params = if params_text.is_empty() {
-            Vec::new()
-        } else {
-            params_text
-                .split(',')
-                .map(|v| v.parse::<i64>())
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|_| bad("params", "not a list of integers".into()))?
-        };
-        let state = match text("state")?.as_str() {
-            "running" => RunState::Running,
-            "done" => RunState::Done,
-            "failed" => RunState::Failed,
-            other => return Err(bad("state", format!("unknown state `{other}`"))),
-        };
-        let kernels = match text("kernels")?.as_str() {
-            "standard" => Kernels::Standard,
-            "noop" => Kernels::Noop,
-            other => return Err(bad("kernels", format!("unknown kernel set `{other}`"))),
-        };
-        let block = usize::try_from(number("block")?).unwrap_or(0);
+        let f = Fields { run, map };
+        f.check_protocol()?;
+        f.check_id()?;
+        let params = f.params()?;
+        let state = f.state()?;
+        let kernels = f.kernels()?;
+        let block = usize::try_from(f.number("block")?).unwrap_or(0);
         if block == 0 {
-            return Err(bad("block", "must be at least 1".into()));
+            return Err(f.bad("block", "must be at least 1".into()));
         }
         let error = match (map.get("error_task"), map.get("error")) {
             (Some(t), Some(e)) => Some((
@@ -267,27 +207,27 @@ impl RunRecord {
             artifact: map
                 .get("artifact")
                 .cloned()
-                .ok_or_else(|| bad("artifact", "missing".into()))?,
-            program: text("program")?,
+                .ok_or_else(|| f.bad("artifact", "missing".into()))?,
+            program: f.text("program")?,
             params,
             block,
-            store: text("store")?,
+            store: f.text("store")?,
             kernels,
-            total: number("total")?,
-            done: number("done")?,
+            total: f.number("total")?,
+            done: f.number("done")?,
             state,
-            max_expiries: u32::try_from(number("max_expiries")?).unwrap_or(u32::MAX),
-            created_ms: number("created_ms")?,
+            max_expiries: u32::try_from(f.number("max_expiries")?).unwrap_or(u32::MAX),
+            created_ms: f.number("created_ms")?,
             finished_ms: map
                 .get("finished_ms")
                 .and_then(|b| std::str::from_utf8(b).ok()?.parse().ok()),
             error,
-            keep: text("keep")? == "1",
-            stored_bytes: signed("stored_bytes"),
-            peak_bytes: signed("peak_bytes"),
+            keep: f.text("keep")? == "1",
+            stored_bytes: f.signed("stored_bytes"),
+            peak_bytes: f.signed("peak_bytes"),
             limits: RunLimits {
-                max_tasks: u64::try_from(signed("max_tasks")).ok().filter(|&n| n > 0),
-                max_store_bytes: u64::try_from(signed("max_store_bytes"))
+                max_tasks: u64::try_from(f.signed("max_tasks")).ok().filter(|&n| n > 0),
+                max_store_bytes: u64::try_from(f.signed("max_store_bytes"))
                     .ok()
                     .filter(|&n| n > 0),
             },
@@ -302,5 +242,115 @@ impl RunRecord {
                 run: self.id.clone(),
                 source: Box::new(source),
             })
+    }
+}
+
+/// A run record's hash fields, read one by one, each error naming the run
+/// and the field.
+struct Fields<'a> {
+    run: &'a str,
+    map: &'a HashMap<String, Vec<u8>>,
+}
+
+impl Fields<'_> {
+    /// The error of a field that is wrong, and why.
+    fn bad(&self, field: &'static str, why: String) -> ClusterError {
+        ClusterError::BadRecord {
+            run: self.run.to_string(),
+            field,
+            why,
+        }
+    }
+
+    /// A field's text (it must be there, in UTF-8).
+    fn text(&self, field: &'static str) -> Result<String, ClusterError> {
+        let bytes = self
+            .map
+            .get(field)
+            .ok_or_else(|| self.bad(field, "missing".into()))?;
+        String::from_utf8(bytes.clone()).map_err(|_| self.bad(field, "not UTF-8".into()))
+    }
+
+    /// A field that is a count.
+    fn number(&self, field: &'static str) -> Result<u64, ClusterError> {
+        let t = self.text(field)?;
+        t.parse::<u64>().map_err(|_| {
+            self.bad(
+                field,
+                format!(
+                    "`{}` is not a count",
+                    t.chars().take(40).collect::<String>()
+                ),
+            )
+        })
+    }
+
+    /// A signed field, 0 when it is missing or not a number.
+    fn signed(&self, field: &'static str) -> i64 {
+        self.map
+            .get(field)
+            .and_then(|b| std::str::from_utf8(b).ok()?.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Refuses a record of another protocol version.
+    fn check_protocol(&self) -> Result<(), ClusterError> {
+        let protocol = self.number("protocol")?;
+        if protocol != u64::from(PROTOCOL) {
+            return Err(self.bad(
+                "protocol",
+                format!("version {protocol}; this lpk speaks version {PROTOCOL}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Refuses a record that names another run: under another run's key it
+    /// would make a worker act on that run (its tiles, its place in
+    /// `lpk:runs`).
+    fn check_id(&self) -> Result<(), ClusterError> {
+        let id = self.text("id")?;
+        if id != self.run {
+            return Err(self.bad(
+                "id",
+                format!(
+                    "names run `{}`, not the run it is stored under",
+                    id.chars().take(80).collect::<String>()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The parameters, a comma-separated list of integers (empty for none).
+    fn params(&self) -> Result<Vec<i64>, ClusterError> {
+        let params_text = self.text("params")?;
+        if params_text.is_empty() {
+            return Ok(Vec::new());
+        }
+        params_text
+            .split(',')
+            .map(|v| v.parse::<i64>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| self.bad("params", "not a list of integers".into()))
+    }
+
+    /// The run's state.
+    fn state(&self) -> Result<RunState, ClusterError> {
+        match self.text("state")?.as_str() {
+            "running" => Ok(RunState::Running),
+            "done" => Ok(RunState::Done),
+            "failed" => Ok(RunState::Failed),
+            other => Err(self.bad("state", format!("unknown state `{other}`"))),
+        }
+    }
+
+    /// The run's kernel set.
+    fn kernels(&self) -> Result<Kernels, ClusterError> {
+        match self.text("kernels")?.as_str() {
+            "standard" => Ok(Kernels::Standard),
+            "noop" => Ok(Kernels::Noop),
+            other => Err(self.bad("kernels", format!("unknown kernel set `{other}`"))),
+        }
     }
 }

@@ -24,9 +24,10 @@ use crate::manifest::Manifest;
 use crate::protocol::{self, Keys};
 use crate::record::{RunRecord, RunState};
 use crate::tiles::{check_store_url, open_run_store};
+use model::program::Program;
 use model::query::Engine;
-use model::task::Task;
-use runtime::store::{BlobStore, TileStore};
+use model::task::{Task, TileRef};
+use runtime::store::{BlobStore, ObjectStoreTiles, StoreError, TileStore};
 use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
@@ -55,6 +56,75 @@ pub fn resume(
     crate::error::check_run_id(run)?;
     check_store_url(store_url)?;
     let keys = Keys::new(run);
+    refuse_if_present(redis, &keys, run, force)?;
+    let store = open_run_store(store_url, run)?;
+    let saved = read_saved(&store, run)?;
+    let inst = saved
+        .program
+        .bind(&saved.manifest.params)
+        .map_err(|source| ClusterError::Bind {
+            run: run.to_string(),
+            source: Box::new(source),
+        })?;
+    let total = inst
+        .count_tasks(model::task::COUNT_BUDGET)
+        .map_err(|e| ClusterError::Refused(format!("cannot count the run's tasks: {e}")))?
+        .total();
+    let mut engine = Engine::new(&inst);
+    let done = finished_tasks(&store, total, &mut engine, note)?;
+    let frontier = frontier(&mut engine, &saved.program, &done)?;
+    let keep = saved.manifest.keep_intermediates;
+    let tiles = read_tiles(&mut engine, &saved.program, &done, keep)?;
+    let undeleted = delete_dead_tiles(&store, &saved.program, &tiles.dead_now, note);
+    let stored_bytes = stored_tile_bytes(&store)?;
+
+    // Write the state: the finished set and the counters, the record, then
+    // the ready queue, and the run's announcement last.
+    clear_run_keys(redis, &keys)?;
+    let state = State {
+        done: &done,
+        frontier: &frontier,
+        tiles: &tiles,
+        undeleted: &undeleted,
+    };
+    restore_sets(redis, &keys, &state)?;
+    let finished = done.len() as u64 >= total;
+    let counts = Counts {
+        total,
+        done: done.len() as u64,
+        stored_bytes,
+    };
+    let record = rebuilt_record(run, store_url, &saved, inst.params.clone(), &counts);
+    record.write(redis)?;
+    // The output tiles' digests were lost with Redis: `collect` checks
+    // those it has and takes the others on their shape.
+    redis.query::<()>(
+        redis::cmd("HSET").arg(keys.meta()).arg("resumed").arg("1"),
+        "writing the run record",
+    )?;
+    // The queue last: a worker may read it at once, and completing a task
+    // needs the record.
+    protocol::create_queue(redis, &keys)?;
+    let ready_ids: Vec<String> = frontier.ready.iter().map(task_id).collect();
+    protocol::enqueue(redis, &keys, &ready_ids, "restoring the ready tasks")?;
+    if !finished {
+        protocol::announce(redis, run)?;
+    }
+    Ok(Resumed {
+        done: done.len() as u64,
+        total,
+        ready: ready_ids.len() as u64,
+        waiting: frontier.waiting.len() as u64,
+    })
+}
+
+/// Refuses to rebuild a run whose record Redis still holds, unless `force`.
+fn refuse_if_present(
+    redis: &mut Redis,
+    keys: &Keys,
+    run: &str,
+    force: bool,
+) -> Result<(), ClusterError> {
     let exists: i64 = redis.query(redis::cmd("EXISTS").arg(keys.meta()), "looking for the run")?;
     if exists == 1 && !force {
         return Err(ClusterError::Refused(format!(
@@ -62,11 +132,28 @@ pub fn resume(
             redis.url()
         )));
     }
-    let store = open_run_store(store_url, run)?;
-    let store_err = |source| ClusterError::Store {
+    Ok(())
+}
+
+/// What `submit` left in the run's store: its manifest, its artifact's
+/// bytes and the program the artifact holds.
+struct Saved {
+    manifest: Manifest,
+    artifact: Vec<u8>,
+    program: Program,
+}
+
+/// A store error, naming the store.
+fn store_error(store: &ObjectStoreTiles, source: StoreError) -> ClusterError {
+    ClusterError::Store {
         store: store.describe(),
         source: Box::new(source),
-    };
+    }
+}
+
+/// Reads the manifest, then the artifact, from the run's store, and
+/// decodes the program (a missing object is refused, naming it).
+fn read_saved(store: &ObjectStoreTiles, run: &str) -> Result<Saved, ClusterError> {
     let missing = |what: &str| {
         ClusterError::Refused(format!(
             "{}/{what} is missing: is {run} a run submitted to this store?",
@@ -75,7 +162,7 @@ pub fn resume(
     };
     let manifest = store
         .get_bytes("manifest.json", crate::manifest::MAX_BYTES as u64)
-        .map_err(store_err)?
+        .map_err(|e| store_error(store, e))?
         .ok_or_else(|| missing("manifest.json"))?;
     let manifest = Manifest::parse(run, &manifest)?;
     let artifact = store
@@ -83,29 +170,31 @@ pub fn resume(
             "program.lpka",
             model::artifact::HEADER_LEN as u64 + u64::from(model::artifact::MAX_PAYLOAD),
         )
-        .map_err(store_err)?
+        .map_err(|e| store_error(store, e))?
         .ok_or_else(|| missing("program.lpka"))?;
-    let (block, kernels, max_expiries) = (manifest.block, manifest.kernels, manifest.max_expiries);
-    let params = manifest.params.clone();
     let program = model::artifact::decode(&artifact)
         .map(|l| l.artifact.program)
         .map_err(|source| ClusterError::Artifact {
             run: run.to_string(),
             source: Box::new(source),
         })?;
-    let inst = program.bind(&params).map_err(|source| ClusterError::Bind {
-        run: run.to_string(),
-        source: Box::new(source),
-    })?;
-    let total = inst
-        .count_tasks(model::task::COUNT_BUDGET)
-        .map_err(|e| ClusterError::Refused(format!("cannot count the run's tasks: {e}")))?
-        .total();
-    let mut engine = Engine::new(&inst);
+    Ok(Saved {
+        manifest,
+        artifact,
+        program,
+    })
+}
 
-    // The finished set.
-    let found = crate::markers::read_done(&store, total, &mut |t| engine.check_task(t).is_ok())
-        .map_err(store_err)?;
+/// The finished set: the tasks with done markers in the store (what is
+/// under `done/` but names no task of the run is noted and skipped).
+fn finished_tasks(
+    store: &ObjectStoreTiles,
+    total: u64,
+    engine: &mut Engine<'_, '_>,
+    note: &mut dyn FnMut(&str),
+) -> Result<HashSet<Task>, ClusterError> {
+    let found = crate::markers::read_done(store, total, &mut |t| engine.check_task(t).is_ok())
+        .map_err(|e| store_error(store, e))?;
     if found.skipped_count > 0 {
         note(&format!(
             "ignored {} object(s) or log line(s) under done/ that are not done markers of this run's tasks, e.g. {}",
@@ -118,10 +207,28 @@ pub fn resume(
         "{} of {total} tasks have done markers",
         done.len()
     ));
+    Ok(done)
+}
 
-    // The frontier: children of finished tasks that are not finished.
+/// The unfinished tasks next to the finished ones.
+struct Frontier {
+    /// Tasks whose parents are all finished, and roots not finished, in
+    /// sequential order.
+    ready: Vec<Task>,
+    /// Tasks with some parents finished: the edge tiles counted so far.
+    waiting: Vec<(Task, Vec<String>)>,
+}
+
+/// The frontier: the children of finished tasks that are not finished,
+/// counted from the children plans and split by their in-degree, plus the
+/// roots not finished.
+fn frontier(
+    engine: &mut Engine<'_, '_>,
+    program: &Program,
+    done: &HashSet<Task>,
+) -> Result<Frontier, ClusterError> {
     let mut counted: HashMap<Task, HashSet<String>> = HashMap::new();
-    for t in &done {
+    for t in done {
         let mut edges = Vec::new();
         engine.for_each_child(t, &mut |stmt, vars, matrix, tile| {
             edges.push((
@@ -156,18 +263,35 @@ pub fn resume(
         ControlFlow::Continue(())
     })?;
     ready.sort_by(|a, b| program.sequential_cmp(a, b));
+    Ok(Frontier { ready, waiting })
+}
 
-    // Dead tiles: each intermediate tile a finished task read counts its
-    // finished readers again, as the completions had; a tile whose readers
-    // are all finished is deleted now (it may be gone already).
-    let keep = manifest.keep_intermediates;
-    let mut read_by: HashMap<model::task::TileRef, Vec<String>> = HashMap::new();
+/// The intermediate tiles finished tasks read, split by whether all
+/// their readers are finished.
+struct ReadTiles {
+    /// Tiles some of whose readers are finished: (tile id, finished
+    /// readers' ids).
+    partly_read: Vec<(String, Vec<String>)>,
+    /// Tiles whose readers are all finished: dead, to delete now.
+    dead_now: Vec<(TileRef, String)>,
+}
+
+/// Dead tiles: each intermediate tile a finished task read counts its
+/// finished readers again, as the completions had; a tile whose readers
+/// are all finished is dead (none with `keep`).
+fn read_tiles(
+    engine: &mut Engine<'_, '_>,
+    program: &Program,
+    done: &HashSet<Task>,
+    keep: bool,
+) -> Result<ReadTiles, ClusterError> {
+    let mut read_by: HashMap<TileRef, Vec<String>> = HashMap::new();
     if !keep {
-        for t in &done {
+        for t in done {
             for tile in engine.reads(t)? {
                 let m = program.matrix(tile.matrix);
                 if m.role != model::program::Role::Temporary
-                    || (m.zero && runtime::zero::is_zero_tile(&mut engine, &tile)?)
+                    || (m.zero && runtime::zero::is_zero_tile(engine, &tile)?)
                 {
                     continue;
                 }
@@ -180,7 +304,7 @@ pub fn resume(
         }
     }
     let mut partly_read: Vec<(String, Vec<String>)> = Vec::new();
-    let mut dead_now: Vec<(model::task::TileRef, String)> = Vec::new();
+    let mut dead_now: Vec<(TileRef, String)> = Vec::new();
     for (tile, finished) in read_by {
         let id = tile_id(tile.matrix, &tile.index);
         if finished.len() >= engine.readers(&tile)?.len() {
@@ -189,8 +313,22 @@ pub fn resume(
             partly_read.push((id, finished));
         }
     }
+    Ok(ReadTiles {
+        partly_read,
+        dead_now,
+    })
+}
+
+/// Deletes the dead tiles from the store (one may be gone already);
+/// returns the ids of those it could not delete, each noted.
+fn delete_dead_tiles(
+    store: &ObjectStoreTiles,
+    program: &Program,
+    dead_now: &[(TileRef, String)],
+    note: &mut dyn FnMut(&str),
+) -> Vec<String> {
     let mut undeleted: Vec<String> = Vec::new();
-    for (tile, id) in &dead_now {
+    for (tile, id) in dead_now {
         let m = program.matrix(tile.matrix);
         if let Err(e) = store.delete(&m.name, &tile.index) {
             note(&format!(
@@ -200,20 +338,25 @@ pub fn resume(
             undeleted.push(id.clone());
         }
     }
-    // The store's bytes, re-counted from its objects (tiles only; each
-    // size includes its .npy header).
-    let stored_bytes: u64 = store
+    undeleted
+}
+
+/// The store's bytes, re-counted from its objects (tiles only; each size
+/// includes its .npy header).
+fn stored_tile_bytes(store: &ObjectStoreTiles) -> Result<u64, ClusterError> {
+    Ok(store
         .list_sized("")
-        .map_err(store_err)?
+        .map_err(|e| store_error(store, e))?
         .iter()
         .filter(|(k, _)| k.ends_with(".npy") && !k.starts_with("done/"))
         .map(|(_, size)| size)
-        .sum();
+        .sum())
+}
 
-    // Write the state: the finished set and the counters, the record, then
-    // the ready queue, and the run's announcement last.
-    // SCAN, not KEYS: KEYS blocks the server for every other run while it
-    // walks the whole key space.
+/// Deletes every key of the run left in Redis. SCAN, not KEYS: KEYS
+/// blocks the server for every other run while it walks the whole key
+/// space.
+fn clear_run_keys(redis: &mut Redis, keys: &Keys) -> Result<(), ClusterError> {
     let pattern = keys.pattern();
     let mut cursor = "0".to_string();
     loop {
@@ -231,17 +374,31 @@ pub fn resume(
         }
         cursor = next;
         if cursor == "0" {
-            break;
+            return Ok(());
         }
     }
-    let done_ids: Vec<String> = done.iter().map(task_id).collect();
+}
+
+/// The run's state as rebuilt from the store, to write into Redis.
+struct State<'a> {
+    done: &'a HashSet<Task>,
+    frontier: &'a Frontier,
+    tiles: &'a ReadTiles,
+    undeleted: &'a [String],
+}
+
+/// Writes the run's sets: the finished (and enqueued) tasks, the waiting
+/// tasks' counters, the tiles' finished readers, the deleted tiles and the
+/// dead tiles not deleted.
+fn restore_sets(redis: &mut Redis, keys: &Keys, state: &State<'_>) -> Result<(), ClusterError> {
+    let done_ids: Vec<String> = state.done.iter().map(task_id).collect();
     for chunk in done_ids.chunks(1000) {
         let mut pipe = redis::pipe();
         pipe.cmd("SADD").arg(keys.done()).arg(chunk).ignore();
         pipe.cmd("SADD").arg(keys.enqueued()).arg(chunk).ignore();
         redis.pipe::<()>(&pipe, "restoring the finished tasks")?;
     }
-    for chunk in waiting.chunks(1000) {
+    for chunk in state.frontier.waiting.chunks(1000) {
         let mut pipe = redis::pipe();
         for (t, tiles) in chunk {
             pipe.cmd("SADD")
@@ -251,7 +408,7 @@ pub fn resume(
         }
         redis.pipe::<()>(&pipe, "restoring the waiting tasks' counters")?;
     }
-    for chunk in partly_read.chunks(1000) {
+    for chunk in state.tiles.partly_read.chunks(1000) {
         let mut pipe = redis::pipe();
         for (tile, readers) in chunk {
             pipe.cmd("SADD")
@@ -261,64 +418,65 @@ pub fn resume(
         }
         redis.pipe::<()>(&pipe, "restoring the tiles' finished readers")?;
     }
-    for chunk in dead_now.chunks(1000) {
+    for chunk in state.tiles.dead_now.chunks(1000) {
         let ids: Vec<&String> = chunk.iter().map(|(_, id)| id).collect();
         redis.query::<()>(
             redis::cmd("SADD").arg(keys.gone()).arg(ids),
             "restoring the deleted tiles",
         )?;
     }
-    if !undeleted.is_empty() {
+    if !state.undeleted.is_empty() {
         redis.query::<()>(
-            redis::cmd("SADD").arg(keys.dead()).arg(&undeleted),
+            redis::cmd("SADD").arg(keys.dead()).arg(state.undeleted),
             "restoring the dead tiles",
         )?;
     }
-    let finished = done.len() as u64 >= total;
-    let record = RunRecord {
+    Ok(())
+}
+
+/// The counts a rebuilt record carries.
+struct Counts {
+    /// Tasks in the run.
+    total: u64,
+    /// Tasks found done.
+    done: u64,
+    /// Bytes of tiles in the store.
+    stored_bytes: u64,
+}
+
+/// The run record rebuilt from the manifest, the artifact and the counts.
+fn rebuilt_record(
+    run: &str,
+    store_url: &str,
+    saved: &Saved,
+    params: Vec<i64>,
+    counts: &Counts,
+) -> RunRecord {
+    let manifest = &saved.manifest;
+    let finished = counts.done >= counts.total;
+    RunRecord {
         id: run.to_string(),
-        artifact,
-        program: program.name.clone(),
-        params: inst.params.clone(),
-        block,
+        artifact: saved.artifact.clone(),
+        program: saved.program.name.clone(),
+        params,
+        block: manifest.block,
         store: store_url.to_string(),
-        kernels,
-        total,
-        done: done.len() as u64,
+        kernels: manifest.kernels,
+        total: counts.total,
+        done: counts.done,
         state: if finished {
             RunState::Done
         } else {
             RunState::Running
         },
-        max_expiries,
+        max_expiries: manifest.max_expiries,
         created_ms: manifest.created_ms,
         finished_ms: None,
         error: None,
-        keep,
+        keep: manifest.keep_intermediates,
         // The peak before the resumption is lost with Redis.
-        stored_bytes: i64::try_from(stored_bytes).unwrap_or(i64::MAX),
-        peak_bytes: i64::try_from(stored_bytes).unwrap_or(i64::MAX),
+        stored_bytes: i64::try_from(counts.stored_bytes).unwrap_or(i64::MAX),
+        peak_bytes: i64::try_from(counts.stored_bytes).unwrap_or(i64::MAX),
         limits: manifest.limits,
-    };
-    record.write(redis)?;
-    // The output tiles' digests were lost with Redis: `collect` checks
-    // those it has and takes the others on their shape.
-    redis.query::<()>(
-        redis::cmd("HSET").arg(keys.meta()).arg("resumed").arg("1"),
-        "writing the run record",
-    )?;
-    // The queue last: a worker may read it at once, and completing a task
-    // needs the record.
-    protocol::create_queue(redis, &keys)?;
-    let ready_ids: Vec<String> = ready.iter().map(task_id).collect();
-    protocol::enqueue(redis, &keys, &ready_ids, "restoring the ready tasks")?;
-    if !finished {
-        protocol::announce(redis, run)?;
     }
-    Ok(Resumed {
-        done: done.len() as u64,
-        total,
-        ready: ready_ids.len() as u64,
-        waiting: waiting.len() as u64,
-    })
 }

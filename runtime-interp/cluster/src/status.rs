@@ -103,112 +103,22 @@ pub fn status(
         .unwrap_or(0);
     let unclaimed = len.saturating_sub(claimed);
     let limit = limit.max(1);
-
-    // Unclaimed: the entries after the group's last delivered id.
-    let mut unclaimed_tasks = Vec::new();
-    if unclaimed > 0 {
-        let groups: Value = redis.query(
-            redis::cmd("XINFO").arg("GROUPS").arg(&queue),
-            "reading the consumer group",
-        )?;
-        let mut last = None;
-        for g in array(&groups) {
-            let fields = array(g);
-            let mut name = None;
-            let mut delivered = None;
-            for pair in fields.chunks(2) {
-                match (pair.first().and_then(text).as_deref(), pair.get(1)) {
-                    (Some("name"), Some(v)) => name = text(v),
-                    (Some("last-delivered-id"), Some(v)) => delivered = text(v),
-                    _ => {}
-                }
-            }
-            if name.as_deref() == Some(GROUP) {
-                last = delivered;
-            }
-        }
-        let start = match last {
-            Some(id) => format!("({id}"),
-            None => "-".to_string(),
-        };
-        let entries: Value = redis.query(
-            redis::cmd("XRANGE")
-                .arg(&queue)
-                .arg(start)
-                .arg("+")
-                .arg("COUNT")
-                .arg(limit),
-            "reading unclaimed tasks",
-        )?;
-        for e in array(&entries) {
-            let fields = array(e).get(1).map(array).unwrap_or(&[]);
-            if let Some(id) = fields.get(1).and_then(text) {
-                unclaimed_tasks.push(shown(&id));
-            }
-        }
-    }
-
-    // Expired leases.
-    let mut expired = Vec::new();
-    if claimed > 0 {
-        let idle_ms = lease.as_millis().max(1) as u64;
-        let pending: Value = redis.query(
-            redis::cmd("XPENDING")
-                .arg(&queue)
-                .arg(GROUP)
-                .arg("IDLE")
-                .arg(idle_ms)
-                .arg("-")
-                .arg("+")
-                .arg(limit),
-            "reading expired leases",
-        )?;
-        for p in array(&pending) {
-            let f = array(p);
-            let (Some(id), Some(consumer), Some(idle), Some(n)) = (
-                f.first().and_then(text),
-                f.get(1).and_then(text),
-                f.get(2).and_then(text).and_then(|t| t.parse::<u64>().ok()),
-                f.get(3).and_then(text).and_then(|t| t.parse::<u64>().ok()),
-            ) else {
-                continue;
-            };
-            let entry: Value = redis.query(
-                redis::cmd("XRANGE").arg(&queue).arg(&id).arg(&id),
-                "reading an expired task",
-            )?;
-            let task = array(&entry)
-                .first()
-                .map(array)
-                .and_then(|e| e.get(1))
-                .map(array)
-                .and_then(|f| f.get(1))
-                .and_then(text)
-                .unwrap_or(id);
-            expired.push(Expired {
-                task: shown(&task),
-                consumer,
-                idle: Duration::from_millis(idle),
-                deliveries: n,
-            });
-        }
-    }
+    let unclaimed_tasks = if unclaimed > 0 {
+        unclaimed_tasks(redis, &queue, limit)?
+    } else {
+        Vec::new()
+    };
+    let expired = if claimed > 0 {
+        expired_leases(redis, &queue, lease, limit)?
+    } else {
+        Vec::new()
+    };
     let waiting = if blocked && record.state == RunState::Running {
         waiting_tasks(redis, &keys, &record, &program, limit)?
     } else {
         Vec::new()
     };
-    let end = if record.state == RunState::Running {
-        now_ms()
-    } else {
-        record.finished_ms.unwrap_or_else(now_ms)
-    };
-    let secs = end.saturating_sub(record.created_ms) as f64 / 1000.0;
-    let rate = if secs > 0.0 {
-        record.done as f64 / secs
-    } else {
-        0.0
-    };
+    let rate = rate(&record);
     let error = record
         .error
         .as_ref()
@@ -224,6 +134,130 @@ pub fn status(
         error,
         rate,
     })
+}
+
+/// Up to `limit` unclaimed tasks, oldest first: the entries of stream
+/// `queue` after the group's last delivered id.
+fn unclaimed_tasks(
+    redis: &mut Redis,
+    queue: &str,
+    limit: usize,
+) -> Result<Vec<ShownTask>, ClusterError> {
+    let groups: Value = redis.query(
+        redis::cmd("XINFO").arg("GROUPS").arg(queue),
+        "reading the consumer group",
+    )?;
+    let start = match last_delivered(&groups) {
+        Some(id) => format!("({id}"),
+        None => "-".to_string(),
+    };
+    let entries: Value = redis.query(
+        redis::cmd("XRANGE")
+            .arg(queue)
+            .arg(start)
+            .arg("+")
+            .arg("COUNT")
+            .arg(limit),
+        "reading unclaimed tasks",
+    )?;
+    let mut out = Vec::new();
+    for e in array(&entries) {
+        let fields = array(e).get(1).map(array).unwrap_or(&[]);
+        if let Some(id) = fields.get(1).and_then(text) {
+            out.push(shown(&id));
+        }
+    }
+    Ok(out)
+}
+
+/// The last id delivered to the workers' group, from an `XINFO GROUPS`
+/// reply.
+fn last_delivered(groups: &Value) -> Option<String> {
+    let mut last = None;
+    for g in array(groups) {
+        let fields = array(g);
+        let mut name = None;
+        let mut delivered = None;
+        for pair in fields.chunks(2) {
+            match (pair.first().and_then(text).as_deref(), pair.get(1)) {
+                (Some("name"), Some(v)) => name = text(v),
+                (Some("last-delivered-id"), Some(v)) => delivered = text(v),
+                _ => {}
+            }
+        }
+        if name.as_deref() == Some(GROUP) {
+            last = delivered;
+        }
+    }
+    last
+}
+
+/// Up to `limit` claimed tasks of stream `queue` whose holder has not
+/// renewed them for `lease`.
+fn expired_leases(
+    redis: &mut Redis,
+    queue: &str,
+    lease: Duration,
+    limit: usize,
+) -> Result<Vec<Expired>, ClusterError> {
+    let idle_ms = lease.as_millis().max(1) as u64;
+    let pending: Value = redis.query(
+        redis::cmd("XPENDING")
+            .arg(queue)
+            .arg(GROUP)
+            .arg("IDLE")
+            .arg(idle_ms)
+            .arg("-")
+            .arg("+")
+            .arg(limit),
+        "reading expired leases",
+    )?;
+    let mut expired = Vec::new();
+    for p in array(&pending) {
+        let f = array(p);
+        let (Some(id), Some(consumer), Some(idle), Some(n)) = (
+            f.first().and_then(text),
+            f.get(1).and_then(text),
+            f.get(2).and_then(text).and_then(|t| t.parse::<u64>().ok()),
+            f.get(3).and_then(text).and_then(|t| t.parse::<u64>().ok()),
+        ) else {
+            continue;
+        };
+        let entry: Value = redis.query(
+            redis::cmd("XRANGE").arg(queue).arg(&id).arg(&id),
+            "reading an expired task",
+        )?;
+        let task = array(&entry)
+            .first()
+            .map(array)
+            .and_then(|e| e.get(1))
+            .map(array)
+            .and_then(|f| f.get(1))
+            .and_then(text)
+            .unwrap_or(id);
+        expired.push(Expired {
+            task: shown(&task),
+            consumer,
+            idle: Duration::from_millis(idle),
+            deliveries: n,
+        });
+    }
+    Ok(expired)
+}
+
+/// Tasks completed per second since submission (until the run finished).
+fn rate(record: &RunRecord) -> f64 {
+    let end = if record.state == RunState::Running {
+        now_ms()
+    } else {
+        record.finished_ms.unwrap_or_else(now_ms)
+    };
+    let secs = end.saturating_sub(record.created_ms) as f64 / 1000.0;
+    if secs > 0.0 {
+        record.done as f64 / secs
+    } else {
+        0.0
+    }
 }
 
 /// A few waiting tasks (those with some parent edges counted), and from

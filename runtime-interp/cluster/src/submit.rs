@@ -19,13 +19,13 @@ use crate::protocol::{self, Keys};
 use crate::record::{now_ms, Kernels, RunLimits, RunRecord, RunState};
 use crate::tiles::{check_store_url, open_run_store};
 use model::artifact::{self, Artifact, SourceInfo};
-use model::program::{Program, Role};
+use model::program::{Instance, Program, Role};
 use model::query::Engine;
 use model::MatrixId;
 use runtime::dense::InputSpec;
 use runtime::exec::TileSource;
-use runtime::job::{self, InputSource};
-use runtime::store::{BlobStore, TileStore};
+use runtime::job::{self, InputSource, Prepared};
+use runtime::store::{BlobStore, ObjectStoreTiles, TileStore};
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
@@ -104,6 +104,61 @@ pub fn submit(
     let registry = runtime::kernels::Registry::standard();
     let prepared = job::prepare(program, &registry, s.params, s.inputs, s.seed, s.block)?;
     let inst = &prepared.instance;
+    let total = count_tasks(inst, s)?;
+    check_fan_out(inst)?;
+    let run = new_run_id();
+    let keys = Keys::new(&run);
+    let artifact_bytes = encode_program(program, s.file)?;
+    // Input tiles, unless the kernels read nothing: those some task reads,
+    // in the order of their first reader in sequential order, so that
+    // tasks find theirs uploaded. They are uploaded after the roots are
+    // seeded, while the workers start (a worker that misses one waits
+    // while the run's `uploading` key lives).
+    let mut uploads = Uploads::default();
+    let store = match s.kernels {
+        Kernels::Standard => Some(open_run_store(s.store, &run)?),
+        Kernels::Noop => None,
+    };
+    if let Some(store) = &store {
+        uploads = input_tiles(s, &prepared)?;
+        // The run's manifest and program beside its tiles (`lpkc resume`
+        // reads them).
+        save_manifest(store, s, &run, inst, total, &artifact_bytes)?;
+    }
+    let roots = roots(inst)?;
+    let record = new_record(s, &run, inst, total, artifact_bytes, uploads.bytes);
+    record.write(redis)?;
+    let uploading = !uploads.jobs.is_empty() && total > 0;
+    if uploading {
+        renew_upload(redis, &keys)?;
+    }
+    protocol::create_queue(redis, &keys)?;
+    note(&format!("seeding {} root tasks of {total}", roots.len()));
+    protocol::enqueue(redis, &keys, &roots, "seeding the root tasks")?;
+    if total > 0 {
+        protocol::announce(redis, &run)?;
+    }
+    if let (Some(store), true) = (&store, uploading) {
+        note(&format!(
+            "uploading {} input tiles to {}",
+            uploads.jobs.len(),
+            store.describe()
+        ));
+        let source = InputSource::new(program, &prepared.inputs, s.block);
+        upload_inputs(redis, &keys, store, program, &source, &uploads.jobs)?;
+    }
+    Ok(Submitted {
+        run,
+        tasks: total,
+        roots: roots.len() as u64,
+        input_tiles: uploads.jobs.len() as u64,
+        inferred: prepared.inferred,
+    })
+}
+
+/// The instance's task count, refused past [`MAX_TASKS`] or the run's
+/// `--max-tasks`.
+fn count_tasks(inst: &Instance<'_>, s: &Submission<'_>) -> Result<u64, ClusterError> {
     let counts = inst
         .count_tasks(model::task::COUNT_BUDGET)
         .map_err(|e| ClusterError::Refused(format!("cannot count the run's tasks: {e}")))?;
@@ -118,110 +173,160 @@ pub fn submit(
             "the run has {total} tasks, more than its --max-tasks {max}"
         )));
     }
-    check_fan_out(inst)?;
-    let run = new_run_id();
-    let keys = Keys::new(&run);
+    Ok(total)
+}
 
+/// The program's artifact, as the run record and the store keep it.
+fn encode_program(program: &Program, file: &str) -> Result<Vec<u8>, ClusterError> {
     let art = Artifact {
         compiler: format!("lpk-cluster {}", env!("CARGO_PKG_VERSION")),
-        source: SourceInfo::of_program(program, s.file, None),
+        source: SourceInfo::of_program(program, file, None),
         program: program.clone(),
         lint: None,
     };
-    let artifact_bytes = artifact::encode(&art)
-        .map_err(|e| ClusterError::Refused(format!("cannot encode the program: {e}")))?;
-    // Input tiles, unless the kernels read nothing: those some task reads,
-    // in the order of their first reader in sequential order, so that
-    // tasks find theirs uploaded. They are uploaded after the roots are
-    // seeded, while the workers start (a worker that misses one waits
-    // while the run's `uploading` key lives).
-    let mut jobs: Vec<(MatrixId, Vec<i64>)> = Vec::new();
-    let mut input_bytes = 0i64;
-    let store = match s.kernels {
-        Kernels::Standard => Some(open_run_store(s.store, &run)?),
-        Kernels::Noop => None,
-    };
-    if let Some(store) = &store {
-        let mut readers_engine = Engine::new(inst);
-        let mut firsts: Vec<(model::task::Task, MatrixId, Vec<i64>)> = Vec::new();
-        for (m, decl) in program.matrix_ids() {
-            if decl.role != Role::Input {
-                continue;
-            }
-            let extents = inst.extents.get(m.index()).cloned().unwrap_or_default();
-            let shape = prepared.inputs.get(&m.0).map(|d| d.shape());
-            let one_d = decl.extents.len() == 1;
-            let mut failure = None;
-            grid(&extents, &mut |idx| {
-                let tile = model::task::TileRef {
-                    matrix: m,
-                    index: idx.to_vec(),
-                };
-                match readers_engine.readers(&tile) {
-                    Ok(r) => {
-                        let first = r.into_iter().min_by(|a, b| program.sequential_cmp(a, b));
-                        if let Some(first) = first {
-                            if let Some((rows, cols)) = shape {
-                                if let Ok((_, nr, _, nc)) =
-                                    runtime::dense::tile_rect(s.block, idx, rows, cols, one_d)
-                                {
-                                    input_bytes += (nr * nc * 8) as i64;
-                                }
-                            }
-                            firsts.push((first, m, idx.to_vec()));
+    artifact::encode(&art)
+        .map_err(|e| ClusterError::Refused(format!("cannot encode the program: {e}")))
+}
+
+/// The input tiles to upload.
+#[derive(Default)]
+struct Uploads {
+    /// The tiles, in the order of their first reader.
+    jobs: Vec<(MatrixId, Vec<i64>)>,
+    /// Their bytes in the store.
+    bytes: i64,
+}
+
+/// The input tiles some task reads, in the order of their first reader in
+/// sequential order, and their bytes (refused past `--max-store-bytes`).
+fn input_tiles(s: &Submission<'_>, prepared: &Prepared<'_>) -> Result<Uploads, ClusterError> {
+    let program = s.program;
+    let mut readers_engine = Engine::new(&prepared.instance);
+    let mut found = FirstReaders::default();
+    for (m, decl) in program.matrix_ids() {
+        if decl.role != Role::Input {
+            continue;
+        }
+        first_readers(s, prepared, &mut readers_engine, m, &mut found)?;
+    }
+    let input_bytes = found.bytes;
+    if let Some(max) = s.limits.max_store_bytes {
+        if input_bytes as u64 > max {
+            return Err(ClusterError::Refused(format!(
+                "the run's input tiles alone take {input_bytes} bytes in the store, more than \
+                 its --max-store-bytes {max}"
+            )));
+        }
+    }
+    let mut firsts = found.firsts;
+    firsts.sort_by(|a, b| program.sequential_cmp(&a.0, &b.0));
+    Ok(Uploads {
+        jobs: firsts.into_iter().map(|(_, m, idx)| (m, idx)).collect(),
+        bytes: input_bytes,
+    })
+}
+
+/// The input tiles with a reader found so far.
+#[derive(Default)]
+struct FirstReaders {
+    /// Each tile with its first reader: (reader, matrix, index).
+    firsts: Vec<(model::task::Task, MatrixId, Vec<i64>)>,
+    /// Their bytes in the store.
+    bytes: i64,
+}
+
+/// Adds the tiles of input matrix `m` that some task reads to `found`,
+/// each with its first reader.
+fn first_readers(
+    s: &Submission<'_>,
+    prepared: &Prepared<'_>,
+    readers_engine: &mut Engine<'_, '_>,
+    m: MatrixId,
+    found: &mut FirstReaders,
+) -> Result<(), ClusterError> {
+    let program = s.program;
+    let decl = program.matrix(m);
+    let extents = prepared
+        .instance
+        .extents
+        .get(m.index())
+        .cloned()
+        .unwrap_or_default();
+    let shape = prepared.inputs.get(&m.0).map(|d| d.shape());
+    let one_d = decl.extents.len() == 1;
+    let mut failure = None;
+    grid(&extents, &mut |idx| {
+        let tile = model::task::TileRef {
+            matrix: m,
+            index: idx.to_vec(),
+        };
+        match readers_engine.readers(&tile) {
+            Ok(r) => {
+                let first = r.into_iter().min_by(|a, b| program.sequential_cmp(a, b));
+                if let Some(first) = first {
+                    if let Some((rows, cols)) = shape {
+                        if let Ok((_, nr, _, nc)) =
+                            runtime::dense::tile_rect(s.block, idx, rows, cols, one_d)
+                        {
+                            found.bytes += (nr * nc * 8) as i64;
                         }
                     }
-                    Err(e) => {
-                        failure.get_or_insert(e);
-                    }
+                    found.firsts.push((first, m, idx.to_vec()));
                 }
-            });
-            if let Some(e) = failure {
-                return Err(e.into());
+            }
+            Err(e) => {
+                failure.get_or_insert(e);
             }
         }
-        if let Some(max) = s.limits.max_store_bytes {
-            if input_bytes as u64 > max {
-                return Err(ClusterError::Refused(format!(
-                    "the run's input tiles alone take {input_bytes} bytes in the store, more than \
-                     its --max-store-bytes {max}"
-                )));
-            }
-        }
-        firsts.sort_by(|a, b| program.sequential_cmp(&a.0, &b.0));
-        jobs = firsts.into_iter().map(|(_, m, idx)| (m, idx)).collect();
-        // The run's manifest and program beside its tiles (`lpkc resume`
-        // reads them).
-        let manifest = crate::manifest::Manifest {
-            run: run.clone(),
-            program: program.name.clone(),
-            params: program
-                .params
-                .iter()
-                .zip(&inst.params)
-                .map(|(p, v)| (p.name.clone(), *v))
-                .collect(),
-            block: s.block,
-            kernels: s.kernels,
-            tasks: total,
-            max_expiries: s.max_expiries,
-            limits: s.limits,
-            keep_intermediates: s.keep_intermediates,
-            created_ms: now_ms(),
-        };
-        let put = |key: &str, bytes: Vec<u8>| {
-            store
-                .put_bytes(key, bytes)
-                .map_err(|source| ClusterError::Store {
-                    store: store.describe(),
-                    source: Box::new(source),
-                })
-        };
-        put("manifest.json", manifest.to_json().into_bytes())?;
-        put("program.lpka", artifact_bytes.clone())?;
+    });
+    match failure {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
     }
+}
 
-    // The roots, in sequential order.
+/// Writes the run's manifest and its program (`artifact`) beside its
+/// tiles.
+fn save_manifest(
+    store: &ObjectStoreTiles,
+    s: &Submission<'_>,
+    run: &str,
+    inst: &Instance<'_>,
+    total: u64,
+    artifact: &[u8],
+) -> Result<(), ClusterError> {
+    let manifest = crate::manifest::Manifest {
+        run: run.to_string(),
+        program: s.program.name.clone(),
+        params: s
+            .program
+            .params
+            .iter()
+            .zip(&inst.params)
+            .map(|(p, v)| (p.name.clone(), *v))
+            .collect(),
+        block: s.block,
+        kernels: s.kernels,
+        tasks: total,
+        max_expiries: s.max_expiries,
+        limits: s.limits,
+        keep_intermediates: s.keep_intermediates,
+        created_ms: now_ms(),
+    };
+    let put = |key: &str, bytes: Vec<u8>| {
+        store
+            .put_bytes(key, bytes)
+            .map_err(|source| ClusterError::Store {
+                store: store.describe(),
+                source: Box::new(source),
+            })
+    };
+    put("manifest.json", manifest.to_json().into_bytes())?;
+    put("program.lpka", artifact.to_vec())
+}
+
+/// The ids of the root tasks, in sequential order.
+fn roots(inst: &Instance<'_>) -> Result<Vec<String>, ClusterError> {
     let mut engine = Engine::new(inst);
     let mut roots: Vec<String> = Vec::new();
     engine.for_each_task_rooted(&mut |t, root| {
@@ -230,11 +335,23 @@ pub fn submit(
         }
         ControlFlow::Continue(())
     })?;
+    Ok(roots)
+}
 
-    let record = RunRecord {
-        id: run.clone(),
-        artifact: artifact_bytes,
-        program: program.name.clone(),
+/// The record of a new run of `total` tasks, whose input tiles take
+/// `input_bytes` in the store.
+fn new_record(
+    s: &Submission<'_>,
+    run: &str,
+    inst: &Instance<'_>,
+    total: u64,
+    artifact: Vec<u8>,
+    input_bytes: i64,
+) -> RunRecord {
+    RunRecord {
+        id: run.to_string(),
+        artifact,
+        program: s.program.name.clone(),
         params: inst.params.clone(),
         block: s.block,
         store: s.store.to_string(),
@@ -254,51 +371,38 @@ pub fn submit(
         stored_bytes: input_bytes,
         peak_bytes: input_bytes,
         limits: s.limits,
-    };
-    record.write(redis)?;
-    let uploading = !jobs.is_empty() && total > 0;
-    if uploading {
-        renew_upload(redis, &keys)?;
     }
-    protocol::create_queue(redis, &keys)?;
-    note(&format!("seeding {} root tasks of {total}", roots.len()));
-    protocol::enqueue(redis, &keys, &roots, "seeding the root tasks")?;
-    if total > 0 {
-        protocol::announce(redis, &run)?;
+}
+
+/// Uploads the input tiles ([`upload`]), failing the run if that fails
+/// (the workers stop taking its tasks; the error names the tile), then
+/// ends the upload (deletes the `uploading` key).
+fn upload_inputs(
+    redis: &mut Redis,
+    keys: &Keys,
+    store: &ObjectStoreTiles,
+    program: &Program,
+    source: &InputSource<'_>,
+    jobs: &[(MatrixId, Vec<i64>)],
+) -> Result<(), ClusterError> {
+    let uploaded = upload(redis, keys, store, program, source, jobs);
+    if let Err(e) = &uploaded {
+        // The workers stop taking its tasks; the error names the tile.
+        let _ = redis.script::<i64>(
+            &crate::conn::Script::new(protocol::FAIL),
+            &[&keys.prefix, "", &e.to_string(), &now_ms().to_string()],
+            "failing the run",
+        );
     }
-    if let (Some(store), true) = (&store, uploading) {
-        note(&format!(
-            "uploading {} input tiles to {}",
-            jobs.len(),
-            store.describe()
-        ));
-        let source = InputSource::new(program, &prepared.inputs, s.block);
-        let uploaded = upload(redis, &keys, store, program, &source, &jobs);
-        if let Err(e) = &uploaded {
-            // The workers stop taking its tasks; the error names the tile.
-            let _ = redis.script::<i64>(
-                &crate::conn::Script::new(protocol::FAIL),
-                &[&keys.prefix, "", &e.to_string(), &now_ms().to_string()],
-                "failing the run",
-            );
-        }
-        let ended = redis.query::<()>(redis::cmd("DEL").arg(keys.uploading()), "ending the upload");
-        uploaded.and(ended)?;
-    }
-    Ok(Submitted {
-        run,
-        tasks: total,
-        roots: roots.len() as u64,
-        input_tiles: jobs.len() as u64,
-        inferred: prepared.inferred,
-    })
+    let ended = redis.query::<()>(redis::cmd("DEL").arg(keys.uploading()), "ending the upload");
+    uploaded.and(ended)
 }
 
 /// Refuses a run whose statements' first tasks have more children than a
 /// worker completes ([`crate::worker::MAX_CHILDREN`]): one tile read by
 /// every column block of a very wide matrix, say. Later tasks of a
 /// statement may have more; the worker fails the run naming such a task.
-fn check_fan_out(inst: &model::program::Instance<'_>) -> Result<(), ClusterError> {
+fn check_fan_out(inst: &Instance<'_>) -> Result<(), ClusterError> {
     let limit = crate::worker::MAX_CHILDREN;
     let mut engine = Engine::new(inst);
     for (id, _) in inst.program.statement_ids() {
@@ -344,7 +448,7 @@ fn renew_upload(redis: &mut Redis, keys: &Keys) -> Result<(), ClusterError> {
 fn upload(
     redis: &mut Redis,
     keys: &Keys,
-    store: &runtime::store::ObjectStoreTiles,
+    store: &ObjectStoreTiles,
     program: &Program,
     source: &InputSource<'_>,
     jobs: &[(MatrixId, Vec<i64>)],
