@@ -50,7 +50,7 @@ pub fn format_source(src: &str) -> Result<String, Vec<ParseError>> {
 /// Formats a file parsed from `src` without syntax errors, keeping
 /// `comments` (the parser's, in source order). The result ends with a
 /// newline unless it is empty.
-pub fn format_file(file: &SourceFile, comments: &[Comment], src: &str) -> String {
+pub(crate) fn format_file(file: &SourceFile, comments: &[Comment], src: &str) -> String {
     let (tokens, _) = lex(src);
     let mut p = Printer::new(src, tokens, comments);
     p.file(file);

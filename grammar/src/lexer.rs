@@ -246,7 +246,7 @@ pub struct Comment {
 }
 
 /// A lexed token with its byte range.
-pub type Spanned<'input> = (usize, Tok<'input>, usize);
+pub(crate) type Spanned<'input> = (usize, Tok<'input>, usize);
 
 /// The UTF-8 byte order mark some editors put at the start of a file.
 const BOM: &str = "\u{FEFF}";

@@ -22,21 +22,21 @@ lalrpop_mod!(
 /// Deepest nesting of `(`, `[` and `{` accepted. Real programs nest a
 /// handful of levels; the limit keeps every later recursive pass far from
 /// the stack's end.
-pub const MAX_NESTING: usize = 100;
+pub(crate) const MAX_NESTING: usize = 100;
 
 /// Most operators accepted in one statement, for the same reason: a chain
 /// `1 + 1 + ... + 1` builds a tree as deep as it is long.
-pub const MAX_OPERATORS: usize = 1000;
+pub(crate) const MAX_OPERATORS: usize = 1000;
 
 /// Errors the grammar's actions record while parsing goes on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UserError {
+pub(crate) enum UserError {
     /// An integer literal that does not fit in an `i64`.
     IntTooLarge(Span),
 }
 
 /// A syntax error the grammar recovered from.
-pub type Recovered<'input> = ErrorRecovery<usize, Tok<'input>, UserError>;
+pub(crate) type Recovered<'input> = ErrorRecovery<usize, Tok<'input>, UserError>;
 
 /// A syntax error.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -170,7 +170,7 @@ pub struct Parsed {
 /// the order of a hundred times the source (tokens, syntax tree, HIR and
 /// spans), so this bounds a compile to a few GiB; no hand-written program
 /// comes within a thousandth of it.
-pub const MAX_SOURCE_BYTES: usize = 16 << 20;
+pub(crate) const MAX_SOURCE_BYTES: usize = 16 << 20;
 
 /// Parses `src` as file `file`. Never panics; every problem is a
 /// [`ParseError`].

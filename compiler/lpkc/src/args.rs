@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 
 /// Colour choice.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum Color {
+pub(crate) enum Color {
     /// Colour when stderr is a terminal.
     Auto,
     /// Always colour.
@@ -18,7 +18,7 @@ pub enum Color {
 
 /// Output format of diagnostics and answers.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq, Default)]
-pub enum Format {
+pub(crate) enum Format {
     /// Human-readable text (diagnostics on stderr).
     #[default]
     Human,
@@ -28,25 +28,25 @@ pub enum Format {
 
 /// Picks a program of the file.
 #[derive(clap::Args, Debug, Clone)]
-pub struct ProgramArg {
+pub(crate) struct ProgramArg {
     /// The program to use when the file declares several.
     #[arg(long, value_name = "NAME")]
-    pub program: Option<String>,
+    pub(crate) program: Option<String>,
 }
 
 /// Picks a program and binds its parameters.
 #[derive(clap::Args, Debug, Clone)]
-pub struct InstanceArgs {
+pub(crate) struct InstanceArgs {
     #[command(flatten)]
-    pub program: ProgramArg,
+    pub(crate) program: ProgramArg,
     /// Binds a program parameter (repeatable): `-p N=64`.
     #[arg(short = 'p', long = "param", value_name = "NAME=INT", value_parser = parse_param)]
-    pub params: Vec<(String, i64)>,
+    pub(crate) params: Vec<(String, i64)>,
 }
 
 /// Parses a number of seconds for `--lease`, `--idle` and the like:
 /// above 0 and at most a year (`cluster::worker::seconds`).
-pub fn parse_seconds(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if cluster::worker::seconds(v).is_some() => Ok(v),
         _ => Err(format!(
@@ -58,7 +58,7 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
 
 /// Parses a size in bytes: a whole number with an optional binary suffix
 /// `K`, `M`, `G` or `T` (`512M` is 512 MiB; `B`/`iB` may follow).
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let t = t
         .strip_suffix("iB")
@@ -99,17 +99,17 @@ fn parse_param(s: &str) -> Result<(String, i64), String> {
 
 /// The options every command receives, resolved from the global flags.
 #[derive(Clone, Copy, Debug)]
-pub struct GlobalOpts {
+pub(crate) struct GlobalOpts {
     /// Whether diagnostics on stderr are coloured.
-    pub color: bool,
+    pub(crate) color: bool,
     /// How the command reports its failures: JSON when its answer is
     /// JSON (`--format json`), so that stdout always holds JSON.
-    pub errors: Format,
+    pub(crate) errors: Format,
 }
 
 impl GlobalOpts {
     /// Resolves `--color` (`auto`: whether stderr is a terminal).
-    pub fn new(color: Color, errors: Format) -> Self {
+    pub(crate) fn new(color: Color, errors: Format) -> Self {
         let color = match color {
             Color::Always => true,
             Color::Never => false,

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 /// Maps a back-end error: a bad URL or run id is a usage error (exit 2),
 /// anything else a failed command (exit 1).
-pub fn error(e: ClusterError) -> CliError {
+pub(crate) fn error(e: ClusterError) -> CliError {
     match e {
         ClusterError::BadUrl { .. } | ClusterError::BadRunId(_) => CliError::Usage(e.to_string()),
         other => CliError::Input(other.to_string()),
@@ -22,7 +22,7 @@ pub fn error(e: ClusterError) -> CliError {
 
 /// Submits a run, printing the back end's progress notes unless `quiet`;
 /// parameters that make no instance are reported as any failed binding.
-pub fn submit(
+pub(crate) fn submit(
     redis: &mut Redis,
     submission: &cluster::submit::Submission<'_>,
     quiet: bool,
@@ -47,12 +47,12 @@ pub fn submit(
 }
 
 /// Connects to Redis.
-pub fn open(url: &str) -> Result<Redis, CliError> {
+pub(crate) fn open(url: &str) -> Result<Redis, CliError> {
     Redis::open(url).map_err(error)
 }
 
 /// A task as the status shows it: `kernel@LINE(i=0)`, or its raw id.
-pub fn task_text(program: &Program, t: &ShownTask) -> String {
+pub(crate) fn task_text(program: &Program, t: &ShownTask) -> String {
     match &t.task {
         Some(task) if program.get_statement(task.stmt).is_some() => {
             program.task_name(task).to_string()
@@ -62,12 +62,12 @@ pub fn task_text(program: &Program, t: &ShownTask) -> String {
 }
 
 /// The status object of the JSON contract (`docs/cli.md`).
-pub fn status_json(s: &Status) -> serde_json::Value {
+pub(crate) fn status_json(s: &Status) -> serde_json::Value {
     cluster::status::to_json(s, false)
 }
 
 /// The status as lines of text.
-pub fn status_lines(s: &Status, blocked: bool) -> Vec<String> {
+pub(crate) fn status_lines(s: &Status, blocked: bool) -> Vec<String> {
     let r = &s.record;
     let mut out = vec![format!(
         "run {}: {} ({}), {} of {} tasks done, {:.0} tasks/s",
@@ -134,7 +134,7 @@ pub fn status_lines(s: &Status, blocked: bool) -> Vec<String> {
 /// Waits until run `run` is done or failed, with a progress bar on a
 /// terminal; `alive` says whether it is still worth waiting (e.g. local
 /// workers still run). Returns the final record.
-pub fn wait(
+pub(crate) fn wait(
     redis: &mut Redis,
     run: &str,
     progress: bool,
@@ -201,17 +201,17 @@ pub fn wait(
 
 /// `--autoscale sf=SF,max=MAX,idle=S`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Autoscale {
+pub(crate) struct Autoscale {
     /// Workers per ready task.
-    pub sf: f64,
+    pub(crate) sf: f64,
     /// At most this many workers.
-    pub max: usize,
+    pub(crate) max: usize,
     /// A worker idle this long (seconds) exits.
-    pub idle: f64,
+    pub(crate) idle: f64,
 }
 
 /// Parses `sf=0.5,max=8,idle=2` (every key required once).
-pub fn parse_autoscale(text: &str) -> Result<Autoscale, String> {
+pub(crate) fn parse_autoscale(text: &str) -> Result<Autoscale, String> {
     let (mut sf, mut max, mut idle) = (None, None, None);
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (k, v) = part
@@ -245,34 +245,34 @@ pub fn parse_autoscale(text: &str) -> Result<Autoscale, String> {
 
 /// Local worker processes (killed when dropped), with when each started
 /// and ended, for worker-seconds.
-pub struct Workers {
+pub(crate) struct Workers {
     /// The lpkc executable.
-    pub exe: std::path::PathBuf,
+    pub(crate) exe: std::path::PathBuf,
     /// The Redis URL the workers get.
-    pub redis: String,
+    pub(crate) redis: String,
     /// Their lease (seconds).
-    pub lease: f64,
+    pub(crate) lease: f64,
     /// Their idle time (seconds).
-    pub idle: f64,
+    pub(crate) idle: f64,
     /// A shell command that starts one worker instead (`lpkc provision
     /// --spawn`).
-    pub spawn_cmd: Option<String>,
+    pub(crate) spawn_cmd: Option<String>,
     /// Each worker, when it started and when it ended.
     #[allow(clippy::type_complexity)]
-    pub children: Vec<(std::process::Child, Instant, Option<Instant>)>,
+    pub(crate) children: Vec<(std::process::Child, Instant, Option<Instant>)>,
     /// The most alive at once.
-    pub peak: usize,
+    pub(crate) peak: usize,
     /// Their `--cache-mb` (None: the worker's default).
-    pub cache_mb: Option<u64>,
+    pub(crate) cache_mb: Option<u64>,
     /// Workers that exited with a failure since the last that exited
     /// well, and the last failure's exit status.
-    pub failed_in_a_row: (u32, Option<std::process::ExitStatus>),
+    pub(crate) failed_in_a_row: (u32, Option<std::process::ExitStatus>),
 }
 
 /// How many workers in a row may exit with a failure before the pool
 /// stops starting them (a worker command that cannot work would otherwise
 /// be started again forever).
-pub const MAX_FAILED_IN_A_ROW: u32 = 5;
+pub(crate) const MAX_FAILED_IN_A_ROW: u32 = 5;
 
 /// glibc's malloc settings for local workers, unless the caller set them:
 /// freed tile memory stays in the process for the next tile instead of
@@ -288,14 +288,14 @@ const MALLOC_ENV: [(&str, &str); 2] = [
 /// the store is a local directory (the operating system's page cache keeps
 /// its recent tiles already, and a second copy in each worker only costs
 /// fresh memory), else the worker's default.
-pub fn local_cache_mb(store: &str) -> Option<u64> {
+pub(crate) fn local_cache_mb(store: &str) -> Option<u64> {
     let local = !runtime::store::has_url_scheme(store) || store.starts_with("file:");
     local.then_some(0)
 }
 
 impl Workers {
     /// Starts one worker.
-    pub fn spawn(&mut self) -> Result<(), CliError> {
+    pub(crate) fn spawn(&mut self) -> Result<(), CliError> {
         let k = self.children.len();
         if let Some(cmd) = &self.spawn_cmd {
             let child = std::process::Command::new("sh")
@@ -349,7 +349,7 @@ impl Workers {
     }
 
     /// Notes the workers that exited; returns how many still run.
-    pub fn reap(&mut self) -> usize {
+    pub(crate) fn reap(&mut self) -> usize {
         for (c, _, end) in &mut self.children {
             if end.is_some() {
                 continue;
@@ -369,7 +369,7 @@ impl Workers {
 
     /// An error once [`MAX_FAILED_IN_A_ROW`] workers in a row exited with
     /// a failure, naming how they start and how they exited.
-    pub fn check_failing(&self) -> Result<(), CliError> {
+    pub(crate) fn check_failing(&self) -> Result<(), CliError> {
         let (n, status) = self.failed_in_a_row;
         if n < MAX_FAILED_IN_A_ROW {
             return Ok(());
@@ -386,12 +386,12 @@ impl Workers {
     }
 
     /// Workers still running.
-    pub fn alive(&self) -> usize {
+    pub(crate) fn alive(&self) -> usize {
         self.children.iter().filter(|c| c.2.is_none()).count()
     }
 
     /// Seconds of worker processes so far.
-    pub fn worker_seconds(&self) -> f64 {
+    pub(crate) fn worker_seconds(&self) -> f64 {
         let now = std::time::Instant::now();
         self.children
             .iter()
@@ -402,7 +402,7 @@ impl Workers {
 
     /// Kills every worker without waiting for it to exit (dropping the
     /// pool waits), so that the caller can go on meanwhile.
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         let now = std::time::Instant::now();
         for (c, _, end) in &mut self.children {
             let _ = c.kill();

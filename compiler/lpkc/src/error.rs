@@ -7,7 +7,7 @@ use model::program::BindError;
 
 /// Why a command failed.
 #[derive(Debug)]
-pub enum CliError {
+pub(crate) enum CliError {
     /// The command line is wrong: bad flags or flag values, a missing or
     /// unreadable file, a program that is not in the file. `main` reports
     /// the message; exit code 2.
@@ -30,24 +30,24 @@ pub enum CliError {
 /// A failed binding with what its report names: the program and the
 /// value each parameter was given (or defaulted to).
 #[derive(Debug)]
-pub struct BindFailure {
+pub(crate) struct BindFailure {
     /// Why the binding failed.
-    pub error: BindError,
+    pub(crate) error: BindError,
     /// The program's name.
-    pub program: String,
+    pub(crate) program: String,
     /// Each parameter with its value, where it has one, in declaration
     /// order.
-    pub values: Vec<(String, Option<i64>)>,
+    pub(crate) values: Vec<(String, Option<i64>)>,
 }
 
 impl CliError {
     /// Exit code: the input has errors.
-    pub const EXIT_INPUT: u8 = 1;
+    pub(crate) const EXIT_INPUT: u8 = 1;
     /// Exit code: usage error.
-    pub const EXIT_USAGE: u8 = 2;
+    pub(crate) const EXIT_USAGE: u8 = 2;
 
     /// The process exit code of this failure.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             CliError::Usage(_) => Self::EXIT_USAGE,
             CliError::Bind(b) if b.is_usage() => Self::EXIT_USAGE,
@@ -60,7 +60,7 @@ impl BindFailure {
     /// Whether the command line is at fault (an unknown or missing
     /// parameter) rather than the instance (an unmet `require`, a bad
     /// extent).
-    pub fn is_usage(&self) -> bool {
+    pub(crate) fn is_usage(&self) -> bool {
         matches!(
             self.error,
             BindError::Unknown { .. } | BindError::Missing(_)
@@ -71,7 +71,7 @@ impl BindFailure {
 /// A failed binding of the given and inferred parameters, reported like
 /// that of any command: at the `require` (or declaration) it breaks, with
 /// the values each parameter got.
-pub fn bind_failure(
+pub(crate) fn bind_failure(
     program: &model::program::Program,
     error: BindError,
     params: &[(String, i64)],

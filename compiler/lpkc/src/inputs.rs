@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 /// Parses one `--input NAME=SPEC` (the spec itself is checked later,
 /// against the program's matrices).
-pub fn parse_input(s: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_input(s: &str) -> Result<(String, String), String> {
     let (name, spec) = s
         .split_once('=')
         .ok_or_else(|| format!("expected NAME=SPEC (e.g. A=a.npy or A=spd:1024), found `{s}`"))?;
@@ -22,7 +22,7 @@ pub fn parse_input(s: &str) -> Result<(String, String), String> {
 /// Checks the `--input`s against the program: every `input` matrix needs
 /// data, and every `--input` must name an input matrix, once. Returns the
 /// specs by matrix index.
-pub fn specs(
+pub(crate) fn specs(
     program: &Program,
     given: &[(String, String)],
 ) -> Result<BTreeMap<u32, InputSpec>, CliError> {

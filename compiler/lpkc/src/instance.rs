@@ -9,7 +9,10 @@ use model::program::{Instance, Program};
 /// parameter got, so that its report can say which values broke a
 /// `require`; unknown or missing names are usage errors, unmet `require`s
 /// errors of the input ([`CliError::Bind`]).
-pub fn bind<'p>(program: &'p Program, args: &InstanceArgs) -> Result<Instance<'p>, CliError> {
+pub(crate) fn bind<'p>(
+    program: &'p Program,
+    args: &InstanceArgs,
+) -> Result<Instance<'p>, CliError> {
     program.bind(&args.params).map_err(|error| {
         let values = program
             .params
@@ -28,7 +31,7 @@ pub fn bind<'p>(program: &'p Program, args: &InstanceArgs) -> Result<Instance<'p
 }
 
 /// `N=4, M=2`: the bound parameters, for titles.
-pub fn params_text(inst: &Instance<'_>) -> String {
+pub(crate) fn params_text(inst: &Instance<'_>) -> String {
     inst.program
         .params
         .iter()

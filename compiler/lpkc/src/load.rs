@@ -16,7 +16,7 @@ const ARTIFACT_COMMANDS: &str = "check, lint, inspect, plans, query, dag, stats,
 
 /// A command's input file: `.lpk` source text or a compiled artifact, told
 /// apart by the artifact's magic bytes, not the file name.
-pub enum Input {
+pub(crate) enum Input {
     /// Source text.
     Source(String),
     /// The bytes of a compiled artifact (not yet decoded).
@@ -26,11 +26,11 @@ pub enum Input {
 /// The largest source or artifact file a command reads (64 MiB): a
 /// larger one, or an endless one such as `/dev/zero`, is refused after
 /// reading that much, not after filling the memory.
-pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_INPUT_BYTES: u64 = 64 << 20;
 
 /// Reads at most `limit` bytes of `path` (`what` names it in errors): a
 /// usage error if it cannot be read or is larger.
-pub fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, CliError> {
+pub(crate) fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, CliError> {
     use std::io::Read;
     let cannot =
         |e: std::io::Error| CliError::Usage(format!("cannot read {what}{}: {e}", path.display()));
@@ -51,7 +51,7 @@ pub fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, CliE
 
 /// Reads a source or an artifact, or explains why it cannot be read (a
 /// usage error).
-pub fn read_input(path: &Path) -> Result<Input, CliError> {
+pub(crate) fn read_input(path: &Path) -> Result<Input, CliError> {
     let bytes = read_bounded(path, MAX_INPUT_BYTES, "")?;
     if artifact::looks_like_artifact(&bytes) {
         return Ok(Input::Artifact(bytes));
@@ -68,7 +68,7 @@ pub fn read_input(path: &Path) -> Result<Input, CliError> {
 /// Reads a source file for `lpkc COMMAND`, which needs the source: an
 /// artifact is a usage error that says what the file is and which
 /// commands take one.
-pub fn read_source(path: &Path, command: &str) -> Result<String, CliError> {
+pub(crate) fn read_source(path: &Path, command: &str) -> Result<String, CliError> {
     match read_input(path)? {
         Input::Source(text) => Ok(text),
         Input::Artifact(_) => Err(CliError::Usage(format!(
@@ -81,7 +81,7 @@ pub fn read_source(path: &Path, command: &str) -> Result<String, CliError> {
 
 /// Reads and decodes an artifact file: a usage error if it cannot be read,
 /// else the decoder's verdict.
-pub fn read_artifact(path: &Path) -> Result<Result<Loaded, ArtifactError>, CliError> {
+pub(crate) fn read_artifact(path: &Path) -> Result<Result<Loaded, ArtifactError>, CliError> {
     let bytes = read_bounded(path, MAX_INPUT_BYTES, "")?;
     Ok(artifact::decode(&bytes))
 }
@@ -89,7 +89,7 @@ pub fn read_artifact(path: &Path) -> Result<Result<Loaded, ArtifactError>, CliEr
 /// What a command does with a program that breaks a rule of the language
 /// (a lint error: a tile written twice, a read before its write, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rules {
+pub(crate) enum Rules {
     /// Refuse it before any work, with lint's diagnostics (`run`,
     /// `submit`): a run of such a program has no meaning.
     Refuse,
@@ -106,7 +106,7 @@ pub enum Rules {
 /// carries, if any. `rules` says what a program that breaks a rule of
 /// the language gets; an artifact that records its lint result (what
 /// `lpkc compile` writes) is not linted again.
-pub fn program(
+pub(crate) fn program(
     path: &Path,
     program: &ProgramArg,
     global: &GlobalOpts,

@@ -41,17 +41,17 @@ use std::process::ExitCode;
 /// tiled linear-algebra programs.
 #[derive(Parser, Debug)]
 #[command(name = "lpkc", version)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// When to colour diagnostics.
     #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
-    pub color: Color,
+    pub(crate) color: Color,
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 /// The subcommands.
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Parse, resolve and type-check a source file and report diagnostics.
     Check(CheckArgs),
     /// Rewrite a source file in the canonical style (comments are kept).

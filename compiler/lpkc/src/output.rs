@@ -12,7 +12,7 @@
 use std::io::{BufWriter, StdoutLock, Write};
 
 /// Writes text to stdout, ignoring a closed pipe (`lpkc ... | head`).
-pub fn out(text: &str) {
+pub(crate) fn out(text: &str) {
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
     let _ = lock.write_all(text.as_bytes());
@@ -20,12 +20,12 @@ pub fn out(text: &str) {
 }
 
 /// Writes one line to stdout.
-pub fn line(text: &str) {
+pub(crate) fn line(text: &str) {
     out(&format!("{text}\n"));
 }
 
 /// Writes a JSON value as one line.
-pub fn json(value: &serde_json::Value) {
+pub(crate) fn json(value: &serde_json::Value) {
     line(&value.to_string());
 }
 
@@ -33,14 +33,14 @@ pub fn json(value: &serde_json::Value) {
 /// fills, on [`flush`](Stream::flush), and when the stream is dropped. A
 /// closed pipe is ignored, as by [`out`]: the writes after it are
 /// dropped.
-pub struct Stream {
+pub(crate) struct Stream {
     inner: BufWriter<StdoutLock<'static>>,
     closed: bool,
 }
 
 impl Stream {
     /// Locks stdout for the life of the stream.
-    pub fn new() -> Stream {
+    pub(crate) fn new() -> Stream {
         Stream {
             inner: BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
             closed: false,
@@ -48,7 +48,7 @@ impl Stream {
     }
 
     /// Writes bytes (dropped once stdout is closed).
-    pub fn write(&mut self, bytes: &[u8]) {
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
         if !self.closed && self.inner.write_all(bytes).is_err() {
             self.closed = true;
         }
@@ -56,7 +56,7 @@ impl Stream {
 
     /// Sends what is buffered, e.g. before waiting for the next command
     /// or writing to stderr, so that answers and errors keep their order.
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         if !self.closed && self.inner.flush().is_err() {
             self.closed = true;
         }

@@ -16,16 +16,21 @@ use model::program::BindError;
 use std::path::Path;
 
 /// The code of a usage error (exit code 2) reported as a diagnostic.
-pub const CODE_USAGE: Code = Code::E0602;
+pub(crate) const CODE_USAGE: Code = Code::E0602;
 /// The code of parameters that make no valid instance (an unmet
 /// `require`, an extent that cannot be evaluated or is negative).
-pub const CODE_INSTANCE: Code = Code::E0601;
+pub(crate) const CODE_INSTANCE: Code = Code::E0601;
 /// The code of any other failure one message says (an evaluation error,
 /// a task limit, a failed run).
-pub const CODE_INPUT: Code = Code::E0603;
+pub(crate) const CODE_INPUT: Code = Code::E0603;
 
 /// Prints diagnostics in the chosen format.
-pub fn diagnostics(sources: &SourceMap, diagnostics: &[Diagnostic], format: Format, color: bool) {
+pub(crate) fn diagnostics(
+    sources: &SourceMap,
+    diagnostics: &[Diagnostic],
+    format: Format,
+    color: bool,
+) {
     diagnostics_of(sources, diagnostics, format, color, None);
 }
 
@@ -61,7 +66,7 @@ fn diagnostics_of(
 /// errors), a file without a program (also an error of the input), or
 /// why the program asked for cannot be chosen (a usage error, reported
 /// by `main`).
-pub fn compile_failure(
+pub(crate) fn compile_failure(
     sources: &SourceMap,
     error: CompileError,
     format: Format,
@@ -91,7 +96,12 @@ fn artifact_diagnostic(path: &Path, e: &ArtifactError) -> Diagnostic {
 }
 
 /// Reports an artifact error as a diagnostic in the chosen format.
-pub fn artifact_error(path: &Path, e: &ArtifactError, format: Format, color: bool) -> CliError {
+pub(crate) fn artifact_error(
+    path: &Path,
+    e: &ArtifactError,
+    format: Format,
+    color: bool,
+) -> CliError {
     let d = artifact_diagnostic(path, e);
     diagnostics_of(&SourceMap::new(), &[d], format, color, Some(path));
     CliError::Reported
@@ -101,7 +111,7 @@ pub fn artifact_error(path: &Path, e: &ArtifactError, format: Format, color: boo
 /// json` always the diagnostics object on stdout; else a usage or input
 /// message as `error: MESSAGE` on stderr and a failed binding as a
 /// diagnostic at the declaration it breaks. `file` is the command's input.
-pub fn failure(error: &CliError, file: Option<&Path>, format: Format, color: bool) {
+pub(crate) fn failure(error: &CliError, file: Option<&Path>, format: Format, color: bool) {
     let message = |code: Code, message: &str| {
         if format == Format::Json {
             let d = Diagnostic {

@@ -32,19 +32,19 @@ pub fn redacted(url: &str) -> String {
 
 /// The environment variable that gives the Redis user name when the URL
 /// has none (an ACL user; without one, Redis's `default` user).
-pub const USERNAME_ENV: &str = "LPK_REDIS_USERNAME";
+pub(crate) const USERNAME_ENV: &str = "LPK_REDIS_USERNAME";
 /// The environment variable that gives the Redis password when the URL
 /// has none: a secret belongs in the environment, not on a command line
 /// that `ps` shows.
 pub const PASSWORD_ENV: &str = "LPK_REDIS_PASSWORD";
 /// The environment variable naming a file whose first line is the Redis
 /// password (when neither the URL nor [`PASSWORD_ENV`] gives one).
-pub const PASSWORD_FILE_ENV: &str = "LPK_REDIS_PASSWORD_FILE";
+pub(crate) const PASSWORD_FILE_ENV: &str = "LPK_REDIS_PASSWORD_FILE";
 
 /// The environment variable naming a PEM file of the certificate
 /// authority that signed a TLS Redis server's certificate (`rediss://`),
 /// when it is not among the system's trusted roots.
-pub const CA_FILE_ENV: &str = "LPK_REDIS_CA_FILE";
+pub(crate) const CA_FILE_ENV: &str = "LPK_REDIS_CA_FILE";
 
 /// `url` without its password, and the password it carried (decoded):
 /// what a command gives a worker process it starts, the URL on its

@@ -142,7 +142,7 @@ impl From<model::task::WalkError> for ClusterError {
 }
 
 /// Checks a run id: what `submit` makes, or a user may type.
-pub fn check_run_id(run: &str) -> Result<(), ClusterError> {
+pub(crate) fn check_run_id(run: &str) -> Result<(), ClusterError> {
     let ok = !run.is_empty()
         && run.len() <= 64
         && run

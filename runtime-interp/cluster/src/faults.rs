@@ -26,9 +26,9 @@ pub struct Faults {
 }
 
 /// The exit code of a `crash-before-write`.
-pub const EXIT_BEFORE_WRITE: i32 = 86;
+pub(crate) const EXIT_BEFORE_WRITE: i32 = 86;
 /// The exit code of a `crash-after-write`.
-pub const EXIT_AFTER_WRITE: i32 = 87;
+pub(crate) const EXIT_AFTER_WRITE: i32 = 87;
 
 impl Faults {
     /// Parses a `SPEC`.
@@ -67,7 +67,7 @@ impl Faults {
 /// The fault draws of one worker process ([`SplitMix64`], seeded per
 /// process).
 #[derive(Debug)]
-pub struct Dice(SplitMix64);
+pub(crate) struct Dice(SplitMix64);
 
 impl Dice {
     /// A generator seeded from the clock and the process id.
@@ -80,7 +80,8 @@ impl Dice {
     }
 
     /// A generator with a fixed seed.
-    pub fn seeded(seed: u64) -> Dice {
+    #[cfg(test)]
+    fn seeded(seed: u64) -> Dice {
         Dice(SplitMix64::new(seed))
     }
 

@@ -8,7 +8,7 @@ use crate::error::ClusterError;
 use crate::record::{now_ms, Kernels, RunLimits};
 
 /// The largest manifest read, in bytes (one is a few hundred).
-pub const MAX_BYTES: usize = 1 << 20;
+pub(crate) const MAX_BYTES: usize = 1 << 20;
 
 /// The most parameters a manifest names.
 const MAX_PARAMS: usize = 1024;

@@ -55,7 +55,7 @@ pub fn marker_line(task: &Task, worker: &str, ms: u64) -> String {
 }
 
 /// The done markers of one worker process in one run.
-pub struct DoneLog {
+pub(crate) struct DoneLog {
     /// `done/NAME.log`, unique to this process.
     key: String,
     /// The open log (a local store only), and whether a write failed part
@@ -143,7 +143,7 @@ impl DoneLog {
 /// The tasks a run's store holds done markers for, and what was under
 /// `done/` that is not one (for a message).
 #[derive(Debug, Default)]
-pub struct DoneFound {
+pub(crate) struct DoneFound {
     /// The tasks found done.
     pub done: HashSet<Task>,
     /// Objects and log lines that name no task of the run (at most a few,
@@ -160,7 +160,7 @@ const LOG_BYTES_PER_TASK: u64 = 1024;
 /// Reads every done marker of a run's store: marker objects and the lines
 /// of the workers' logs. `is_task` says whether a task belongs to the run;
 /// `tasks` (the run's task count) bounds the size of a log read.
-pub fn read_done(
+pub(crate) fn read_done(
     store: &ObjectStoreTiles,
     tasks: u64,
     is_task: &mut dyn FnMut(&Task) -> bool,

@@ -44,14 +44,14 @@ pub const RUNS: &str = "lpk:runs";
 /// How long the `uploading` key of a run lives unless its submitter
 /// renews it (every second while it uploads): the most a worker waits for
 /// an input tile after the submitter died.
-pub const UPLOAD_TTL_MS: u64 = 30_000;
+pub(crate) const UPLOAD_TTL_MS: u64 = 30_000;
 
 /// The consumer group of every run's stream.
 pub const GROUP: &str = "w";
 
 /// The version of this protocol, recorded in every run; a worker refuses
 /// runs of another version.
-pub const PROTOCOL: u32 = 3;
+pub(crate) const PROTOCOL: u32 = 3;
 
 /// The keys of one run.
 #[derive(Clone, Debug)]
@@ -233,7 +233,7 @@ return out
 /// now (ms). Returns 1 if this call failed the run. Like every script
 /// here it takes the run's id from the prefix (`lpk:RUN:`), never from the
 /// record's `id` field, which someone else may have written.
-pub const FAIL: &str = r#"
+pub(crate) const FAIL: &str = r#"
 local meta = ARGV[1] .. 'meta'
 if redis.call('HGET', meta, 'state') ~= 'running' then
   return 0
@@ -282,7 +282,7 @@ return out
 
 /// Creates a run's ready stream with its consumer group (reading from the
 /// start, so entries added before are delivered too).
-pub fn create_queue(redis: &mut Redis, keys: &Keys) -> Result<(), ClusterError> {
+pub(crate) fn create_queue(redis: &mut Redis, keys: &Keys) -> Result<(), ClusterError> {
     redis.query(
         redis::cmd("XGROUP")
             .arg("CREATE")
@@ -319,6 +319,6 @@ pub fn enqueue(
 }
 
 /// Adds a run to the set workers poll (the last step of making a run).
-pub fn announce(redis: &mut Redis, run: &str) -> Result<(), ClusterError> {
+pub(crate) fn announce(redis: &mut Redis, run: &str) -> Result<(), ClusterError> {
     redis.query(redis::cmd("SADD").arg(RUNS).arg(run), "announcing the run")
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 /// Workers on other machines open the same URL, so it must be one they
 /// reach: an object store URL (`file:///shared/dir`, `s3://bucket/prefix`)
 /// or a shared directory's absolute path.
-pub fn open_run_store(url: &str, run: &str) -> Result<ObjectStoreTiles, ClusterError> {
+pub(crate) fn open_run_store(url: &str, run: &str) -> Result<ObjectStoreTiles, ClusterError> {
     // A directory is opened as a file:// URL: object_store writes each
     // tile to a temporary file and renames it (atomic, no fsync per tile).
     let spec = if has_url_scheme(url) {

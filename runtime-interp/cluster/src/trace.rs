@@ -12,11 +12,11 @@ use redis::Value;
 use runtime::timeline::Event;
 
 /// The most entries a run's trace keeps (older ones are trimmed).
-pub const TRACE_MAX: u64 = 10_000_000;
+pub(crate) const TRACE_MAX: u64 = 10_000_000;
 
 /// One execution as a worker records it.
 #[derive(Clone, Debug)]
-pub struct TraceEvent {
+pub(crate) struct TraceEvent {
     /// The task id.
     pub task: String,
     /// The worker thread.

@@ -310,7 +310,7 @@ impl InputSpec {
 }
 
 /// The number of tiles of `n` elements with block `b`.
-pub fn tiles_of(n: usize, b: usize) -> usize {
+pub(crate) fn tiles_of(n: usize, b: usize) -> usize {
     n.div_ceil(b.max(1))
 }
 
@@ -319,7 +319,7 @@ pub fn tiles_of(n: usize, b: usize) -> usize {
 /// dimension becomes the tile count of that dimension. Returns `(name,
 /// value)` pairs for parameters not in `given`; conflicting inferences
 /// are an error.
-pub fn infer_params_from_shapes(
+pub(crate) fn infer_params_from_shapes(
     program: &Program,
     given: &[(String, i64)],
     inputs: &BTreeMap<u32, (usize, usize)>,
@@ -365,7 +365,7 @@ pub fn infer_params_from_shapes(
 }
 
 /// The shape (rows, columns) of each dense input.
-pub fn shapes_of(inputs: &BTreeMap<u32, Tile>) -> BTreeMap<u32, (usize, usize)> {
+pub(crate) fn shapes_of(inputs: &BTreeMap<u32, Tile>) -> BTreeMap<u32, (usize, usize)> {
     inputs
         .iter()
         .map(|(&m, t)| (m, (t.nrows(), t.ncols())))
@@ -375,7 +375,7 @@ pub fn shapes_of(inputs: &BTreeMap<u32, Tile>) -> BTreeMap<u32, (usize, usize)> 
 /// Checks that every input matrix has the tile grid the instance expects
 /// (1-D matrices: row blocks), from the shapes alone, so a file's header
 /// is enough.
-pub fn check_grids(
+pub(crate) fn check_grids(
     inst: &Instance<'_>,
     inputs: &BTreeMap<u32, (usize, usize)>,
     block: usize,
@@ -422,7 +422,7 @@ pub fn check_grids(
 }
 
 /// Input tiles cut from dense matrices.
-pub struct DenseSource<'a> {
+pub(crate) struct DenseSource<'a> {
     /// Dense data per input matrix index.
     pub inputs: &'a BTreeMap<u32, Tile>,
     /// Extent count per matrix (1-D matrices are row blocks).
@@ -480,7 +480,7 @@ pub fn tile_rect(
 }
 
 /// Output tiles by (matrix, index).
-pub type TileMap = BTreeMap<(u32, Vec<i64>), Arc<Tile>>;
+pub(crate) type TileMap = BTreeMap<(u32, Vec<i64>), Arc<Tile>>;
 
 /// Collects output tiles in memory.
 #[derive(Default)]

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Output tiles of one run, per matrix and tile index.
-pub type OutputTiles = BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>;
+pub(crate) type OutputTiles = BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>;
 
 /// A finished run on dense inputs.
 pub struct DenseRun<'p> {

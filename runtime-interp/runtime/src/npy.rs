@@ -67,7 +67,7 @@ impl Default for ReadLimit {
 
 /// The most elements of one matrix lpk reads or generates (2^31, 16 GiB
 /// of `f64`), so a typo or a hostile header cannot allocate terabytes.
-pub const MAX_ELEMENTS: usize = 1 << 31;
+pub(crate) const MAX_ELEMENTS: usize = 1 << 31;
 
 /// An array shape, shown as the Python tuple it is written as: `()`,
 /// `(5,)`, `(3, 4)`.
@@ -639,7 +639,7 @@ pub fn read_bytes(bytes: &[u8], name: &str, limit: &ReadLimit) -> Result<Tile, N
 /// against the shape before allocating. A file that is not a regular file
 /// (a pipe, a device) has no length and is read as a stream, like
 /// [`read`]. `name` is used in error messages.
-pub fn read_open_file(file: &File, name: &str, limit: &ReadLimit) -> Result<Tile, NpyError> {
+pub(crate) fn read_open_file(file: &File, name: &str, limit: &ReadLimit) -> Result<Tile, NpyError> {
     let meta = file.metadata().map_err(|e| io_err(name, e))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     if !meta.is_file() {

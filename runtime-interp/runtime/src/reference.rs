@@ -8,7 +8,7 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, Par, Side};
 
 /// A parallelism of `threads` threads (1 is sequential).
-pub fn par(threads: usize) -> Par {
+pub(crate) fn par(threads: usize) -> Par {
     if threads <= 1 {
         Par::Seq
     } else {

@@ -33,7 +33,7 @@ use std::fmt;
 
 /// Tasks whose shapes the check evaluates at most (writers of
 /// intermediate tiles included).
-pub const TASK_BUDGET: usize = 50_000;
+pub(crate) const TASK_BUDGET: usize = 50_000;
 
 /// One dimension of an input matrix, as a disagreement names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -204,7 +204,7 @@ const PREDICT_BUDGET: usize = 10_000;
 /// the tiles and assemble them at the end. A prediction holds for every
 /// tile only if the output's tiles follow the uniform blocking, which the
 /// writer checks as tiles arrive.
-pub fn predict_output(
+pub(crate) fn predict_output(
     inst: &Instance<'_>,
     registry: &Registry,
     inputs: &BTreeMap<u32, (usize, usize)>,

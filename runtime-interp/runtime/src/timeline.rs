@@ -106,7 +106,11 @@ fn worker_order(events: &[Event]) -> BTreeMap<String, usize> {
 /// ready from the end of its last parent (or the first start, for a root)
 /// until it first starts. Computed for at most `limit` tasks (the parents
 /// of each are asked of the plans); `None` beyond.
-pub fn ready_curve(inst: &Instance<'_>, events: &[Event], limit: usize) -> Option<Vec<(u64, i64)>> {
+pub(crate) fn ready_curve(
+    inst: &Instance<'_>,
+    events: &[Event],
+    limit: usize,
+) -> Option<Vec<(u64, i64)>> {
     let mut first_start: HashMap<&Task, u64> = HashMap::new();
     let mut first_end: HashMap<&Task, u64> = HashMap::new();
     for e in events {

@@ -302,7 +302,7 @@ fn product(ops: Operands<'_>) -> Result<Residual, VerifyError> {
 /// indexed by tree level), the final R is the one R tile no task reads;
 /// `None` for other programs. `outputs` holds output tiles by matrix and
 /// tile index.
-pub fn final_qr_r(
+pub(crate) fn final_qr_r(
     inst: &Instance<'_>,
     outputs: &BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>,
 ) -> Option<Arc<Tile>> {

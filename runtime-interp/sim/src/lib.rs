@@ -30,9 +30,9 @@
 mod config;
 pub mod cost;
 pub mod engine;
-pub mod error;
+pub(crate) mod error;
 mod faults;
-pub mod partition;
+pub(crate) mod partition;
 mod policy;
 pub mod quantile;
 mod report;

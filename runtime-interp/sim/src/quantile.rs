@@ -54,7 +54,7 @@ fn binomial_cdf(n: usize, q: f64) -> Vec<f64> {
 }
 
 /// The order statistic `k` (1-based) of the bound, if `n` samples suffice.
-pub fn order_statistic(n: usize, q: f64, c: f64) -> Result<usize, QuantileError> {
+pub(crate) fn order_statistic(n: usize, q: f64, c: f64) -> Result<usize, QuantileError> {
     if !(q > 0.0 && q < 1.0 && c > 0.0 && c < 1.0) {
         return Err(QuantileError::Range { q, c });
     }

@@ -19,7 +19,7 @@ use std::time::Instant;
 
 /// What `lpkc bench` measures.
 #[derive(Clone, Copy, Debug, clap::ValueEnum, PartialEq, Eq)]
-pub enum Workload {
+pub(crate) enum Workload {
     /// examples/cholesky.lpk on an SPD n×n matrix against faer's `llt`.
     Cholesky,
     /// examples/gemm.lpk (gemm_acc chains) on n×n matrices against faer's
@@ -43,30 +43,30 @@ impl Workload {
 
 /// Arguments of `lpkc bench`.
 #[derive(clap::Args, Debug)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// What to run.
     #[arg(value_enum)]
-    pub workload: Workload,
+    pub(crate) workload: Workload,
     /// Rows (and columns for cholesky and gemm) of the matrix.
     #[arg(long, default_value_t = 8192)]
-    pub n: usize,
+    pub(crate) n: usize,
     /// Columns of the tall-skinny matrix (tsqr).
     #[arg(long, default_value_t = 512)]
-    pub cols: usize,
+    pub(crate) cols: usize,
     /// Tile size (tsqr: rows per row block).
     #[arg(long, default_value_t = 1024)]
-    pub block: usize,
+    pub(crate) block: usize,
     /// Worker threads for both lpk and faer.
     ///
     /// [default: the number of cores]
     #[arg(long)]
-    pub workers: Option<usize>,
+    pub(crate) workers: Option<usize>,
     /// Seed of the generated matrices.
     #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// A table, or one JSON object.
     #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 const CHOLESKY: &str = include_str!("../../../../examples/cholesky.lpk");
@@ -105,7 +105,7 @@ fn fro(m: &Tile) -> f64 {
 }
 
 /// Runs `lpkc bench`.
-pub fn run(args: &BenchArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &BenchArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     if args.block == 0 || args.n == 0 || args.cols == 0 {
         return Err(CliError::Usage(
             "--n, --cols and --block must be at least 1".into(),

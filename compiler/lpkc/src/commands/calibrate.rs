@@ -28,40 +28,40 @@ use std::time::Instant;
 
 /// Arguments of `lpkc calibrate`.
 #[derive(clap::Args, Debug)]
-pub struct CalibrateArgs {
+pub(crate) struct CalibrateArgs {
     /// Block sizes to time (comma-separated).
     #[arg(long, value_name = "B,..", value_delimiter = ',', default_values_t = [128u64, 256, 512])]
-    pub block: Vec<u64>,
+    pub(crate) block: Vec<u64>,
     /// Only these kernels (comma-separated; default every standard kernel).
     #[arg(long, value_name = "K,..", value_delimiter = ',')]
-    pub kernels: Vec<String>,
+    pub(crate) kernels: Vec<String>,
     /// Seconds to spend timing each kernel at each block, at least.
     #[arg(long, value_name = "S", default_value_t = 0.2)]
-    pub min_time: f64,
+    pub(crate) min_time: f64,
     /// The tile store to time (a URL as `lpkc run --store` takes; default a
     /// `file://` store in a new temporary directory).
     #[arg(long, value_name = "URL", conflicts_with = "no_store")]
-    pub store: Option<String>,
+    pub(crate) store: Option<String>,
     /// Model the embedded executor: a free store (latency and bandwidth
     /// 0: its tiles stay in memory) and the time of cutting an input tile
     /// out of a dense input, which it pays on every read of an input tile
     /// (`input_cut` in the model).
     #[arg(long)]
-    pub no_store: bool,
+    pub(crate) no_store: bool,
     /// GFLOP/s written for kernels that were not timed.
     #[arg(long, value_name = "X", default_value_t = sim::cost::DEFAULT_GFLOPS)]
-    pub gflops: f64,
+    pub(crate) gflops: f64,
     /// Seconds added to every task (the scheduler's own cost).
     #[arg(long, value_name = "S", default_value_t = 0.0)]
-    pub task_overhead: f64,
+    pub(crate) task_overhead: f64,
     /// Threads calling each kernel at once, each on its own tiles (the
     /// embedded executor's `--workers`: they share the machine's cores,
     /// caches and memory bandwidth as its worker threads do).
     #[arg(long, value_name = "T", default_value_t = 1)]
-    pub threads: usize,
+    pub(crate) threads: usize,
     /// Where to write the cost model (default stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
 }
 
 /// A symmetric, diagonally dominant `b x b` tile.
@@ -451,7 +451,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Runs `lpkc calibrate`.
-pub fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     check_args(args)?;
     let big = *args.block.iter().max().unwrap_or(&256) as usize;
     let reg = Registry::standard();

@@ -12,16 +12,16 @@ use std::path::PathBuf;
 
 /// Arguments of `lpkc check`.
 #[derive(clap::Args, Debug)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// The `.lpk` source file, or a compiled artifact to validate.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Diagnostics as text on stderr or as JSON on stdout.
     #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 /// Runs `lpkc check`.
-pub fn run(args: &CheckArgs, global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &CheckArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let text = match load::read_input(&args.file)? {
         Input::Source(text) => text,
         Input::Artifact(bytes) => return check_artifact(args, global, &bytes),

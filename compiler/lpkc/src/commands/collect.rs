@@ -8,19 +8,19 @@ use std::path::PathBuf;
 
 /// Arguments of `lpkc collect`.
 #[derive(clap::Args, Debug)]
-pub struct CollectArgs {
+pub(crate) struct CollectArgs {
     /// The run id `lpkc submit` printed.
-    pub run: String,
+    pub(crate) run: String,
     /// The Redis that holds the run.
     #[arg(long, value_name = "URL")]
-    pub redis: String,
+    pub(crate) redis: String,
     /// Where to write the outputs (`DIR/M.npy`, then `DIR/_SUCCESS`).
     #[arg(long, value_name = "DIR")]
-    pub output_dir: PathBuf,
+    pub(crate) output_dir: PathBuf,
 }
 
 /// Runs `lpkc collect`.
-pub fn run(args: &CollectArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &CollectArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     let mut redis = ui::open(&args.redis)?;
     let written =
         cluster::collect::collect(&mut redis, &args.run, &args.output_dir).map_err(ui::error)?;

@@ -12,32 +12,32 @@ use std::path::{Path, PathBuf};
 
 /// Arguments of `lpkc compile`.
 #[derive(clap::Args, Debug)]
-pub struct CompileArgs {
+pub(crate) struct CompileArgs {
     /// The `.lpk` source file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Where to write.
     ///
     /// [default: FILE.lpka, or FILE.lpka.json with `--encoding json`]
     #[arg(short = 'o', long = "output", value_name = "OUT")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// The artifact encoding.
     ///
     /// [default: cbor, or json when OUT ends in `.json`]
     #[arg(long, value_enum)]
-    pub encoding: Option<ArtifactEncoding>,
+    pub(crate) encoding: Option<ArtifactEncoding>,
     /// Do not include the source text in the artifact.
     #[arg(long)]
-    pub no_source: bool,
+    pub(crate) no_source: bool,
     #[command(flatten)]
-    pub program: ProgramArg,
+    pub(crate) program: ProgramArg,
     /// Diagnostics as text on stderr or as JSON on stdout.
     #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 /// How `compile` encodes the artifact.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum ArtifactEncoding {
+pub(crate) enum ArtifactEncoding {
     /// The binary container with a CBOR payload.
     Cbor,
     /// The JSON twin.
@@ -58,7 +58,7 @@ fn default_output(file: &Path, encoding: ArtifactEncoding) -> PathBuf {
 }
 
 /// Runs `lpkc compile`.
-pub fn run(args: &CompileArgs, global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &CompileArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let file = &args.file;
     let text = load::read_source(file, "compile")?;
     let mut sources = SourceMap::new();

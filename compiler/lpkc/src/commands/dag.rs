@@ -12,28 +12,28 @@ use std::path::PathBuf;
 
 /// Arguments of `lpkc dag`.
 #[derive(clap::Args, Debug)]
-pub struct DagArgs {
+pub(crate) struct DagArgs {
     /// The `.lpk` source file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     #[command(flatten)]
-    pub instance: InstanceArgs,
+    pub(crate) instance: InstanceArgs,
     /// JSON (docs/cli.md) or Graphviz DOT.
     #[arg(long, value_enum, default_value_t = DagFormat::Json)]
-    pub format: DagFormat,
+    pub(crate) format: DagFormat,
     /// `plans`: edges from the dependence plans; `expand`: brute force,
     /// running the program sequentially (the oracle), which also reports
     /// rule violations.
     #[arg(long, value_enum, default_value_t = Method::Plans)]
-    pub method: Method,
+    pub(crate) method: Method,
     /// Refuse instances with more tasks than this (counted first, so the
     /// refusal is immediate).
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
-    pub max_tasks: usize,
+    pub(crate) max_tasks: usize,
 }
 
 /// Output format of `dag`.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum DagFormat {
+pub(crate) enum DagFormat {
     /// `{"program", "params", "tasks", "edges"}`.
     Json,
     /// Graphviz DOT.
@@ -42,7 +42,7 @@ pub enum DagFormat {
 
 /// How `dag` finds the edges.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     /// From the dependence plans.
     Plans,
     /// By running the program sequentially (brute force).
@@ -50,7 +50,7 @@ pub enum Method {
 }
 
 /// Runs `lpkc dag`.
-pub fn run(args: &DagArgs, global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &DagArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (_, program) = load::program(
         &args.file,
         &args.instance.program,

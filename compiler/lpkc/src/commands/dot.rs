@@ -10,22 +10,22 @@ use std::path::PathBuf;
 
 /// Arguments of `lpkc dot`.
 #[derive(clap::Args, Debug)]
-pub struct DotArgs {
+pub(crate) struct DotArgs {
     /// The `.lpk` source file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     #[command(flatten)]
-    pub instance: InstanceArgs,
+    pub(crate) instance: InstanceArgs,
     /// Group the expanded DAG's tasks by the value of this loop
     /// variable (needs `-p`).
     #[arg(long, value_name = "VAR")]
-    pub cluster: Option<String>,
+    pub(crate) cluster: Option<String>,
     /// Refuse to draw an expanded DAG with more tasks than this.
     #[arg(long, value_name = "N", default_value_t = 2000)]
-    pub max_tasks: usize,
+    pub(crate) max_tasks: usize,
 }
 
 /// Runs `lpkc dot`.
-pub fn run(args: &DotArgs, global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &DotArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (_, program) = load::program(
         &args.file,
         &args.instance.program,

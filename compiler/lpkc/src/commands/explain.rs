@@ -8,16 +8,16 @@ use compiler::diag::codes;
 
 /// Arguments of `lpkc explain`.
 #[derive(clap::Args, Debug)]
-pub struct ExplainArgs {
+pub(crate) struct ExplainArgs {
     /// The code; omit it with `--list` to list every code.
-    pub code: Option<String>,
+    pub(crate) code: Option<String>,
     /// List every code with its summary.
     #[arg(long)]
-    pub list: bool,
+    pub(crate) list: bool,
 }
 
 /// Runs `lpkc explain`.
-pub fn run(args: &ExplainArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &ExplainArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     let code = match (&args.code, args.list) {
         (Some(code), false) => code,
         _ => {

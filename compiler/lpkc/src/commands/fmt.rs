@@ -11,25 +11,25 @@ use std::path::{Path, PathBuf};
 
 /// Arguments of `lpkc fmt`.
 #[derive(clap::Args, Debug)]
-pub struct FmtArgs {
+pub(crate) struct FmtArgs {
     /// The `.lpk` source files.
     #[arg(required = true)]
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// Do not write; print a unified diff of each file that is not
     /// formatted, and exit with 1 if any is not.
     #[arg(long)]
-    pub check: bool,
+    pub(crate) check: bool,
     /// Print the formatted source to stdout instead of rewriting the file
     /// (one file only).
     #[arg(long, conflicts_with = "check")]
-    pub stdout: bool,
+    pub(crate) stdout: bool,
 }
 
 /// Runs `lpkc fmt`. Every file is read before any is written, so that an
 /// unreadable one (a usage error) leaves all of them as they were; a file
 /// with syntax errors is reported and skipped, and the others are still
 /// formatted (or checked).
-pub fn run(args: &FmtArgs, global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &FmtArgs, global: &GlobalOpts) -> Result<(), CliError> {
     if args.stdout && args.files.len() > 1 {
         return Err(CliError::Usage(
             "`lpkc fmt --stdout` prints one file; give one".to_string(),

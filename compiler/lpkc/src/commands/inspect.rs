@@ -13,16 +13,16 @@ use std::path::{Path, PathBuf};
 
 /// Arguments of `lpkc inspect`.
 #[derive(clap::Args, Debug)]
-pub struct InspectArgs {
+pub(crate) struct InspectArgs {
     /// The artifact (CBOR or its JSON twin).
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// A readable summary, or the JSON twin on stdout.
     #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 /// Runs `lpkc inspect`.
-pub fn run(args: &InspectArgs, global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &InspectArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let path = &args.file;
     let loaded = load::read_artifact(path)?
         .map_err(|e| report::artifact_error(path, &e, args.format, global.color))?;

@@ -15,30 +15,30 @@ use std::path::PathBuf;
 
 /// Arguments of `lpkc lint`.
 #[derive(clap::Args, Debug)]
-pub struct LintArgs {
+pub(crate) struct LintArgs {
     /// The `.lpk` source file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     #[command(flatten)]
-    pub instance: InstanceArgs,
+    pub(crate) instance: InstanceArgs,
     /// `--deny warnings`: exit with 1 on warnings too.
     #[arg(long, value_name = "warnings")]
-    pub deny: Vec<String>,
+    pub(crate) deny: Vec<String>,
     /// Do not report this code (repeatable).
     #[arg(long, value_name = "CODE")]
-    pub allow: Vec<String>,
+    pub(crate) allow: Vec<String>,
     /// Largest parameter value of the exhaustive check.
     #[arg(long, value_name = "B", default_value_t = DEFAULT_BOUND)]
-    pub bound: i64,
+    pub(crate) bound: i64,
     /// Tasks the exhaustive check may expand over all instances.
     #[arg(long, value_name = "TASKS", default_value_t = DEFAULT_TASK_BUDGET)]
-    pub budget: usize,
+    pub(crate) budget: usize,
     /// Diagnostics as text on stderr or as JSON on stdout.
     #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 /// Runs `lpkc lint`.
-pub fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (deny_warnings, allowed) = levels(args)?;
     if args.bound < 0 {
         return Err(CliError::Usage("--bound must be at least 0".into()));

@@ -9,19 +9,19 @@ use std::time::Duration;
 
 /// Arguments of `lpkc lsp`.
 #[derive(clap::Args, Debug)]
-pub struct LspArgs {
+pub(crate) struct LspArgs {
     /// How long the lint of one version may run before it is cancelled and
     /// the editor told it did not finish, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
-    pub lint_budget: u64,
+    pub(crate) lint_budget: u64,
     /// Accepted for editors that pass it (VS Code's client does); stdio
     /// is the only transport.
     #[arg(long, hide = true)]
-    pub stdio: bool,
+    pub(crate) stdio: bool,
 }
 
 /// Runs `lpkc lsp`.
-pub fn run(args: &LspArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &LspArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     match serve(Duration::from_millis(args.lint_budget)) {
         Ok(End::Clean) => Ok(()),
         Ok(End::ExitWithoutShutdown) => Err(CliError::Input(

@@ -8,15 +8,15 @@ use std::path::PathBuf;
 
 /// Arguments of `lpkc plans`.
 #[derive(clap::Args, Debug)]
-pub struct PlansArgs {
+pub(crate) struct PlansArgs {
     /// The `.lpk` source file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     #[command(flatten)]
-    pub program: ProgramArg,
+    pub(crate) program: ProgramArg,
 }
 
 /// Runs `lpkc plans`.
-pub fn run(args: &PlansArgs, global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &PlansArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (_, program) = load::program(&args.file, &args.program, global, load::Rules::Ignore)?;
     output::out(&compiler::explore::plans_text::plans_text(&program));
     Ok(())

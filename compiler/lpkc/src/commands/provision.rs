@@ -9,27 +9,27 @@ use std::time::{Duration, Instant};
 
 /// Arguments of `lpkc provision`.
 #[derive(clap::Args, Debug)]
-pub struct ProvisionArgs {
+pub(crate) struct ProvisionArgs {
     /// The Redis that holds the runs.
     #[arg(long, value_name = "URL")]
-    pub redis: String,
+    pub(crate) redis: String,
     /// The policy: keep about SF x ready tasks (over every run) workers,
     /// at most MAX; a worker idle for S seconds exits.
     #[arg(long, value_name = "sf=SF,max=MAX,idle=S", value_parser = ui::parse_autoscale)]
-    pub autoscale: ui::Autoscale,
+    pub(crate) autoscale: ui::Autoscale,
     /// The shell command that starts one worker, e.g.
     /// `ssh host lpkc worker --redis redis://HOST:6379 --idle 30`
     /// [default: a local `lpkc worker --redis URL --idle S`].
     #[arg(long, value_name = "CMD")]
-    pub spawn: Option<String>,
+    pub(crate) spawn: Option<String>,
     /// The lease of the local workers it starts (seconds).
     #[arg(long, value_name = "S", default_value_t = 30.0, value_parser = crate::args::parse_seconds)]
-    pub lease: f64,
+    pub(crate) lease: f64,
 }
 
 /// Runs `lpkc provision`: until no run has been running for the idle time
 /// and every worker it started has exited.
-pub fn run(args: &ProvisionArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &ProvisionArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     let a = &args.autoscale;
     let mut redis = ui::open(&args.redis)?;
     let exe = std::env::current_exe()

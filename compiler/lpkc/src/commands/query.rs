@@ -19,25 +19,25 @@ use std::path::PathBuf;
 
 /// Arguments of `lpkc query`.
 #[derive(clap::Args, Debug)]
-pub struct QueryArgs {
+pub(crate) struct QueryArgs {
     /// The `.lpk` source file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     #[command(flatten)]
-    pub instance: InstanceArgs,
+    pub(crate) instance: InstanceArgs,
     /// A command to run (repeatable).
     #[arg(short = 'e', long = "eval", value_name = "CMD")]
-    pub commands: Vec<String>,
+    pub(crate) commands: Vec<String>,
     /// Answers as text, or one JSON object a line.
     #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    pub(crate) format: Format,
     /// The most tasks one answer may hold; a larger answer is an error on
     /// its line (`tasks` is counted first and refused before it runs).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TASKS)]
-    pub max_tasks: u64,
+    pub(crate) max_tasks: u64,
 }
 
 /// Runs `lpkc query`.
-pub fn run(args: &QueryArgs, global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &QueryArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (_, program) = load::program(
         &args.file,
         &args.instance.program,

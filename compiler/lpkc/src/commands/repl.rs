@@ -21,24 +21,24 @@ use std::sync::atomic::Ordering;
 
 /// Arguments of `lpkc repl`.
 #[derive(clap::Args, Debug)]
-pub struct ReplArgs {
+pub(crate) struct ReplArgs {
     /// The `.lpk` source file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     #[command(flatten)]
-    pub instance: InstanceArgs,
+    pub(crate) instance: InstanceArgs,
     /// The history file.
     ///
     /// [default: $XDG_STATE_HOME/lpkc/history, else ~/.lpkc_history]
     #[arg(long, value_name = "FILE", conflicts_with = "no_history")]
-    pub history: Option<PathBuf>,
+    pub(crate) history: Option<PathBuf>,
     /// Keep no history file.
     #[arg(long)]
-    pub no_history: bool,
+    pub(crate) no_history: bool,
     /// The most tasks an answer may hold, and the most an instance may
     /// have for `critical-path`, `path` and `tasks --all` (refused at once
     /// above it, before any expansion).
     #[arg(long, value_name = "N", default_value_t = compiler::explore::query::DEFAULT_MAX_TASKS)]
-    pub max_tasks: u64,
+    pub(crate) max_tasks: u64,
 }
 
 /// The rustyline helper: completion only.
@@ -79,7 +79,7 @@ fn history_path(given: Option<&PathBuf>) -> Option<PathBuf> {
 }
 
 /// Runs `lpkc repl`.
-pub fn run(args: &ReplArgs, global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &ReplArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (sources, program) = load::program(
         &args.file,
         &args.instance.program,

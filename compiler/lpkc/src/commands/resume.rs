@@ -7,23 +7,23 @@ use crate::{cluster as ui, output};
 
 /// Arguments of `lpkc resume`.
 #[derive(clap::Args, Debug)]
-pub struct ResumeArgs {
+pub(crate) struct ResumeArgs {
     /// The run id `lpkc submit` printed.
-    pub run: String,
+    pub(crate) run: String,
     /// The store the run was submitted with (its tiles, manifest and done
     /// markers are under STORE/RUN/).
     #[arg(long, value_name = "URL")]
-    pub store: String,
+    pub(crate) store: String,
     /// The Redis to rebuild the run in (workers then need only its URL).
     #[arg(long, value_name = "URL")]
-    pub redis: String,
+    pub(crate) redis: String,
     /// Rebuild even if Redis still holds the run (its keys are replaced).
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
 }
 
 /// Runs `lpkc resume`.
-pub fn run(args: &ResumeArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &ResumeArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     let mut redis = ui::open(&args.redis)?;
     let r = cluster::resume::resume(&mut redis, &args.run, &args.store, args.force, &mut |m| {
         eprintln!("{m}")

@@ -19,100 +19,100 @@ use std::time::Duration;
 
 /// Arguments of `lpkc run`.
 #[derive(clap::Args, Debug)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The `.lpk` source file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     #[command(flatten)]
-    pub instance: InstanceArgs,
+    pub(crate) instance: InstanceArgs,
     /// Tile size: every tile is BLOCK x BLOCK except at the edges.
     #[arg(long, value_name = "B")]
-    pub block: usize,
+    pub(crate) block: usize,
     /// Data of an input matrix (repeatable): NAME=FILE.npy,
     /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
     #[arg(long = "input", value_name = "NAME=SPEC", value_parser = inputs::parse_input)]
-    pub inputs: Vec<(String, String)>,
+    pub(crate) inputs: Vec<(String, String)>,
     /// Write the outputs into DIR: each one that forms a grid of tiles as
     /// DIR/M.npy (in place, as its tiles are computed, where it can), any
     /// other as its tiles DIR/M/i_j.npy with DIR/M/index.json;
     /// `DIR/_SUCCESS` is written last, only after success.
     #[arg(long, value_name = "DIR")]
-    pub output_dir: Option<PathBuf>,
+    pub(crate) output_dir: Option<PathBuf>,
     /// What to write into --output-dir (repeatable): a matrix `R`, one
     /// tile `R[3, 0]` (DIR/R[3,0].npy) or a slice `R[3, :]` (DIR/R[3,_].npy,
     /// assembled if its tiles form a grid).
     ///
     /// [default: every output matrix]
     #[arg(long = "output", value_name = "SELECTION", value_parser = parse_output)]
-    pub outputs: Vec<OutputRequest>,
+    pub(crate) outputs: Vec<OutputRequest>,
     /// Also write every output tile, as it is computed, to a tile store:
     /// `mem`, `dir:PATH`, or an object_store URL such as
     /// `file:///abs/path` or `s3://bucket/prefix` (keys `M/i_j.npy`; S3
     /// reads the AWS_* variables, docs/stores.md). Assembled matrices and
     /// the marker stay in --output-dir.
     #[arg(long, value_name = "SPEC")]
-    pub tile_store: Option<String>,
+    pub(crate) tile_store: Option<String>,
     /// Worker threads, 1 to 4096.
     ///
     /// [default: the number of cores]
     #[arg(long, value_name = "W",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096))]
-    pub workers: Option<usize>,
+    pub(crate) workers: Option<usize>,
     /// Seed of generated inputs.
     #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Check the residual of the outputs against the inputs (Cholesky,
     /// LU, QR, triangular solve/inverse, matrix product); exit code 1 if
     /// it is too large.
     #[arg(long)]
-    pub verify: bool,
+    pub(crate) verify: bool,
     /// `std`: the standard kernels; `noop`: kernels that do nothing
     /// (to measure the scheduler alone).
     #[arg(long, value_enum, default_value_t = KernelSet::Std)]
-    pub kernels: KernelSet,
+    pub(crate) kernels: KernelSet,
     /// Do not show a progress bar.
     #[arg(long)]
-    pub no_progress: bool,
+    pub(crate) no_progress: bool,
     /// Write the timeline of every task (worker thread, start, end, bytes
     /// read and written) as Chrome trace-event JSON: open it in Perfetto
     /// or chrome://tracing (the embedded executor; for a run through Redis
     /// use `lpkc trace RUN`).
     #[arg(long, value_name = "FILE")]
-    pub trace: Option<PathBuf>,
+    pub(crate) trace: Option<PathBuf>,
     /// Draw the same timeline as an SVG Gantt chart of the worker threads,
     /// with the ready tasks beneath it.
     #[arg(long, value_name = "OUT")]
-    pub trace_svg: Option<PathBuf>,
+    pub(crate) trace_svg: Option<PathBuf>,
     /// Run through this Redis with local worker processes (--workers of
     /// them, default 2) instead of in this process: submit, wait, collect,
     /// as `lpkc submit`, `lpkc worker` and `lpkc collect` do.
     #[arg(long, value_name = "URL", requires = "store")]
-    pub redis: Option<String>,
+    pub(crate) redis: Option<String>,
     /// With --redis: where the run's tiles live (a shared directory's
     /// absolute path, file:///abs/path or s3://bucket/prefix).
     #[arg(long, value_name = "URL", requires = "redis")]
-    pub store: Option<String>,
+    pub(crate) store: Option<String>,
     /// With --redis: keep every intermediate tile in the store (by default
     /// one that is not an output is deleted after its last reader).
     #[arg(long, requires = "redis")]
-    pub keep_intermediates: bool,
+    pub(crate) keep_intermediates: bool,
     /// With --redis: start and stop local workers as the run goes, as
     /// numpywren does: keep about SF x ready tasks workers, at most MAX; a
     /// worker idle for S seconds exits. Reports worker-seconds.
     #[arg(long, value_name = "sf=SF,max=MAX,idle=S", value_parser = crate::cluster::parse_autoscale,
           requires = "redis", conflicts_with = "workers")]
-    pub autoscale: Option<crate::cluster::Autoscale>,
+    pub(crate) autoscale: Option<crate::cluster::Autoscale>,
     /// With --redis: the local workers' lease in seconds.
     #[arg(long, value_name = "S", default_value_t = 10.0, requires = "redis",
           value_parser = crate::args::parse_seconds)]
-    pub lease: f64,
+    pub(crate) lease: f64,
     /// The summary as text, or one JSON object.
     #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 /// Which kernels `run` uses.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum KernelSet {
+pub(crate) enum KernelSet {
     /// The standard kernels on faer.
     Std,
     /// Kernels that do nothing and return empty tiles.
@@ -149,7 +149,7 @@ fn usage_error(message: &str) -> CliError {
 }
 
 /// Runs `lpkc run`.
-pub fn run(args: &RunArgs, global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &RunArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (_, program) = load::program(
         &args.file,
         &args.instance.program,

@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 
 /// The default `--max-tasks`: a simulation takes about 3 microseconds a
 /// task in a release build and keeps only the frontier.
-pub const DEFAULT_MAX_TASKS: u64 = 5_000_000;
+pub(crate) const DEFAULT_MAX_TASKS: u64 = 5_000_000;
 
 /// A scheduling policy on the command line.
 #[derive(Clone, Copy, Debug, clap::ValueEnum, PartialEq, Eq, Default)]
-pub enum PolicyArg {
+pub(crate) enum PolicyArg {
     /// One queue in ready order (numpywren).
     #[default]
     Fifo,
@@ -44,59 +44,59 @@ impl PolicyArg {
 /// Arguments of `lpkc simulate`.
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("pool").required(true).args(["workers", "autoscale"])))]
-pub struct SimulateArgs {
+pub(crate) struct SimulateArgs {
     /// The `.lpk` source file (or a compiled artifact).
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     #[command(flatten)]
-    pub instance: InstanceArgs,
+    pub(crate) instance: InstanceArgs,
     /// Tile side in elements: every tile is taken as B x B.
     #[arg(long, value_name = "B")]
-    pub block: u64,
+    pub(crate) block: u64,
     /// A fixed pool of W workers.
     #[arg(long, value_name = "W")]
-    pub workers: Option<usize>,
+    pub(crate) workers: Option<usize>,
     /// numpywren's autoscaling policy: `sf=SF,max=MAX,idle=S`.
     #[arg(long, value_name = "SPEC", value_parser = crate::cluster::parse_autoscale)]
-    pub autoscale: Option<crate::cluster::Autoscale>,
+    pub(crate) autoscale: Option<crate::cluster::Autoscale>,
     /// The scheduling policy.
     #[arg(long, value_enum, default_value_t)]
-    pub policy: PolicyArg,
+    pub(crate) policy: PolicyArg,
     /// A cost model written by `lpkc calibrate` (default: the flop model
     /// at --gflops, a free store).
     #[arg(long, value_name = "FILE")]
-    pub costs: Option<PathBuf>,
+    pub(crate) costs: Option<PathBuf>,
     /// GFLOP/s per worker for kernels without a calibrated time.
     #[arg(long, value_name = "X")]
-    pub gflops: Option<f64>,
+    pub(crate) gflops: Option<f64>,
     /// The store's latency per request, in seconds (overrides --costs).
     #[arg(long, value_name = "S")]
-    pub store_latency: Option<f64>,
+    pub(crate) store_latency: Option<f64>,
     /// The store's bandwidth in MB/s per worker (overrides --costs; 0 is
     /// infinite).
     #[arg(long, value_name = "MBPS")]
-    pub store_bandwidth: Option<f64>,
+    pub(crate) store_bandwidth: Option<f64>,
     /// Tiles each worker keeps in its cache (LRU); 0 keeps none.
     #[arg(long, value_name = "N", default_value_t = 64)]
-    pub cache_tiles: usize,
+    pub(crate) cache_tiles: usize,
     /// Observed worker start-up delays in seconds (one number a line or
     /// separated by spaces; `#` starts a comment); each started worker
     /// draws one.
     #[arg(long, value_name = "FILE")]
-    pub startup: Option<PathBuf>,
+    pub(crate) startup: Option<PathBuf>,
     /// Request workers ahead of need by the upper confidence bound of the
     /// --quantile of the --startup delays (and keep idle workers at least
     /// that long).
     #[arg(long, requires = "startup")]
-    pub ahead: bool,
+    pub(crate) ahead: bool,
     /// The quantile of the start-up delays to bound.
     #[arg(long, value_name = "Q", default_value_t = 0.9)]
-    pub quantile: f64,
+    pub(crate) quantile: f64,
     /// The confidence of the bound.
     #[arg(long, value_name = "C", default_value_t = 0.95)]
-    pub confidence: f64,
+    pub(crate) confidence: f64,
     /// Probability that a worker dies during one task execution.
     #[arg(long, value_name = "P")]
-    pub fail_rate: Option<f64>,
+    pub(crate) fail_rate: Option<f64>,
     /// The lease of an execution (with --fail-rate), from its start: `S`
     /// seconds, or `auto[:q=Q,c=C,factor=F,min=K,fallback=S]`, per kernel F
     /// times the upper bound of the Q-quantile at confidence C of its
@@ -104,11 +104,11 @@ pub struct SimulateArgs {
     /// worker's task is queued again when it expires; a live worker's
     /// execution gets a copy beside it.
     #[arg(long, value_name = "S|auto", default_value = "30", value_parser = parse_lease)]
-    pub lease: Lease,
+    pub(crate) lease: Lease,
     /// Stragglers: each execution takes SLOW times its modelled time with
     /// probability RATE (`rate=P,slow=F`).
     #[arg(long, value_name = "SPEC", value_parser = parse_stragglers)]
-    pub stragglers: Option<Stragglers>,
+    pub(crate) stragglers: Option<Stragglers>,
     /// Speculative re-execution (`[q=Q,c=C,min=K]`, defaults 0.9, 0.95,
     /// 20): once a kernel has K completed executions, one running longer
     /// than the upper bound of the Q-quantile at confidence C of their
@@ -116,22 +116,22 @@ pub struct SimulateArgs {
     /// finish wins, the other is cancelled.
     #[arg(long, value_name = "SPEC", num_args = 0..=1, default_missing_value = "",
           value_parser = parse_speculate)]
-    pub speculate: Option<Speculation>,
+    pub(crate) speculate: Option<Speculation>,
     /// Seed of the random draws (start-up delays, failures).
     #[arg(long, value_name = "S", default_value_t = 1)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// The most nodes of the coarsened graph METIS partitions (`locality`).
     #[arg(long, value_name = "N", default_value_t = 4096)]
-    pub partition_nodes: usize,
+    pub(crate) partition_nodes: usize,
     /// Refuse instances with more tasks than this.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TASKS)]
-    pub max_tasks: u64,
+    pub(crate) max_tasks: u64,
     /// Draw the live and busy workers over time as an SVG chart.
     #[arg(long, value_name = "OUT")]
-    pub svg: Option<PathBuf>,
+    pub(crate) svg: Option<PathBuf>,
     /// A summary, or one JSON object.
     #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 /// `KEY=VALUE` pairs separated by commas.
@@ -164,7 +164,7 @@ fn count(key: &str, v: &str) -> Result<usize, String> {
 const STRICT_UNIT: &str = "strictly between 0 and 1";
 
 /// `--stragglers rate=P,slow=F` (both required).
-pub fn parse_stragglers(text: &str) -> Result<Stragglers, String> {
+pub(crate) fn parse_stragglers(text: &str) -> Result<Stragglers, String> {
     let (mut rate, mut slow) = (None, None);
     for (k, v) in pairs(text, "rate=0.05,slow=10")? {
         match k {
@@ -180,7 +180,7 @@ pub fn parse_stragglers(text: &str) -> Result<Stragglers, String> {
 }
 
 /// `--speculate [q=Q,c=C,min=K]` (each optional).
-pub fn parse_speculate(text: &str) -> Result<Speculation, String> {
+pub(crate) fn parse_speculate(text: &str) -> Result<Speculation, String> {
     let mut s = Speculation::DEFAULT;
     for (k, v) in pairs(text, "q=0.9,c=0.95,min=20")? {
         match k {
@@ -198,7 +198,7 @@ pub fn parse_speculate(text: &str) -> Result<Speculation, String> {
 }
 
 /// `--lease S` or `--lease auto[:q=Q,c=C,factor=F,min=K,fallback=S]`.
-pub fn parse_lease(text: &str) -> Result<Lease, String> {
+pub(crate) fn parse_lease(text: &str) -> Result<Lease, String> {
     let text = text.trim();
     let rest = if text == "auto" {
         Some("")
@@ -234,7 +234,7 @@ pub fn parse_lease(text: &str) -> Result<Lease, String> {
 }
 
 /// Reads the observed start-up delays.
-pub fn read_delays(path: &Path) -> Result<Vec<f64>, CliError> {
+pub(crate) fn read_delays(path: &Path) -> Result<Vec<f64>, CliError> {
     let bytes = load::read_bounded(path, MAX_TABLE_BYTES, "the start-up delays ")?;
     let text = String::from_utf8(bytes).map_err(|e| {
         CliError::Usage(format!(
@@ -269,7 +269,7 @@ pub fn read_delays(path: &Path) -> Result<Vec<f64>, CliError> {
 }
 
 /// Reads a cost model.
-pub fn read_costs(path: &Path) -> Result<CostModel, CliError> {
+pub(crate) fn read_costs(path: &Path) -> Result<CostModel, CliError> {
     let bytes = load::read_bounded(path, MAX_TABLE_BYTES, "the costs ")?;
     let text = String::from_utf8(bytes).map_err(|e| {
         CliError::Usage(format!(
@@ -285,7 +285,7 @@ pub fn read_costs(path: &Path) -> Result<CostModel, CliError> {
 const MAX_TABLE_BYTES: u64 = 16 << 20;
 
 /// Runs `lpkc simulate`.
-pub fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (_, program) = load::program(
         &args.file,
         &args.instance.program,

@@ -20,35 +20,35 @@ use std::path::PathBuf;
 
 /// The default `--max-tasks` of `lpkc stats`: the expansion keeps about
 /// 100 bytes per task and takes about a microsecond each.
-pub const DEFAULT_MAX_TASKS: u64 = 2_000_000;
+pub(crate) const DEFAULT_MAX_TASKS: u64 = 2_000_000;
 
 /// Arguments of `lpkc stats`.
 #[derive(clap::Args, Debug)]
-pub struct StatsArgs {
+pub(crate) struct StatsArgs {
     /// The `.lpk` source file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     #[command(flatten)]
-    pub instance: InstanceArgs,
+    pub(crate) instance: InstanceArgs,
     /// A table, or one JSON object.
     #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    pub(crate) format: Format,
     /// Expand the DAG (edges, critical path, profile) only for instances
     /// with at most this many tasks; larger ones get the counts of tasks,
     /// flops and bytes alone.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TASKS)]
-    pub max_tasks: u64,
+    pub(crate) max_tasks: u64,
     /// Tile side in elements for flops and bytes: every tile is taken as
     /// B x B (1-D matrices too).
     #[arg(long, value_name = "B", default_value_t = DEFAULT_BLOCK)]
-    pub block: u64,
+    pub(crate) block: u64,
     /// Also draw the parallelism profile as an SVG chart to this file
     /// (refused when the DAG is not expanded).
     #[arg(long, value_name = "OUT")]
-    pub svg: Option<PathBuf>,
+    pub(crate) svg: Option<PathBuf>,
 }
 
 /// Runs `lpkc stats`.
-pub fn run(args: &StatsArgs, global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &StatsArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (_, program) = load::program(
         &args.file,
         &args.instance.program,

@@ -7,27 +7,27 @@ use std::time::Duration;
 
 /// Arguments of `lpkc status`.
 #[derive(clap::Args, Debug)]
-pub struct StatusArgs {
+pub(crate) struct StatusArgs {
     /// The run id `lpkc submit` printed.
-    pub run: String,
+    pub(crate) run: String,
     /// The Redis that holds the run.
     #[arg(long, value_name = "URL")]
-    pub redis: String,
+    pub(crate) redis: String,
     /// Also list, for a run that does not progress, the ready tasks no
     /// worker took, the claimed tasks whose lease expired, and a few
     /// waiting tasks with the parents they still wait for (from the plans).
     #[arg(long)]
-    pub blocked: bool,
+    pub(crate) blocked: bool,
     /// A claimed task not renewed for this many seconds counts as expired.
     #[arg(long, value_name = "S", default_value_t = 30.0, value_parser = crate::args::parse_seconds)]
-    pub lease: f64,
+    pub(crate) lease: f64,
     /// The answer as text, or one JSON object.
     #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 /// Runs `lpkc status`.
-pub fn run(args: &StatusArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &StatusArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     let mut redis = ui::open(&args.redis)?;
     let limit = if args.blocked { 20 } else { 5 };
     let s = cluster::status::status(

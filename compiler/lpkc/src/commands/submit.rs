@@ -13,67 +13,67 @@ use std::time::Duration;
 
 /// Arguments of `lpkc submit`.
 #[derive(clap::Args, Debug)]
-pub struct SubmitArgs {
+pub(crate) struct SubmitArgs {
     /// The `.lpk` source file or compiled artifact.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     #[command(flatten)]
-    pub instance: InstanceArgs,
+    pub(crate) instance: InstanceArgs,
     /// Tile size: every tile is BLOCK x BLOCK except at the edges.
     #[arg(long, value_name = "B")]
-    pub block: usize,
+    pub(crate) block: usize,
     /// Data of an input matrix (repeatable): NAME=FILE.npy,
     /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
     #[arg(long = "input", value_name = "NAME=SPEC", value_parser = inputs::parse_input)]
-    pub inputs: Vec<(String, String)>,
+    pub(crate) inputs: Vec<(String, String)>,
     /// The Redis that holds the run, e.g. redis://127.0.0.1:6379.
     #[arg(long, value_name = "URL")]
-    pub redis: String,
+    pub(crate) redis: String,
     /// Where the run's tiles live, reachable by every worker: a shared
     /// directory (absolute path or file:///abs/path) or s3://bucket/prefix
     /// (with the usual AWS_* variables). Tiles go under STORE/RUN/.
     #[arg(long, value_name = "URL")]
-    pub store: String,
+    pub(crate) store: String,
     /// `standard`: the standard kernels; `noop`: kernels that do nothing
     /// and move no tiles (to measure the scheduler and the queue).
     #[arg(long, value_enum, default_value_t = KernelChoice::Standard)]
-    pub kernels: KernelChoice,
+    pub(crate) kernels: KernelChoice,
     /// Seed of generated inputs.
     #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Fail the run when one task's lease has expired this many times
     /// (the task keeps killing or hanging its workers).
     #[arg(long, value_name = "K", default_value_t = 3,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub max_expiries: u32,
+    pub(crate) max_expiries: u32,
     /// Keep every intermediate tile in the store (by default a tile that is
     /// not an output is deleted as soon as its last reader is done).
     #[arg(long)]
-    pub keep_intermediates: bool,
+    pub(crate) keep_intermediates: bool,
     /// Refuse the run if it has more tasks than this (counted from the
     /// plans before anything is uploaded); workers refuse a record that
     /// says more.
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_tasks: Option<u64>,
+    pub(crate) max_tasks: Option<u64>,
     /// The most bytes of tiles the run may keep in its store at once
     /// (`512M`, `8G`, or bytes): refused at submit when its input tiles
     /// alone take more, and the run fails when a completion would bring
     /// the store past it.
     #[arg(long, value_name = "SIZE", value_parser = crate::args::parse_size)]
-    pub max_store_bytes: Option<u64>,
+    pub(crate) max_store_bytes: Option<u64>,
     /// Wait for the run: exit 0 when it is done, 1 when it failed.
     #[arg(long)]
-    pub wait: bool,
+    pub(crate) wait: bool,
     /// Do not show a progress bar while waiting.
     #[arg(long)]
-    pub no_progress: bool,
+    pub(crate) no_progress: bool,
     /// The answer as text, or one JSON object `{"run": ID}`.
     #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 /// Which kernels a distributed run uses.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum KernelChoice {
+pub(crate) enum KernelChoice {
     /// The standard kernels on faer.
     #[value(alias = "std")]
     Standard,
@@ -82,7 +82,7 @@ pub enum KernelChoice {
 }
 
 /// Runs `lpkc submit`.
-pub fn run(args: &SubmitArgs, global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &SubmitArgs, global: &GlobalOpts) -> Result<(), CliError> {
     if args.block == 0 {
         return Err(CliError::Usage("--block must be at least 1".into()));
     }

@@ -9,23 +9,23 @@ use std::path::PathBuf;
 
 /// Arguments of `lpkc trace`.
 #[derive(clap::Args, Debug)]
-pub struct TraceArgs {
+pub(crate) struct TraceArgs {
     /// The run id `lpkc submit` printed.
-    pub run: String,
+    pub(crate) run: String,
     /// The Redis that holds the run.
     #[arg(long, value_name = "URL")]
-    pub redis: String,
+    pub(crate) redis: String,
     /// Where to write the trace-event JSON (`-` for stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
+    pub(crate) output: PathBuf,
     /// Also draw a Gantt chart of the workers over time, with the live
     /// workers and the ready tasks beneath it, as SVG.
     #[arg(long, value_name = "OUT")]
-    pub svg: Option<PathBuf>,
+    pub(crate) svg: Option<PathBuf>,
 }
 
 /// Runs `lpkc trace`.
-pub fn run(args: &TraceArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &TraceArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     let mut redis = ui::open(&args.redis)?;
     let record = cluster::record::RunRecord::read(&mut redis, &args.run).map_err(ui::error)?;
     let program = record.load_program().map_err(ui::error)?;

@@ -10,40 +10,40 @@ use std::time::Duration;
 
 /// Arguments of `lpkc worker`.
 #[derive(clap::Args, Debug)]
-pub struct WorkerArgs {
+pub(crate) struct WorkerArgs {
     /// The Redis that holds the runs, e.g. redis://127.0.0.1:6379.
     #[arg(long, value_name = "URL")]
-    pub redis: String,
+    pub(crate) redis: String,
     /// Threads taking tasks (each runs one task at a time).
     #[arg(long, value_name = "T", default_value_t = 1,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
-    pub threads: usize,
+    pub(crate) threads: usize,
     /// Exit after this many seconds without work (or without reaching
     /// Redis).
     #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = crate::args::parse_seconds)]
-    pub idle: f64,
+    pub(crate) idle: f64,
     /// Seconds after which a task this worker stops renewing (it died or
     /// hung) is taken over by another worker; renewed every third of it.
     #[arg(long, value_name = "S", default_value_t = 30.0, value_parser = crate::args::parse_seconds)]
-    pub lease: f64,
+    pub(crate) lease: f64,
     /// Testing aid: fail on purpose, e.g.
     /// `crash-after-write=0.05,crash-before-write=0.05,stall=0.02`
     /// (probabilities per task; see docs/distributed.md).
     #[arg(long, value_name = "SPEC", value_parser = Faults::parse)]
-    pub inject_faults: Option<Faults>,
+    pub(crate) inject_faults: Option<Faults>,
     /// Megabytes of tiles to keep for tasks that read them again.
     #[arg(long, value_name = "MB", default_value_t = 1024)]
-    pub cache_mb: u64,
+    pub(crate) cache_mb: u64,
     /// The worker's name in Redis [default: HOST-PID].
     #[arg(long)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// Print only errors.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 /// Runs `lpkc worker`.
-pub fn run(args: &WorkerArgs, _global: &GlobalOpts) -> Result<(), CliError> {
+pub(crate) fn run(args: &WorkerArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     let mut cfg = WorkerConfig::new(&args.redis);
     cfg.threads = args.threads;
     cfg.idle = Duration::from_secs_f64(args.idle);

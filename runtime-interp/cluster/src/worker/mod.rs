@@ -453,7 +453,7 @@ fn retry<T>(
 
 /// The most children (edges out of one task) a worker completes: their
 /// ids go to Redis in one script call.
-pub const MAX_CHILDREN: usize = 1 << 20;
+pub(crate) const MAX_CHILDREN: usize = 1 << 20;
 
 /// The longest lease, idle time or other wait a command takes, in seconds
 /// (a year): longer ones overflow the millisecond arithmetic of Redis

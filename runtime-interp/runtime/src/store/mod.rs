@@ -298,12 +298,12 @@ pub trait BlobStore: TileStore {
 
 /// The longest key [`check_key`] accepts, in bytes (S3's own limit is
 /// 1024 for the whole key, prefix included).
-pub const MAX_KEY_LEN: usize = 512;
+pub(crate) const MAX_KEY_LEN: usize = 512;
 
 /// The longest segment of a key, in bytes: file systems take names of up
 /// to 255 bytes, and the local store appends a suffix to a file while it
 /// writes it.
-pub const MAX_SEGMENT_LEN: usize = 200;
+pub(crate) const MAX_SEGMENT_LEN: usize = 200;
 
 /// Checks a raw object key: `/`-separated segments, each non-empty, not
 /// starting with `.`, of letters, digits, `_`, `-`, `.`, `,`, `=` and `+`,
@@ -311,7 +311,7 @@ pub const MAX_SEGMENT_LEN: usize = 200;
 /// Such a key means the same object in every store (no character is
 /// escaped differently by S3 and a file system) and never leaves the
 /// store's root.
-pub fn check_key(key: &str) -> Result<(), StoreError> {
+pub(crate) fn check_key(key: &str) -> Result<(), StoreError> {
     let plain_segment = |seg: &str| {
         !seg.is_empty()
             && seg.len() <= MAX_SEGMENT_LEN
