@@ -1,6 +1,7 @@
-//! `lpk.run`: the embedded executor on NumPy arrays. Input tiles are cut
+//! `lpk.run`: the run pipeline on NumPy arrays. Input tiles are cut
 //! straight from each array's buffer (C-contiguous float64, borrowed for
-//! the run, never copied whole); every 2-D output whose shape is known
+//! the run, never copied whole: `job::Input::Borrowed`, by the same
+//! `InputSource` as `lpkc run`); every 2-D output whose shape is known
 //! before the run is written tile by tile into one row-major buffer that
 //! becomes the returned array without a copy; other outputs are
 //! assembled from their tiles at the end, as `lpkc run` does. The GIL is
@@ -19,86 +20,15 @@ use numpy::{
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use runtime::dense::{self, AssembleError, InputSpec};
-use runtime::exec::{self, ExecConfig, ExecError, Progress, TileError, TileSink, TileSource};
+use runtime::dense::{AssembleError, InputSpec};
+use runtime::exec::{self, ExecConfig, ExecError, Progress, TileError, TileSink};
+use runtime::job::{Input, InputSource};
 use runtime::kernels::{Registry, Tile};
 use runtime::pipeline::{self, PrepareError, TilesOf};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// The data of one input matrix.
-enum Data<'a> {
-    /// A NumPy array's buffer, row-major.
-    Borrowed {
-        data: &'a [f64],
-        rows: usize,
-        cols: usize,
-    },
-    /// A generated matrix (`spd:N`, `random:RxC`, `identity:N`).
-    Owned(Tile),
-    /// A `.npy` file, read tile by tile.
-    File(runtime::npy::NpyTiles),
-}
-
-impl Data<'_> {
-    fn shape(&self) -> (usize, usize) {
-        match self {
-            Data::Borrowed { rows, cols, .. } => (*rows, *cols),
-            Data::Owned(t) => (t.nrows(), t.ncols()),
-            Data::File(f) => f.shape(),
-        }
-    }
-
-    fn block(&self, r0: usize, c0: usize, nr: usize, nc: usize) -> Result<Tile, TileError> {
-        match self {
-            Data::Borrowed { data, rows, cols } => {
-                Ok(MatRef::from_row_major_slice(data, *rows, *cols)
-                    .submatrix(r0, c0, nr, nc)
-                    .to_owned())
-            }
-            Data::Owned(t) => Ok(t.as_ref().submatrix(r0, c0, nr, nc).to_owned()),
-            Data::File(f) => f
-                .read_block(r0, c0, nr, nc)
-                .map_err(|e| TileError::Npy(Box::new(e))),
-        }
-    }
-
-    fn dense(&self) -> Result<Tile, String> {
-        match self {
-            Data::Borrowed { data, rows, cols } => {
-                Ok(MatRef::from_row_major_slice(data, *rows, *cols).to_owned())
-            }
-            Data::Owned(t) => Ok(t.clone()),
-            Data::File(f) => f.read_all().map_err(|e| e.to_string()),
-        }
-    }
-}
-
-/// Input tiles cut from [`Data`], as `runtime::job::InputSource` cuts them.
-struct Source<'a, 'd> {
-    inputs: &'a BTreeMap<u32, Data<'d>>,
-    one_d: Vec<bool>,
-    block: usize,
-}
-
-impl TileSource for Source<'_, '_> {
-    fn input(&self, matrix: MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError> {
-        let data = self
-            .inputs
-            .get(&matrix.0)
-            .ok_or(TileError::NoData { matrix })?;
-        let (rows, cols) = data.shape();
-        let one_d = self.one_d.get(matrix.index()) == Some(&true);
-        let (r0, nr, c0, nc) = dense::tile_rect(self.block, index, rows, cols, one_d)?;
-        Ok(Arc::new(data.block(r0, c0, nr, nc)?))
-    }
-
-    fn block(&self) -> Option<usize> {
-        Some(self.block)
-    }
-}
 
 /// An output written in place into a row-major buffer.
 struct Placed {
@@ -237,7 +167,7 @@ fn prepare<'p>(
 fn execute(
     program: &Program,
     given: &[(String, i64)],
-    inputs: &BTreeMap<u32, Data<'_>>,
+    inputs: &BTreeMap<u32, Input<'_>>,
     block: usize,
     workers: usize,
     verify: bool,
@@ -253,15 +183,7 @@ fn execute(
         &pipeline::output_shapes(inst, &registry, &shapes, block),
         block,
     )?;
-    let source = Source {
-        inputs,
-        one_d: program
-            .matrices
-            .iter()
-            .map(|m| m.extents.len() == 1)
-            .collect(),
-        block,
-    };
+    let source = InputSource::new(program, inputs, block);
     let config = ExecConfig { workers };
     let report = exec::execute(inst, &registry, &source, &sink, true, &config, progress).map_err(
         |e| match e {
@@ -295,14 +217,15 @@ fn execute(
 /// returned.
 fn residual(
     inst: &model::program::Instance<'_>,
-    inputs: &BTreeMap<u32, Data<'_>>,
+    inputs: &BTreeMap<u32, Input<'_>>,
     placed: &BTreeMap<u32, Placed>,
     assembled: &BTreeMap<u32, Result<Tile, AssembleError>>,
     collected: &BTreeMap<u32, TilesOf>,
 ) -> PyResult<runtime::verify::Residual> {
     let mut dense_inputs = BTreeMap::new();
     for (&m, d) in inputs {
-        dense_inputs.insert(m, d.dense().map_err(RunError::new_err)?);
+        let dense = d.dense().map_err(|e| RunError::new_err(e.to_string()))?;
+        dense_inputs.insert(m, dense.into_owned());
     }
     let mut dense_outputs: BTreeMap<u32, Tile> = assembled
         .iter()
@@ -315,6 +238,20 @@ fn residual(
     }
     pipeline::residual(inst, &dense_inputs, &dense_outputs, collected)
         .map_err(|e| RunError::new_err(format!("verify=True: {e}")))
+}
+
+/// The run's report, as `lpkc run --format json` gives it.
+fn report_json(
+    inst: &model::program::Instance<'_>,
+    block: usize,
+    report: &exec::RunReport,
+    residual: Option<&runtime::verify::Residual>,
+) -> serde_json::Value {
+    let mut value = pipeline::report_json(inst, block, report);
+    if let Some(r) = residual {
+        value["residual"] = pipeline::residual_json(r);
+    }
+    value
 }
 
 /// The outputs as returned: the placed buffers as they are, the others
@@ -348,39 +285,6 @@ fn into_outputs(
         outs.push((program.matrix(MatrixId(m)).name.clone(), out));
     }
     outs
-}
-
-/// The run's report, as `lpkc run --format json` gives it.
-fn report_json(
-    inst: &model::program::Instance<'_>,
-    block: usize,
-    report: &exec::RunReport,
-    residual: Option<&runtime::verify::Residual>,
-) -> serde_json::Value {
-    let program = inst.program;
-    let secs = report.wall.as_secs_f64();
-    let mut value = serde_json::json!({
-        "program": program.name,
-        "params": program.params.iter().zip(&inst.params)
-            .map(|(p, v)| (p.name.clone(), serde_json::json!(v)))
-            .collect::<serde_json::Map<_, _>>(),
-        "block": block,
-        "workers": report.workers,
-        "tasks": report.tasks,
-        "edges": report.edges,
-        "wall_seconds": secs,
-        "kernel_seconds": report.kernel_time.as_secs_f64(),
-        "flops": report.flops,
-        "gflops_per_second": report.flops / secs.max(1e-12) / 1e9,
-        "peak_tile_bytes": report.peak_tile_bytes,
-    });
-    if let Some(r) = residual {
-        value["residual"] = serde_json::json!({
-            "relation": r.relation, "formula": r.formula,
-            "value": r.value, "bound": r.bound, "ok": r.ok(),
-        });
-    }
-    value
 }
 
 /// A readable type name of a Python value.
@@ -600,8 +504,8 @@ fn given<'py>(py: Python<'py>, name: &str, v: &Bound<'py, PyAny>) -> PyResult<Gi
 fn input_data<'a>(
     givens: &'a BTreeMap<u32, (String, Given<'_>)>,
     seed: u64,
-) -> PyResult<BTreeMap<u32, Data<'a>>> {
-    let mut data: BTreeMap<u32, Data<'a>> = BTreeMap::new();
+) -> PyResult<BTreeMap<u32, Input<'a>>> {
+    let mut data: BTreeMap<u32, Input<'a>> = BTreeMap::new();
     for (k, (&m, (name, g))) in givens.iter().enumerate() {
         let d = match g {
             Given::Array(ro) => {
@@ -613,18 +517,18 @@ fn input_data<'a>(
                 let slice = ro
                     .as_slice()
                     .map_err(|e| PyValueError::new_err(format!("input `{name}`: {e}")))?;
-                Data::Borrowed {
+                Input::Borrowed {
                     data: slice,
                     rows,
                     cols,
                 }
             }
-            Given::Spec(InputSpec::File(path)) => Data::File(
+            Given::Spec(InputSpec::File(path)) => Input::File(
                 runtime::npy::NpyTiles::open(path)
                     .map_err(|e| PyValueError::new_err(format!("input `{name}`: {e}")))?,
             ),
             Given::Spec(spec) => {
-                Data::Owned(spec.generate(seed.wrapping_add(k as u64)).ok_or_else(|| {
+                Input::Dense(spec.generate(seed.wrapping_add(k as u64)).ok_or_else(|| {
                     PyValueError::new_err(format!("input `{name}`: cannot generate"))
                 })?)
             }

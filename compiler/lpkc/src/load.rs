@@ -100,6 +100,16 @@ pub(crate) enum Rules {
     Ignore,
 }
 
+/// The program of an exploring command (`query`, `dag`, `dot`, `stats`,
+/// `simulate`): [`program`] with [`Rules::Warn`], the source map dropped.
+pub(crate) fn explored(
+    path: &Path,
+    instance: &crate::args::InstanceArgs,
+    global: &GlobalOpts,
+) -> Result<Program, CliError> {
+    Ok(program(path, &instance.program, global, Rules::Warn)?.1)
+}
+
 /// Loads a source file and compiles the chosen program (diagnostics are
 /// printed in the command's error format). A compiled artifact is loaded
 /// and validated instead; its source map holds the source text it

@@ -382,7 +382,7 @@ fn upload_inputs(
     keys: &Keys,
     store: &ObjectStoreTiles,
     program: &Program,
-    source: &InputSource<'_>,
+    source: &InputSource<'_, '_>,
     jobs: &[(MatrixId, Vec<i64>)],
 ) -> Result<(), ClusterError> {
     let uploaded = upload(redis, keys, store, program, source, jobs);
@@ -450,7 +450,7 @@ fn upload(
     keys: &Keys,
     store: &ObjectStoreTiles,
     program: &Program,
-    source: &InputSource<'_>,
+    source: &InputSource<'_, '_>,
     jobs: &[(MatrixId, Vec<i64>)],
 ) -> Result<(), ClusterError> {
     let failed = std::sync::Mutex::new(None);

@@ -156,6 +156,41 @@ pub fn assemble_whole(
         .collect()
 }
 
+/// Finish: the report of a run as `lpkc run --format json` and `lpk.run`
+/// give it: the instance and the executor's figures. A driver adds its
+/// own fields (timings, outputs written), then [`residual_json`].
+pub fn report_json(
+    inst: &Instance<'_>,
+    block: usize,
+    report: &crate::exec::RunReport,
+) -> serde_json::Value {
+    let program = inst.program;
+    let secs = report.wall.as_secs_f64();
+    serde_json::json!({
+        "program": program.name,
+        "params": program.params.iter().zip(&inst.params)
+            .map(|(p, v)| (p.name.clone(), serde_json::json!(v)))
+            .collect::<serde_json::Map<_, _>>(),
+        "block": block,
+        "workers": report.workers,
+        "tasks": report.tasks,
+        "edges": report.edges,
+        "wall_seconds": secs,
+        "kernel_seconds": report.kernel_time.as_secs_f64(),
+        "flops": report.flops,
+        "gflops_per_second": report.flops / secs.max(1e-12) / 1e9,
+        "peak_tile_bytes": report.peak_tile_bytes,
+    })
+}
+
+/// Finish: the `residual` field of a run's report.
+pub fn residual_json(r: &Residual) -> serde_json::Value {
+    serde_json::json!({
+        "relation": r.relation, "formula": r.formula,
+        "value": r.value, "bound": r.bound, "ok": r.ok(),
+    })
+}
+
 /// Finish: the residual of the run's relation (`--verify`) on its dense
 /// inputs and outputs; `tiles` are the outputs kept as tiles, from which a
 /// QR's final `R` is found.

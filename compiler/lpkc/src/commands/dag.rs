@@ -51,12 +51,7 @@ pub(crate) enum Method {
 
 /// Runs `lpkc dag`.
 pub(crate) fn run(args: &DagArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (_, program) = load::program(
-        &args.file,
-        &args.instance.program,
-        global,
-        load::Rules::Warn,
-    )?;
+    let program = load::explored(&args.file, &args.instance, global)?;
     let inst = instance::bind(&program, &args.instance)?;
     // Count before expanding: an instance over the limit is refused
     // before any task is kept.

@@ -26,12 +26,7 @@ pub(crate) struct DotArgs {
 
 /// Runs `lpkc dot`.
 pub(crate) fn run(args: &DotArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (_, program) = load::program(
-        &args.file,
-        &args.instance.program,
-        global,
-        load::Rules::Warn,
-    )?;
+    let program = load::explored(&args.file, &args.instance, global)?;
     let max_tasks = args.max_tasks;
     if args.instance.params.is_empty() {
         if args.cluster.is_some() {

@@ -38,12 +38,7 @@ pub(crate) struct QueryArgs {
 
 /// Runs `lpkc query`.
 pub(crate) fn run(args: &QueryArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (_, program) = load::program(
-        &args.file,
-        &args.instance.program,
-        global,
-        load::Rules::Warn,
-    )?;
+    let program = load::explored(&args.file, &args.instance, global)?;
     let inst = instance::bind(&program, &args.instance)?;
     let mut answerer = Answerer::new(&inst, args.max_tasks, "--max-tasks");
     let format = match args.format {

@@ -477,7 +477,7 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
     }
     write_traces(args, &done.instance, &progress.take_timeline())?;
     match args.format {
-        Format::Json => output::json(&report_json(program, args, &done)),
+        Format::Json => output::json(&report_json(args, &done)),
         Format::Human => report_human(program, args, &done),
     }
     match done.residual {
@@ -579,34 +579,19 @@ fn write_traces(
 }
 
 /// The report of `--format json`.
-fn report_json(program: &Program, args: &RunArgs, done: &job::JobReport<'_>) -> serde_json::Value {
+fn report_json(args: &RunArgs, done: &job::JobReport<'_>) -> serde_json::Value {
     let (report, timings, inst) = (&done.report, &done.timings, &done.instance);
-    let secs = report.wall.as_secs_f64();
-    let mut v = serde_json::json!({
-        "program": program.name,
-        "params": program.params.iter().zip(&inst.params)
-            .map(|(p, v)| (p.name.clone(), serde_json::json!(v)))
-            .collect::<serde_json::Map<_, _>>(),
-        "block": args.block,
-        "workers": report.workers,
-        "tasks": report.tasks,
-        "edges": report.edges,
-        "wall_seconds": secs,
-        "kernel_seconds": report.kernel_time.as_secs_f64(),
-        "flops": report.flops,
-        "gflops_per_second": report.flops / secs.max(1e-12) / 1e9,
-        "peak_tile_bytes": report.peak_tile_bytes,
-        "max_waiting": report.max_waiting,
-        "timings": {
-            "prepare_seconds": timings.prepare.as_secs_f64(),
-            "compute_seconds": timings.compute.as_secs_f64(),
-            "io_seconds": (timings.prepare + timings.finish).as_secs_f64(),
-            "read_in_tasks_seconds": timings.read_in_tasks.as_secs_f64(),
-            "write_in_tasks_seconds": timings.write_in_tasks.as_secs_f64(),
-            "verify_seconds": timings.verify.as_secs_f64(),
-            "finish_seconds": timings.finish.as_secs_f64(),
-            "total_seconds": timings.total.as_secs_f64(),
-        },
+    let mut v = runtime::pipeline::report_json(inst, args.block, report);
+    v["max_waiting"] = serde_json::json!(report.max_waiting);
+    v["timings"] = serde_json::json!({
+        "prepare_seconds": timings.prepare.as_secs_f64(),
+        "compute_seconds": timings.compute.as_secs_f64(),
+        "io_seconds": (timings.prepare + timings.finish).as_secs_f64(),
+        "read_in_tasks_seconds": timings.read_in_tasks.as_secs_f64(),
+        "write_in_tasks_seconds": timings.write_in_tasks.as_secs_f64(),
+        "verify_seconds": timings.verify.as_secs_f64(),
+        "finish_seconds": timings.finish.as_secs_f64(),
+        "total_seconds": timings.total.as_secs_f64(),
     });
     if args.output_dir.is_some() {
         v["outputs"] = done
@@ -627,10 +612,7 @@ fn report_json(program: &Program, args: &RunArgs, done: &job::JobReport<'_>) -> 
             .collect();
     }
     if let Some(r) = &done.residual {
-        v["residual"] = serde_json::json!({
-            "relation": r.relation, "formula": r.formula,
-            "value": r.value, "bound": r.bound, "ok": r.ok(),
-        });
+        v["residual"] = runtime::pipeline::residual_json(r);
     }
     v
 }

@@ -286,12 +286,7 @@ const MAX_TABLE_BYTES: u64 = 16 << 20;
 
 /// Runs `lpkc simulate`.
 pub(crate) fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (_, program) = load::program(
-        &args.file,
-        &args.instance.program,
-        global,
-        load::Rules::Warn,
-    )?;
+    let program = load::explored(&args.file, &args.instance, global)?;
     let inst = instance::bind(&program, &args.instance)?;
     if args.block == 0 || args.block > 1 << 20 {
         return Err(CliError::Usage(format!(

@@ -49,12 +49,7 @@ pub(crate) struct StatsArgs {
 
 /// Runs `lpkc stats`.
 pub(crate) fn run(args: &StatsArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (_, program) = load::program(
-        &args.file,
-        &args.instance.program,
-        global,
-        load::Rules::Warn,
-    )?;
+    let program = load::explored(&args.file, &args.instance, global)?;
     let inst = instance::bind(&program, &args.instance)?;
     let block = args.block;
     if block == 0 || block > 1 << 20 {

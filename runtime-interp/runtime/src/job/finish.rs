@@ -26,7 +26,7 @@ pub(super) type Whole = BTreeMap<u32, Result<Tile, AssembleError>>;
 /// will be written (assembled, or read back from their placed files).
 pub(super) fn residual(
     inst: &Instance<'_>,
-    inputs: &BTreeMap<u32, Input>,
+    inputs: &BTreeMap<u32, Input<'_>>,
     kept: &Kept,
     whole: &Whole,
     progress: &Progress,

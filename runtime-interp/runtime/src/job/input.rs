@@ -7,6 +7,7 @@ use crate::dense::InputSpec;
 use crate::exec::{TileError, TileSource};
 use crate::kernels::Tile;
 use crate::npy::{NpyError, NpyTiles};
+use faer::MatRef;
 use model::program::Program;
 use model::MatrixId;
 use std::borrow::Cow;
@@ -15,17 +16,26 @@ use std::sync::Arc;
 
 /// An input matrix of a run.
 #[derive(Debug)]
-pub enum Input {
+pub enum Input<'a> {
     /// A matrix in memory (generated, or given by a caller).
     Dense(Tile),
+    /// A caller's row-major buffer (a NumPy array's), borrowed for the run.
+    Borrowed {
+        /// The elements, row by row.
+        data: &'a [f64],
+        /// Rows.
+        rows: usize,
+        /// Columns.
+        cols: usize,
+    },
     /// A `.npy` file, read tile by tile.
     File(NpyTiles),
 }
 
-impl Input {
+impl Input<'_> {
     /// Opens a file spec (header only) or generates the matrix; `seed`
     /// makes random matrices reproducible.
-    pub fn open(spec: &InputSpec, seed: u64) -> Result<Input, NpyError> {
+    pub fn open(spec: &InputSpec, seed: u64) -> Result<Input<'static>, NpyError> {
         match spec {
             InputSpec::File(path) => Ok(Input::File(NpyTiles::open(path)?)),
             other => Ok(Input::Dense(
@@ -38,6 +48,7 @@ impl Input {
     pub fn shape(&self) -> (usize, usize) {
         match self {
             Input::Dense(t) => (t.nrows(), t.ncols()),
+            Input::Borrowed { rows, cols, .. } => (*rows, *cols),
             Input::File(f) => f.shape(),
         }
     }
@@ -46,6 +57,9 @@ impl Input {
     pub fn dense(&self) -> Result<Cow<'_, Tile>, NpyError> {
         match self {
             Input::Dense(t) => Ok(Cow::Borrowed(t)),
+            Input::Borrowed { data, rows, cols } => Ok(Cow::Owned(
+                MatRef::from_row_major_slice(data, *rows, *cols).to_owned(),
+            )),
             Input::File(f) => Ok(Cow::Owned(f.read_all()?)),
         }
     }
@@ -53,6 +67,11 @@ impl Input {
     fn block(&self, r0: usize, c0: usize, nr: usize, nc: usize) -> Result<Tile, TileError> {
         match self {
             Input::Dense(t) => Ok(t.as_ref().submatrix(r0, c0, nr, nc).to_owned()),
+            Input::Borrowed { data, rows, cols } => {
+                Ok(MatRef::from_row_major_slice(data, *rows, *cols)
+                    .submatrix(r0, c0, nr, nc)
+                    .to_owned())
+            }
             Input::File(f) => f
                 .read_block(r0, c0, nr, nc)
                 .map_err(|e| TileError::Npy(Box::new(e))),
@@ -63,15 +82,15 @@ impl Input {
 /// Input tiles cut, as tasks ask for them, from [`Input`]s: with block
 /// `B`, tile `(i, j)` holds rows `i·B..` and columns `j·B..` (1-D matrices:
 /// row blocks spanning all columns).
-pub struct InputSource<'a> {
-    inputs: &'a BTreeMap<u32, Input>,
+pub struct InputSource<'a, 'd> {
+    inputs: &'a BTreeMap<u32, Input<'d>>,
     one_d: Vec<bool>,
     block: usize,
 }
 
-impl<'a> InputSource<'a> {
+impl<'a, 'd> InputSource<'a, 'd> {
     /// A source over `inputs` (by matrix index) of `program`.
-    pub fn new(program: &Program, inputs: &'a BTreeMap<u32, Input>, block: usize) -> Self {
+    pub fn new(program: &Program, inputs: &'a BTreeMap<u32, Input<'d>>, block: usize) -> Self {
         InputSource {
             inputs,
             one_d: program
@@ -84,7 +103,7 @@ impl<'a> InputSource<'a> {
     }
 }
 
-impl TileSource for InputSource<'_> {
+impl TileSource for InputSource<'_, '_> {
     fn input(&self, matrix: MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError> {
         let data = self
             .inputs

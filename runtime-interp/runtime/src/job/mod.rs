@@ -224,7 +224,7 @@ impl From<PrepareError> for JobError {
 /// The inputs of a run opened and checked, and its instance bound.
 pub struct Prepared<'p> {
     /// Every input, by matrix index.
-    pub inputs: BTreeMap<u32, Input>,
+    pub inputs: BTreeMap<u32, Input<'static>>,
     /// The inputs' shapes (rows, columns).
     pub shapes: BTreeMap<u32, (usize, usize)>,
     /// The parameters: those given, then those inferred.
@@ -247,7 +247,7 @@ pub fn prepare<'p>(
     seed: u64,
     block: usize,
 ) -> Result<Prepared<'p>, JobError> {
-    let mut inputs: BTreeMap<u32, Input> = BTreeMap::new();
+    let mut inputs: BTreeMap<u32, Input<'static>> = BTreeMap::new();
     for (k, (&m, spec)) in specs.iter().enumerate() {
         let input =
             Input::open(spec, seed.wrapping_add(k as u64)).map_err(|source| JobError::Input {
