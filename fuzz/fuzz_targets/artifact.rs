@@ -1,12 +1,5 @@
-//! Fuzz target `artifact`: see `lpk_fuzz::artifact` (docs/fuzzing.md). Built by
-//! cargo-fuzz (`--cfg fuzzing`); otherwise a small program that replays
-//! the files or directories given as arguments.
+//! Fuzz target `artifact`: see `lpk_fuzz::artifact` (docs/fuzzing.md), and
+//! `lpk_fuzz::fuzz_target_file` for what this file becomes.
 #![cfg_attr(fuzzing, no_main)]
 
-#[cfg(fuzzing)]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| lpk_fuzz::artifact(data));
-
-#[cfg(not(fuzzing))]
-fn main() {
-    std::process::exit(lpk_fuzz::replay_main("artifact", lpk_fuzz::artifact));
-}
+lpk_fuzz::fuzz_target_file!(artifact);

@@ -1,15 +1,5 @@
-//! Fuzz target `artifact_edit`: see `lpk_fuzz::artifact_edit` (docs/fuzzing.md). Built by
-//! cargo-fuzz (`--cfg fuzzing`); otherwise a small program that replays
-//! the files or directories given as arguments.
+//! Fuzz target `artifact_edit`: see `lpk_fuzz::artifact_edit` (docs/fuzzing.md), and
+//! `lpk_fuzz::fuzz_target_file` for what this file becomes.
 #![cfg_attr(fuzzing, no_main)]
 
-#[cfg(fuzzing)]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| lpk_fuzz::artifact_edit(data));
-
-#[cfg(not(fuzzing))]
-fn main() {
-    std::process::exit(lpk_fuzz::replay_main(
-        "artifact_edit",
-        lpk_fuzz::artifact_edit,
-    ));
-}
+lpk_fuzz::fuzz_target_file!(artifact_edit);

@@ -1,15 +1,5 @@
-//! Fuzz target `fmt_roundtrip`: see `lpk_fuzz::fmt_roundtrip` (docs/fuzzing.md). Built by
-//! cargo-fuzz (`--cfg fuzzing`); otherwise a small program that replays
-//! the files or directories given as arguments.
+//! Fuzz target `fmt_roundtrip`: see `lpk_fuzz::fmt_roundtrip` (docs/fuzzing.md), and
+//! `lpk_fuzz::fuzz_target_file` for what this file becomes.
 #![cfg_attr(fuzzing, no_main)]
 
-#[cfg(fuzzing)]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| lpk_fuzz::fmt_roundtrip(data));
-
-#[cfg(not(fuzzing))]
-fn main() {
-    std::process::exit(lpk_fuzz::replay_main(
-        "fmt_roundtrip",
-        lpk_fuzz::fmt_roundtrip,
-    ));
-}
+lpk_fuzz::fuzz_target_file!(fmt_roundtrip);

@@ -867,6 +867,23 @@ pub fn records(data: &[u8]) {
     }
 }
 
+/// The whole of a fuzz target's file, for the function `lpk_fuzz::NAME`:
+/// under cargo-fuzz (`--cfg fuzzing`) libFuzzer's entry point, otherwise
+/// a `main` that replays the files or directories given as arguments
+/// ([`replay_main`]). The file also needs `#![cfg_attr(fuzzing, no_main)]`.
+#[macro_export]
+macro_rules! fuzz_target_file {
+    ($name:ident) => {
+        #[cfg(fuzzing)]
+        libfuzzer_sys::fuzz_target!(|data: &[u8]| $crate::$name(data));
+
+        #[cfg(not(fuzzing))]
+        fn main() {
+            std::process::exit($crate::replay_main(stringify!($name), $crate::$name));
+        }
+    };
+}
+
 /// Runs `target` on every file given on the command line (directories:
 /// every file in them), saying which ran; the fuzz targets' `main` when
 /// built without cargo-fuzz. Returns the exit code.

@@ -236,10 +236,12 @@ fn statement(a: &Analysis, offset: usize, params: &[(String, i64)]) -> Option<St
         plans::count_set(p, stmt)
     );
     if let Some((poly, lo, hi)) = plans::count_polynomial(p, stmt) {
-        let var = p.params.first().map_or("", |x| x.name.as_str());
+        let vars: Vec<&str> = p.params.iter().map(|x| x.name.as_str()).collect();
+        let each = if vars.len() > 1 { " each" } else { "" };
         let _ = write!(
             s,
-            "\n\n= `{poly}` (fitted to the counts at {var} = {lo}..{hi}, degree at most the loop depth)"
+            "\n\n= `{poly}` (fitted to the counts at {} = {lo}..{hi}{each}, degree at most the loop depth)",
+            vars.join(", ")
         );
     }
     if let Some(n) = plans::count_at(p, stmt, params) {

@@ -20,6 +20,7 @@ mod hover;
 mod inlay;
 mod navigate;
 mod plans;
+mod polynomial;
 mod position;
 mod server;
 mod tokens;

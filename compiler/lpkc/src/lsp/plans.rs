@@ -139,134 +139,36 @@ fn count(inst: &Instance<'_>, stmt: StmtId) -> Option<u64> {
     counts.per_statement.get(stmt.index()).copied()
 }
 
-/// The task count as a polynomial of the program's one parameter, when
-/// the counts fit one of degree at most the loop depth: the fit uses
-/// `depth + 1` consecutive values from the smallest the `require`s allow
-/// and is checked on three more. Returns the text and the values used.
+/// The most parameter combinations [`count_polynomial`] counts.
+const MOST_POINTS: usize = 1000;
+
+/// The task count as a polynomial of the program's parameters, when the
+/// counts fit one of degree at most the loop depth in each: the fit uses
+/// a grid of `depth + 4` consecutive values per parameter, the same for
+/// all, from the smallest that the `require`s allow for all of them at
+/// once (the last three a check of the fit). `None` for a program without
+/// parameters, a grid the `require`s cut, or one of over
+/// [`MOST_POINTS`] points. Returns the text and the values used.
 pub(crate) fn count_polynomial(p: &Program, stmt: StmtId) -> Option<(String, i64, i64)> {
-    let [param] = p.params.as_slice() else {
+    let k = p.params.len();
+    if k == 0 {
         return None;
-    };
+    }
     let depth = p.get_statement(stmt)?.depth();
-    let first = (0..=16).find(|&n| p.bind_values(vec![n]).is_ok())?;
-    let points = depth + 4;
-    let mut values = Vec::with_capacity(points);
-    for n in first..first + points as i64 {
-        let inst = p.bind_values(vec![n]).ok()?;
+    let len = depth + 4;
+    if len.checked_pow(k as u32)? > MOST_POINTS {
+        return None;
+    }
+    let first = (0..=16).find(|&n| p.bind_values(vec![n; k]).is_ok())?;
+    let mut values = Vec::with_capacity(len.pow(k as u32));
+    for flat in 0..len.pow(k as u32) {
+        let point: Vec<i64> = (0..k)
+            .map(|a| first + ((flat / len.pow((k - 1 - a) as u32)) % len) as i64)
+            .collect();
+        let inst = p.bind_values(point).ok()?;
         values.push(i128::from(count(&inst, stmt)?));
     }
-    let diffs = forward_differences(&values);
-    if diffs.iter().skip(depth + 1).any(|&d| d != 0) {
-        return None;
-    }
-    let text = newton_to_text(&diffs[..=depth], first, &param.name)?;
-    Some((text, first, first + points as i64 - 1))
-}
-
-/// The leading forward differences Δ^j f(first), j = 0.. of `values`.
-fn forward_differences(values: &[i128]) -> Vec<i128> {
-    let mut row = values.to_vec();
-    let mut out = Vec::with_capacity(values.len());
-    while let Some(&head) = row.first() {
-        out.push(head);
-        row = row.windows(2).map(|w| w[1] - w[0]).collect();
-    }
-    out
-}
-
-/// Σ_j Δ^j · C(N − first, j) as `(a N^2 + b N + c) / d`, reduced.
-fn newton_to_text(diffs: &[i128], first: i64, var: &str) -> Option<String> {
-    let degree = diffs.len().checked_sub(1)?;
-    let scale: i128 = (1..=degree as i128).product();
-    // coefficients[k] is the coefficient of N^k, times `scale`.
-    let mut coefficients = vec![0i128; degree + 1];
-    for (j, &d) in diffs.iter().enumerate() {
-        let mut term = vec![d.checked_mul(scale / (1..=j as i128).product::<i128>())?];
-        for m in 0..j as i128 {
-            // Multiply by (N − first − m).
-            let shift = -(i128::from(first) + m);
-            let mut next = vec![0i128; term.len() + 1];
-            for (k, &c) in term.iter().enumerate() {
-                next[k + 1] = next[k + 1].checked_add(c)?;
-                next[k] = next[k].checked_add(c.checked_mul(shift)?)?;
-            }
-            term = next;
-        }
-        for (k, c) in term.into_iter().enumerate() {
-            coefficients[k] = coefficients[k].checked_add(c)?;
-        }
-    }
-    let g = coefficients.iter().fold(scale, |g, &c| gcd(g, c));
-    let scale = scale / g.max(1);
-    let terms: Vec<String> = coefficients
-        .iter()
-        .enumerate()
-        .rev()
-        .filter(|(_, &c)| c != 0)
-        .map(|(k, &c)| (k, c / g.max(1)))
-        .enumerate()
-        .map(|(i, (k, c))| monomial(i == 0, c, k, var))
-        .collect();
-    let poly = if terms.is_empty() {
-        "0".to_string()
-    } else {
-        terms.concat()
-    };
-    Some(if scale == 1 {
-        poly
-    } else if terms.len() > 1 {
-        format!("({poly}) / {scale}")
-    } else {
-        format!("{poly} / {scale}")
-    })
-}
-
-fn monomial(first: bool, c: i128, k: usize, var: &str) -> String {
-    let sign = match (first, c < 0) {
-        (true, true) => "-",
-        (true, false) => "",
-        (false, true) => " - ",
-        (false, false) => " + ",
-    };
-    let a = c.abs();
-    let power = match k {
-        0 => String::new(),
-        1 => var.to_string(),
-        _ => format!("{var}^{k}"),
-    };
-    let coefficient = if a == 1 && k > 0 {
-        String::new()
-    } else {
-        a.to_string()
-    };
-    format!("{sign}{coefficient}{power}")
-}
-
-fn gcd(a: i128, b: i128) -> i128 {
-    let (mut a, mut b) = (a.abs(), b.abs());
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn newton_form_becomes_a_reduced_polynomial() {
-        // N (N + 1) (N + 2) / 6 at N = 1, 2, 3, 4: 1, 4, 10, 20.
-        let d = forward_differences(&[1, 4, 10, 20]);
-        assert_eq!(
-            newton_to_text(&d, 1, "N").as_deref(),
-            Some("(N^3 + 3N^2 + 2N) / 6")
-        );
-        let d = forward_differences(&[0, 0, 1, 3]);
-        assert_eq!(
-            newton_to_text(&d[..3], 0, "N").as_deref(),
-            Some("(N^2 - N) / 2")
-        );
-        assert_eq!(newton_to_text(&[5], 3, "N").as_deref(), Some("5"));
-    }
+    let poly = super::polynomial::fit(&values, &vec![first; k], len, depth)?;
+    let names: Vec<&str> = p.params.iter().map(|q| q.name.as_str()).collect();
+    Some((poly.text(&names), first, first + len as i64 - 1))
 }

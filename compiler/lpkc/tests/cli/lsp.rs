@@ -456,6 +456,42 @@ fn lsp_a_session_on_cholesky() {
     assert_eq!(c.shutdown(), 0);
 }
 
+#[test]
+fn lsp_hover_fits_a_polynomial_of_several_parameters() {
+    // M · (1 + 2 + ... + N) tasks: a polynomial in M and N, which hover
+    // gives beside the count at the `# params:` values.
+    let uri = "file:///work/tri.lpk";
+    let text = "# params: M=3, N=4\n\
+        kernel copy(a) -> (b);\n\
+        program tri(M: int, N: int) {\n\
+        \x20   require M >= 1;\n\
+        \x20   require N >= 1;\n\
+        \x20   input A[M, N, N];\n\
+        \x20   output B[M, N, N];\n\
+        \x20   for i in range(M) {\n\
+        \x20       for j in range(N) {\n\
+        \x20           for k in range(j + 1) {\n\
+        \x20               B[i, j, k] = copy(A[i, j, k]);\n\
+        \x20           }\n\
+        \x20       }\n\
+        \x20   }\n\
+        }\n";
+    let mut c = Client::start();
+    c.open(uri, text);
+    let linted = c.linted(uri, 1);
+    assert_eq!(linted["diagnostics"], json!([]), "{linted}");
+    let (l, col) = find(text, "B[i, j, k] = copy", 0, 0);
+    let hover = hover_text(&c.at("textDocument/hover", uri, l, col + 13));
+    assert!(
+        hover.contains(
+            "= `(M·N^2 + M·N) / 2` (fitted to the counts at M, N = 1..7 each, degree at most the loop depth)"
+        ),
+        "{hover}"
+    );
+    assert!(hover.contains("At M = 3, N = 4: 30 tasks."), "{hover}");
+    assert_eq!(c.shutdown(), 0);
+}
+
 /// The inlay hints of the whole document, as `LINE:COL: LABEL (TOOLTIP)`,
 /// each with the text of its line up to the hint.
 fn inlay_hints(c: &mut Client, uri: &str, text: &str) -> Vec<String> {
