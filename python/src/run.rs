@@ -49,15 +49,7 @@ impl TileSink for Sink {
     fn output(&self, matrix: MatrixId, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
         if let Some(p) = self.placed.get(&matrix.0) {
             let shape = (p.rows, p.cols);
-            let (r0, c0) =
-                pipeline::place_tile(self.block, index, shape, &tile).map_err(|want| {
-                    TileError::UnexpectedShape {
-                        matrix: p.name.clone(),
-                        index: index.to_vec(),
-                        have: (tile.nrows(), tile.ncols()),
-                        want,
-                    }
-                })?;
+            let (r0, c0) = pipeline::place_tile(self.block, &p.name, index, shape, &tile)?;
             let mut buf = p.buf.lock().unwrap_or_else(|e| e.into_inner());
             MatMut::from_row_major_slice_mut(&mut buf, p.rows, p.cols)
                 .submatrix_mut(r0, c0, tile.nrows(), tile.ncols())

@@ -22,6 +22,7 @@
 //! run obeys are here once.
 
 use crate::dense::{self, AssembleError, ShapeError};
+use crate::exec::TileError;
 use crate::kernels::{Registry, Tile};
 use crate::outputs::{self, OutputRequest};
 use crate::verify::{self, Residual, VerifyError};
@@ -113,24 +114,31 @@ pub fn output_shapes(
         .collect()
 }
 
-/// Execute: where tile `index` of a `shape`-shaped output lies with block
-/// `block` — its first row and column — when the tile has that place's
-/// shape; else the shape the place wants (zeros where `index` is outside
-/// the grid), for [`crate::exec::TileError::UnexpectedShape`].
+/// Execute: where tile `index` of output `matrix`, `shape`-shaped, lies
+/// with block `block` — its first row and column — when the tile has
+/// that place's shape; else [`TileError::UnexpectedShape`] with the shape
+/// the place wants (zeros where `index` is outside the grid).
 pub fn place_tile(
     block: usize,
+    matrix: &str,
     index: &[i64],
     shape: Shape,
     tile: &Tile,
-) -> Result<(usize, usize), Shape> {
+) -> Result<(usize, usize), TileError> {
     let place = |i: Option<&i64>, n: usize| -> Option<(usize, usize)> {
         let start = usize::try_from(*i?).ok()?.checked_mul(block)?;
         (start < n).then(|| (start, block.min(n - start)))
     };
     let (r, c) = (place(index.first(), shape.0), place(index.get(1), shape.1));
+    let have = (tile.nrows(), tile.ncols());
     match (r, c) {
-        (Some((r0, h)), Some((c0, w))) if (h, w) == (tile.nrows(), tile.ncols()) => Ok((r0, c0)),
-        _ => Err((r.map_or(0, |r| r.1), c.map_or(0, |c| c.1))),
+        (Some((r0, h)), Some((c0, w))) if (h, w) == have => Ok((r0, c0)),
+        _ => Err(TileError::UnexpectedShape {
+            matrix: matrix.to_string(),
+            index: index.to_vec(),
+            have,
+            want: (r.map_or(0, |r| r.1), c.map_or(0, |c| c.1)),
+        }),
     }
 }
 

@@ -60,15 +60,7 @@ impl TileSink for OutputSink<'_> {
         }
         if let Some(p) = self.placed.get(&matrix.0) {
             let shape = p.writer.shape();
-            let (r0, c0) =
-                pipeline::place_tile(self.block, index, shape, &tile).map_err(|want| {
-                    TileError::UnexpectedShape {
-                        matrix: p.name.clone(),
-                        index: index.to_vec(),
-                        have: (tile.nrows(), tile.ncols()),
-                        want,
-                    }
-                })?;
+            let (r0, c0) = pipeline::place_tile(self.block, &p.name, index, shape, &tile)?;
             p.writer
                 .write_block(r0, c0, &tile)
                 .map_err(|e| TileError::Npy(Box::new(e)))?;
