@@ -156,21 +156,7 @@ fn keep_tightest(rows: &mut Vec<(Vec<i128>, i128)>) {
 /// the integer solutions and makes the refutation stronger. Gives up
 /// (false) when the rows grow past a small limit.
 fn fm_refutes(d: &Dense) -> bool {
-    const MAX_ROWS: usize = 400;
     let n = d.cols.len();
-    let normalize = |mut a: Vec<i128>, mut c: i128| -> Option<(Vec<i128>, i128)> {
-        // Every unknown is an integer (see `dense`): dividing by the gcd
-        // and rounding the constant down keeps every integer solution.
-        let g = a.iter().fold(0i128, |g, &x| gcd(g, x));
-        if g > 1 {
-            a.iter_mut().for_each(|x| *x /= g);
-            c = c.div_euclid(g);
-        }
-        if a.iter().any(|x| x.abs() >= COEFF_LIMIT) || c.abs() >= COEFF_LIMIT {
-            return None;
-        }
-        Some((a, c))
-    };
     // Every row as `Σ a·x + c >= 0`.
     let mut rows: Vec<(Vec<i128>, i128)> = Vec::with_capacity(d.rows.len() * 2);
     for (a, c, is_eq) in &d.rows {
@@ -182,92 +168,123 @@ fn fm_refutes(d: &Dense) -> bool {
     keep_tightest(&mut rows);
     let mut alive = vec![true; n];
     loop {
-        // Constant rows decide themselves.
-        let mut next = Vec::with_capacity(rows.len());
-        for (a, c) in rows {
-            if a.iter().all(|&x| x == 0) {
-                if c < 0 {
-                    return true;
-                }
-            } else {
-                next.push((a, c));
-            }
+        if drop_constant_rows(&mut rows) {
+            return true;
         }
-        rows = next;
-        // The unknown with the fewest new rows.
-        let mut best: Option<(usize, usize)> = None;
-        for j in 0..n {
-            if !alive.get(j).copied().unwrap_or(false) {
-                continue;
-            }
-            let (mut pos, mut neg) = (0usize, 0usize);
-            for (a, _) in &rows {
-                match a.get(j).copied().unwrap_or(0).signum() {
-                    1 => pos += 1,
-                    -1 => neg += 1,
-                    _ => {}
-                }
-            }
-            if pos + neg == 0 {
-                if let Some(x) = alive.get_mut(j) {
-                    *x = false;
-                }
-                continue;
-            }
-            let cost = pos * neg;
-            if best.is_none_or(|(_, c)| cost < c) {
-                best = Some((j, cost));
-            }
-        }
-        let Some((j, _)) = best else {
+        let Some(j) = cheapest_unknown(&rows, &mut alive) else {
             return false;
         };
         if let Some(x) = alive.get_mut(j) {
             *x = false;
         }
-        let (mut lower, mut upper, mut rest) = (Vec::new(), Vec::new(), Vec::new());
-        for (a, c) in rows {
-            match a.get(j).copied().unwrap_or(0).signum() {
-                1 => lower.push((a, c)),
-                -1 => upper.push((a, c)),
-                _ => rest.push((a, c)),
-            }
-        }
-        if rest.len() + lower.len() * upper.len() > MAX_ROWS {
+        let Some(next) = eliminate(rows, j, n) else {
             return false;
+        };
+        rows = next;
+    }
+}
+
+/// Divides row `a·x + c >= 0` by the gcd of its coefficients, rounding the
+/// constant down; `None` when a number reaches [`COEFF_LIMIT`].
+fn normalize_row(mut a: Vec<i128>, mut c: i128) -> Option<(Vec<i128>, i128)> {
+    // Every unknown is an integer (see `dense`): dividing by the gcd
+    // and rounding the constant down keeps every integer solution.
+    let g = a.iter().fold(0i128, |g, &x| gcd(g, x));
+    if g > 1 {
+        a.iter_mut().for_each(|x| *x /= g);
+        c = c.div_euclid(g);
+    }
+    if a.iter().any(|x| x.abs() >= COEFF_LIMIT) || c.abs() >= COEFF_LIMIT {
+        return None;
+    }
+    Some((a, c))
+}
+
+/// Drops the constant rows, which decide themselves; `true` when one of
+/// them is false.
+fn drop_constant_rows(rows: &mut Vec<(Vec<i128>, i128)>) -> bool {
+    let mut next = Vec::with_capacity(rows.len());
+    for (a, c) in rows.drain(..) {
+        if a.iter().all(|&x| x == 0) {
+            if c < 0 {
+                return true;
+            }
+        } else {
+            next.push((a, c));
         }
-        for (la, lc) in &lower {
-            for (ua, uc) in &upper {
-                let (p, q) = (
-                    la.get(j).copied().unwrap_or(0),
-                    -ua.get(j).copied().unwrap_or(0),
-                );
-                // q·lower + p·upper eliminates x_j (p, q > 0).
-                let mut a = Vec::with_capacity(n);
-                for (&x, &y) in la.iter().zip(ua) {
-                    let Some(v) = q
-                        .checked_mul(x)
-                        .and_then(|u| p.checked_mul(y).and_then(|w| u.checked_add(w)))
-                    else {
-                        return false;
-                    };
-                    a.push(v);
-                }
-                let Some(c) = q
-                    .checked_mul(*lc)
-                    .and_then(|u| p.checked_mul(*uc).and_then(|w| u.checked_add(w)))
-                else {
-                    return false;
-                };
-                let Some(row) = normalize(a, c) else {
-                    return false;
-                };
-                rest.push(row);
+    }
+    *rows = next;
+    false
+}
+
+/// The live unknown whose elimination makes the fewest new rows; unknowns
+/// no row mentions are marked dead on the way.
+fn cheapest_unknown(rows: &[(Vec<i128>, i128)], alive: &mut [bool]) -> Option<usize> {
+    let mut best: Option<(usize, usize)> = None;
+    for j in 0..alive.len() {
+        if !alive.get(j).copied().unwrap_or(false) {
+            continue;
+        }
+        let (mut pos, mut neg) = (0usize, 0usize);
+        for (a, _) in rows {
+            match a.get(j).copied().unwrap_or(0).signum() {
+                1 => pos += 1,
+                -1 => neg += 1,
+                _ => {}
             }
         }
-        keep_tightest(&mut rest);
-        rows = rest;
+        if pos + neg == 0 {
+            if let Some(x) = alive.get_mut(j) {
+                *x = false;
+            }
+            continue;
+        }
+        let cost = pos * neg;
+        if best.is_none_or(|(_, c)| cost < c) {
+            best = Some((j, cost));
+        }
     }
+    best.map(|(j, _)| j)
+}
+
+/// The rows without unknown `j` (of `n`): those that do not mention it and
+/// the combinations of each lower with each upper bound; `None` (give up)
+/// past a small limit or on overflow.
+fn eliminate(rows: Vec<(Vec<i128>, i128)>, j: usize, n: usize) -> Option<Vec<(Vec<i128>, i128)>> {
+    const MAX_ROWS: usize = 400;
+    let (mut lower, mut upper, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+    for (a, c) in rows {
+        match a.get(j).copied().unwrap_or(0).signum() {
+            1 => lower.push((a, c)),
+            -1 => upper.push((a, c)),
+            _ => rest.push((a, c)),
+        }
+    }
+    if rest.len() + lower.len() * upper.len() > MAX_ROWS {
+        return None;
+    }
+    for (la, lc) in &lower {
+        for (ua, uc) in &upper {
+            let (p, q) = (
+                la.get(j).copied().unwrap_or(0),
+                -ua.get(j).copied().unwrap_or(0),
+            );
+            // q·lower + p·upper eliminates x_j (p, q > 0).
+            let mut a = Vec::with_capacity(n);
+            for (&x, &y) in la.iter().zip(ua) {
+                let v = q
+                    .checked_mul(x)
+                    .and_then(|u| p.checked_mul(y).and_then(|w| u.checked_add(w)))?;
+                a.push(v);
+            }
+            let c = q
+                .checked_mul(*lc)
+                .and_then(|u| p.checked_mul(*uc).and_then(|w| u.checked_add(w)))?;
+            rest.push(normalize_row(a, c)?);
+        }
+    }
+    keep_tightest(&mut rest);
+    Some(rest)
 }
 
 fn solve_dense(d: &Dense) -> bool {

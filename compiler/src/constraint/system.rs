@@ -385,18 +385,7 @@ impl System {
         match node {
             // An exponent is never negative in a task that runs (it would
             // be an evaluation error), so a power of b >= 1 is >= 1.
-            Node::Binary(BinOp::Pow, b, e) => {
-                if let Some(Node::Int(b)) = pool.get(b).copied() {
-                    if b >= 1 {
-                        self.fact_ge(&me, &Affine::constant(1), 0);
-                    }
-                    if b >= 2 {
-                        if let Some(x) = self.form(pool, side, e) {
-                            self.monotone(key, Mono::Pow(b), x);
-                        }
-                    }
-                }
-            }
+            Node::Binary(BinOp::Pow, b, e) => self.pow_facts(pool, side, key, b, e),
             Node::Binary(BinOp::Mod, a, b) => {
                 if let (Some(Node::Int(c)), Some(x)) =
                     (pool.get(b).copied(), self.form(pool, side, a))
@@ -418,50 +407,10 @@ impl System {
                 }
             }
             Node::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
-                let mut args = Vec::new();
-                for arg in [a, b] {
-                    if let Some(x) = self.form(pool, side, arg) {
-                        if op == BinOp::Min {
-                            self.fact_ge(&x, &me, 0);
-                        } else {
-                            self.fact_ge(&me, &x, 0);
-                        }
-                        args.push(x);
-                    }
-                }
-                // And it is one of them (the case split of min and max).
-                if let [x, y] = args.as_slice() {
-                    let is = |x: &Affine| me.plus(x, -1).map(Constraint::Eq);
-                    self.fact_any(vec![is(x), is(y)]);
-                }
+                self.min_max_facts(pool, side, &me, op, [a, b]);
             }
             Node::Call(f @ (Func::CeilLog2 | Func::FloorLog2), a) => {
-                self.fact_ge(&me, &Affine::constant(0), 0);
-                if let Some(x) = self.form(pool, side, a) {
-                    // Where it is defined (x >= 1): log <= x - 1, and
-                    // log >= 1 once x >= 2; ceil(log2(x)) <= (x + 1) / 2.
-                    // Each alternative set holds for log = 0 when x <= 0,
-                    // so the facts hold whether the term is evaluated or
-                    // not.
-                    let one = Affine::constant(1);
-                    let x_le = |k: i64| ge_diff(&Affine::constant(k), &x, 0);
-                    self.fact_any(vec![x_le(0), ge_diff(&x, &me, 1)]);
-                    self.fact_any(vec![x_le(1), ge_diff(&me, &one, 0)]);
-                    if f == Func::CeilLog2 {
-                        let two_me = Affine::default().plus(&me, 2);
-                        let x1 = x.plus(&one, 1);
-                        if let (Some(t), Some(x1)) = (two_me, x1) {
-                            self.fact_any(vec![x_le(0), ge_diff(&x1, &t, 0)]);
-                        }
-                    }
-                    let m = if f == Func::CeilLog2 {
-                        Mono::CeilLog(2)
-                    } else {
-                        Mono::FloorLog(2)
-                    };
-                    self.log_bounded(&me, m, &x);
-                    self.monotone(key, m, x);
-                }
+                self.log2_facts(pool, side, key, f == Func::CeilLog2, a);
             }
             Node::Call2(f @ (Func2::CeilLogB | Func2::FloorLogB), a, b) => {
                 if let (Some(Node::Int(b)), Some(x)) =
@@ -479,21 +428,99 @@ impl System {
                     }
                 }
             }
-            Node::Call2(Func2::CeilDiv, a, b) => {
-                if let (Some(Node::Int(c)), Some(x)) =
-                    (pool.get(b).copied(), self.form(pool, side, a))
-                {
-                    if c > 0 {
-                        // c·d - c + 1 <= x <= c·d.
-                        if let Some(cd) = Affine::default().plus(&me, c) {
-                            self.fact_ge(&cd, &x, 0);
-                            self.fact_ge(&x, &cd, 1 - c);
-                        }
-                    }
-                }
-            }
+            Node::Call2(Func2::CeilDiv, a, b) => self.ceil_div_facts(pool, side, &me, a, b),
             Node::Call(Func::Abs, _) => self.fact_ge(&me, &Affine::constant(0), 0),
             _ => {}
+        }
+    }
+
+    /// The facts of `key` = `b ** e`: at least 1 when `b >= 1`, and
+    /// increasing in `e` when `b >= 2`.
+    fn pow_facts(&mut self, pool: &ExprPool, side: Side, key: Term, b: ExprRef, e: ExprRef) {
+        // An exponent is never negative in a task that runs (it would
+        // be an evaluation error), so a power of b >= 1 is >= 1.
+        if let Some(Node::Int(b)) = pool.get(b).copied() {
+            if b >= 1 {
+                self.fact_ge(&Affine::term(key), &Affine::constant(1), 0);
+            }
+            if b >= 2 {
+                if let Some(x) = self.form(pool, side, e) {
+                    self.monotone(key, Mono::Pow(b), x);
+                }
+            }
+        }
+    }
+
+    /// The facts of `me` = `op(args)` for `min` or `max`: on the right side
+    /// of each argument, and equal to one of them.
+    fn min_max_facts(
+        &mut self,
+        pool: &ExprPool,
+        side: Side,
+        me: &Affine,
+        op: BinOp,
+        args: [ExprRef; 2],
+    ) {
+        let mut forms = Vec::new();
+        for arg in args {
+            if let Some(x) = self.form(pool, side, arg) {
+                if op == BinOp::Min {
+                    self.fact_ge(&x, me, 0);
+                } else {
+                    self.fact_ge(me, &x, 0);
+                }
+                forms.push(x);
+            }
+        }
+        // And it is one of them (the case split of min and max).
+        if let [x, y] = forms.as_slice() {
+            let is = |x: &Affine| me.plus(x, -1).map(Constraint::Eq);
+            self.fact_any(vec![is(x), is(y)]);
+        }
+    }
+
+    /// The facts of `me` = `ceil_div(a, b)` for a positive constant `b`.
+    fn ceil_div_facts(&mut self, pool: &ExprPool, side: Side, me: &Affine, a: ExprRef, b: ExprRef) {
+        if let (Some(Node::Int(c)), Some(x)) = (pool.get(b).copied(), self.form(pool, side, a)) {
+            if c > 0 {
+                // c·d - c + 1 <= x <= c·d.
+                if let Some(cd) = Affine::default().plus(me, c) {
+                    self.fact_ge(&cd, &x, 0);
+                    self.fact_ge(&x, &cd, 1 - c);
+                }
+            }
+        }
+    }
+
+    /// The facts of `key` = `ceil(log2(a))` (or, unless `ceil`,
+    /// `floor(log2(a))`).
+    fn log2_facts(&mut self, pool: &ExprPool, side: Side, key: Term, ceil: bool, a: ExprRef) {
+        let me = Affine::term(key);
+        self.fact_ge(&me, &Affine::constant(0), 0);
+        if let Some(x) = self.form(pool, side, a) {
+            // Where it is defined (x >= 1): log <= x - 1, and
+            // log >= 1 once x >= 2; ceil(log2(x)) <= (x + 1) / 2.
+            // Each alternative set holds for log = 0 when x <= 0,
+            // so the facts hold whether the term is evaluated or
+            // not.
+            let one = Affine::constant(1);
+            let x_le = |k: i64| ge_diff(&Affine::constant(k), &x, 0);
+            self.fact_any(vec![x_le(0), ge_diff(&x, &me, 1)]);
+            self.fact_any(vec![x_le(1), ge_diff(&me, &one, 0)]);
+            if ceil {
+                let two_me = Affine::default().plus(&me, 2);
+                let x1 = x.plus(&one, 1);
+                if let (Some(t), Some(x1)) = (two_me, x1) {
+                    self.fact_any(vec![x_le(0), ge_diff(&x1, &t, 0)]);
+                }
+            }
+            let m = if ceil {
+                Mono::CeilLog(2)
+            } else {
+                Mono::FloorLog(2)
+            };
+            self.log_bounded(&me, m, &x);
+            self.monotone(key, m, x);
         }
     }
 

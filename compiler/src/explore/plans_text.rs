@@ -5,7 +5,7 @@
 
 use model::expr::ExprRef;
 use model::plan::{Plan, PlanStep};
-use model::program::{Access, Program};
+use model::program::{Access, AccessPlans, Program, Statement};
 use std::fmt::Write;
 
 fn access_text(p: &Program, vars: &[String], a: &Access) -> String {
@@ -127,77 +127,94 @@ pub fn plans_text(p: &Program) -> String {
             ("reads", &st.reads, &plans.reads),
         ];
         for (what, accesses, aps) in sections {
-            for (a, (acc, ap)) in accesses.iter().zip(aps.iter()).enumerate() {
-                let inputs: Vec<String> = (0..acc.indices.len()).map(|k| format!("t{k}")).collect();
-                let tile = format!(
-                    "{}[{}]",
-                    p.get_matrix(acc.matrix)
-                        .map(|m| m.name.as_str())
-                        .unwrap_or("?"),
-                    inputs.join(", ")
-                );
-                let _ = writeln!(
-                    out,
-                    "  {what} {} — given tile {tile}, {}:",
-                    access_text(p, &st.vars, acc),
-                    if enumerates(&ap.inverse) {
-                        "enumerates"
-                    } else {
-                        "closed form, no enumeration"
-                    }
-                );
-                out.push_str(&plan_text(p, &st.vars, &ap.inverse, "      "));
-                let partner_kind = if what == "writes" {
-                    "feeds"
-                } else {
-                    "reads from"
-                };
-                let partners: Vec<String> = ap
-                    .partners
-                    .iter()
-                    .filter_map(|r| {
-                        let ps = p.get_statement(r.stmt)?;
-                        let list = if what == "writes" {
-                            &ps.reads
-                        } else {
-                            &ps.writes
-                        };
-                        let pa = list.get(r.access as usize)?;
-                        let k = p
-                            .get_kernel(ps.kernel)
-                            .map(|k| k.name.as_str())
-                            .unwrap_or("?");
-                        Some(format!(
-                            "{k}@{}:{} {}",
-                            ps.line,
-                            ps.column,
-                            access_text(p, &ps.vars, pa)
-                        ))
-                    })
-                    .collect();
-                let _ = writeln!(
-                    out,
-                    "    {partner_kind}: {}",
-                    if partners.is_empty() {
-                        if what == "writes" {
-                            "nothing (no access reads this matrix where it is written)".to_string()
-                        } else if p.is_zero(acc.matrix) {
-                            "nothing (a zero matrix: its tiles read as zero tiles)".to_string()
-                        } else {
-                            "nothing (an input, or no statement writes these tiles)".to_string()
-                        }
-                    } else if what != "writes" && p.is_zero(acc.matrix) {
-                        format!(
-                            "{} (a zero matrix: a tile none of them writes reads as a zero tile)",
-                            partners.join("; ")
-                        )
-                    } else {
-                        partners.join("; ")
-                    }
-                );
-                let _ = a;
+            for (acc, ap) in accesses.iter().zip(aps.iter()) {
+                access_plans_text(&mut out, p, st, what, acc, ap);
             }
         }
     }
     out
+}
+
+/// Renders the plans of access `acc` of `st` (one of its `what`, "writes"
+/// or "reads"): its inverse plan and its partners.
+fn access_plans_text(
+    out: &mut String,
+    p: &Program,
+    st: &Statement,
+    what: &str,
+    acc: &Access,
+    ap: &AccessPlans,
+) {
+    let inputs: Vec<String> = (0..acc.indices.len()).map(|k| format!("t{k}")).collect();
+    let tile = format!(
+        "{}[{}]",
+        p.get_matrix(acc.matrix)
+            .map(|m| m.name.as_str())
+            .unwrap_or("?"),
+        inputs.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "  {what} {} — given tile {tile}, {}:",
+        access_text(p, &st.vars, acc),
+        if enumerates(&ap.inverse) {
+            "enumerates"
+        } else {
+            "closed form, no enumeration"
+        }
+    );
+    out.push_str(&plan_text(p, &st.vars, &ap.inverse, "      "));
+    let partner_kind = if what == "writes" {
+        "feeds"
+    } else {
+        "reads from"
+    };
+    let partners = partners_text(p, what, ap);
+    let _ = writeln!(
+        out,
+        "    {partner_kind}: {}",
+        if partners.is_empty() {
+            if what == "writes" {
+                "nothing (no access reads this matrix where it is written)".to_string()
+            } else if p.is_zero(acc.matrix) {
+                "nothing (a zero matrix: its tiles read as zero tiles)".to_string()
+            } else {
+                "nothing (an input, or no statement writes these tiles)".to_string()
+            }
+        } else if what != "writes" && p.is_zero(acc.matrix) {
+            format!(
+                "{} (a zero matrix: a tile none of them writes reads as a zero tile)",
+                partners.join("; ")
+            )
+        } else {
+            partners.join("; ")
+        }
+    );
+}
+
+/// The partner accesses of `ap` (an access of the kind `what`), each as
+/// `kernel@LINE:COL M[...]`.
+fn partners_text(p: &Program, what: &str, ap: &AccessPlans) -> Vec<String> {
+    ap.partners
+        .iter()
+        .filter_map(|r| {
+            let ps = p.get_statement(r.stmt)?;
+            let list = if what == "writes" {
+                &ps.reads
+            } else {
+                &ps.writes
+            };
+            let pa = list.get(r.access as usize)?;
+            let k = p
+                .get_kernel(ps.kernel)
+                .map(|k| k.name.as_str())
+                .unwrap_or("?");
+            Some(format!(
+                "{k}@{}:{} {}",
+                ps.line,
+                ps.column,
+                access_text(p, &ps.vars, pa)
+            ))
+        })
+        .collect()
 }

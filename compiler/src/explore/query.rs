@@ -11,7 +11,7 @@
 //! no allocation per task, no JSON tree.
 
 use crate::explore::limit::{instance_name, LimitError, Size, TaskLimit};
-use model::program::{Instance, Program};
+use model::program::{Instance, Program, Statement};
 use model::query::{Engine, QueryError};
 use model::task::{Task, TileRef, COUNT_BUDGET};
 use model::{MatrixId, StmtId};
@@ -113,6 +113,27 @@ fn statements_on_line(program: &Program, line: u32) -> Result<Vec<StmtId>, Comma
 /// parentheses may be omitted.
 pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
     let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let parts = split_task(&text)?;
+    let stmt = task_statement(program, &parts)?;
+    let vars = task_vars(program.statement(stmt), parts.args)?;
+    Ok(Task {
+        stmt,
+        vars: vars.into(),
+    })
+}
+
+/// The parts of a task's text `kernel@LINE[:COL](ARGS)`.
+struct TaskParts<'t> {
+    /// The kernel's name, empty if omitted.
+    kernel: &'t str,
+    line: u32,
+    col: Option<u32>,
+    /// The text between the parentheses, if any.
+    args: Option<&'t str>,
+}
+
+/// Splits a task's text (without whitespace) into its parts.
+fn split_task(text: &str) -> Result<TaskParts<'_>, CommandError> {
     let at = text.find('@').ok_or_else(|| {
         syntax(format!(
             "expected a task like `kernel@LINE(i=0)`, found `{text}`"
@@ -145,6 +166,19 @@ pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
         ),
         None => None,
     };
+    Ok(TaskParts {
+        kernel,
+        line,
+        col,
+        args,
+    })
+}
+
+/// The one statement named by a task's line, column and kernel name.
+fn task_statement(program: &Program, parts: &TaskParts<'_>) -> Result<StmtId, CommandError> {
+    let TaskParts {
+        kernel, line, col, ..
+    } = *parts;
     let mut stmts = statements_on_line(program, line)?;
     if let Some(c) = col {
         stmts.retain(|&s| program.statement(s).column == c);
@@ -166,20 +200,24 @@ pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
             )));
         }
     }
-    let stmt = match stmts.as_slice() {
-        [one] => *one,
+    match stmts.as_slice() {
+        [one] => Ok(*one),
         _ => {
             let cols: Vec<String> = stmts
                 .iter()
                 .map(|&s| format!("@{line}:{}", program.statement(s).column))
                 .collect();
-            return Err(syntax(format!(
+            Err(syntax(format!(
                 "line {line} has several kernel calls; name one by column: {}",
                 cols.join(", ")
-            )));
+            )))
         }
-    };
-    let st = program.statement(stmt);
+    }
+}
+
+/// The values of `st`'s loop variables given by `args` (`var=INT, ...`),
+/// each exactly once.
+fn task_vars(st: &Statement, args: Option<&str>) -> Result<Vec<i64>, CommandError> {
     let mut vals: Vec<Option<i64>> = vec![None; st.vars.len()];
     if let Some(args) = args {
         for part in args.split(',').filter(|p| !p.is_empty()) {
@@ -217,14 +255,7 @@ pub fn parse_task(program: &Program, text: &str) -> Result<Task, CommandError> {
             missing.join(", ")
         )));
     }
-    Ok(Task {
-        stmt,
-        vars: vals
-            .into_iter()
-            .map(|v| v.unwrap_or(0))
-            .collect::<Vec<i64>>()
-            .into(),
-    })
+    Ok(vals.into_iter().map(|v| v.unwrap_or(0)).collect())
 }
 
 /// Parses `M[INT, ...]`.

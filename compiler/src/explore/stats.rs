@@ -12,9 +12,9 @@
 //! Kernels without a flop model (user kernels outside `docs/kernels.md`)
 //! count no flops and are listed in [`Stats::unmodelled`].
 
-use model::program::{Arg, Instance};
+use model::program::{Arg, Instance, Program};
 use model::query::{Engine, QueryError};
-use model::task::{CountError, Task, WalkError, COUNT_BUDGET};
+use model::task::{CountError, Task, TileRef, WalkError, COUNT_BUDGET};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -181,29 +181,27 @@ pub fn analyse(inst: &Instance<'_>, opts: &StatsOptions<'_>) -> Result<Analysis,
     if opts.block == 0 || opts.block > 1 << 20 {
         return Err(StatsError::BadBlock(opts.block));
     }
-    let p = inst.program;
-    let costs = statement_costs(inst, opts.block);
-    let kernel_of = |t: &Task| -> Option<String> {
-        let st = p.get_statement(t.stmt)?;
-        p.get_kernel(st.kernel).map(|k| k.name.clone())
+    let mut pass = Pass {
+        program: inst.program,
+        costs: statement_costs(inst, opts.block),
+        keep_paths: opts.keep_paths,
+        nodes: HashMap::new(),
+        preds: HashMap::new(),
+        s: Stats {
+            block: opts.block,
+            ..Stats::default()
+        },
+        end_level: None,
+        end_flops: None,
     };
     let mut engine = Engine::new(inst);
-    let mut nodes: HashMap<Task, Node> = HashMap::new();
-    let mut preds: HashMap<Task, Preds> = HashMap::new();
-    let mut s = Stats {
-        block: opts.block,
-        ..Stats::default()
-    };
-    // The last task of a longest path and of a flop-heaviest path.
-    let mut end_level: Option<(u64, Task)> = None;
-    let mut end_flops: Option<(f64, Task)> = None;
     let mut failure: Option<StatsError> = None;
     inst.for_each_task(&mut |t| {
         if opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             failure = Some(StatsError::Cancelled);
             return ControlFlow::Break(());
         }
-        if s.tasks >= opts.max_tasks {
+        if pass.s.tasks >= opts.max_tasks {
             failure = Some(StatsError::TooLarge(opts.max_tasks));
             return ControlFlow::Break(());
         }
@@ -214,26 +212,71 @@ pub fn analyse(inst: &Instance<'_>, opts: &StatsOptions<'_>) -> Result<Analysis,
                 return ControlFlow::Break(());
             }
         };
-        let (task_flops, task_bytes) = costs.get(t.stmt.index()).copied().unwrap_or_default();
+        pass.task(t, &parents);
+        ControlFlow::Continue(())
+    })?;
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    Ok(pass.finish())
+}
+
+/// The state of the sequential pass of [`analyse`].
+struct Pass<'p> {
+    program: &'p Program,
+    /// The flops and bytes of one task of each statement.
+    costs: Vec<(Option<f64>, Option<f64>)>,
+    keep_paths: bool,
+    nodes: HashMap<Task, Node>,
+    preds: HashMap<Task, Preds>,
+    s: Stats,
+    /// The last task of a longest path.
+    end_level: Option<(u64, Task)>,
+    /// The last task of a flop-heaviest path.
+    end_flops: Option<(f64, Task)>,
+}
+
+impl Pass<'_> {
+    /// Counts task `t`, whose writers (seen before it) are `parents`.
+    fn task(&mut self, t: &Task, parents: &[(Task, TileRef)]) {
+        let (task_flops, task_bytes) = self.costs.get(t.stmt.index()).copied().unwrap_or_default();
+        let (node, pred) = self.node(task_flops.unwrap_or(0.0), parents);
+        self.s.tasks += 1;
+        self.s.edges += parents.len() as u64;
+        self.count_kernels(t, parents, task_flops, task_bytes);
+        self.s.flops += task_flops.unwrap_or(0.0);
+        self.s.bytes += task_bytes.unwrap_or(0.0);
+        self.record_level(t, &node);
+        if self.keep_paths {
+            self.preds.insert(t.clone(), pred);
+        }
+        self.nodes.insert(t.clone(), node);
+    }
+
+    /// The node of a task with `flops` of its own after `parents`, and its
+    /// predecessors on a longest and on a flop-heaviest path.
+    fn node(&self, flops: f64, parents: &[(Task, TileRef)]) -> (Node, Preds) {
         let mut node = Node {
             level: 1,
-            flops: task_flops.unwrap_or(0.0),
+            flops,
             flop_tasks: 1,
         };
         let mut pred = Preds::default();
         let mut best_level = 0;
         let mut best_flops: Option<(f64, u64)> = None;
-        for (pt, _) in &parents {
-            let Some(pn) = nodes.get(pt) else { continue };
+        for (pt, _) in parents {
+            let Some(pn) = self.nodes.get(pt) else {
+                continue;
+            };
             if pn.level > best_level {
                 best_level = pn.level;
-                if opts.keep_paths {
+                if self.keep_paths {
                     pred.level = Some(pt.clone());
                 }
             }
             if best_flops.is_none_or(|(f, _)| pn.flops > f) {
                 best_flops = Some((pn.flops, pn.flop_tasks));
-                if opts.keep_paths {
+                if self.keep_paths {
                     pred.flops = Some(pt.clone());
                 }
             }
@@ -243,14 +286,25 @@ pub fn analyse(inst: &Instance<'_>, opts: &StatsOptions<'_>) -> Result<Analysis,
             node.flops += f;
             node.flop_tasks += n;
         }
-        s.tasks += 1;
-        s.edges += parents.len() as u64;
-        for (pt, _) in &parents {
-            if let Some(k) = kernel_of(pt) {
+        (node, pred)
+    }
+
+    /// Adds task `t`'s edges in, tasks, flops and bytes to its kernels'
+    /// counts.
+    fn count_kernels(
+        &mut self,
+        t: &Task,
+        parents: &[(Task, TileRef)],
+        task_flops: Option<f64>,
+        task_bytes: Option<f64>,
+    ) {
+        let s = &mut self.s;
+        for (pt, _) in parents {
+            if let Some(k) = kernel_of(self.program, pt) {
                 s.kernels.entry(k).or_default().edges_out += 1;
             }
         }
-        if let Some(k) = kernel_of(t) {
+        if let Some(k) = kernel_of(self.program, t) {
             let ks = s.kernels.entry(k.clone()).or_default();
             ks.tasks += 1;
             match task_flops {
@@ -265,8 +319,12 @@ pub fn analyse(inst: &Instance<'_>, opts: &StatsOptions<'_>) -> Result<Analysis,
                 *ks.bytes.get_or_insert(0.0) += b;
             }
         }
-        s.flops += task_flops.unwrap_or(0.0);
-        s.bytes += task_bytes.unwrap_or(0.0);
+    }
+
+    /// Counts `node` (of task `t`) on its level, and keeps `t` if it ends a
+    /// longer or flop-heavier path than any before.
+    fn record_level(&mut self, t: &Task, node: &Node) {
+        let s = &mut self.s;
         let idx = (node.level - 1) as usize;
         if s.levels.len() <= idx {
             s.levels.resize(idx + 1, 0);
@@ -274,51 +332,59 @@ pub fn analyse(inst: &Instance<'_>, opts: &StatsOptions<'_>) -> Result<Analysis,
         if let Some(l) = s.levels.get_mut(idx) {
             *l += 1;
         }
-        if end_level.as_ref().is_none_or(|(l, _)| node.level > *l) {
-            end_level = Some((node.level, t.clone()));
+        if self.end_level.as_ref().is_none_or(|(l, _)| node.level > *l) {
+            self.end_level = Some((node.level, t.clone()));
         }
-        if end_flops.as_ref().is_none_or(|(f, _)| node.flops > *f) {
-            end_flops = Some((node.flops, t.clone()));
+        if self.end_flops.as_ref().is_none_or(|(f, _)| node.flops > *f) {
+            self.end_flops = Some((node.flops, t.clone()));
             s.critical_path_flops_tasks = node.flop_tasks;
         }
-        if opts.keep_paths {
-            preds.insert(t.clone(), pred);
-        }
-        nodes.insert(t.clone(), node);
-        ControlFlow::Continue(())
-    })?;
-    if let Some(f) = failure {
-        return Err(f);
     }
-    s.critical_path = s.levels.len() as u64;
-    s.widest_level = s.levels.iter().copied().max().unwrap_or(0);
-    s.critical_path_flops = end_flops.as_ref().map_or(0.0, |(f, _)| *f);
-    s.unmodelled.sort();
-    let mut analysis = Analysis {
-        stats: s,
-        ..Analysis::default()
-    };
-    if opts.keep_paths {
-        let follow = |end: Option<Task>, by_flops: bool| {
-            let mut path = Vec::new();
-            let mut cur = end;
-            while let Some(t) = cur {
-                cur = preds.get(&t).and_then(|n| {
-                    if by_flops {
-                        n.flops.clone()
-                    } else {
-                        n.level.clone()
-                    }
-                });
-                path.push(t);
-            }
-            path.reverse();
-            path
+
+    /// The statistics of every task seen, with the critical paths if kept.
+    fn finish(self) -> Analysis {
+        let mut s = self.s;
+        s.critical_path = s.levels.len() as u64;
+        s.widest_level = s.levels.iter().copied().max().unwrap_or(0);
+        s.critical_path_flops = self.end_flops.as_ref().map_or(0.0, |(f, _)| *f);
+        s.unmodelled.sort();
+        let mut analysis = Analysis {
+            stats: s,
+            ..Analysis::default()
         };
-        analysis.critical_path = follow(end_level.map(|(_, t)| t), false);
-        analysis.critical_path_flops = follow(end_flops.map(|(_, t)| t), true);
+        if self.keep_paths {
+            let end_level = self.end_level.map(|(_, t)| t);
+            let end_flops = self.end_flops.map(|(_, t)| t);
+            analysis.critical_path = follow(&self.preds, end_level, false);
+            analysis.critical_path_flops = follow(&self.preds, end_flops, true);
+        }
+        analysis
     }
-    Ok(analysis)
+}
+
+/// The name of task `t`'s kernel.
+fn kernel_of(p: &Program, t: &Task) -> Option<String> {
+    let st = p.get_statement(t.stmt)?;
+    p.get_kernel(st.kernel).map(|k| k.name.clone())
+}
+
+/// The path ending at `end`, first task first, by the longest (or, with
+/// `by_flops`, the flop-heaviest) predecessors in `preds`.
+fn follow(preds: &HashMap<Task, Preds>, end: Option<Task>, by_flops: bool) -> Vec<Task> {
+    let mut path = Vec::new();
+    let mut cur = end;
+    while let Some(t) = cur {
+        cur = preds.get(&t).and_then(|n| {
+            if by_flops {
+                n.flops.clone()
+            } else {
+                n.level.clone()
+            }
+        });
+        path.push(t);
+    }
+    path.reverse();
+    path
 }
 
 /// What can be known of an instance without its DAG: tasks, flops and

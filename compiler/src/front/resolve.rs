@@ -321,18 +321,7 @@ impl IntoDiagnostic for ResolveError {
                 suggestion,
                 standard,
                 ..
-            } => {
-                let mut d = Diagnostic::error(code, msg, *span)
-                    .with_primary_message("called here but never declared");
-                if let Some(decl) = standard {
-                    d = d.with_help(format!("it is a standard kernel; declare it: `{decl}`"));
-                } else if let Some(s) = suggestion {
-                    d = d.with_help(format!("a kernel with a similar name exists: `{s}`"));
-                } else {
-                    d = d.with_note("every kernel a program calls must be declared in the same file with `kernel NAME(params) -> (results);`");
-                }
-                d
-            }
+            } => undefined_kernel(code, msg, *span, suggestion, standard),
             ResolveError::UndefinedMatrix {
                 span, suggestion, ..
             } => with_suggestion(
@@ -350,11 +339,7 @@ impl IntoDiagnostic for ResolveError {
                 previous,
                 previous_kind,
                 ..
-            } => Diagnostic::error(code, msg, *span)
-                .with_primary_message("defined again here")
-                .with_label(*previous, format!("the {previous_kind} is defined here and still in scope"))
-                .with_note("parameters, matrices, loop variables and `let`s share one namespace, and a name may not be rebound while it is in scope")
-                .with_help("choose a different name"),
+            } => duplicate_name(code, msg, *span, *previous, previous_kind),
             ResolveError::DuplicateKernelParam { span, previous, .. } => {
                 Diagnostic::error(code, msg, *span)
                     .with_primary_message("used again here")
@@ -362,27 +347,14 @@ impl IntoDiagnostic for ResolveError {
             }
             ResolveError::MisplacedRequire { span, first_stmt }
             | ResolveError::MisplacedDecl { span, first_stmt } => {
-                let mut d = Diagnostic::error(code, msg, *span).with_primary_message("not allowed here");
-                if let Some(first) = first_stmt {
-                    d = d.with_label(*first, "the first statement is here");
-                }
-                d.with_help("move it to the top of the program body, before any `for`, `if`, `let` or kernel call")
+                misplaced(code, msg, *span, *first_stmt)
             }
             ResolveError::UnknownFunction {
                 span,
                 suggestion,
                 is_kernel,
                 name,
-            } => {
-                let d = Diagnostic::error(code, msg, *span).with_primary_message("not a built-in function");
-                let d = if *is_kernel {
-                    d.with_note(format!("`{name}` is a kernel; kernels are called only as statements: `T[i] = {name}(...);`"))
-                } else {
-                    d
-                };
-                with_suggestion(d, suggestion)
-                    .with_note("the built-in functions are ceil, floor, log2, log, min, max and abs")
-            }
+            } => unknown_function(code, msg, *span, name, suggestion, *is_kernel),
             ResolveError::RangeArity { span, .. } => Diagnostic::error(code, msg, *span)
                 .with_help("write `range(hi)`, `range(lo, hi)` or `range(lo, hi, step)`"),
             ResolveError::BuiltinArity { span, .. } => Diagnostic::error(code, msg, *span),
@@ -408,21 +380,104 @@ impl IntoDiagnostic for ResolveError {
             ResolveError::RankMismatch { span, decl, rank, .. } => Diagnostic::error(code, msg, *span)
                 .with_label(*decl, format!("declared with {rank} dimension{} here", plural(*rank))),
             ResolveError::ZeroNotIntermediate { span, name, role, keyword } => {
-                let help = match role {
-                    Role::Input => format!("an input's tiles come from the caller; drop `= 0`, or declare an intermediate `matrix {name}[..] = 0;` if its tiles are to read as zeros"),
-                    _ => format!("drop `= 0`, or declare an intermediate `matrix {name}[..] = 0;` and write the output's tiles from it"),
-                };
-                Diagnostic::error(code, msg, *span)
-                    .with_primary_message("only an intermediate `matrix` may read as zeros")
-                    .with_label(*keyword, format!("declared `{}` here", role.keyword()))
-                    .with_note("`= 0` makes a zero matrix: its tiles that no task writes read as zero tiles")
-                    .with_help(help)
+                zero_not_intermediate(code, msg, *span, name, *role, *keyword)
             }
             ResolveError::BadInit { span, name } => Diagnostic::error(code, msg, *span)
                 .with_primary_message("not `0`")
                 .with_help(format!("write `matrix {name}[..] = 0;` for a matrix whose unwritten tiles read as zeros, or drop the initialiser")),
         }
     }
+}
+
+/// The diagnostic of a call to an undeclared kernel, with help to declare
+/// a standard kernel or a similar name.
+fn undefined_kernel(
+    code: Code,
+    msg: String,
+    span: Span,
+    suggestion: &Option<String>,
+    standard: &Option<String>,
+) -> Diagnostic {
+    let mut d =
+        Diagnostic::error(code, msg, span).with_primary_message("called here but never declared");
+    if let Some(decl) = standard {
+        d = d.with_help(format!("it is a standard kernel; declare it: `{decl}`"));
+    } else if let Some(s) = suggestion {
+        d = d.with_help(format!("a kernel with a similar name exists: `{s}`"));
+    } else {
+        d = d.with_note("every kernel a program calls must be declared in the same file with `kernel NAME(params) -> (results);`");
+    }
+    d
+}
+
+/// The diagnostic of a `require` or declaration after the first statement
+/// (at `first_stmt`).
+fn misplaced(code: Code, msg: String, span: Span, first_stmt: Option<Span>) -> Diagnostic {
+    let mut d = Diagnostic::error(code, msg, span).with_primary_message("not allowed here");
+    if let Some(first) = first_stmt {
+        d = d.with_label(first, "the first statement is here");
+    }
+    d.with_help(
+        "move it to the top of the program body, before any `for`, `if`, `let` or kernel call",
+    )
+}
+
+/// The diagnostic of a name bound again while `previous` is in scope.
+fn duplicate_name(
+    code: Code,
+    msg: String,
+    span: Span,
+    previous: Span,
+    previous_kind: &str,
+) -> Diagnostic {
+    Diagnostic::error(code, msg, span)
+        .with_primary_message("defined again here")
+        .with_label(previous, format!("the {previous_kind} is defined here and still in scope"))
+        .with_note("parameters, matrices, loop variables and `let`s share one namespace, and a name may not be rebound while it is in scope")
+        .with_help("choose a different name")
+}
+
+/// The diagnostic of a call to `name`, no built-in function (perhaps a
+/// kernel called in an expression).
+fn unknown_function(
+    code: Code,
+    msg: String,
+    span: Span,
+    name: &str,
+    suggestion: &Option<String>,
+    is_kernel: bool,
+) -> Diagnostic {
+    let d = Diagnostic::error(code, msg, span).with_primary_message("not a built-in function");
+    let d = if is_kernel {
+        d.with_note(format!(
+            "`{name}` is a kernel; kernels are called only as statements: `T[i] = {name}(...);`"
+        ))
+    } else {
+        d
+    };
+    with_suggestion(d, suggestion)
+        .with_note("the built-in functions are ceil, floor, log2, log, min, max and abs")
+}
+
+/// The diagnostic of `= 0` on matrix `name` declared `role` at `keyword`,
+/// which is no intermediate.
+fn zero_not_intermediate(
+    code: Code,
+    msg: String,
+    span: Span,
+    name: &str,
+    role: Role,
+    keyword: Span,
+) -> Diagnostic {
+    let help = match role {
+        Role::Input => format!("an input's tiles come from the caller; drop `= 0`, or declare an intermediate `matrix {name}[..] = 0;` if its tiles are to read as zeros"),
+        _ => format!("drop `= 0`, or declare an intermediate `matrix {name}[..] = 0;` and write the output's tiles from it"),
+    };
+    Diagnostic::error(code, msg, span)
+        .with_primary_message("only an intermediate `matrix` may read as zeros")
+        .with_label(keyword, format!("declared `{}` here", role.keyword()))
+        .with_note("`= 0` makes a zero matrix: its tiles that no task writes read as zero tiles")
+        .with_help(help)
 }
 
 fn with_suggestion(d: Diagnostic, suggestion: &Option<String>) -> Diagnostic {
@@ -1028,22 +1083,7 @@ impl<'a> ProgramResolver<'a> {
     fn call(&mut self, call: &ast::Call, span: Span) -> Option<StmtId> {
         let kernel_pos = self.kernels.iter().position(|k| k.name == call.kernel.name);
         let Some(kpos) = kernel_pos else {
-            // Still check the tiles and arguments for further errors.
-            for t in &call.lhs {
-                let _ = self.access(&t.matrix, &t.indices, t.span);
-            }
-            for a in &call.args {
-                let _ = self.arg_best_effort(a);
-            }
-            self.errors.push(ResolveError::UndefinedKernel {
-                span: call.kernel.span,
-                name: call.kernel.name.clone(),
-                suggestion: did_you_mean(
-                    &call.kernel.name,
-                    self.kernels.iter().map(|k| k.name.as_str()),
-                ),
-                standard: standard_signature(&call.kernel.name).map(|s| s.declaration()),
-            });
+            self.undefined_call(call);
             return None;
         };
         let kernel = &self.kernels[kpos];
@@ -1094,46 +1134,7 @@ impl<'a> ProgramResolver<'a> {
             ok = false;
         } else {
             for (a, p) in call.args.iter().zip(&params) {
-                let arg = match p.kind {
-                    ParamKind::Tile => match &a.peel().kind {
-                        ast::ExprKind::Index(name, indices) => {
-                            self.access(name, indices, a.peel().span).map(Arg::Tile)
-                        }
-                        ast::ExprKind::Name(n)
-                            if matches!(self.lookup(&n.name), Some(Binding::Matrix(_))) =>
-                        {
-                            // A whole matrix: one error saying to index it.
-                            self.errors.push(ResolveError::ExpectedTile {
-                                span: a.span,
-                                kernel: kernel_name.clone(),
-                                param: p.name.clone(),
-                            });
-                            None
-                        }
-                        _ => {
-                            let _ = self.expr(a);
-                            self.errors.push(ResolveError::ExpectedTile {
-                                span: a.span,
-                                kernel: kernel_name.clone(),
-                                param: p.name.clone(),
-                            });
-                            None
-                        }
-                    },
-                    ParamKind::Scalar(_) => {
-                        if let ast::ExprKind::Index(name, indices) = &a.peel().kind {
-                            let _ = self.access(name, indices, a.span);
-                            self.errors.push(ResolveError::TileAsValue {
-                                span: a.span,
-                                context: format!("the scalar parameter `{}`", p.name),
-                            });
-                            None
-                        } else {
-                            self.expr(a).map(Arg::Scalar)
-                        }
-                    }
-                };
-                match arg {
+                match self.call_arg(a, p, &kernel_name) {
                     Some(arg) => args.push(arg),
                     None => ok = false,
                 }
@@ -1156,6 +1157,70 @@ impl<'a> ProgramResolver<'a> {
             }),
             span,
         ))
+    }
+
+    /// Reports a call of an undeclared kernel, after checking its tiles
+    /// and arguments for further errors.
+    fn undefined_call(&mut self, call: &ast::Call) {
+        for t in &call.lhs {
+            let _ = self.access(&t.matrix, &t.indices, t.span);
+        }
+        for a in &call.args {
+            let _ = self.arg_best_effort(a);
+        }
+        self.errors.push(ResolveError::UndefinedKernel {
+            span: call.kernel.span,
+            name: call.kernel.name.clone(),
+            suggestion: did_you_mean(
+                &call.kernel.name,
+                self.kernels.iter().map(|k| k.name.as_str()),
+            ),
+            standard: standard_signature(&call.kernel.name).map(|s| s.declaration()),
+        });
+    }
+
+    /// Resolves argument `a` of a call of `kernel` for its parameter `p`:
+    /// a tile reference for a tile, a number for a scalar.
+    fn call_arg(&mut self, a: &ast::Expr, p: &KernelParam, kernel: &str) -> Option<Arg> {
+        match p.kind {
+            ParamKind::Tile => match &a.peel().kind {
+                ast::ExprKind::Index(name, indices) => {
+                    self.access(name, indices, a.peel().span).map(Arg::Tile)
+                }
+                ast::ExprKind::Name(n)
+                    if matches!(self.lookup(&n.name), Some(Binding::Matrix(_))) =>
+                {
+                    // A whole matrix: one error saying to index it.
+                    self.errors.push(ResolveError::ExpectedTile {
+                        span: a.span,
+                        kernel: kernel.to_string(),
+                        param: p.name.clone(),
+                    });
+                    None
+                }
+                _ => {
+                    let _ = self.expr(a);
+                    self.errors.push(ResolveError::ExpectedTile {
+                        span: a.span,
+                        kernel: kernel.to_string(),
+                        param: p.name.clone(),
+                    });
+                    None
+                }
+            },
+            ParamKind::Scalar(_) => {
+                if let ast::ExprKind::Index(name, indices) = &a.peel().kind {
+                    let _ = self.access(name, indices, a.span);
+                    self.errors.push(ResolveError::TileAsValue {
+                        span: a.span,
+                        context: format!("the scalar parameter `{}`", p.name),
+                    });
+                    None
+                } else {
+                    self.expr(a).map(Arg::Scalar)
+                }
+            }
+        }
     }
 
     /// Resolves an argument of a call whose signature is unknown: a tile

@@ -50,57 +50,19 @@ pub(crate) fn scan(
     scratch: &mut Scratch,
 ) -> Verdict {
     let p = inst.program;
-    // Dense layout: matrix m's tiles start at base[m], row-major.
-    let mut base = Vec::with_capacity(p.matrices.len());
-    let mut total: usize = 0;
-    for e in &inst.extents {
-        base.push(total);
-        let mut size: usize = 1;
-        for &n in e {
-            let Ok(n) = usize::try_from(n) else {
-                return Verdict::Unsure;
-            };
-            size = match size.checked_mul(n) {
-                Some(s) if s <= MAX_TILES => s,
-                _ => return Verdict::Unsure,
-            };
-        }
-        total = match total.checked_add(size) {
-            Some(t) if t <= MAX_TILES => t,
-            _ => return Verdict::Unsure,
-        };
-    }
-    if scratch.written.len() < total {
-        scratch.written.resize(total, 0);
-    }
-    scratch.generation = scratch.generation.wrapping_add(1);
-    if scratch.generation == 0 {
-        scratch.written.iter_mut().for_each(|w| *w = 0);
-        scratch.generation = 1;
-    }
-    let generation = scratch.generation;
-    let input: Vec<bool> = p.matrices.iter().map(|m| m.role == Role::Input).collect();
+    let Some((base, total)) = dense_layout(inst) else {
+        return Verdict::Unsure;
+    };
+    let generation = scratch.next_generation(total);
+    let tiles = Tiles {
+        inst,
+        base,
+        input: p.matrices.iter().map(|m| m.role == Role::Input).collect(),
+    };
     let mut tasks = 0usize;
     let mut verdict = None;
     let written = &mut scratch.written;
     let mut seen = vec![false; p.statements.len()];
-    // The tile an access names, as a dense index; `None` when it is out of
-    // bounds or fails to evaluate.
-    let tile = |env: Env<'_>, acc: &model::program::Access| -> Option<usize> {
-        let extents = inst.extents.get(acc.matrix.index())?;
-        if extents.len() != acc.indices.len() {
-            return None;
-        }
-        let mut at: usize = 0;
-        for (&i, &n) in acc.indices.iter().zip(extents) {
-            let v = p.exprs.eval_int(i, env).ok()?;
-            if v < 0 || v >= n {
-                return None;
-            }
-            at = at * (n as usize) + v as usize;
-        }
-        Some(base.get(acc.matrix.index())? + at)
-    };
     let walked = inst.for_each_task(&mut |task| {
         if tasks >= max_tasks {
             verdict = Some(Verdict::TooLarge);
@@ -118,37 +80,9 @@ pub(crate) fn scan(
             params: &inst.params,
             slots: &task.vars,
         };
-        // Reads first, as the oracle does: a read of a tile this task
-        // writes is a read before write.
-        for acc in &st.reads {
-            let Some(t) = tile(env, acc) else {
-                verdict = Some(Verdict::Unsure);
-                return ControlFlow::Break(());
-            };
-            if input.get(acc.matrix.index()).copied().unwrap_or(false) {
-                continue;
-            }
-            if written.get(t).copied() != Some(generation) {
-                verdict = Some(Verdict::Unsure);
-                return ControlFlow::Break(());
-            }
-        }
-        for acc in &st.writes {
-            let Some(t) = tile(env, acc) else {
-                verdict = Some(Verdict::Unsure);
-                return ControlFlow::Break(());
-            };
-            if input.get(acc.matrix.index()).copied().unwrap_or(true) {
-                verdict = Some(Verdict::Unsure);
-                return ControlFlow::Break(());
-            }
-            match written.get_mut(t) {
-                Some(w) if *w != generation => *w = generation,
-                _ => {
-                    verdict = Some(Verdict::Unsure);
-                    return ControlFlow::Break(());
-                }
-            }
+        if !tiles.task_clean(st, env, written, generation) {
+            verdict = Some(Verdict::Unsure);
+            return ControlFlow::Break(());
         }
         ControlFlow::Continue(())
     });
@@ -162,4 +96,112 @@ pub(crate) fn scan(
         }
     }
     v
+}
+
+/// The dense layout of `inst`'s tiles: matrix m's tiles start at
+/// `base[m]`, row-major, out of `total`; `None` for a negative extent or
+/// past [`MAX_TILES`] tiles.
+fn dense_layout(inst: &Instance<'_>) -> Option<(Vec<usize>, usize)> {
+    let mut base = Vec::with_capacity(inst.program.matrices.len());
+    let mut total: usize = 0;
+    for e in &inst.extents {
+        base.push(total);
+        let mut size: usize = 1;
+        for &n in e {
+            let n = usize::try_from(n).ok()?;
+            size = match size.checked_mul(n) {
+                Some(s) if s <= MAX_TILES => s,
+                _ => return None,
+            };
+        }
+        total = match total.checked_add(size) {
+            Some(t) if t <= MAX_TILES => t,
+            _ => return None,
+        };
+    }
+    Some((base, total))
+}
+
+impl Scratch {
+    /// Makes room for `total` tiles and starts a new generation, in which
+    /// no tile is written yet; returns it.
+    fn next_generation(&mut self, total: usize) -> u32 {
+        if self.written.len() < total {
+            self.written.resize(total, 0);
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.written.iter_mut().for_each(|w| *w = 0);
+            self.generation = 1;
+        }
+        self.generation
+    }
+}
+
+/// The dense tile indices of one instance.
+struct Tiles<'a, 'p> {
+    inst: &'a Instance<'p>,
+    /// Where each matrix's tiles start.
+    base: Vec<usize>,
+    /// Whether each matrix is an input.
+    input: Vec<bool>,
+}
+
+impl Tiles<'_, '_> {
+    /// The tile an access names, as a dense index; `None` when it is out of
+    /// bounds or fails to evaluate.
+    fn tile(&self, env: Env<'_>, acc: &model::program::Access) -> Option<usize> {
+        let extents = self.inst.extents.get(acc.matrix.index())?;
+        if extents.len() != acc.indices.len() {
+            return None;
+        }
+        let mut at: usize = 0;
+        for (&i, &n) in acc.indices.iter().zip(extents) {
+            let v = self.inst.program.exprs.eval_int(i, env).ok()?;
+            if v < 0 || v >= n {
+                return None;
+            }
+            at = at * (n as usize) + v as usize;
+        }
+        Some(self.base.get(acc.matrix.index())? + at)
+    }
+
+    /// Checks the accesses of a task of `st` at `env` and marks its writes
+    /// in `written`; `false` when the oracle must look (an access out of
+    /// bounds, a read of a tile not written yet, a write to an input or a
+    /// second write).
+    fn task_clean(
+        &self,
+        st: &model::program::Statement,
+        env: Env<'_>,
+        written: &mut [u32],
+        generation: u32,
+    ) -> bool {
+        // Reads first, as the oracle does: a read of a tile this task
+        // writes is a read before write.
+        for acc in &st.reads {
+            let Some(t) = self.tile(env, acc) else {
+                return false;
+            };
+            if self.input.get(acc.matrix.index()).copied().unwrap_or(false) {
+                continue;
+            }
+            if written.get(t).copied() != Some(generation) {
+                return false;
+            }
+        }
+        for acc in &st.writes {
+            let Some(t) = self.tile(env, acc) else {
+                return false;
+            };
+            if self.input.get(acc.matrix.index()).copied().unwrap_or(true) {
+                return false;
+            }
+            match written.get_mut(t) {
+                Some(w) if *w != generation => *w = generation,
+                _ => return false,
+            }
+        }
+        true
+    }
 }

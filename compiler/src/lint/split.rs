@@ -549,8 +549,23 @@ impl Builder {
         let unsplit = |b: &mut Builder| -> Vec<Variant> {
             b.variant(st, Vec::new(), &[]).into_iter().collect()
         };
-        // Slot intervals, outermost first; `loops` by the loop bounds
-        // alone, `slots` also narrowed by the guards.
+        let (slots, loops) = self.slot_intervals(st);
+        let wanted = self.wanted_slots(p, st, extra);
+        let Some(plan) = choose(wanted, &slots, &loops, extra) else {
+            return unsplit(self);
+        };
+        if plan.choices.is_empty() {
+            return unsplit(self);
+        }
+        if plan.count == 0 {
+            return Vec::new();
+        }
+        self.combinations(st, &plan)
+    }
+
+    /// The slot intervals of `st`, outermost first: by the loop bounds
+    /// alone, and also narrowed by the guards (`(narrowed, loops)`).
+    fn slot_intervals(&self, st: &Statement) -> (Vec<Option<Iv>>, Vec<Option<Iv>>) {
         let mut slots: Vec<Option<Iv>> = vec![None; st.depth()];
         let mut loops: Vec<Option<Iv>> = vec![None; st.depth()];
         for item in &st.domain {
@@ -575,6 +590,12 @@ impl Builder {
                 self.narrow(cond, &mut slots);
             }
         }
+        (slots, loops)
+    }
+
+    /// The slots `st` would be split on, sorted and deduplicated: those
+    /// with non-affine uses, and those of `extra`.
+    fn wanted_slots(&self, p: &Program, st: &Statement, extra: &[(u32, Iv)]) -> Vec<u32> {
         let mut wanted = Vec::new();
         let mut note = |e: ExprRef, inside: bool| {
             nonaffine_slots(&self.pool, e, inside, &mut wanted);
@@ -598,69 +619,15 @@ impl Builder {
         wanted.extend(extra.iter().map(|&(s, _)| s));
         wanted.sort_unstable();
         wanted.dedup();
-        let mut choices: Vec<(u32, Iv)> = Vec::new();
-        let mut count: i128 = 1;
-        // Variables with many values stay symbolic (their terms remain
-        // opaque atoms of the systems).
-        let few = |iv: Iv| iv.bounded() && iv.hi - iv.lo < MAX_VALUES;
-        let mut narrowed = Vec::new();
-        // Choices with a remainder: the values another statement of the
-        // loop was split on, and one variant for all the others.
-        let mut partial: Vec<(u32, Iv)> = Vec::new();
-        for s in wanted {
-            let Some(Some(iv)) = slots.get(s as usize).copied() else {
-                continue;
-            };
-            if !few(iv) {
-                let joint = extra.iter().find(|&&(e, _)| e == s).map(|&(_, r)| r);
-                if let Some(r) = joint.filter(|&r| few(r)) {
-                    partial.push((s, r));
-                }
-                continue;
-            }
-            if !loops.get(s as usize).copied().flatten().is_some_and(few) {
-                // Few values only by a guard: split on it after the
-                // others, if it fits.
-                narrowed.push((s, iv));
-                continue;
-            }
-            count *= (iv.hi - iv.lo + 1).max(0);
-            if count > MAX_VARIANTS {
-                return unsplit(self);
-            }
-            choices.push((s, iv));
-        }
-        for (s, iv) in narrowed {
-            let n = (iv.hi - iv.lo + 1).max(0);
-            if count * n <= MAX_VARIANTS {
-                count *= n;
-                choices.push((s, iv));
-            }
-        }
-        // A remainder is the value one past the range, marked `rest`.
-        let mut rest: Vec<(u32, Iv)> = Vec::new();
-        for (s, iv) in partial {
-            let n = iv.hi - iv.lo + 2;
-            if count * n <= MAX_VARIANTS {
-                count *= n;
-                choices.push((
-                    s,
-                    Iv {
-                        lo: iv.lo,
-                        hi: iv.hi + 1,
-                    },
-                ));
-                rest.push((s, iv));
-            }
-        }
-        if choices.is_empty() {
-            return unsplit(self);
-        }
+        wanted
+    }
+
+    /// One variant per combination of the values of `plan`'s choices, in
+    /// order, the last choice varying fastest.
+    fn combinations(&mut self, st: &Statement, plan: &Choices) -> Vec<Variant> {
+        let Choices { choices, rest, .. } = plan;
         let mut out = Vec::new();
         let mut values: Vec<i64> = choices.iter().map(|&(_, iv)| iv.lo as i64).collect();
-        if count == 0 {
-            return out;
-        }
         loop {
             let mut fixed: Vec<(u32, i64)> = Vec::with_capacity(choices.len());
             let mut outside: Vec<(u32, Iv)> = Vec::new();
@@ -673,23 +640,8 @@ impl Builder {
             if let Some(v) = self.variant(st, fixed, &outside) {
                 out.push(v);
             }
-            // Next combination.
-            let mut i = choices.len();
-            loop {
-                if i == 0 {
-                    return out;
-                }
-                i -= 1;
-                let (Some(&(_, iv)), Some(v)) = (choices.get(i), values.get_mut(i)) else {
-                    return out;
-                };
-                if (*v as i128) < iv.hi {
-                    *v += 1;
-                    for (w, &(_, jv)) in values.iter_mut().zip(&choices).skip(i + 1) {
-                        *w = jv.lo as i64;
-                    }
-                    break;
-                }
+            if !next_combination(choices, &mut values) {
+                return out;
             }
         }
     }
@@ -777,6 +729,120 @@ impl Builder {
             },
             fixed,
         })
+    }
+}
+
+/// The slots a statement is split on, with the intervals of their values.
+struct Choices {
+    /// Each slot with the interval its variants take, in split order.
+    choices: Vec<(u32, Iv)>,
+    /// The slots with a remainder: the value one past this interval stands
+    /// for all the values outside it.
+    rest: Vec<(u32, Iv)>,
+    /// The number of combinations of `choices`.
+    count: i128,
+}
+
+/// The choices to split on among `wanted`, given the narrowed `slots` and
+/// the loop-bound `loops` intervals; `None` when there would be too many
+/// variants.
+fn choose(
+    wanted: Vec<u32>,
+    slots: &[Option<Iv>],
+    loops: &[Option<Iv>],
+    extra: &[(u32, Iv)],
+) -> Option<Choices> {
+    let mut choices: Vec<(u32, Iv)> = Vec::new();
+    let mut count: i128 = 1;
+    // Variables with many values stay symbolic (their terms remain
+    // opaque atoms of the systems).
+    let few = |iv: Iv| iv.bounded() && iv.hi - iv.lo < MAX_VALUES;
+    let mut narrowed = Vec::new();
+    // Choices with a remainder: the values another statement of the
+    // loop was split on, and one variant for all the others.
+    let mut partial: Vec<(u32, Iv)> = Vec::new();
+    for s in wanted {
+        let Some(Some(iv)) = slots.get(s as usize).copied() else {
+            continue;
+        };
+        if !few(iv) {
+            let joint = extra.iter().find(|&&(e, _)| e == s).map(|&(_, r)| r);
+            if let Some(r) = joint.filter(|&r| few(r)) {
+                partial.push((s, r));
+            }
+            continue;
+        }
+        if !loops.get(s as usize).copied().flatten().is_some_and(few) {
+            // Few values only by a guard: split on it after the
+            // others, if it fits.
+            narrowed.push((s, iv));
+            continue;
+        }
+        count *= (iv.hi - iv.lo + 1).max(0);
+        if count > MAX_VARIANTS {
+            return None;
+        }
+        choices.push((s, iv));
+    }
+    for (s, iv) in narrowed {
+        let n = (iv.hi - iv.lo + 1).max(0);
+        if count * n <= MAX_VARIANTS {
+            count *= n;
+            choices.push((s, iv));
+        }
+    }
+    let rest = with_remainders(partial, &mut choices, &mut count);
+    Some(Choices {
+        choices,
+        rest,
+        count,
+    })
+}
+
+/// Adds the `partial` choices that fit to `choices`, each with one more
+/// value (one past its range, marked `rest`), and returns them.
+fn with_remainders(
+    partial: Vec<(u32, Iv)>,
+    choices: &mut Vec<(u32, Iv)>,
+    count: &mut i128,
+) -> Vec<(u32, Iv)> {
+    let mut rest: Vec<(u32, Iv)> = Vec::new();
+    for (s, iv) in partial {
+        let n = iv.hi - iv.lo + 2;
+        if *count * n <= MAX_VARIANTS {
+            *count *= n;
+            choices.push((
+                s,
+                Iv {
+                    lo: iv.lo,
+                    hi: iv.hi + 1,
+                },
+            ));
+            rest.push((s, iv));
+        }
+    }
+    rest
+}
+
+/// Steps `values` to the next combination of `choices` (the last varying
+/// fastest); `false` after the last.
+fn next_combination(choices: &[(u32, Iv)], values: &mut [i64]) -> bool {
+    let mut i = choices.len();
+    loop {
+        if i == 0 {
+            return false;
+        }
+        i -= 1;
+        let (Some(&(_, iv)), Some(v)) = (choices.get(i), values.get_mut(i)) else {
+            return false;
+        };
+        if (*v as i128) < iv.hi {
+            *v += 1;
+            for (w, &(_, jv)) in values.iter_mut().zip(choices).skip(i + 1) {
+                *w = jv.lo as i64;
+            }
+            return true;
+        }
     }
 }
 

@@ -487,83 +487,14 @@ impl Builder<'_> {
             self.known.insert(v);
             return;
         };
-        let mut constraints: Vec<ExprRef> = Vec::new();
-        for item in &st.domain {
-            match *item {
-                DomainItem::Loop { slot, lo, hi, .. } if slot != v => {
-                    let x = self.pool.add(Node::Slot(slot));
-                    constraints.push(self.pool.add(Node::Binary(BinOp::Sub, x, lo)));
-                    let d = self.pool.add(Node::Binary(BinOp::Sub, hi, x));
-                    let one = self.pool.add(Node::Int(1));
-                    constraints.push(self.pool.add(Node::Binary(BinOp::Sub, d, one)));
-                }
-                DomainItem::Guard { cond, positive } => {
-                    constraints.extend(guard_inequalities(self.pool, cond, positive));
-                }
-                _ => {}
-            }
-        }
+        let constraints = self.constraints_besides(st, v);
         let mut lower = Vec::new();
         let mut upper = Vec::new();
         for g in constraints {
-            // Affine in v alone, everything else known.
-            let only_v = |s: u32| s == v;
-            let Some(l) = decompose(self.pool, g, SIDE, &only_v) else {
-                continue;
-            };
-            if l.atoms().next().is_some() || l.slots(SIDE).count() != 1 {
-                continue;
-            }
-            if l.known().any(|(k, _)| {
-                self.pool
-                    .mentions_slot(k, &|s| !self.known.contains(&s) && s != v)
-            }) {
-                continue;
-            }
-            let x = Term::Slot(SIDE, v);
-            if l.coefficient(x).is_zero() {
-                continue;
-            }
-            // Integer form of a·v + rest >= 0.
-            let Some((form, _)) = l.integer_multiple() else {
-                continue;
-            };
-            let Ok(a) = i64::try_from(form.coefficient(x).n) else {
-                continue;
-            };
-            let mut rest = form;
-            rest.set(x, Q::ZERO);
-            if a == 1 || a == -1 {
-                // v >= -rest  or  v <= rest: no division needed.
-                let bound = if a == 1 {
-                    rest.scale(Q::int(-1))
-                } else {
-                    rest.plus(&Affine::constant(1), 1)
-                };
-                let Some(e) = bound.and_then(|b| emit(self.pool, &b)) else {
-                    continue;
-                };
-                if a == 1 {
-                    lower.push(e);
-                } else {
-                    upper.push(e);
-                }
-                continue;
-            }
-            let Some(rest_e) = emit(self.pool, &rest) else {
-                continue;
-            };
-            if a > 0 {
-                // v >= ceil(-rest / a)
-                let neg = self.pool.add(Node::Unary(UnOp::Neg, rest_e));
-                let ak = self.pool.add(Node::Int(a));
-                lower.push(self.pool.add(Node::Call2(Func2::CeilDiv, neg, ak)));
-            } else {
-                // v <= floor(rest / -a), i.e. v < floor(rest / -a) + 1
-                let ak = self.pool.add(Node::Int(-a));
-                let q = self.pool.add(Node::Binary(BinOp::FloorDiv, rest_e, ak));
-                let one = self.pool.add(Node::Int(1));
-                upper.push(self.pool.add(Node::Binary(BinOp::Add, q, one)));
+            match self.bound_on(g, v) {
+                Some(Bound::Lower(e)) => lower.push(e),
+                Some(Bound::Upper(e)) => upper.push(e),
+                None => {}
             }
         }
         lower.sort();
@@ -581,4 +512,93 @@ impl Builder<'_> {
         self.known.insert(v);
         self.enumerated.insert(v);
     }
+
+    /// The constraints of `st`'s domain other than `v`'s own loop, each as
+    /// an expression `>= 0`.
+    fn constraints_besides(&mut self, st: &Statement, v: u32) -> Vec<ExprRef> {
+        let mut constraints: Vec<ExprRef> = Vec::new();
+        for item in &st.domain {
+            match *item {
+                DomainItem::Loop { slot, lo, hi, .. } if slot != v => {
+                    let x = self.pool.add(Node::Slot(slot));
+                    constraints.push(self.pool.add(Node::Binary(BinOp::Sub, x, lo)));
+                    let d = self.pool.add(Node::Binary(BinOp::Sub, hi, x));
+                    let one = self.pool.add(Node::Int(1));
+                    constraints.push(self.pool.add(Node::Binary(BinOp::Sub, d, one)));
+                }
+                DomainItem::Guard { cond, positive } => {
+                    constraints.extend(guard_inequalities(self.pool, cond, positive));
+                }
+                _ => {}
+            }
+        }
+        constraints
+    }
+
+    /// The bound constraint `g >= 0` puts on `v`, if it is affine in `v`
+    /// alone with everything else known.
+    fn bound_on(&mut self, g: ExprRef, v: u32) -> Option<Bound> {
+        // Affine in v alone, everything else known.
+        let only_v = |s: u32| s == v;
+        let l = decompose(self.pool, g, SIDE, &only_v)?;
+        if l.atoms().next().is_some() || l.slots(SIDE).count() != 1 {
+            return None;
+        }
+        if l.known().any(|(k, _)| {
+            self.pool
+                .mentions_slot(k, &|s| !self.known.contains(&s) && s != v)
+        }) {
+            return None;
+        }
+        let x = Term::Slot(SIDE, v);
+        if l.coefficient(x).is_zero() {
+            return None;
+        }
+        // Integer form of a·v + rest >= 0.
+        let (form, _) = l.integer_multiple()?;
+        let a = i64::try_from(form.coefficient(x).n).ok()?;
+        let mut rest = form;
+        rest.set(x, Q::ZERO);
+        if a == 1 || a == -1 {
+            // v >= -rest  or  v <= rest: no division needed.
+            let bound = if a == 1 {
+                rest.scale(Q::int(-1))
+            } else {
+                rest.plus(&Affine::constant(1), 1)
+            };
+            let e = bound.and_then(|b| emit(self.pool, &b))?;
+            return Some(if a == 1 {
+                Bound::Lower(e)
+            } else {
+                Bound::Upper(e)
+            });
+        }
+        let rest_e = emit(self.pool, &rest)?;
+        if a > 0 {
+            // v >= ceil(-rest / a)
+            let neg = self.pool.add(Node::Unary(UnOp::Neg, rest_e));
+            let ak = self.pool.add(Node::Int(a));
+            Some(Bound::Lower(self.pool.add(Node::Call2(
+                Func2::CeilDiv,
+                neg,
+                ak,
+            ))))
+        } else {
+            // v <= floor(rest / -a), i.e. v < floor(rest / -a) + 1
+            let ak = self.pool.add(Node::Int(-a));
+            let q = self.pool.add(Node::Binary(BinOp::FloorDiv, rest_e, ak));
+            let one = self.pool.add(Node::Int(1));
+            Some(Bound::Upper(self.pool.add(Node::Binary(
+                BinOp::Add,
+                q,
+                one,
+            ))))
+        }
+    }
+}
+
+/// A bound on a loop variable: `v >= e`, or `v < e`.
+enum Bound {
+    Lower(ExprRef),
+    Upper(ExprRef),
 }

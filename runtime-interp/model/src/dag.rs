@@ -7,7 +7,7 @@
 use crate::expr::EvalError;
 use crate::frontier::{FrontierError, ReleaseError, Waiting};
 use crate::ids::StmtId;
-use crate::program::{Access, Instance, Role};
+use crate::program::{Access, Instance, Role, Statement};
 use crate::query::{Engine, QueryError};
 use crate::task::{Task, TileRef, WalkError};
 use std::collections::HashMap;
@@ -195,42 +195,26 @@ pub enum ExpandError {
 /// seen. At most `max_tasks` tasks.
 pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violation>), ExpandError> {
     let p = inst.program;
-    let mut tasks: Vec<Task> = Vec::new();
-    let mut writer: HashMap<TileRef, usize> = HashMap::new();
-    // Reads that happened before any write: (tile, reader id).
-    let mut early_reads: Vec<(TileRef, usize)> = Vec::new();
-    let mut edges: Vec<Edge> = Vec::new();
-    let mut violations = Vec::new();
-    let mut failure: Option<ExpandError> = None;
-    let in_bounds = |tile: &TileRef| {
-        inst.extents.get(tile.matrix.index()).is_some_and(|e| {
-            e.len() == tile.index.len() && tile.index.iter().zip(e).all(|(&i, &n)| i >= 0 && i < n)
-        })
+    let mut x = Expansion {
+        inst,
+        tasks: Vec::new(),
+        writer: HashMap::new(),
+        early_reads: Vec::new(),
+        edges: Vec::new(),
+        violations: Vec::new(),
     };
+    let mut failure: Option<ExpandError> = None;
     inst.for_each_task(&mut |task| {
-        if tasks.len() >= max_tasks {
+        if x.tasks.len() >= max_tasks {
             failure = Some(ExpandError::TooLarge(max_tasks));
             return ControlFlow::Break(());
         }
-        let id = tasks.len();
-        tasks.push(task.clone());
+        let id = x.tasks.len();
+        x.tasks.push(task.clone());
         let Some(st) = p.get_statement(task.stmt) else {
             return ControlFlow::Continue(());
         };
-        // Every tile first: an index that fails to evaluate fails the whole
-        // expansion, whichever access it is.
-        let tiles = |accs: &[Access]| -> Result<Vec<TileRef>, ExpandError> {
-            accs.iter()
-                .map(|acc| {
-                    p.tile_of(&inst.params, task, acc)
-                        .map_err(|error| ExpandError::Eval {
-                            line: st.line,
-                            error,
-                        })
-                })
-                .collect()
-        };
-        let (reads, writes) = match tiles(&st.reads).and_then(|r| Ok((r, tiles(&st.writes)?))) {
+        let (reads, writes) = match task_tiles(inst, task, st) {
             Ok(tiles) => tiles,
             Err(e) => {
                 failure = Some(e);
@@ -238,55 +222,119 @@ pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violati
             }
         };
         // Reads first: a kernel reads its arguments before it writes.
+        x.reads(id, task, reads);
+        x.writes(id, task, writes);
+        ControlFlow::Continue(())
+    })?;
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    Ok(x.finish())
+}
+
+/// The tiles a task of `st` reads and writes. Every tile first: an index
+/// that fails to evaluate fails the whole expansion, whichever access it
+/// is.
+fn task_tiles(
+    inst: &Instance<'_>,
+    task: &Task,
+    st: &Statement,
+) -> Result<(Vec<TileRef>, Vec<TileRef>), ExpandError> {
+    let tiles = |accs: &[Access]| -> Result<Vec<TileRef>, ExpandError> {
+        accs.iter()
+            .map(|acc| {
+                inst.program
+                    .tile_of(&inst.params, task, acc)
+                    .map_err(|error| ExpandError::Eval {
+                        line: st.line,
+                        error,
+                    })
+            })
+            .collect()
+    };
+    tiles(&st.reads).and_then(|r| Ok((r, tiles(&st.writes)?)))
+}
+
+/// Whether `tile` lies inside its matrix's extents in `inst`.
+fn in_bounds(inst: &Instance<'_>, tile: &TileRef) -> bool {
+    inst.extents.get(tile.matrix.index()).is_some_and(|e| {
+        e.len() == tile.index.len() && tile.index.iter().zip(e).all(|(&i, &n)| i >= 0 && i < n)
+    })
+}
+
+/// The state of the brute-force expansion.
+struct Expansion<'a, 'p> {
+    inst: &'a Instance<'p>,
+    /// Every task so far, by id.
+    tasks: Vec<Task>,
+    /// The task that wrote each tile.
+    writer: HashMap<TileRef, usize>,
+    /// Reads that happened before any write: (tile, reader id).
+    early_reads: Vec<(TileRef, usize)>,
+    edges: Vec<Edge>,
+    violations: Vec<Violation>,
+}
+
+impl Expansion<'_, '_> {
+    /// Whether `tile` is of an input matrix.
+    fn is_input(&self, tile: &TileRef) -> bool {
+        self.inst
+            .program
+            .get_matrix(tile.matrix)
+            .is_some_and(|m| m.role == Role::Input)
+    }
+
+    /// Records the reads of task `id`: an edge from each tile's writer, or
+    /// an early read if it has none yet.
+    fn reads(&mut self, id: usize, task: &Task, reads: Vec<TileRef>) {
         let mut seen_reads: Vec<TileRef> = Vec::new();
         for tile in reads {
             if seen_reads.contains(&tile) {
                 continue;
             }
             seen_reads.push(tile.clone());
-            if !in_bounds(&tile) {
-                violations.push(Violation::OutOfBounds {
+            if !in_bounds(self.inst, &tile) {
+                self.violations.push(Violation::OutOfBounds {
                     tile,
                     task: task.clone(),
                     write: false,
                 });
                 continue;
             }
-            let is_input = p
-                .get_matrix(tile.matrix)
-                .is_some_and(|m| m.role == Role::Input);
-            if is_input {
+            if self.is_input(&tile) {
                 continue;
             }
-            match writer.get(&tile) {
-                Some(&w) => edges.push(Edge {
+            match self.writer.get(&tile) {
+                Some(&w) => self.edges.push(Edge {
                     from: w,
                     to: id,
                     tile,
                 }),
-                None => early_reads.push((tile, id)),
+                None => self.early_reads.push((tile, id)),
             }
         }
+    }
+
+    /// Records the writes of task `id`, and the violations among them.
+    fn writes(&mut self, id: usize, task: &Task, writes: Vec<TileRef>) {
         let mut seen_writes: Vec<TileRef> = Vec::new();
         for tile in writes {
-            if !in_bounds(&tile) {
-                violations.push(Violation::OutOfBounds {
+            if !in_bounds(self.inst, &tile) {
+                self.violations.push(Violation::OutOfBounds {
                     tile,
                     task: task.clone(),
                     write: true,
                 });
                 continue;
             }
-            if p.get_matrix(tile.matrix)
-                .is_some_and(|m| m.role == Role::Input)
-            {
-                violations.push(Violation::WriteToInput {
+            if self.is_input(&tile) {
+                self.violations.push(Violation::WriteToInput {
                     tile: tile.clone(),
                     task: task.clone(),
                 });
             }
             if seen_writes.contains(&tile) {
-                violations.push(Violation::DoubleWrite {
+                self.violations.push(Violation::DoubleWrite {
                     tile,
                     first: task.clone(),
                     second: task.clone(),
@@ -294,40 +342,48 @@ pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violati
                 continue;
             }
             seen_writes.push(tile.clone());
-            match writer.get(&tile) {
-                Some(&first) => violations.push(Violation::DoubleWrite {
+            match self.writer.get(&tile) {
+                Some(&first) => self.violations.push(Violation::DoubleWrite {
                     tile,
-                    first: tasks[first].clone(),
+                    first: self.tasks[first].clone(),
                     second: task.clone(),
                 }),
                 None => {
-                    writer.insert(tile, id);
+                    self.writer.insert(tile, id);
                 }
             }
         }
-        ControlFlow::Continue(())
-    })?;
-    if let Some(f) = failure {
-        return Err(f);
     }
-    for (tile, reader) in early_reads {
-        match writer.get(&tile) {
-            Some(&w) => violations.push(Violation::ReadBeforeWrite {
-                tile,
-                reader: tasks[reader].clone(),
-                writer: tasks[w].clone(),
-            }),
-            // A zero matrix's unwritten tile reads as a zero tile.
-            None if p.is_zero(tile.matrix) => {}
-            None => violations.push(Violation::ReadUnwritten {
-                tile,
-                reader: tasks[reader].clone(),
-            }),
+
+    /// The DAG and the violations, with the early reads now known to read
+    /// before a write or an unwritten tile.
+    fn finish(mut self) -> (Dag, Vec<Violation>) {
+        let p = self.inst.program;
+        for (tile, reader) in self.early_reads {
+            match self.writer.get(&tile) {
+                Some(&w) => self.violations.push(Violation::ReadBeforeWrite {
+                    tile,
+                    reader: self.tasks[reader].clone(),
+                    writer: self.tasks[w].clone(),
+                }),
+                // A zero matrix's unwritten tile reads as a zero tile.
+                None if p.is_zero(tile.matrix) => {}
+                None => self.violations.push(Violation::ReadUnwritten {
+                    tile,
+                    reader: self.tasks[reader].clone(),
+                }),
+            }
         }
+        self.edges.sort();
+        self.edges.dedup();
+        (
+            Dag {
+                tasks: self.tasks,
+                edges: self.edges,
+            },
+            self.violations,
+        )
     }
-    edges.sort();
-    edges.dedup();
-    Ok((Dag { tasks, edges }, violations))
 }
 
 /// The DAG from the plans: tasks from the sequential enumeration, edges

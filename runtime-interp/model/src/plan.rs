@@ -163,6 +163,18 @@ impl Runner<'_, '_> {
         )
     }
 
+    /// Whether condition `cond` evaluates to true at `slots`.
+    fn holds(&self, cond: ExprRef, slots: &[i64]) -> bool {
+        let ok = self.pool.eval_bool(
+            cond,
+            Env {
+                params: self.params,
+                slots,
+            },
+        );
+        ok == Ok(true)
+    }
+
     fn spend(&mut self) -> Result<(), PlanError> {
         if *self.budget == 0 {
             return Err(PlanError::Budget);
@@ -205,14 +217,7 @@ impl Runner<'_, '_> {
                     }
                 }
                 PlanStep::Check { cond } => {
-                    let ok = self.pool.eval_bool(
-                        *cond,
-                        Env {
-                            params: self.params,
-                            slots,
-                        },
-                    );
-                    if ok != Ok(true) {
+                    if !self.holds(*cond, slots) {
                         return Ok(());
                     }
                 }
@@ -233,7 +238,7 @@ impl Runner<'_, '_> {
                     lower,
                     upper,
                 } => {
-                    let (Ok(lo), Ok(mut hi), Ok(step)) = (
+                    let (Ok(lo), Ok(hi), Ok(step)) = (
                         self.int(*lo, slots),
                         self.int(*hi, slots),
                         self.int(*step, slots),
@@ -243,44 +248,13 @@ impl Runner<'_, '_> {
                     if step <= 0 {
                         return Ok(());
                     }
-                    let mut start = lo;
-                    for l in lower {
-                        let Ok(l) = self.int(*l, slots) else {
-                            return Ok(());
-                        };
-                        if l > start {
-                            // First value >= l on the step's lattice.
-                            let Some(Ok(steps)) = l.checked_sub(lo).map(|d| ceil_div(d, step))
-                            else {
-                                return Ok(());
-                            };
-                            let Some(s) = steps.checked_mul(step).and_then(|s| s.checked_add(lo))
-                            else {
-                                return Ok(());
-                            };
-                            start = s;
-                        }
-                    }
-                    for u in upper {
-                        let Ok(u) = self.int(*u, slots) else {
-                            return Ok(());
-                        };
-                        hi = hi.min(u);
-                    }
-                    let mut v = start;
-                    while v < hi {
-                        self.spend()?;
-                        Self::set(slots, *slot, v)?;
-                        self.run(k + 1, slots)?;
-                        if self.stopped {
-                            return Ok(());
-                        }
-                        match v.checked_add(step) {
-                            Some(n) => v = n,
-                            None => break,
-                        }
-                    }
-                    return Ok(());
+                    let Some(start) = self.range_start(lo, step, lower, slots) else {
+                        return Ok(());
+                    };
+                    let Some(hi) = self.range_end(hi, upper, slots) else {
+                        return Ok(());
+                    };
+                    return self.enumerate(k, *slot, (start, hi, step), slots);
                 }
             }
             k += 1;
@@ -288,6 +262,62 @@ impl Runner<'_, '_> {
         self.spend()?;
         if !(self.emit)(&slots[..self.depth]) {
             self.stopped = true;
+        }
+        Ok(())
+    }
+    /// The first value at least `lo` and every bound of `lower` on the
+    /// lattice `lo + step·n`; `None` when a bound fails to evaluate or the
+    /// value overflows (the range then has no value).
+    fn range_start(&self, lo: i64, step: i64, lower: &[ExprRef], slots: &[i64]) -> Option<i64> {
+        let mut start = lo;
+        for l in lower {
+            let Ok(l) = self.int(*l, slots) else {
+                return None;
+            };
+            if l > start {
+                // First value >= l on the step's lattice.
+                let Some(Ok(steps)) = l.checked_sub(lo).map(|d| ceil_div(d, step)) else {
+                    return None;
+                };
+                start = steps.checked_mul(step).and_then(|s| s.checked_add(lo))?;
+            }
+        }
+        Some(start)
+    }
+
+    /// `hi` capped by every bound of `upper`; `None` when a bound fails to
+    /// evaluate.
+    fn range_end(&self, mut hi: i64, upper: &[ExprRef], slots: &[i64]) -> Option<i64> {
+        for u in upper {
+            let Ok(u) = self.int(*u, slots) else {
+                return None;
+            };
+            hi = hi.min(u);
+        }
+        Some(hi)
+    }
+
+    /// Runs the steps after step `k` with `slot` set to each value of
+    /// `(start, hi, step)`, in order, until `emit` asks to stop.
+    fn enumerate(
+        &mut self,
+        k: usize,
+        slot: u32,
+        (start, hi, step): (i64, i64, i64),
+        slots: &mut [i64],
+    ) -> Result<(), PlanError> {
+        let mut v = start;
+        while v < hi {
+            self.spend()?;
+            Self::set(slots, slot, v)?;
+            self.run(k + 1, slots)?;
+            if self.stopped {
+                return Ok(());
+            }
+            match v.checked_add(step) {
+                Some(n) => v = n,
+                None => break,
+            }
         }
         Ok(())
     }

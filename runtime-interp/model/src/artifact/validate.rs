@@ -18,7 +18,9 @@
 use crate::artifact::Artifact;
 use crate::expr::{ExprRef, Node};
 use crate::plan::{Plan, PlanStep};
-use crate::program::{Arg, DomainItem, ParamKind, Program, Role, TreeNode};
+use crate::program::{
+    Arg, DomainItem, KernelDecl, ParamKind, Program, Role, Statement, StmtId, TreeNode,
+};
 
 /// The limits a loaded artifact must respect. The defaults are documented
 /// in `docs/artifact.md`; they are far above what real programs need and
@@ -550,127 +552,166 @@ impl<'a> Validator<'a> {
 
     fn statements(&mut self) -> Result<(), ValidationError> {
         let p = self.p;
-        let l = self.limits;
-        too_many("statements", p.statements.len(), l.statements)?;
+        too_many("statements", p.statements.len(), self.limits.statements)?;
         for (si, st) in p.statements.iter().enumerate() {
-            let here = || format!("statement {si} (line {})", st.line);
-            in_range(here, "kernel", st.kernel.0, p.kernels.len())?;
-            let kernel = p.get_kernel(st.kernel);
-            let depth = st.vars.len();
-            too_many("loop variables of a statement", depth, l.loop_depth)?;
-            for v in &st.vars {
-                ident(|| format!("a loop variable of {}", here()), v, l.name_len)?;
-            }
-            if st.order.len() != depth + 1 {
-                return Err(ValidationError::Inconsistent {
-                    at: here(),
-                    what: format!(
-                        "{} order keys for {depth} loop variables (expected {})",
-                        st.order.len(),
-                        depth + 1
-                    ),
-                });
-            }
-            too_many(
-                "domain items of a statement",
-                st.domain.len(),
-                l.domain_items,
-            )?;
-            let mut loops = 0u32;
-            for (k, item) in st.domain.iter().enumerate() {
-                let at = || format!("{}, domain item {k}", here());
-                match *item {
-                    DomainItem::Loop { slot, lo, hi, step } => {
-                        if slot != loops {
-                            return Err(ValidationError::Inconsistent {
-                                at: at(),
-                                what: format!("loop over slot {slot} where slot {loops} is next"),
-                            });
-                        }
-                        for e in [lo, hi, step] {
-                            self.expr(e, loops, &at)?;
-                        }
-                        loops += 1;
-                    }
-                    DomainItem::Guard { cond, .. } => self.expr(cond, loops, &at)?,
-                }
-            }
-            if loops as usize != depth {
-                return Err(ValidationError::Inconsistent {
-                    at: here(),
-                    what: format!("{loops} loops in the domain for {depth} loop variables"),
-                });
-            }
-            too_many("writes of a statement", st.writes.len(), l.accesses)?;
-            too_many("reads of a statement", st.reads.len(), l.accesses)?;
-            for (kind, list) in [("write", &st.writes), ("read", &st.reads)] {
-                for (a, acc) in list.iter().enumerate() {
-                    let at = || format!("{}, {kind} {a}", here());
-                    in_range(at, "matrix", acc.matrix.0, p.matrices.len())?;
-                    let dims = p.get_matrix(acc.matrix).map_or(0, |m| m.extents.len());
-                    if acc.indices.len() != dims {
+            self.statement(si, st)?;
+        }
+        Ok(())
+    }
+
+    /// Checks statement `si`: its kernel, loop variables, order keys,
+    /// domain, accesses and arguments.
+    fn statement(&self, si: usize, st: &Statement) -> Result<(), ValidationError> {
+        let p = self.p;
+        let l = self.limits;
+        let here = || format!("statement {si} (line {})", st.line);
+        in_range(here, "kernel", st.kernel.0, p.kernels.len())?;
+        let kernel = p.get_kernel(st.kernel);
+        let depth = st.vars.len();
+        too_many("loop variables of a statement", depth, l.loop_depth)?;
+        for v in &st.vars {
+            ident(|| format!("a loop variable of {}", here()), v, l.name_len)?;
+        }
+        if st.order.len() != depth + 1 {
+            return Err(ValidationError::Inconsistent {
+                at: here(),
+                what: format!(
+                    "{} order keys for {depth} loop variables (expected {})",
+                    st.order.len(),
+                    depth + 1
+                ),
+            });
+        }
+        too_many(
+            "domain items of a statement",
+            st.domain.len(),
+            l.domain_items,
+        )?;
+        self.domain(st, &here)?;
+        too_many("writes of a statement", st.writes.len(), l.accesses)?;
+        too_many("reads of a statement", st.reads.len(), l.accesses)?;
+        self.accesses(st, &here)?;
+        let Some(kernel) = kernel else {
+            return Ok(());
+        };
+        self.call_args(st, kernel, &here)
+    }
+
+    /// Checks the domain of `st` (at `here`): one loop per slot, in order,
+    /// and every expression bound by the loops around it.
+    fn domain(&self, st: &Statement, here: &dyn Fn() -> String) -> Result<(), ValidationError> {
+        let depth = st.vars.len();
+        let mut loops = 0u32;
+        for (k, item) in st.domain.iter().enumerate() {
+            let at = || format!("{}, domain item {k}", here());
+            match *item {
+                DomainItem::Loop { slot, lo, hi, step } => {
+                    if slot != loops {
                         return Err(ValidationError::Inconsistent {
                             at: at(),
-                            what: format!(
-                                "{} indices for a matrix of {dims} dimensions",
-                                acc.indices.len()
-                            ),
+                            what: format!("loop over slot {slot} where slot {loops} is next"),
                         });
                     }
-                    for &e in &acc.indices {
-                        self.expr(e, depth as u32, &at)?;
+                    for e in [lo, hi, step] {
+                        self.expr(e, loops, &at)?;
                     }
+                    loops += 1;
+                }
+                DomainItem::Guard { cond, .. } => self.expr(cond, loops, &at)?,
+            }
+        }
+        if loops as usize != depth {
+            return Err(ValidationError::Inconsistent {
+                at: here(),
+                what: format!("{loops} loops in the domain for {depth} loop variables"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks the writes and reads of `st` (at `here`): matrices in range,
+    /// one index per dimension, indices bound by the loop variables.
+    fn accesses(&self, st: &Statement, here: &dyn Fn() -> String) -> Result<(), ValidationError> {
+        let p = self.p;
+        let depth = st.vars.len();
+        for (kind, list) in [("write", &st.writes), ("read", &st.reads)] {
+            for (a, acc) in list.iter().enumerate() {
+                let at = || format!("{}, {kind} {a}", here());
+                in_range(at, "matrix", acc.matrix.0, p.matrices.len())?;
+                let dims = p.get_matrix(acc.matrix).map_or(0, |m| m.extents.len());
+                if acc.indices.len() != dims {
+                    return Err(ValidationError::Inconsistent {
+                        at: at(),
+                        what: format!(
+                            "{} indices for a matrix of {dims} dimensions",
+                            acc.indices.len()
+                        ),
+                    });
+                }
+                for &e in &acc.indices {
+                    self.expr(e, depth as u32, &at)?;
                 }
             }
-            let Some(kernel) = kernel else { continue };
-            if st.writes.len() != kernel.results.len() || st.args.len() != kernel.params.len() {
-                return Err(ValidationError::Inconsistent {
-                    at: here(),
-                    what: format!(
-                        "kernel `{}` takes {} arguments and gives {} results, the call has {} \
-                         and {}",
-                        kernel.name,
-                        kernel.params.len(),
-                        kernel.results.len(),
-                        st.args.len(),
-                        st.writes.len()
-                    ),
-                });
-            }
-            let mut next_read = 0u32;
-            for (j, (arg, (_, kind))) in st.args.iter().zip(&kernel.params).enumerate() {
-                let at = || format!("{}, argument {}", here(), j + 1);
-                match (arg, *kind) {
-                    (Arg::Tile(i), ParamKind::Tile) if *i == next_read => next_read += 1,
-                    (Arg::Scalar(e), ParamKind::Int | ParamKind::Real) => {
-                        self.expr(*e, depth as u32, &at)?
-                    }
-                    _ => {
-                        return Err(ValidationError::Inconsistent {
-                            at: at(),
-                            what: format!(
-                                "{} does not fit the kernel's {} parameter (tile \
-                                 arguments name the reads in order, next {next_read})",
-                                match arg {
-                                    Arg::Tile(i) => format!("tile argument (read {i})"),
-                                    Arg::Scalar(_) => "a scalar argument".to_string(),
-                                },
-                                match kind {
-                                    ParamKind::Tile => "tile",
-                                    ParamKind::Int => "int",
-                                    ParamKind::Real => "real",
-                                }
-                            ),
-                        })
-                    }
+        }
+        Ok(())
+    }
+
+    /// Checks the arguments of `st` (at `here`) against `kernel`'s
+    /// parameters: tiles name the reads in order, scalars are bound.
+    fn call_args(
+        &self,
+        st: &Statement,
+        kernel: &KernelDecl,
+        here: &dyn Fn() -> String,
+    ) -> Result<(), ValidationError> {
+        let depth = st.vars.len();
+        if st.writes.len() != kernel.results.len() || st.args.len() != kernel.params.len() {
+            return Err(ValidationError::Inconsistent {
+                at: here(),
+                what: format!(
+                    "kernel `{}` takes {} arguments and gives {} results, the call has {} \
+                     and {}",
+                    kernel.name,
+                    kernel.params.len(),
+                    kernel.results.len(),
+                    st.args.len(),
+                    st.writes.len()
+                ),
+            });
+        }
+        let mut next_read = 0u32;
+        for (j, (arg, (_, kind))) in st.args.iter().zip(&kernel.params).enumerate() {
+            let at = || format!("{}, argument {}", here(), j + 1);
+            match (arg, *kind) {
+                (Arg::Tile(i), ParamKind::Tile) if *i == next_read => next_read += 1,
+                (Arg::Scalar(e), ParamKind::Int | ParamKind::Real) => {
+                    self.expr(*e, depth as u32, &at)?
+                }
+                _ => {
+                    return Err(ValidationError::Inconsistent {
+                        at: at(),
+                        what: format!(
+                            "{} does not fit the kernel's {} parameter (tile \
+                             arguments name the reads in order, next {next_read})",
+                            match arg {
+                                Arg::Tile(i) => format!("tile argument (read {i})"),
+                                Arg::Scalar(_) => "a scalar argument".to_string(),
+                            },
+                            match kind {
+                                ParamKind::Tile => "tile",
+                                ParamKind::Int => "int",
+                                ParamKind::Real => "real",
+                            }
+                        ),
+                    })
                 }
             }
-            if next_read as usize != st.reads.len() {
-                return Err(ValidationError::Inconsistent {
-                    at: here(),
-                    what: format!("{} reads but {next_read} tile arguments", st.reads.len()),
-                });
-            }
+        }
+        if next_read as usize != st.reads.len() {
+            return Err(ValidationError::Inconsistent {
+                at: here(),
+                what: format!("{} reads but {next_read} tile arguments", st.reads.len()),
+            });
         }
         Ok(())
     }
@@ -744,80 +785,100 @@ impl<'a> Validator<'a> {
                     line,
                 } => {
                     let at = || format!("the `if` at line {line}");
-                    let saved = w.domain.len();
-                    for (k, (cond, body)) in branches.iter().enumerate() {
-                        self.expr(*cond, depth, &at)?;
-                        w.nodes += 1;
-                        too_many("loop tree nodes", w.nodes, l.tree_nodes)?;
-                        for (c, _) in branches.iter().take(k) {
-                            w.domain.push(DomainItem::Guard {
-                                cond: *c,
-                                positive: false,
-                            });
-                        }
-                        w.domain.push(DomainItem::Guard {
-                            cond: *cond,
-                            positive: true,
-                        });
-                        too_many(
-                            "domain items of a statement",
-                            w.domain.len(),
-                            l.domain_items,
-                        )?;
-                        self.tree_nodes(body, nesting + 1, w)?;
-                        w.domain.truncate(saved);
-                    }
-                    for (c, _) in branches {
-                        w.domain.push(DomainItem::Guard {
-                            cond: *c,
-                            positive: false,
-                        });
-                    }
-                    too_many(
-                        "domain items of a statement",
-                        w.domain.len(),
-                        l.domain_items,
-                    )?;
-                    self.tree_nodes(else_body, nesting + 1, w)?;
-                    w.domain.truncate(saved);
+                    self.tree_if(branches, else_body, &at, nesting, w)?;
                 }
-                TreeNode::Call(s) => {
-                    let at = || format!("a call in the loop tree (order {})", w.counter);
-                    in_range(at, "statement", s.0, self.p.statements.len())?;
-                    let Some(st) = self.p.get_statement(*s) else {
-                        continue;
-                    };
-                    let here = format!("statement {s} (line {})", st.line);
-                    if w.called.get(s.index()).copied().unwrap_or(true) {
-                        return Err(ValidationError::Inconsistent {
-                            at: here,
-                            what: "the loop tree calls it twice".into(),
-                        });
-                    }
-                    if let Some(c) = w.called.get_mut(s.index()) {
-                        *c = true;
-                    }
-                    if st.domain != w.domain {
-                        return Err(ValidationError::Inconsistent {
-                            at: here,
-                            what: "its domain differs from its loops and guards in the loop tree"
-                                .into(),
-                        });
-                    }
-                    let mut order = w.orders.clone();
-                    order.push(w.counter);
-                    if st.order != order {
-                        return Err(ValidationError::Inconsistent {
-                            at: here,
-                            what: format!(
-                                "order keys ({}) differ from its place in the loop tree ({})",
-                                keys_text(&st.order),
-                                keys_text(&order)
-                            ),
-                        });
-                    }
-                }
+                TreeNode::Call(s) => self.tree_call(*s, w)?,
             }
+        }
+        Ok(())
+    }
+
+    /// Walks the branches of an `if` (at `at`) and its else branch, each
+    /// under the guards that lead to it.
+    fn tree_if(
+        &mut self,
+        branches: &[(ExprRef, Vec<TreeNode>)],
+        else_body: &[TreeNode],
+        at: &dyn Fn() -> String,
+        nesting: usize,
+        w: &mut TreeWalk,
+    ) -> Result<(), ValidationError> {
+        let l = self.limits;
+        let depth = w.orders.len() as u32;
+        let saved = w.domain.len();
+        for (k, (cond, body)) in branches.iter().enumerate() {
+            self.expr(*cond, depth, at)?;
+            w.nodes += 1;
+            too_many("loop tree nodes", w.nodes, l.tree_nodes)?;
+            for (c, _) in branches.iter().take(k) {
+                w.domain.push(DomainItem::Guard {
+                    cond: *c,
+                    positive: false,
+                });
+            }
+            w.domain.push(DomainItem::Guard {
+                cond: *cond,
+                positive: true,
+            });
+            too_many(
+                "domain items of a statement",
+                w.domain.len(),
+                l.domain_items,
+            )?;
+            self.tree_nodes(body, nesting + 1, w)?;
+            w.domain.truncate(saved);
+        }
+        for (c, _) in branches {
+            w.domain.push(DomainItem::Guard {
+                cond: *c,
+                positive: false,
+            });
+        }
+        too_many(
+            "domain items of a statement",
+            w.domain.len(),
+            l.domain_items,
+        )?;
+        self.tree_nodes(else_body, nesting + 1, w)?;
+        w.domain.truncate(saved);
+        Ok(())
+    }
+
+    /// Checks a call of statement `s` in the loop tree: called once, with
+    /// the domain and order keys of its place in the tree.
+    fn tree_call(&self, s: StmtId, w: &mut TreeWalk) -> Result<(), ValidationError> {
+        let at = || format!("a call in the loop tree (order {})", w.counter);
+        in_range(at, "statement", s.0, self.p.statements.len())?;
+        let Some(st) = self.p.get_statement(s) else {
+            return Ok(());
+        };
+        let here = format!("statement {s} (line {})", st.line);
+        if w.called.get(s.index()).copied().unwrap_or(true) {
+            return Err(ValidationError::Inconsistent {
+                at: here,
+                what: "the loop tree calls it twice".into(),
+            });
+        }
+        if let Some(c) = w.called.get_mut(s.index()) {
+            *c = true;
+        }
+        if st.domain != w.domain {
+            return Err(ValidationError::Inconsistent {
+                at: here,
+                what: "its domain differs from its loops and guards in the loop tree".into(),
+            });
+        }
+        let mut order = w.orders.clone();
+        order.push(w.counter);
+        if st.order != order {
+            return Err(ValidationError::Inconsistent {
+                at: here,
+                what: format!(
+                    "order keys ({}) differ from its place in the loop tree ({})",
+                    keys_text(&st.order),
+                    keys_text(&order)
+                ),
+            });
         }
         Ok(())
     }
@@ -893,22 +954,7 @@ impl<'a> Validator<'a> {
     ) -> Result<(), ValidationError> {
         let l = self.limits;
         let depth = st.vars.len() as u32;
-        let bad = |what: String| ValidationError::Inconsistent { at: at(), what };
-        if plan.depth != depth || plan.inputs != dims {
-            return Err(bad(format!(
-                "plan for {} loop variables and {} tile coordinates, the access has {depth} and \
-                 {dims}",
-                plan.depth, plan.inputs
-            )));
-        }
-        if plan.slots > l.plan_slots || plan.slots < depth + dims {
-            return Err(bad(format!(
-                "plan with {} slots (needs {} to {})",
-                plan.slots,
-                depth + dims,
-                l.plan_slots
-            )));
-        }
+        plan_shape(plan, depth, dims, l, at)?;
         too_many("plan steps", plan.steps.len(), l.plan_steps)?;
         let mut known = vec![false; plan.slots as usize];
         for s in known.iter_mut().skip(depth as usize).take(dims as usize) {
@@ -916,96 +962,8 @@ impl<'a> Validator<'a> {
         }
         for (k, step) in plan.steps.iter().enumerate() {
             let here = || format!("{}, plan step {k}", at());
-            let target = |slot: u32| in_range(here, "slot", slot, plan.slots as usize);
-            match step {
-                PlanStep::Set { slot, value } => {
-                    self.expr_known(*value, &known, &here)?;
-                    target(*slot)?;
-                }
-                PlanStep::SetDiv { slot, num, den } => {
-                    self.expr_known(*num, &known, &here)?;
-                    if *den == 0 {
-                        return Err(ValidationError::BadConstant {
-                            at: here(),
-                            what: "the denominator",
-                            value: 0,
-                        });
-                    }
-                    target(*slot)?;
-                }
-                PlanStep::SetLog { slot, value, base } => {
-                    self.expr_known(*value, &known, &here)?;
-                    if *base < 2 {
-                        return Err(ValidationError::BadConstant {
-                            at: here(),
-                            what: "the logarithm's base (at least 2)",
-                            value: *base,
-                        });
-                    }
-                    target(*slot)?;
-                }
-                PlanStep::Check { cond } => self.expr_known(*cond, &known, &here)?,
-                PlanStep::CheckRange { slot, lo, hi } => {
-                    target(*slot)?;
-                    if !known.get(*slot as usize).copied().unwrap_or(false) {
-                        return Err(ValidationError::UnboundSlot {
-                            at: here(),
-                            slot: *slot,
-                        });
-                    }
-                    self.expr_known(*lo, &known, &here)?;
-                    self.expr_known(*hi, &known, &here)?;
-                }
-                PlanStep::Range {
-                    slot,
-                    lo,
-                    hi,
-                    step,
-                    lower,
-                    upper,
-                } => {
-                    // An enumeration runs over one of the statement's own
-                    // loops, so it never enumerates more values than the
-                    // program's loop does.
-                    let own = st.domain.iter().any(|d| {
-                        *d == DomainItem::Loop {
-                            slot: *slot,
-                            lo: *lo,
-                            hi: *hi,
-                            step: *step,
-                        }
-                    });
-                    if !own {
-                        return Err(ValidationError::Inconsistent {
-                            at: here(),
-                            what: format!(
-                                "enumeration of slot {slot} is not over one of the statement's \
-                                 loops"
-                            ),
-                        });
-                    }
-                    for e in [lo, hi, step] {
-                        self.expr_known(*e, &known, &here)?;
-                    }
-                    too_many(
-                        "bounds of an enumeration",
-                        lower.len() + upper.len(),
-                        l.range_bounds,
-                    )?;
-                    for e in lower.iter().chain(upper) {
-                        self.expr_known(*e, &known, &here)?;
-                    }
-                    target(*slot)?;
-                }
-            }
-            let assigned = match step {
-                PlanStep::Set { slot, .. }
-                | PlanStep::SetDiv { slot, .. }
-                | PlanStep::SetLog { slot, .. }
-                | PlanStep::Range { slot, .. } => Some(*slot),
-                PlanStep::Check { .. } | PlanStep::CheckRange { .. } => None,
-            };
-            if let Some(s) = assigned.and_then(|s| known.get_mut(s as usize)) {
+            self.plan_step(plan, st, step, &known, &here)?;
+            if let Some(s) = assigned_slot(step).and_then(|s| known.get_mut(s as usize)) {
                 *s = true;
             }
         }
@@ -1016,6 +974,158 @@ impl<'a> Validator<'a> {
             });
         }
         Ok(())
+    }
+
+    /// Checks one step of `plan` (for `st`, at `here`) given the slots
+    /// `known` before it: its expressions use only known slots, its
+    /// constants are valid and the slot it sets is in range.
+    fn plan_step(
+        &mut self,
+        plan: &Plan,
+        st: &Statement,
+        step: &PlanStep,
+        known: &[bool],
+        here: &dyn Fn() -> String,
+    ) -> Result<(), ValidationError> {
+        let target = |slot: u32| in_range(here, "slot", slot, plan.slots as usize);
+        match step {
+            PlanStep::Set { slot, value } => {
+                self.expr_known(*value, known, here)?;
+                target(*slot)?;
+            }
+            PlanStep::SetDiv { slot, num, den } => {
+                self.expr_known(*num, known, here)?;
+                if *den == 0 {
+                    return Err(ValidationError::BadConstant {
+                        at: here(),
+                        what: "the denominator",
+                        value: 0,
+                    });
+                }
+                target(*slot)?;
+            }
+            PlanStep::SetLog { slot, value, base } => {
+                self.expr_known(*value, known, here)?;
+                if *base < 2 {
+                    return Err(ValidationError::BadConstant {
+                        at: here(),
+                        what: "the logarithm's base (at least 2)",
+                        value: *base,
+                    });
+                }
+                target(*slot)?;
+            }
+            PlanStep::Check { cond } => self.expr_known(*cond, known, here)?,
+            PlanStep::CheckRange { slot, lo, hi } => {
+                target(*slot)?;
+                if !known.get(*slot as usize).copied().unwrap_or(false) {
+                    return Err(ValidationError::UnboundSlot {
+                        at: here(),
+                        slot: *slot,
+                    });
+                }
+                self.expr_known(*lo, known, here)?;
+                self.expr_known(*hi, known, here)?;
+            }
+            PlanStep::Range { slot, .. } => {
+                self.range_step(st, step, known, here)?;
+                target(*slot)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the expressions of an enumeration step (at `here`), which
+    /// must run over one of `st`'s own loops.
+    fn range_step(
+        &mut self,
+        st: &Statement,
+        step: &PlanStep,
+        known: &[bool],
+        here: &dyn Fn() -> String,
+    ) -> Result<(), ValidationError> {
+        let PlanStep::Range {
+            slot,
+            lo,
+            hi,
+            step,
+            lower,
+            upper,
+        } = step
+        else {
+            return Ok(());
+        };
+        // An enumeration runs over one of the statement's own
+        // loops, so it never enumerates more values than the
+        // program's loop does.
+        let own = st.domain.iter().any(|d| {
+            *d == DomainItem::Loop {
+                slot: *slot,
+                lo: *lo,
+                hi: *hi,
+                step: *step,
+            }
+        });
+        if !own {
+            return Err(ValidationError::Inconsistent {
+                at: here(),
+                what: format!(
+                    "enumeration of slot {slot} is not over one of the statement's \
+                     loops"
+                ),
+            });
+        }
+        for e in [lo, hi, step] {
+            self.expr_known(*e, known, here)?;
+        }
+        too_many(
+            "bounds of an enumeration",
+            lower.len() + upper.len(),
+            self.limits.range_bounds,
+        )?;
+        for e in lower.iter().chain(upper) {
+            self.expr_known(*e, known, here)?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks a plan's depth, inputs and slot count against the access's
+/// `depth` loop variables and `dims` tile coordinates (at `at`).
+fn plan_shape(
+    plan: &Plan,
+    depth: u32,
+    dims: u32,
+    l: &Limits,
+    at: &dyn Fn() -> String,
+) -> Result<(), ValidationError> {
+    let bad = |what: String| ValidationError::Inconsistent { at: at(), what };
+    if plan.depth != depth || plan.inputs != dims {
+        return Err(bad(format!(
+            "plan for {} loop variables and {} tile coordinates, the access has {depth} and \
+             {dims}",
+            plan.depth, plan.inputs
+        )));
+    }
+    if plan.slots > l.plan_slots || plan.slots < depth + dims {
+        return Err(bad(format!(
+            "plan with {} slots (needs {} to {})",
+            plan.slots,
+            depth + dims,
+            l.plan_slots
+        )));
+    }
+    Ok(())
+}
+
+/// The slot a plan step sets, if any.
+fn assigned_slot(step: &PlanStep) -> Option<u32> {
+    match step {
+        PlanStep::Set { slot, .. }
+        | PlanStep::SetDiv { slot, .. }
+        | PlanStep::SetLog { slot, .. }
+        | PlanStep::Range { slot, .. } => Some(*slot),
+        PlanStep::Check { .. } | PlanStep::CheckRange { .. } => None,
     }
 }
 
