@@ -3,10 +3,10 @@
 //! not proved, the exhaustive check. The target is under 200 ms each.
 //! Run: `cargo bench -p lpk-compiler --bench lint`.
 
-use compiler::diag::SourceMap;
-use compiler::lint::{lint_program, LintOptions};
-use compiler::pipeline::{compile_source, LintGate};
 use criterion::{criterion_group, criterion_main, Criterion};
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::lint::{lint_program, LintOptions};
+use lpk_compiler::pipeline::{compile_source, LintGate};
 
 fn lint_example(text: &str) -> usize {
     let mut sources = SourceMap::new();
@@ -36,7 +36,7 @@ fn bench(c: &mut Criterion) {
         "trtri",
         "tsqr",
     ] {
-        let text = test_support::read(&format!("examples/{name}.lpk"));
+        let text = lpk_test_support::read(&format!("examples/{name}.lpk"));
         group.bench_function(name, |b| b.iter(|| lint_example(&text)));
     }
     group.finish();

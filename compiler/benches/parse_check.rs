@@ -2,9 +2,9 @@
 //! generated files of 1,000 to 10,000 statements (to show linear growth).
 //! Run: `cargo bench -p lpk-compiler --bench parse_check`.
 
-use compiler::diag::SourceMap;
-use compiler::pipeline::check_source;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::pipeline::check_source;
 
 fn generated(statements: usize) -> String {
     let mut s = String::from(
@@ -28,7 +28,7 @@ fn generated(statements: usize) -> String {
 }
 
 fn bench(c: &mut Criterion) {
-    let examples = test_support::examples();
+    let examples = lpk_test_support::examples();
     let mut group = c.benchmark_group("parse_check/examples");
     for path in &examples {
         let text = std::fs::read_to_string(path).expect("readable");

@@ -4,15 +4,15 @@
 //! order in constant memory).
 //! Run: `cargo bench -p lpk-compiler --bench plans`.
 
-use compiler::diag::SourceMap;
-use compiler::pipeline::{compile_source, LintGate};
 use criterion::{criterion_group, criterion_main, Criterion};
-use model::program::Program;
-use model::query::Engine;
-use model::task::Task;
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::pipeline::{compile_source, LintGate};
+use lpk_model::program::Program;
+use lpk_model::query::Engine;
+use lpk_model::task::Task;
 
 fn cholesky() -> Program {
-    let text = test_support::read("examples/cholesky.lpk");
+    let text = lpk_test_support::read("examples/cholesky.lpk");
     let mut sources = SourceMap::new();
     compile_source(&mut sources, "cholesky.lpk", &text, None, LintGate::Off)
         .expect("program")
@@ -64,7 +64,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     let chol0 = Task {
-        stmt: model::StmtId(0),
+        stmt: lpk_model::StmtId(0),
         vars: vec![0].into(),
     };
     c.bench_function("cholesky_n256/children_chol_0 (255 children)", |b| {
@@ -75,10 +75,10 @@ fn bench(c: &mut Criterion) {
     for n in [64i64, 256] {
         let inst = program.bind(&[("N".to_string(), n)]).expect("binds");
         group.bench_function(format!("n{n}"), |b| {
-            b.iter(|| model::dag::walk(&inst).expect("walk"))
+            b.iter(|| lpk_model::dag::walk(&inst).expect("walk"))
         });
         group.bench_function(format!("sequential_n{n}"), |b| {
-            b.iter(|| model::dag::walk_sequential(&inst).expect("walk"))
+            b.iter(|| lpk_model::dag::walk_sequential(&inst).expect("walk"))
         });
     }
     group.finish();

@@ -4,8 +4,8 @@
 //! `cargo run --release -p lpk-compiler --example walk -- examples/cholesky.lpk N=1024 [sequential|counters]`
 #![allow(clippy::print_stdout)]
 
-use compiler::diag::SourceMap;
-use compiler::pipeline::{compile_source, LintGate};
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::pipeline::{compile_source, LintGate};
 use std::time::Instant;
 
 fn main() -> Result<(), String> {
@@ -27,7 +27,7 @@ fn main() -> Result<(), String> {
     let start = Instant::now();
     match rest.first().map(String::as_str).unwrap_or("sequential") {
         "sequential" => {
-            let s = model::dag::walk_sequential(&inst).map_err(|e| e.to_string())?;
+            let s = lpk_model::dag::walk_sequential(&inst).map_err(|e| e.to_string())?;
             let t = start.elapsed().as_secs_f64();
             println!(
                 "sequential walk: {} tasks, {} edges, {} roots in {t:.3} s ({:.0} ns/task)",
@@ -38,7 +38,7 @@ fn main() -> Result<(), String> {
             );
         }
         "counters" => {
-            let s = model::dag::walk(&inst).map_err(|e| e.to_string())?;
+            let s = lpk_model::dag::walk(&inst).map_err(|e| e.to_string())?;
             let t = start.elapsed().as_secs_f64();
             println!(
                 "counter walk: {} tasks, {} edges, {} roots, at most {} waiting, in {t:.3} s",

@@ -5,7 +5,7 @@
 use crate::diag::{Diagnostic, IntoDiagnostic, Severity, SourceMap};
 use crate::front::hir::Module;
 use crate::plan::lower::LowerError;
-use grammar::ast::FileId;
+use lpk_grammar::ast::FileId;
 
 /// The result of checking one source file.
 pub struct Checked {
@@ -35,7 +35,7 @@ impl Checked {
 /// well-formed statements.
 pub fn check_source(sources: &mut SourceMap, name: &str, text: &str) -> Checked {
     let file = sources.add(name, text);
-    let parsed = grammar::parse(text, file);
+    let parsed = lpk_grammar::parse(text, file);
     if !parsed.errors.is_empty() {
         return Checked {
             file,
@@ -109,7 +109,7 @@ pub fn try_compile_program(
     module: &crate::front::hir::Module,
     program: &crate::front::hir::ProgramDef,
     sources: &SourceMap,
-) -> Result<model::program::Program, LowerError> {
+) -> Result<lpk_model::program::Program, LowerError> {
     let lowered = crate::plan::lower::lower(module, program, sources)?;
     Ok(crate::plan::solve::solve(lowered))
 }
@@ -125,7 +125,7 @@ pub fn compile_program(
     module: &crate::front::hir::Module,
     program: &crate::front::hir::ProgramDef,
     sources: &SourceMap,
-) -> model::program::Program {
+) -> lpk_model::program::Program {
     match try_compile_program(module, program, sources) {
         Ok(p) => p,
         Err(e) => panic!("{e}"),
@@ -158,9 +158,9 @@ pub struct Compiled {
     /// The index of the chosen program in `checked.module.programs`.
     pub program_index: usize,
     /// The lowered program with its dependence plans.
-    pub program: model::program::Program,
+    pub program: lpk_model::program::Program,
     /// With [`LintGate::DenyErrors`]: how each rule stood (no errors).
-    pub lint: Option<model::artifact::LintRecord>,
+    pub lint: Option<lpk_model::artifact::LintRecord>,
 }
 
 impl Compiled {

@@ -15,9 +15,9 @@
 //! Run from the repository root:
 //! `cargo run --release --manifest-path fuzz/Cargo.toml --example make_seeds`
 
-use compiler::diag::SourceMap;
-use compiler::pipeline::{compile_source, LintGate};
-use model::artifact::{self, Artifact, SourceInfo};
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::pipeline::{compile_source, LintGate};
+use lpk_model::artifact::{self, Artifact, SourceInfo};
 use std::path::Path;
 
 /// A `.npy` file: preamble (version `major`), the dict padded with spaces

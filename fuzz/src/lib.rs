@@ -9,18 +9,18 @@
 //! unbounded memory. A target panics (with a message saying which
 //! property broke) only when a property that must hold does not.
 
-use compiler::diag::SourceMap;
-use compiler::explore::query::{parse_command, AnswerFormat, Answerer};
-use compiler::explore::repl::Session;
-use compiler::front::hir;
-use compiler::lint::{lint_program, LintOptions};
-use compiler::pipeline::{check_source, compile_source, try_compile_program, LintGate};
-use grammar::ast::FileId;
-use model::artifact::{self, Artifact, SourceInfo};
-use model::program::{Instance, Program, TreeNode};
-use model::task::Task;
-use runtime::kernels::Tile;
-use runtime::npy::{self, ReadLimit};
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::explore::query::{parse_command, AnswerFormat, Answerer};
+use lpk_compiler::explore::repl::Session;
+use lpk_compiler::front::hir;
+use lpk_compiler::lint::{lint_program, LintOptions};
+use lpk_compiler::pipeline::{check_source, compile_source, try_compile_program, LintGate};
+use lpk_grammar::ast::FileId;
+use lpk_model::artifact::{self, Artifact, SourceInfo};
+use lpk_model::program::{Instance, Program, TreeNode};
+use lpk_model::task::Task;
+use lpk_runtime::kernels::Tile;
+use lpk_runtime::npy::{self, ReadLimit};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -47,7 +47,7 @@ fn text(data: &[u8]) -> std::borrow::Cow<'_, str> {
 /// source there), and the errors come in source order.
 pub fn parse(data: &[u8]) {
     let src = text(data);
-    let parsed = grammar::parse(&src, FileId(0));
+    let parsed = lpk_grammar::parse(&src, FileId(0));
     let mut last = 0;
     for e in &parsed.errors {
         let span = e.span();
@@ -107,7 +107,7 @@ pub fn check(data: &[u8]) {
         }
         Err(e) => {
             let _ = e.to_string();
-            if let compiler::pipeline::CompileError::Diagnostics(d) = &e {
+            if let lpk_compiler::pipeline::CompileError::Diagnostics(d) = &e {
                 let _ = sources2.render_plain(d);
             }
         }
@@ -222,10 +222,10 @@ pub fn fmt_roundtrip(data: &[u8]) {
         return;
     }
     let src = text(data);
-    let Ok(once) = grammar::fmt::format_source(&src) else {
+    let Ok(once) = lpk_grammar::fmt::format_source(&src) else {
         return;
     };
-    let twice = match grammar::fmt::format_source(&once) {
+    let twice = match lpk_grammar::fmt::format_source(&once) {
         Ok(t) => t,
         Err(e) => panic!(
             "the formatted source does not parse: {:?}\n--- formatted:\n{once}",
@@ -286,7 +286,7 @@ pub fn lint(data: &[u8]) {
         );
         let _ = sources.render_plain(&report.diagnostics);
         let _ = sources.to_json(&report.diagnostics);
-        let _ = compiler::lint::rule_check(report);
+        let _ = lpk_compiler::lint::rule_check(report);
     }
 }
 
@@ -337,18 +337,18 @@ fn compare_with_oracle(inst: &Instance<'_>, params: &[i64]) {
         Ok(c) if c.total() <= PLANS_MAX_TASKS as u64 => {}
         _ => return,
     }
-    let Ok((oracle, violations)) = model::dag::expand(inst, PLANS_MAX_TASKS) else {
+    let Ok((oracle, violations)) = lpk_model::dag::expand(inst, PLANS_MAX_TASKS) else {
         return;
     };
     if !violations.is_empty() {
         return;
     }
     let at = format!("{} at {params:?}", p.name);
-    let planned = match model::dag::from_plans(inst, PLANS_MAX_TASKS) {
+    let planned = match lpk_model::dag::from_plans(inst, PLANS_MAX_TASKS) {
         Ok(d) => d,
         // A plan may give up within its work budget; that is an error
         // the caller sees, not a wrong answer.
-        Err(model::dag::ExpandError::Query(_)) => return,
+        Err(lpk_model::dag::ExpandError::Query(_)) => return,
         Err(e) => panic!("{at}: the plans fail where the expansion does not: {e}"),
     };
     assert!(
@@ -358,7 +358,7 @@ fn compare_with_oracle(inst: &Instance<'_>, params: &[i64]) {
         oracle.tasks.len()
     );
     if planned.edges != oracle.edges {
-        let show = |e: &model::dag::Edge| {
+        let show = |e: &lpk_model::dag::Edge| {
             format!(
                 "{} -> {} via {}",
                 p.task_name(&oracle.tasks[e.from]),
@@ -382,11 +382,11 @@ fn compare_with_oracle(inst: &Instance<'_>, params: &[i64]) {
             .collect();
         panic!("{at}: the plans' edges differ from the expansion's\nmissing: {missing:?}\nextra: {extra:?}");
     }
-    let mut into: Vec<Vec<(Task, model::task::TileRef)>> = vec![Vec::new(); oracle.tasks.len()];
+    let mut into: Vec<Vec<(Task, lpk_model::task::TileRef)>> = vec![Vec::new(); oracle.tasks.len()];
     for e in &oracle.edges {
         into[e.to].push((oracle.tasks[e.from].clone(), e.tile.clone()));
     }
-    let mut engine = model::query::Engine::new(inst);
+    let mut engine = lpk_model::query::Engine::new(inst);
     for (t, want) in oracle.tasks.iter().zip(&mut into).take(MAX_NEIGHBOUR_TASKS) {
         want.sort_by(|a, b| p.sequential_cmp(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
         let Ok(got) = engine.parents(t) else { continue };
@@ -428,7 +428,7 @@ fn exercise_instance(inst: &Instance<'_>) {
             ControlFlow::Continue(())
         }
     });
-    let mut engine = model::query::Engine::new(inst);
+    let mut engine = lpk_model::query::Engine::new(inst);
     engine.budget = QUERY_BUDGET;
     for t in tasks.iter().take(MAX_NEIGHBOUR_TASKS) {
         let _ = p.task_name(t).to_string();
@@ -451,8 +451,8 @@ fn exercise_instance(inst: &Instance<'_>) {
         && tasks.len() < MAX_QUERY_TASKS
         && counts.is_ok_and(|c| c.total() < MAX_QUERY_TASKS as u64);
     if small {
-        let _ = model::dag::from_plans(inst, MAX_QUERY_TASKS);
-        let _ = model::dag::expand(inst, MAX_QUERY_TASKS);
+        let _ = lpk_model::dag::from_plans(inst, MAX_QUERY_TASKS);
+        let _ = lpk_model::dag::expand(inst, MAX_QUERY_TASKS);
     }
 }
 
@@ -813,7 +813,7 @@ pub fn query(data: &[u8]) {
 /// back to what parses the same: ids through `task_id`/`tile_id`, the
 /// manifest through `Manifest::to_json`, the record through its `fields`.
 pub fn records(data: &[u8]) {
-    use cluster::ids::{parse_task, parse_tile, task_id, tile_id};
+    use lpk_cluster::ids::{parse_task, parse_tile, task_id, tile_id};
     let text = String::from_utf8_lossy(data);
     for line in text.lines().take(64) {
         if let Ok(t) = parse_task(line) {
@@ -825,17 +825,17 @@ pub fn records(data: &[u8]) {
                 .expect("a tile id printed from a tile parses");
             assert_eq!(again, t, "tile id round trip of {line:?}");
         }
-        if let Some(t) = cluster::markers::parse_marker(line) {
-            let key = cluster::markers::marker_key(&t);
+        if let Some(t) = lpk_cluster::markers::parse_marker(line) {
+            let key = lpk_cluster::markers::marker_key(&t);
             assert_eq!(
-                cluster::markers::parse_marker(&key),
+                lpk_cluster::markers::parse_marker(&key),
                 Some(t),
                 "marker key {key}"
             );
         }
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(line) {
             if let Some(Ok(t)) = v["task"].as_str().map(parse_task) {
-                let back = cluster::markers::marker_line(&t, "w", 1);
+                let back = lpk_cluster::markers::marker_line(&t, "w", 1);
                 let v2: serde_json::Value =
                     serde_json::from_str(back.trim_end()).expect("a marker line is JSON");
                 let parsed = v2["task"].as_str().and_then(|s| parse_task(s).ok());
@@ -843,8 +843,8 @@ pub fn records(data: &[u8]) {
             }
         }
     }
-    if let Ok(m) = cluster::manifest::Manifest::parse("r-1", data) {
-        let again = cluster::manifest::Manifest::parse("r-1", m.to_json().as_bytes())
+    if let Ok(m) = lpk_cluster::manifest::Manifest::parse("r-1", data) {
+        let again = lpk_cluster::manifest::Manifest::parse("r-1", m.to_json().as_bytes())
             .expect("a manifest written from a parsed one parses");
         assert_eq!(again, m, "manifest round trip");
     }
@@ -854,13 +854,13 @@ pub fn records(data: &[u8]) {
         let field = String::from_utf8_lossy(&line[..at]).into_owned();
         map.insert(field, line.get(at + 1..).unwrap_or_default().to_vec());
     }
-    if let Ok(rec) = cluster::record::RunRecord::from_map("r-1", &map) {
+    if let Ok(rec) = lpk_cluster::record::RunRecord::from_map("r-1", &map) {
         let fields: std::collections::HashMap<String, Vec<u8>> = rec
             .fields()
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect();
-        let again = cluster::record::RunRecord::from_map("r-1", &fields)
+        let again = lpk_cluster::record::RunRecord::from_map("r-1", &fields)
             .expect("a record written from a parsed one parses");
         assert_eq!(again.fields(), rec.fields(), "run record round trip");
         let _ = rec.load_program();

@@ -3,14 +3,14 @@
 //! json` do it. Workers are `lpkc worker --redis URL` processes.
 
 use crate::{json_to_py, BindError, LpkError};
-use cluster::conn::Redis;
-use cluster::record::Kernels;
-use cluster::ClusterError;
-use model::program::{Program, Role};
+use lpk_cluster::conn::Redis;
+use lpk_cluster::record::Kernels;
+use lpk_cluster::ClusterError;
+use lpk_model::program::{Program, Role};
+use lpk_runtime::dense::InputSpec;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use runtime::dense::InputSpec;
 use std::collections::BTreeMap;
 
 /// A back-end error as a Python exception: a bad URL or run id is a
@@ -21,7 +21,7 @@ fn error(e: ClusterError) -> PyErr {
             PyValueError::new_err(e.to_string())
         }
         ClusterError::Job(j) => match *j {
-            runtime::job::JobError::Bind { error, .. } => BindError::new_err(error.to_string()),
+            lpk_runtime::job::JobError::Bind { error, .. } => BindError::new_err(error.to_string()),
             other => PyValueError::new_err(other.to_string()),
         },
         ClusterError::Refused(m) => PyValueError::new_err(m),
@@ -63,15 +63,16 @@ pub fn submit(
         .ok()
         .filter(|&b| b >= 1)
         .ok_or_else(|| PyValueError::new_err(format!("block must be at least 1, found {block}")))?;
-    let tmp = std::env::temp_dir().join(format!("lpk-submit-{}", cluster::submit::new_run_id()));
+    let tmp =
+        std::env::temp_dir().join(format!("lpk-submit-{}", lpk_cluster::submit::new_run_id()));
     let result = (|| -> PyResult<String> {
         let specs = input_specs(py, &prog, inputs, &tmp)?;
         let name = format!("{}.lpk", prog.name);
         py.allow_threads(|| {
             let mut conn = Redis::open(redis).map_err(error)?;
-            cluster::submit::submit(
+            lpk_cluster::submit::submit(
                 &mut conn,
-                &cluster::submit::Submission {
+                &lpk_cluster::submit::Submission {
                     program: &prog,
                     file: &name,
                     params: &given,
@@ -82,7 +83,7 @@ pub fn submit(
                     kernels: Kernels::Standard,
                     max_expiries,
                     keep_intermediates,
-                    limits: cluster::record::RunLimits {
+                    limits: lpk_cluster::record::RunLimits {
                         max_tasks,
                         max_store_bytes,
                     },
@@ -127,16 +128,16 @@ pub fn status(
     limit: usize,
     blocked: bool,
 ) -> PyResult<PyObject> {
-    let Some(lease) = cluster::worker::seconds(lease) else {
+    let Some(lease) = lpk_cluster::worker::seconds(lease) else {
         return Err(PyValueError::new_err(format!(
             "lease must be a number of seconds above 0 and at most {} (a year), found {lease}",
-            cluster::worker::MAX_SECONDS
+            lpk_cluster::worker::MAX_SECONDS
         )));
     };
     let value = py.allow_threads(|| {
         let mut conn = Redis::open(redis).map_err(error)?;
-        cluster::status::status(&mut conn, run, lease, limit, blocked)
-            .map(|s| cluster::status::to_json(&s, true))
+        lpk_cluster::status::status(&mut conn, run, lease, limit, blocked)
+            .map(|s| lpk_cluster::status::to_json(&s, true))
             .map_err(error)
     })?;
     json_to_py(py, &value)

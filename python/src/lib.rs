@@ -12,11 +12,11 @@ mod distributed;
 mod objects;
 mod run;
 
-use compiler::diag::{Diagnostic as RustDiagnostic, SourceMap};
-use compiler::explore::limit::TaskLimit;
-use compiler::pipeline::{compile_source, CompileError as RustCompileError, LintGate};
-use model::artifact::{self, Artifact, SourceInfo};
-use model::program::Program;
+use lpk_compiler::diag::{Diagnostic as RustDiagnostic, SourceMap};
+use lpk_compiler::explore::limit::TaskLimit;
+use lpk_compiler::pipeline::{compile_source, CompileError as RustCompileError, LintGate};
+use lpk_model::artifact::{self, Artifact, SourceInfo};
+use lpk_model::program::Program;
 use objects::{PyTask, PyTile};
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -213,7 +213,7 @@ fn compile_text(
             sources.render_plain(&d),
             diagnostics_of(&sources, &d),
         )),
-        Err(RustCompileError::Select(e @ compiler::pipeline::SelectError::NoProgram)) => {
+        Err(RustCompileError::Select(e @ lpk_compiler::pipeline::SelectError::NoProgram)) => {
             Err(compile_error(py, format!("error: {e}"), Vec::new()))
         }
         Err(RustCompileError::Select(e)) => Err(PyValueError::new_err(e.to_string())),
@@ -269,7 +269,7 @@ fn load(py: Python<'_>, path: std::path::PathBuf, program: Option<&str>) -> PyRe
     };
     if artifact::looks_like_artifact(&bytes) {
         let loaded = artifact::decode(&bytes).map_err(|e| {
-            let code: compiler::diag::Code = (&e).into();
+            let code: lpk_compiler::diag::Code = (&e).into();
             let d = PyDiagnostic {
                 code: code.as_str().to_string(),
                 severity: "error".into(),
@@ -386,9 +386,10 @@ fn rule_verdict(program: &Program, source: &Source) -> Result<(), (String, Vec<P
                 program: program.clone(),
                 lint: None,
             };
-            let opts = compiler::lint::LintOptions::default();
-            let report = compiler::lint::artifact::lint_artifact(&art, &mut sources, &opts, None);
-            compiler::lint::rule_check(report).errors
+            let opts = lpk_compiler::lint::LintOptions::default();
+            let report =
+                lpk_compiler::lint::artifact::lint_artifact(&art, &mut sources, &opts, None);
+            lpk_compiler::lint::rule_check(report).errors
         }
     };
     if errors.is_empty() {
@@ -422,13 +423,13 @@ impl PyProgram {
     /// The input matrices' names, in declaration order.
     #[getter]
     fn inputs(&self) -> Vec<String> {
-        self.matrices_of(model::program::Role::Input)
+        self.matrices_of(lpk_model::program::Role::Input)
     }
 
     /// The output matrices' names, in declaration order.
     #[getter]
     fn outputs(&self) -> Vec<String> {
-        self.matrices_of(model::program::Role::Output)
+        self.matrices_of(lpk_model::program::Role::Output)
     }
 
     /// The warnings of compiling the source (empty for an artifact).
@@ -473,7 +474,7 @@ impl PyProgram {
             ));
         };
         let given = params_of(params)?;
-        let mut opts = compiler::lint::LintOptions::default();
+        let mut opts = lpk_compiler::lint::LintOptions::default();
         if let Some(b) = bound {
             if b < 0 {
                 return Err(PyValueError::new_err("bound must be at least 0"));
@@ -493,7 +494,7 @@ impl PyProgram {
             } else {
                 Some(compiled.program.bind(&given).map_err(|e| e.to_string())?)
             };
-            let report = compiler::lint::lint_program(
+            let report = lpk_compiler::lint::lint_program(
                 &compiled.checked.module,
                 hir,
                 &compiled.program,
@@ -503,7 +504,7 @@ impl PyProgram {
             );
             let mut diagnostics = compiled.checked.diagnostics.clone();
             diagnostics.extend(report.diagnostics);
-            compiler::pipeline::sort_by_position(&mut diagnostics);
+            lpk_compiler::pipeline::sort_by_position(&mut diagnostics);
             let mut value = sources.to_json(&diagnostics);
             let rules: Vec<serde_json::Value> = report
                 .summary
@@ -566,7 +567,7 @@ impl PyProgram {
     /// The program-level graph (statements and their dependence relations)
     /// in Graphviz DOT, as ``lpkc dot FILE`` prints it.
     fn to_dot(&self) -> String {
-        compiler::explore::dot::program_dot(&self.program)
+        lpk_compiler::explore::dot::program_dot(&self.program)
     }
 
     fn __repr__(&self) -> String {
@@ -584,7 +585,7 @@ impl PyProgram {
 }
 
 impl PyProgram {
-    fn matrices_of(&self, role: model::program::Role) -> Vec<String> {
+    fn matrices_of(&self, role: lpk_model::program::Role) -> Vec<String> {
         self.program
             .matrices
             .iter()
@@ -603,7 +604,7 @@ pub(crate) fn json_to_py(py: Python<'_>, value: &serde_json::Value) -> PyResult<
 }
 
 /// Refuses an instance above `max` tasks, counted first.
-pub(crate) fn check_limit(inst: &model::program::Instance<'_>, max: u64) -> PyResult<u64> {
+pub(crate) fn check_limit(inst: &lpk_model::program::Instance<'_>, max: u64) -> PyResult<u64> {
     TaskLimit {
         max,
         flag: "max_tasks=",

@@ -5,10 +5,10 @@
 //! tasks` works.
 
 use crate::{check_limit, json_to_py, BindError, PyProgram, QueryError, DEFAULT_MAX_TASKS};
-use compiler::explore::query::{parse_task, parse_tile};
-use model::program::{Instance, Program};
-use model::query::Engine;
-use model::task::{Task, TileRef};
+use lpk_compiler::explore::query::{parse_task, parse_tile};
+use lpk_model::program::{Instance, Program};
+use lpk_model::query::Engine;
+use lpk_model::task::{Task, TileRef};
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -144,7 +144,7 @@ impl PyTask {
         self.program.task_name(&self.task).to_string()
     }
 
-    fn stmt_decl(&self) -> Option<&model::program::Statement> {
+    fn stmt_decl(&self) -> Option<&lpk_model::program::Statement> {
         self.program.get_statement(self.task.stmt)
     }
 }
@@ -551,7 +551,7 @@ impl PyInstance {
         }
         let inst = self.instance();
         let value = py.allow_threads(|| -> Result<serde_json::Value, String> {
-            use compiler::explore::stats::{
+            use lpk_compiler::explore::stats::{
                 analyse, counts, counts_json, stats_json, StatsOptions,
             };
             let c = counts(&inst, block).map_err(|e| e.to_string())?;
@@ -575,9 +575,9 @@ impl PyInstance {
     #[pyo3(signature = (max_tasks=DEFAULT_MAX_TASKS))]
     fn dag(&self, py: Python<'_>, max_tasks: u64) -> PyResult<PyDag> {
         let inst = self.instance();
-        let dag = py.allow_threads(|| -> PyResult<model::dag::Dag> {
+        let dag = py.allow_threads(|| -> PyResult<lpk_model::dag::Dag> {
             check_limit(&inst, max_tasks)?;
-            model::dag::from_plans(&inst, usize::try_from(max_tasks).unwrap_or(usize::MAX))
+            lpk_model::dag::from_plans(&inst, usize::try_from(max_tasks).unwrap_or(usize::MAX))
                 .map_err(|e| crate::LpkError::new_err(e.to_string()))
         })?;
         let tasks = dag
@@ -601,9 +601,9 @@ impl PyInstance {
         py.allow_threads(|| {
             check_limit(&inst, max_tasks)?;
             let dag =
-                model::dag::from_plans(&inst, usize::try_from(max_tasks).unwrap_or(usize::MAX))
+                lpk_model::dag::from_plans(&inst, usize::try_from(max_tasks).unwrap_or(usize::MAX))
                     .map_err(|e| crate::LpkError::new_err(e.to_string()))?;
-            compiler::explore::dot::expanded_dot(&inst, &dag, cluster.as_deref())
+            lpk_compiler::explore::dot::expanded_dot(&inst, &dag, cluster.as_deref())
                 .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
         })
     }

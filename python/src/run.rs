@@ -11,8 +11,13 @@
 use crate::objects::PyInstance;
 use crate::{json_to_py, params_of, BindError, PyProgram, PyTile, RunError};
 use faer::{MatMut, MatRef};
-use model::program::{Program, Role};
-use model::MatrixId;
+use lpk_model::program::{Program, Role};
+use lpk_model::MatrixId;
+use lpk_runtime::dense::{AssembleError, InputSpec};
+use lpk_runtime::exec::{self, ExecConfig, ExecError, Progress, TileError, TileSink};
+use lpk_runtime::job::{Input, InputSource};
+use lpk_runtime::kernels::{Registry, Tile};
+use lpk_runtime::pipeline::{self, PrepareError, TilesOf};
 use numpy::{
     PyArray1, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArray,
     PyUntypedArrayMethods,
@@ -20,11 +25,6 @@ use numpy::{
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use runtime::dense::{AssembleError, InputSpec};
-use runtime::exec::{self, ExecConfig, ExecError, Progress, TileError, TileSink};
-use runtime::job::{Input, InputSource};
-use runtime::kernels::{Registry, Tile};
-use runtime::pipeline::{self, PrepareError, TilesOf};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -87,7 +87,7 @@ enum Out {
     },
     /// Tiles that form no grid: each tile, row-major.
     Tiles {
-        tiles: Vec<(runtime::kernels::Tile, Vec<i64>)>,
+        tiles: Vec<(lpk_runtime::kernels::Tile, Vec<i64>)>,
     },
 }
 
@@ -208,12 +208,12 @@ fn execute(
 /// The residual of `verify=True` on the inputs and the outputs as
 /// returned.
 fn residual(
-    inst: &model::program::Instance<'_>,
+    inst: &lpk_model::program::Instance<'_>,
     inputs: &BTreeMap<u32, Input<'_>>,
     placed: &BTreeMap<u32, Placed>,
     assembled: &BTreeMap<u32, Result<Tile, AssembleError>>,
     collected: &BTreeMap<u32, TilesOf>,
-) -> PyResult<runtime::verify::Residual> {
+) -> PyResult<lpk_runtime::verify::Residual> {
     let mut dense_inputs = BTreeMap::new();
     for (&m, d) in inputs {
         let dense = d.dense().map_err(|e| RunError::new_err(e.to_string()))?;
@@ -234,10 +234,10 @@ fn residual(
 
 /// The run's report, as `lpkc run --format json` gives it.
 fn report_json(
-    inst: &model::program::Instance<'_>,
+    inst: &lpk_model::program::Instance<'_>,
     block: usize,
     report: &exec::RunReport,
-    residual: Option<&runtime::verify::Residual>,
+    residual: Option<&lpk_runtime::verify::Residual>,
 ) -> serde_json::Value {
     let mut value = pipeline::report_json(inst, block, report);
     if let Some(r) = residual {
@@ -516,7 +516,7 @@ fn input_data<'a>(
                 }
             }
             Given::Spec(InputSpec::File(path)) => Input::File(
-                runtime::npy::NpyTiles::open(path)
+                lpk_runtime::npy::NpyTiles::open(path)
                     .map_err(|e| PyValueError::new_err(format!("input `{name}`: {e}")))?,
             ),
             Given::Spec(spec) => {
@@ -585,7 +585,7 @@ fn outputs_to_py<'py>(
                     .map_or(MatrixId(0), |(id, _)| id);
                 let d = PyDict::new(py);
                 for (t, index) in tiles {
-                    let tile = model::task::TileRef { matrix, index };
+                    let tile = lpk_model::task::TileRef { matrix, index };
                     let key = Py::new(
                         py,
                         PyTile {

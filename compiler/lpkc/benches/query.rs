@@ -10,8 +10,8 @@
 //! start-up (compiling the program) is measured with no query and
 //! subtracted. Run with `cargo bench -p lpkc --bench query`.
 
-use compiler::diag::SourceMap;
-use compiler::pipeline::{compile_source, LintGate};
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::pipeline::{compile_source, LintGate};
 use std::io::{Read, Write};
 use std::ops::ControlFlow;
 use std::process::{Command, Stdio};
@@ -23,7 +23,7 @@ const RUNS: usize = 3;
 
 /// The `children TASK` lines of every `step`-th task accepted by `keep`.
 fn queries(keep: &dyn Fn(&str) -> bool) -> String {
-    let root = test_support::workspace_root();
+    let root = lpk_test_support::workspace_root();
     let path = root.join("examples/cholesky.lpk");
     let text = std::fs::read_to_string(&path).expect("the example exists");
     let mut sources = SourceMap::new();
@@ -57,7 +57,7 @@ fn queries(keep: &dyn Fn(&str) -> bool) -> String {
 fn run(input: &str) -> (Duration, usize) {
     let start = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_lpkc"))
-        .current_dir(test_support::workspace_root())
+        .current_dir(lpk_test_support::workspace_root())
         .args([
             "query",
             "examples/cholesky.lpk",

@@ -45,13 +45,13 @@ pub(crate) struct InstanceArgs {
 }
 
 /// Parses a number of seconds for `--lease`, `--idle` and the like:
-/// above 0 and at most a year (`cluster::worker::seconds`).
+/// above 0 and at most a year (`lpk_cluster::worker::seconds`).
 pub(crate) fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(v) if cluster::worker::seconds(v).is_some() => Ok(v),
+        Ok(v) if lpk_cluster::worker::seconds(v).is_some() => Ok(v),
         _ => Err(format!(
             "`{s}` is not a number of seconds above 0 and at most {} (a year)",
-            cluster::worker::MAX_SECONDS
+            lpk_cluster::worker::MAX_SECONDS
         )),
     }
 }

@@ -3,11 +3,11 @@
 //! bar, and showing a run's status as text or JSON.
 
 use crate::error::CliError;
-use cluster::conn::Redis;
-use cluster::record::{RunRecord, RunState};
-use cluster::status::{status, ShownTask, Status};
-use cluster::ClusterError;
-use model::program::Program;
+use lpk_cluster::conn::Redis;
+use lpk_cluster::record::{RunRecord, RunState};
+use lpk_cluster::status::{status, ShownTask, Status};
+use lpk_cluster::ClusterError;
+use lpk_model::program::Program;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
@@ -24,24 +24,24 @@ pub(crate) fn error(e: ClusterError) -> CliError {
 /// parameters that make no instance are reported as any failed binding.
 pub(crate) fn submit(
     redis: &mut Redis,
-    submission: &cluster::submit::Submission<'_>,
+    submission: &lpk_cluster::submit::Submission<'_>,
     quiet: bool,
-) -> Result<cluster::submit::Submitted, CliError> {
-    let submitted = cluster::submit::submit(redis, submission, &mut |m| {
+) -> Result<lpk_cluster::submit::Submitted, CliError> {
+    let submitted = lpk_cluster::submit::submit(redis, submission, &mut |m| {
         if !quiet {
             eprintln!("{m}");
         }
     });
     match submitted {
         Ok(s) => Ok(s),
-        Err(ClusterError::Job(e)) => match *e {
-            runtime::job::JobError::Bind { error, params } => Err(crate::error::bind_failure(
-                submission.program,
-                error,
-                &params,
-            )),
-            other => Err(CliError::Input(other.to_string())),
-        },
+        Err(ClusterError::Job(e)) => {
+            match *e {
+                lpk_runtime::job::JobError::Bind { error, params } => Err(
+                    crate::error::bind_failure(submission.program, error, &params),
+                ),
+                other => Err(CliError::Input(other.to_string())),
+            }
+        }
         Err(e) => Err(error(e)),
     }
 }
@@ -63,7 +63,7 @@ pub(crate) fn task_text(program: &Program, t: &ShownTask) -> String {
 
 /// The status object of the JSON contract (`docs/cli.md`).
 pub(crate) fn status_json(s: &Status) -> serde_json::Value {
-    cluster::status::to_json(s, false)
+    lpk_cluster::status::to_json(s, false)
 }
 
 /// The status as lines of text.
@@ -225,7 +225,7 @@ pub(crate) fn parse_autoscale(text: &str) -> Result<Autoscale, String> {
                 idle = v
                     .parse::<f64>()
                     .ok()
-                    .filter(|&x| cluster::worker::seconds(x).is_some())
+                    .filter(|&x| lpk_cluster::worker::seconds(x).is_some())
             }
             other => {
                 return Err(format!(
@@ -289,7 +289,7 @@ const MALLOC_ENV: [(&str, &str); 2] = [
 /// its recent tiles already, and a second copy in each worker only costs
 /// fresh memory), else the worker's default.
 pub(crate) fn local_cache_mb(store: &str) -> Option<u64> {
-    let local = !runtime::store::has_url_scheme(store) || store.starts_with("file:");
+    let local = !lpk_runtime::store::has_url_scheme(store) || store.starts_with("file:");
     local.then_some(0)
 }
 
@@ -309,10 +309,10 @@ impl Workers {
         }
         // The password, if the URL has one, goes in the worker's
         // environment: a command line is visible to every user in `ps`.
-        let (url, password) = cluster::conn::split_password(&self.redis);
+        let (url, password) = lpk_cluster::conn::split_password(&self.redis);
         let child = std::process::Command::new(&self.exe)
             .args(["worker", "--redis", &url, "--quiet"])
-            .envs(password.map(|p| (cluster::conn::PASSWORD_ENV, p)))
+            .envs(password.map(|p| (lpk_cluster::conn::PASSWORD_ENV, p)))
             .args(
                 self.cache_mb
                     .map(|mb| vec!["--cache-mb".to_string(), mb.to_string()])
@@ -332,7 +332,7 @@ impl Workers {
             ])
             .args([
                 "--name",
-                &format!("{}-local{k}", cluster::worker::default_name()),
+                &format!("{}-local{k}", lpk_cluster::worker::default_name()),
             ])
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())

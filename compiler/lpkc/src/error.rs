@@ -3,7 +3,7 @@
 //! docs/cli.md on stdout with `--format json`) and maps it to the exit code
 //! in one place ([`CliError::exit_code`]).
 
-use model::program::BindError;
+use lpk_model::program::BindError;
 
 /// Why a command failed.
 #[derive(Debug)]
@@ -72,7 +72,7 @@ impl BindFailure {
 /// that of any command: at the `require` (or declaration) it breaks, with
 /// the values each parameter got.
 pub(crate) fn bind_failure(
-    program: &model::program::Program,
+    program: &lpk_model::program::Program,
     error: BindError,
     params: &[(String, i64)],
 ) -> CliError {

@@ -2,8 +2,8 @@
 //! commands that run a program (`run`, `submit`).
 
 use crate::error::CliError;
-use model::program::{Program, Role};
-use runtime::dense::InputSpec;
+use lpk_model::program::{Program, Role};
+use lpk_runtime::dense::InputSpec;
 use std::collections::BTreeMap;
 
 /// Parses one `--input NAME=SPEC` (the spec itself is checked later,

@@ -3,7 +3,7 @@
 
 use crate::args::InstanceArgs;
 use crate::error::{BindFailure, CliError};
-use model::program::{Instance, Program};
+use lpk_model::program::{Instance, Program};
 
 /// Binds the parameters of `-p`. A failure keeps the values each
 /// parameter got, so that its report can say which values broke a

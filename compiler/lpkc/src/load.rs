@@ -5,10 +5,10 @@
 use crate::args::{GlobalOpts, ProgramArg};
 use crate::error::CliError;
 use crate::report;
-use compiler::diag::{Diagnostic, Severity, SourceMap};
-use compiler::pipeline::{compile_source, CompileError, LintGate};
-use model::artifact::{self, ArtifactError, Loaded};
-use model::program::Program;
+use lpk_compiler::diag::{Diagnostic, Severity, SourceMap};
+use lpk_compiler::pipeline::{compile_source, CompileError, LintGate};
+use lpk_model::artifact::{self, ArtifactError, Loaded};
+use lpk_model::program::Program;
 use std::path::Path;
 
 /// The commands that take a compiled artifact where a source would do.
@@ -141,7 +141,7 @@ pub(crate) fn program(
     )
     .map_err(|e| report::compile_failure(&sources, e, global.errors, global.color))?;
     if rules == Rules::Warn {
-        let errors = compiler::lint::lint_errors(
+        let errors = lpk_compiler::lint::lint_errors(
             &compiled.checked.module,
             compiled.hir(),
             &compiled.program,
@@ -177,13 +177,13 @@ fn from_artifact(
         sources.add(art.source.file, art.source.text.unwrap_or_default());
         return Ok((sources, art.program));
     }
-    let lint = compiler::lint::artifact::lint_artifact(
+    let lint = lpk_compiler::lint::artifact::lint_artifact(
         &art,
         &mut sources,
-        &compiler::lint::LintOptions::default(),
+        &lpk_compiler::lint::LintOptions::default(),
         None,
     );
-    let errors = compiler::lint::rule_check(lint).errors;
+    let errors = lpk_compiler::lint::rule_check(lint).errors;
     if art.source.text.is_none() {
         sources.add(art.source.file, String::new());
     }

@@ -8,11 +8,11 @@
 use crate::args::Format;
 use crate::error::{BindFailure, CliError};
 use crate::output;
-use compiler::diag::{Code, Diagnostic, Label, Severity, SourceMap};
-use compiler::pipeline::{declaration_spans, CompileError, DeclarationSpans, SelectError};
-use grammar::ast::Span;
-use model::artifact::ArtifactError;
-use model::program::BindError;
+use lpk_compiler::diag::{Code, Diagnostic, Label, Severity, SourceMap};
+use lpk_compiler::pipeline::{declaration_spans, CompileError, DeclarationSpans, SelectError};
+use lpk_grammar::ast::Span;
+use lpk_model::artifact::ArtifactError;
+use lpk_model::program::BindError;
 use std::path::Path;
 
 /// The code of a usage error (exit code 2) reported as a diagnostic.
@@ -155,8 +155,8 @@ fn locate(path: &Path, program: &str) -> Option<(SourceMap, DeclarationSpans)> {
 /// was compiled from). `None` when there is none to read.
 fn source_text(path: &Path) -> Option<(String, String)> {
     let bytes = std::fs::read(path).ok()?;
-    if model::artifact::looks_like_artifact(&bytes) {
-        let art = model::artifact::decode(&bytes).ok()?.artifact;
+    if lpk_model::artifact::looks_like_artifact(&bytes) {
+        let art = lpk_model::artifact::decode(&bytes).ok()?.artifact;
         Some((art.source.file, art.source.text?))
     } else {
         Some((path.display().to_string(), String::from_utf8(bytes).ok()?))

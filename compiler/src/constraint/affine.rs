@@ -12,7 +12,7 @@
 //! lint and pair pruning relative to every slot. No computer-algebra system
 //! is involved; the algebra needed is this small.
 
-use model::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
+use lpk_model::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
 use std::collections::BTreeMap;
 
 /// An exact rational with a positive denominator, in lowest terms.

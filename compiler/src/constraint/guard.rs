@@ -5,7 +5,7 @@
 //! narrowing bounds from here, and pair pruning its constraints; a
 //! disjunction stays one literal, which those callers then leave out.
 
-use model::expr::{BinOp, ExprPool, ExprRef, Node, UnOp};
+use lpk_model::expr::{BinOp, ExprPool, ExprRef, Node, UnOp};
 
 /// The literals a condition (`positive`) or its negation (`!positive`)
 /// is a conjunction of: `not` pushed inwards, `and` (or a negated `or`)

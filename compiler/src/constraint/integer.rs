@@ -302,7 +302,7 @@ mod tests {
     use super::*;
     use crate::constraint::affine::{Affine, Side, Term};
     use crate::constraint::PARAM_CEILING;
-    use model::expr::ExprRef;
+    use lpk_model::expr::ExprRef;
 
     fn ge(terms: &[(Term, i64)], c: i64) -> Constraint {
         let mut f = Affine::constant(c);

@@ -64,7 +64,7 @@ impl Mono {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use model::expr::{ceil_log, floor_log, int_pow};
+    use lpk_model::expr::{ceil_log, floor_log, int_pow};
 
     /// The threshold is the smallest argument reaching `t`, checked against
     /// the evaluator's own functions.

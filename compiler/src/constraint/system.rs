@@ -29,8 +29,8 @@ use super::affine::{decompose, Affine, Side, Term, Q};
 use super::integer::solve;
 use super::mono::Mono;
 use super::PARAM_CEILING;
-use model::expr::{BinOp, Env, ExprPool, ExprRef, Func, Func2, Node, UnOp, Value};
-use model::program::{DomainItem, Program, Statement};
+use lpk_model::expr::{BinOp, Env, ExprPool, ExprRef, Func, Func2, Node, UnOp, Value};
+use lpk_model::program::{DomainItem, Program, Statement};
 use std::collections::BTreeMap;
 
 /// Most alternatives a condition may expand to before it is relaxed away.

@@ -157,12 +157,12 @@ impl serde::Serialize for Code {
     }
 }
 
-impl From<&model::artifact::ArtifactError> for Code {
+impl From<&lpk_model::artifact::ArtifactError> for Code {
     /// The code of an artifact error (the model crate names its codes as
     /// text, since it knows nothing of this registry; the match keeps the
     /// two in step).
-    fn from(e: &model::artifact::ArtifactError) -> Code {
-        use model::artifact::ArtifactError as A;
+    fn from(e: &lpk_model::artifact::ArtifactError) -> Code {
+        use lpk_model::artifact::ArtifactError as A;
         match e {
             A::BadMagic => Code::E0401,
             A::UnsupportedVersion { .. } => Code::E0402,
@@ -196,7 +196,7 @@ mod tests {
             assert_eq!(Code::parse(&info.code.to_lowercase()), Some(info.id));
         }
         assert_eq!(Code::parse("E9999"), None);
-        let e = model::artifact::ArtifactError::BadMagic;
+        let e = lpk_model::artifact::ArtifactError::BadMagic;
         assert_eq!(Code::from(&e).as_str(), e.code());
     }
 }

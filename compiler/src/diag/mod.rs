@@ -9,7 +9,7 @@ mod render;
 pub use codes::Code;
 
 use codespan_reporting::term;
-use grammar::ast::{FileId, Span};
+use lpk_grammar::ast::{FileId, Span};
 use serde::Serialize;
 
 /// How serious a diagnostic is.

@@ -13,7 +13,7 @@ use super::{Diagnostic, Severity, SourceFile, SourceMap};
 use codespan_reporting::diagnostic as cs;
 use codespan_reporting::files::{Error as FilesError, Files};
 use codespan_reporting::term::{self, termcolor::WriteColor};
-use grammar::ast::FileId;
+use lpk_grammar::ast::FileId;
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -456,7 +456,7 @@ impl<'a> Files<'a> for Excerpt<'_> {
 mod tests {
     use super::*;
     use crate::diag::Code;
-    use grammar::ast::Span;
+    use lpk_grammar::ast::Span;
 
     fn span(file: FileId, text: &str, needle: &str) -> Span {
         let at = text.find(needle).expect("the needle");

@@ -2,8 +2,8 @@
 //! (nodes coloured by kernel, edges labelled with their tile; see
 //! [`crate::explore::dot`]).
 
-use model::dag::Dag;
-use model::program::Instance;
+use lpk_model::dag::Dag;
+use lpk_model::program::Instance;
 
 /// `{"program", "params", "tasks": [{"id", "kernel", "line", "vars"}],
 /// "edges": [{"from", "to", "tile"}]}`.

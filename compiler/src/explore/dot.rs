@@ -12,10 +12,10 @@
 //! Every label and identifier goes through [`quote`], so the output renders
 //! with `dot` without warnings whatever the names.
 
-use model::dag::Dag;
-use model::program::{Access, DomainItem, Instance, Program, Statement};
-use model::task::TileRef;
-use model::{KernelId, MatrixId, StmtId};
+use lpk_model::dag::Dag;
+use lpk_model::program::{Access, DomainItem, Instance, Program, Statement};
+use lpk_model::task::TileRef;
+use lpk_model::{KernelId, MatrixId, StmtId};
 use std::collections::HashSet;
 
 /// The fill colours of kernels, by kernel index (a qualitative palette

@@ -5,8 +5,8 @@
 //! of loop iterations) and refuses at once, naming the count and the flag
 //! that raises the limit, before it spends any memory on the tasks.
 
-use model::program::Instance;
-use model::task::{CountError, COUNT_BUDGET};
+use lpk_model::program::Instance;
+use lpk_model::task::{CountError, COUNT_BUDGET};
 
 /// A task limit and the flag (or REPL option) that raises it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@ pub mod stats;
 
 /// Compiles `examples/NAME.lpk` for the unit tests of these modules.
 #[cfg(test)]
-fn example_program(name: &str) -> model::program::Program {
+fn example_program(name: &str) -> lpk_model::program::Program {
     use crate::pipeline::{compile_source, LintGate};
     let path = format!("{}/../examples/{name}.lpk", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).expect("example exists");

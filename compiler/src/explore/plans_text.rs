@@ -3,9 +3,9 @@
 //! the read accesses it feeds. Each plan says where it enumerates, so a
 //! reviewer sees at once which answers cost a loop.
 
-use model::expr::ExprRef;
-use model::plan::{Plan, PlanStep};
-use model::program::{Access, AccessPlans, Program, Statement};
+use lpk_model::expr::ExprRef;
+use lpk_model::plan::{Plan, PlanStep};
+use lpk_model::program::{Access, AccessPlans, Program, Statement};
 use std::fmt::Write;
 
 fn access_text(p: &Program, vars: &[String], a: &Access) -> String {
@@ -76,7 +76,7 @@ pub fn plan_text(p: &Program, vars: &[String], plan: &Plan, indent: &str) -> Str
                 for u in upper {
                     hi_s = format!("min({hi_s}, {})", e(*u));
                 }
-                let step_s = if matches!(p.exprs.get(*step), Some(model::expr::Node::Int(1))) {
+                let step_s = if matches!(p.exprs.get(*step), Some(lpk_model::expr::Node::Int(1))) {
                     String::new()
                 } else {
                     format!(" step {} from {}", e(*step), e(*lo))

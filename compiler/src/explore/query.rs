@@ -11,10 +11,10 @@
 //! no allocation per task, no JSON tree.
 
 use crate::explore::limit::{instance_name, LimitError, Size, TaskLimit};
-use model::program::{Instance, Program, Statement};
-use model::query::{Engine, QueryError};
-use model::task::{Task, TileRef, COUNT_BUDGET};
-use model::{MatrixId, StmtId};
+use lpk_model::program::{Instance, Program, Statement};
+use lpk_model::query::{Engine, QueryError};
+use lpk_model::task::{Task, TileRef, COUNT_BUDGET};
+use lpk_model::{MatrixId, StmtId};
 use std::ops::ControlFlow;
 
 /// The most tasks one answer may hold unless told otherwise (`lpkc query
@@ -50,7 +50,7 @@ pub enum CommandError {
     Query(#[from] QueryError),
     /// An evaluation error while enumerating tasks.
     #[error("{0}")]
-    Walk(#[from] model::task::WalkError),
+    Walk(#[from] lpk_model::task::WalkError),
     /// The answer has more tasks than allowed (refused before any was
     /// written).
     #[error("{0}")]
@@ -832,7 +832,7 @@ impl<'i, 'p> Answerer<'i, 'p> {
 }
 
 /// The JSON of one task (defined in the model, shared with the runtimes).
-pub use model::task::task_json;
+pub use lpk_model::task::task_json;
 
 #[cfg(test)]
 mod tests {

@@ -14,10 +14,10 @@
 use crate::explore::limit::{LimitError, TaskLimit};
 use crate::explore::query::{self, AnswerFormat, Answerer, CommandError, Query};
 use crate::explore::stats::{StatsError, StatsOptions};
-use model::program::{BindError, Instance, Program};
-use model::query::Engine;
-use model::task::{CountError, Task, COUNT_BUDGET};
-use model::StmtId;
+use lpk_model::program::{BindError, Instance, Program};
+use lpk_model::query::Engine;
+use lpk_model::task::{CountError, Task, COUNT_BUDGET};
+use lpk_model::StmtId;
 use std::collections::{HashMap, VecDeque};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -92,14 +92,14 @@ impl From<StatsError> for ReplError {
     }
 }
 
-impl From<model::query::QueryError> for ReplError {
-    fn from(e: model::query::QueryError) -> Self {
+impl From<lpk_model::query::QueryError> for ReplError {
+    fn from(e: lpk_model::query::QueryError) -> Self {
         ReplError::Command(e.into())
     }
 }
 
-impl From<model::task::WalkError> for ReplError {
-    fn from(e: model::task::WalkError) -> Self {
+impl From<lpk_model::task::WalkError> for ReplError {
+    fn from(e: lpk_model::task::WalkError) -> Self {
         ReplError::Command(e.into())
     }
 }
@@ -418,7 +418,7 @@ impl Session {
         let mut answerer = Answerer::new(&inst, self.max_tasks, MAX_TASKS_FLAG);
         for tile in &reads {
             let role = p.get_matrix(tile.matrix).map(|m| m.role);
-            let from = if role == Some(model::program::Role::Input) {
+            let from = if role == Some(lpk_model::program::Role::Input) {
                 "an input".to_string()
             } else {
                 match answerer.tasks_touching(tile, true)?.first() {

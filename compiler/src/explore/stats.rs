@@ -5,16 +5,16 @@
 //! (sequential order is a topological order), with memory proportional to
 //! the tasks.
 //!
-//! Flops and bytes come from `model::flops` with every tile taken
+//! Flops and bytes come from `lpk_model::flops` with every tile taken
 //! as `block × block`: every matrix dimension is assumed to be (extent ×
 //! block) elements, and a 1-D matrix `A[N]` (N row blocks of full width) is
 //! assumed to have block-wide rows, so its tiles are `block × block` too.
 //! Kernels without a flop model (user kernels outside `docs/kernels.md`)
 //! count no flops and are listed in [`Stats::unmodelled`].
 
-use model::program::{Arg, Instance, Program};
-use model::query::{Engine, QueryError};
-use model::task::{CountError, Task, TileRef, WalkError, COUNT_BUDGET};
+use lpk_model::program::{Arg, Instance, Program};
+use lpk_model::query::{Engine, QueryError};
+use lpk_model::task::{CountError, Task, TileRef, WalkError, COUNT_BUDGET};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -169,8 +169,8 @@ pub fn statement_costs(inst: &Instance<'_>, block: u64) -> Vec<(Option<f64>, Opt
             let tiles = st.args.iter().filter(|a| matches!(a, Arg::Tile(_))).count();
             let shapes = vec![(b, b); tiles];
             (
-                model::flops::flops(&k.name, &shapes),
-                model::flops::bytes(&k.name, &shapes),
+                lpk_model::flops::flops(&k.name, &shapes),
+                lpk_model::flops::bytes(&k.name, &shapes),
             )
         })
         .collect()

@@ -3,7 +3,7 @@
 //! keeps no spans for them, and reports about an instance or an artifact
 //! point at them.
 
-use grammar::ast::FileId;
+use lpk_grammar::ast::FileId;
 
 /// Where a program's declarations stand in its source: what a report about
 /// an instance of the program (a `-p` value, an unmet `require`) points at.
@@ -12,23 +12,23 @@ use grammar::ast::FileId;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeclarationSpans {
     /// The program's name.
-    pub name: grammar::ast::Span,
+    pub name: lpk_grammar::ast::Span,
     /// Each parameter's name and whole declaration, in order.
-    pub params: Vec<(String, grammar::ast::Span)>,
+    pub params: Vec<(String, lpk_grammar::ast::Span)>,
     /// Each `require` statement, in order: the `i`th is the lowered
     /// program's `requires[i]` (a program that compiled has its `require`s
     /// only at the top of its body).
-    pub requires: Vec<grammar::ast::Span>,
+    pub requires: Vec<lpk_grammar::ast::Span>,
     /// Each matrix declaration's name and statement, in order.
-    pub matrices: Vec<(String, grammar::ast::Span)>,
+    pub matrices: Vec<(String, lpk_grammar::ast::Span)>,
 }
 
 /// The [`DeclarationSpans`] of the program named `program` in `text`
 /// (file `file` of the caller's source map), or `None` when the text has
 /// no such program (an artifact's source that does not match its program).
 pub fn declaration_spans(text: &str, file: FileId, program: &str) -> Option<DeclarationSpans> {
-    use grammar::ast::{Item, StmtKind};
-    let parsed = grammar::parse(text, file);
+    use lpk_grammar::ast::{Item, StmtKind};
+    let parsed = lpk_grammar::parse(text, file);
     let decl = parsed.file.items.iter().find_map(|item| match item {
         Item::Program(p) if p.name.name == program => Some(p),
         _ => None,

@@ -8,7 +8,7 @@
 //! `bool`. Later phases may rely on that and report broken invariants as
 //! internal errors.
 
-use grammar::ast::{BinOp, Role, ScalarType, Span, UnOp};
+use lpk_grammar::ast::{BinOp, Role, ScalarType, Span, UnOp};
 use std::fmt;
 
 macro_rules! id_type {

@@ -3,8 +3,8 @@
 //! standard signature (arity and scalar types; names are free).
 
 use crate::front::hir::{Kernel, ParamKind};
-use grammar::ast::ScalarType;
-pub use model::stdlib::{standard as standard_signature, ScalarKind, Signature};
+use lpk_grammar::ast::ScalarType;
+pub use lpk_model::stdlib::{standard as standard_signature, ScalarKind, Signature};
 
 /// Whether a declaration agrees with a standard signature: the same number
 /// of parameters and results, tiles where tiles are, and the same scalar

@@ -10,7 +10,7 @@
 use crate::diag::{Code, Diagnostic, IntoDiagnostic, SourceMap};
 use crate::front::hir::*;
 use crate::front::kernels::standard_signature;
-use grammar::ast::{self, Role, ScalarType, Span};
+use lpk_grammar::ast::{self, Role, ScalarType, Span};
 use std::collections::HashMap;
 use thiserror::Error;
 

@@ -2,7 +2,7 @@
 //! nothing of rendering).
 
 use crate::diag::{Code, Diagnostic, IntoDiagnostic};
-use grammar::ParseError;
+use lpk_grammar::ParseError;
 
 impl IntoDiagnostic for ParseError {
     fn to_diagnostic(&self) -> Diagnostic {

@@ -12,7 +12,7 @@
 use crate::diag::{Code, Diagnostic, IntoDiagnostic};
 use crate::front::hir::*;
 use crate::front::kernels::{matches_standard, standard_signature, Signature};
-use grammar::ast::{BinOp, ScalarType, Span, UnOp};
+use lpk_grammar::ast::{BinOp, ScalarType, Span, UnOp};
 use thiserror::Error;
 
 /// A type error.
@@ -195,7 +195,7 @@ pub fn typeck(module: &mut Module) -> Vec<TypeError> {
 /// The standard kernel one edit away from `kernel`'s name with the same
 /// signature, if exactly one is.
 fn near_standard(kernel: &crate::front::hir::Kernel) -> Option<&'static Signature> {
-    let mut close = model::stdlib::STANDARD
+    let mut close = lpk_model::stdlib::STANDARD
         .iter()
         .filter(|sig| strsim::damerau_levenshtein(&kernel.name, sig.name) == 1)
         .filter(|sig| matches_standard(kernel, sig));

@@ -8,9 +8,9 @@ use super::{
 };
 use crate::diag::{Code, Diagnostic, Label, Severity, SourceMap};
 use crate::front::decls::{declaration_spans, DeclarationSpans};
-use grammar::ast::{FileId, Span};
-use model::artifact::Artifact;
-use model::program::{Instance, Program};
+use lpk_grammar::ast::{FileId, Span};
+use lpk_model::artifact::Artifact;
+use lpk_model::program::{Instance, Program};
 
 /// Lints the program of `art` (and the instance `given`, if any); the
 /// artifact's source text, if it carries one, is added to `sources` and

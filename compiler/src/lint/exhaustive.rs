@@ -1,6 +1,6 @@
 //! The bounded exhaustive check: every parameter combination up to the
 //! bound is expanded with the brute-force oracle
-//! ([`model::dag::expand`]) and each violation it reports becomes
+//! ([`lpk_model::dag::expand`]) and each violation it reports becomes
 //! a finding, grouped by the accesses involved. Counterexamples therefore
 //! always come from a real expansion and reproduce.
 //!
@@ -15,10 +15,10 @@
 use super::rules;
 use super::scan::{scan, Scratch, Verdict};
 use crate::diag::Code;
-use model::dag::{expand, ExpandError, Violation};
-use model::program::{Instance, Program};
-use model::task::{Task, TileRef};
-use model::StmtId;
+use lpk_model::dag::{expand, ExpandError, Violation};
+use lpk_model::program::{Instance, Program};
+use lpk_model::task::{Task, TileRef};
+use lpk_model::StmtId;
 use std::ops::ControlFlow;
 
 /// The lint error a violation is.
@@ -401,7 +401,7 @@ pub fn check(program: &Program, budget: Budget) -> (Vec<Finding>, Vec<bool>, Cov
 
 /// Marks the statements with a task in `inst` (its loops and guards only,
 /// no tile index evaluated), walking at most `limit` tasks.
-fn mark_running(inst: &model::program::Instance<'_>, limit: usize, ran: &mut [bool]) {
+fn mark_running(inst: &lpk_model::program::Instance<'_>, limit: usize, ran: &mut [bool]) {
     let mut tasks = 0usize;
     let _ = inst.for_each_task(&mut |t| {
         tasks += 1;
@@ -503,7 +503,7 @@ pub fn statements_that_run(program: &Program, budget: Budget) -> (Vec<bool>, Cov
 /// `require` (whatever its extents or indices then do).
 pub(crate) fn requires_met_somewhere(program: &Program, bound: i64) -> bool {
     combinations(program.params.len(), bound).any(|(_, params)| {
-        let env = model::expr::Env {
+        let env = lpk_model::expr::Env {
             params: &params,
             slots: &[],
         };

@@ -24,8 +24,8 @@ mod split;
 use crate::diag::{Diagnostic, Severity};
 use crate::front::hir;
 use exhaustive::{params_text, Budget, Coverage, ErrorKind, Finding, Site};
-use grammar::ast::{FileId, Span};
-use model::program::{Instance, Program};
+use lpk_grammar::ast::{FileId, Span};
+use lpk_model::program::{Instance, Program};
 
 /// Options of a lint run.
 #[derive(Clone, Debug)]
@@ -76,11 +76,11 @@ pub struct Analysis {
     pub rules: Vec<(ErrorKind, RuleStatus)>,
     /// Statements that run for no parameter value, and whether that is
     /// proved (else only checked).
-    pub never_runs: Vec<(model::StmtId, bool)>,
+    pub never_runs: Vec<(lpk_model::StmtId, bool)>,
     /// Write accesses (statement, access) whose tiles are never read.
-    pub dead_writes: Vec<(model::StmtId, u32)>,
+    pub dead_writes: Vec<(lpk_model::StmtId, u32)>,
     /// Output matrices no running statement writes.
-    pub unwritten_outputs: Vec<model::MatrixId>,
+    pub unwritten_outputs: Vec<lpk_model::MatrixId>,
     /// How far the exhaustive check got, if it ran.
     pub coverage: Option<Coverage>,
     /// Why the instance given with `-p` could not be checked, if it could
@@ -285,7 +285,7 @@ pub struct RuleCheck {
     /// The lint errors, in source order.
     pub errors: Vec<Diagnostic>,
     /// How each error rule stands (meaningful when `errors` is empty).
-    pub record: model::artifact::LintRecord,
+    pub record: lpk_model::artifact::LintRecord,
 }
 
 /// Lints a checked program with the default options and keeps its errors
@@ -313,7 +313,7 @@ pub fn rule_check(report: LintReport) -> RuleCheck {
         .summary
         .iter()
         .filter(|l| !l.code.is_empty() && l.status != "violated")
-        .map(|l| model::artifact::LintRule {
+        .map(|l| lpk_model::artifact::LintRule {
             code: l.code.to_string(),
             status: l.status.to_string(),
         })
@@ -324,7 +324,7 @@ pub fn rule_check(report: LintReport) -> RuleCheck {
             .into_iter()
             .filter(|d| d.severity == Severity::Error)
             .collect(),
-        record: model::artifact::LintRecord { rules },
+        record: lpk_model::artifact::LintRecord { rules },
     }
 }
 

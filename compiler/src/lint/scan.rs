@@ -4,7 +4,7 @@
 //! the DAG.
 //!
 //! The scan only ever answers "clean" or "not sure". Whenever it sees
-//! anything the oracle ([`model::dag::expand`]) would report (an
+//! anything the oracle ([`lpk_model::dag::expand`]) would report (an
 //! index outside the extents, a write to an input, a second write, a read
 //! of a tile not written yet) or anything unusual (an evaluation error, a
 //! tile space too large for the arrays), it stops and the caller runs the
@@ -13,8 +13,8 @@
 //! oracle's violations are exactly those events (a read of a tile not yet
 //! written is a read before write or a read of an unwritten tile).
 
-use model::expr::Env;
-use model::program::{Instance, Role};
+use lpk_model::expr::Env;
+use lpk_model::program::{Instance, Role};
 use std::ops::ControlFlow;
 
 /// Most tiles (over all matrices of one instance) the scan keeps arrays
@@ -150,7 +150,7 @@ struct Tiles<'a, 'p> {
 impl Tiles<'_, '_> {
     /// The tile an access names, as a dense index; `None` when it is out of
     /// bounds or fails to evaluate.
-    fn tile(&self, env: Env<'_>, acc: &model::program::Access) -> Option<usize> {
+    fn tile(&self, env: Env<'_>, acc: &lpk_model::program::Access) -> Option<usize> {
         let extents = self.inst.extents.get(acc.matrix.index())?;
         if extents.len() != acc.indices.len() {
             return None;
@@ -172,7 +172,7 @@ impl Tiles<'_, '_> {
     /// second write).
     fn task_clean(
         &self,
-        st: &model::program::Statement,
+        st: &lpk_model::program::Statement,
         env: Env<'_>,
         written: &mut [u32],
         generation: u32,

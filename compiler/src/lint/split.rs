@@ -22,8 +22,8 @@
 use crate::constraint::affine::{type_of, NumTy, Side};
 use crate::constraint::system::System;
 use crate::constraint::PARAM_CEILING;
-use model::expr::{BinOp, Env, ExprPool, ExprRef, Func, Func2, Node, UnOp, Value};
-use model::program::{Access, DomainItem, Program, Statement};
+use lpk_model::expr::{BinOp, Env, ExprPool, ExprRef, Func, Func2, Node, UnOp, Value};
+use lpk_model::program::{Access, DomainItem, Program, Statement};
 use std::collections::HashMap;
 
 /// Most values one split variable may take.

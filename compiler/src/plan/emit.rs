@@ -3,7 +3,7 @@
 //! terms in pool order.
 
 use crate::constraint::affine::{Affine, Term};
-use model::expr::{BinOp, ExprPool, ExprRef, Node, UnOp};
+use lpk_model::expr::{BinOp, ExprPool, ExprRef, Node, UnOp};
 
 /// Emits an integral affine form into the pool; `None` when a coefficient
 /// is not an integer that fits an `i64`, or a term has no expression (an

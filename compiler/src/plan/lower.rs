@@ -1,5 +1,5 @@
 //! Lowering of a resolved, typed program to the index-constraint IR, which
-//! is the runtime's program model ([`model::program`]): every
+//! is the runtime's program model ([`lpk_model::program`]): every
 //! kernel call becomes a [`Statement`] with its iteration domain (enclosing
 //! loops with bounds and steps, every guard on the path with skipped
 //! branches negated) and its tile accesses as index expressions over the
@@ -16,13 +16,13 @@
 
 use crate::diag::SourceMap;
 use crate::front::hir::{self, Builtin, ExprId, ProgramDef, StmtKind, Ty, VarId};
-use grammar::ast::{self, Span};
-use model::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
-use model::program::{
+use lpk_grammar::ast::{self, Span};
+use lpk_model::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
+use lpk_model::program::{
     Access, Arg, DomainItem, KernelDecl, MatrixDecl, ParamDecl, ParamKind, Role, Statement,
     TreeNode,
 };
-use model::{KernelId, MatrixId, StmtId};
+use lpk_model::{KernelId, MatrixId, StmtId};
 use std::collections::HashMap;
 
 /// Why lowering failed. Lowering runs on checked programs only, so every
@@ -97,7 +97,7 @@ pub fn lower(
     module: &hir::Module,
     program: &ProgramDef,
     sources: &SourceMap,
-) -> Result<model::program::Program, LowerError> {
+) -> Result<lpk_model::program::Program, LowerError> {
     let mut l = Lowerer {
         hir: program,
         sources,
@@ -136,7 +136,7 @@ pub fn lower(
         });
     }
     let tree = l.block(&program.body, 0)?;
-    Ok(model::program::Program {
+    Ok(lpk_model::program::Program {
         name: program.name.clone(),
         params: program
             .params

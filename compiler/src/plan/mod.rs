@@ -1,5 +1,5 @@
 //! The plan phase: lowering a checked program to the index-constraint IR
-//! (the runtime's [`model::program::Program`]) and the dependence solver
+//! (the runtime's [`lpk_model::program::Program`]) and the dependence solver
 //! that builds an inverse plan for every access and pairs the write/read
 //! accesses that may meet (dropping the others with [`pairs`], through the
 //! constraint engine [`crate::constraint`]).

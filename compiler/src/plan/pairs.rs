@@ -17,8 +17,8 @@ use crate::constraint::affine::{decompose, Affine, Side};
 use crate::constraint::guard::{guard_disequalities, guard_equalities, guard_inequalities};
 use crate::constraint::lp::relaxation_feasible;
 use crate::constraint::system::Constraint;
-use model::expr::{BinOp, ExprPool, ExprRef, Node};
-use model::program::{Access, DomainItem, Statement};
+use lpk_model::expr::{BinOp, ExprPool, ExprRef, Node};
+use lpk_model::program::{Access, DomainItem, Statement};
 
 /// Most `!=` conjuncts split into cases (2^MAX_SPLITS LPs at most).
 const MAX_SPLITS: usize = 4;

@@ -29,12 +29,12 @@
 use crate::constraint::affine::{decompose, Affine, Side, Term, Q};
 use crate::constraint::guard::{guard_equalities, guard_inequalities};
 use crate::plan::emit::emit;
-use model::expr::{BinOp, ExprPool, ExprRef, Func2, Node, UnOp};
-use model::plan::{Plan, PlanStep};
-use model::program::{
+use lpk_model::expr::{BinOp, ExprPool, ExprRef, Func2, Node, UnOp};
+use lpk_model::plan::{Plan, PlanStep};
+use lpk_model::program::{
     Access, AccessPlans, AccessRef, DomainItem, Program, Statement, StatementPlans,
 };
-use model::StmtId;
+use lpk_model::StmtId;
 use std::collections::BTreeSet;
 
 /// The side of every affine form of a plan: one statement.

@@ -5,14 +5,14 @@
 //! the program in source order computes. A missing dependence edge makes a
 //! task read a tile that is not yet written (an error), and a wrong edge
 //! order changes the values, so both are caught. A zero matrix's unwritten
-//! tiles are zero tiles in both runs (`runtime::zero::zero_tiles`).
+//! tiles are zero tiles in both runs (`lpk_runtime::zero::zero_tiles`).
 
 use crate::compile_example as compile;
-use model::program::{Arg, Instance, Program, Role};
-use model::query::Engine;
-use runtime::dense::CollectSink;
-use runtime::exec::{execute, ExecConfig, Progress, TileError, TileSource};
-use runtime::kernels::{Kernel, KernelArg, KernelError, Registry, Tile};
+use lpk_model::program::{Arg, Instance, Program, Role};
+use lpk_model::query::Engine;
+use lpk_runtime::dense::CollectSink;
+use lpk_runtime::exec::{execute, ExecConfig, Progress, TileError, TileSource};
+use lpk_runtime::kernels::{Kernel, KernelArg, KernelError, Registry, Tile};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -28,8 +28,8 @@ impl Kernel for Mix {
     }
     /// The standard kernel's rule of the same name (zero tiles take their
     /// shapes from it, as in a run with the standard kernels).
-    fn shape_rule(&self) -> Option<runtime::kernels::ShapeRule> {
-        runtime::kernels::rules::shape_rule(&self.name)
+    fn shape_rule(&self) -> Option<lpk_runtime::kernels::ShapeRule> {
+        lpk_runtime::kernels::rules::shape_rule(&self.name)
     }
     fn call(&self, args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
         let mut acc = 0.0;
@@ -71,7 +71,7 @@ fn registry(p: &Program) -> Registry {
 }
 
 /// Input tile value: a hash of the matrix and index.
-fn input_tile(matrix: model::MatrixId, index: &[i64]) -> Tile {
+fn input_tile(matrix: lpk_model::MatrixId, index: &[i64]) -> Tile {
     let mut v = matrix.0 as f64 + 0.5;
     for &i in index {
         v = v * 1.37 + i as f64;
@@ -81,7 +81,7 @@ fn input_tile(matrix: model::MatrixId, index: &[i64]) -> Tile {
 
 struct Inputs;
 impl TileSource for Inputs {
-    fn input(&self, matrix: model::MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError> {
+    fn input(&self, matrix: lpk_model::MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError> {
         Ok(Arc::new(input_tile(matrix, index)))
     }
 }
@@ -90,7 +90,7 @@ impl TileSource for Inputs {
 fn sequential(inst: &Instance<'_>, reg: &Registry) -> BTreeMap<(u32, Vec<i64>), Tile> {
     let p = inst.program;
     let engine = Engine::new(inst);
-    let kernels = runtime::exec::resolve_kernels(p, reg).expect("every kernel");
+    let kernels = lpk_runtime::exec::resolve_kernels(p, reg).expect("every kernel");
     let mut tiles: BTreeMap<(u32, Vec<i64>), Tile> = BTreeMap::new();
     let tasks = inst.tasks().expect("tasks");
     for t in &tasks {
@@ -111,8 +111,8 @@ fn sequential(inst: &Instance<'_>, reg: &Registry) -> BTreeMap<(u32, Vec<i64>), 
             })
             .collect();
         let loaded =
-            runtime::zero::zero_tiles(inst, &kernels, t, loaded, None).expect("zero tiles");
-        let env = model::expr::Env {
+            lpk_runtime::zero::zero_tiles(inst, &kernels, t, loaded, None).expect("zero tiles");
+        let env = lpk_model::expr::Env {
             params: &inst.params,
             slots: &t.vars,
         };
@@ -122,9 +122,9 @@ fn sequential(inst: &Instance<'_>, reg: &Registry) -> BTreeMap<(u32, Vec<i64>), 
             .map(|a| match a {
                 Arg::Tile(i) => KernelArg::Tile(&loaded[*i as usize]),
                 Arg::Scalar(e) => match p.exprs.eval(*e, env).expect("scalar") {
-                    model::expr::Value::Int(v) => KernelArg::Real(v as f64),
-                    model::expr::Value::Real(v) => KernelArg::Real(v),
-                    model::expr::Value::Bool(_) => panic!("bool arg"),
+                    lpk_model::expr::Value::Int(v) => KernelArg::Real(v as f64),
+                    lpk_model::expr::Value::Real(v) => KernelArg::Real(v),
+                    lpk_model::expr::Value::Bool(_) => panic!("bool arg"),
                 },
             })
             .collect();
@@ -144,7 +144,7 @@ fn check(path: &str, sets: &[&[(&str, i64)]]) {
         let given: Vec<(String, i64)> = params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
         let inst = match program.bind(&given) {
             Ok(i) => i,
-            Err(model::program::BindError::Require { .. }) => continue,
+            Err(lpk_model::program::BindError::Require { .. }) => continue,
             Err(e) => panic!("{path} {params:?}: {e}"),
         };
         let reference = sequential(&inst, &reg);

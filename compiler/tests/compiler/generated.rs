@@ -8,16 +8,16 @@
 //! edges, no violation, and the same `writer`/`readers`/`parents` answers.
 //!
 //! The generator, what it covers and why its programs are valid: see
-//! `test_support::gen`.
+//! `lpk_test_support::gen`.
 use crate::oracle::{compare, Outcome};
-use compiler::diag::SourceMap;
-use compiler::pipeline::{compile_source, CompileError, LintGate};
-use model::program::Program;
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::pipeline::{compile_source, CompileError, LintGate};
+use lpk_model::program::Program;
+use lpk_test_support::gen::generate;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
-use test_support::gen::generate;
 
 /// Tasks a generated instance may have; a larger one is skipped.
 const MAX_TASKS: usize = 20_000;

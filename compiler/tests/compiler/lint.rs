@@ -2,7 +2,7 @@
 //! them without colour, then the one-line-per-rule summary of `lpkc lint`.
 //! The exhaustive part is bounded at 8 to keep the tests fast.
 
-use compiler::lint::{lint_program, LintOptions};
+use lpk_compiler::lint::{lint_program, LintOptions};
 
 fn check(src: &str) -> String {
     let (sources, compiled) = crate::compile_text(src);
@@ -495,7 +495,7 @@ program panels(N: int) {
 /// finds nothing the full lint does not, and it says it was cancelled.
 #[test]
 fn a_cancelled_lint_proves_and_finds_only_what_the_full_lint_does() {
-    use compiler::lint::{analyze, RuleStatus};
+    use lpk_compiler::lint::{analyze, RuleStatus};
     let twice = "
 kernel copy(a) -> (b);
 program p(N: int) {
@@ -508,7 +508,7 @@ program p(N: int) {
 ";
     let mut sources: Vec<(String, String)> = vec![("written twice".into(), twice.into())];
     for example in ["cholesky.lpk", "lu.lpk", "tsqr.lpk"] {
-        let path = test_support::workspace_root()
+        let path = lpk_test_support::workspace_root()
             .join("examples")
             .join(example);
         sources.push((
@@ -523,7 +523,7 @@ program p(N: int) {
             ..LintOptions::default()
         };
         let full = analyze(&compiled.program, &opts, None);
-        let token = compiler::cancel::Cancel::new();
+        let token = lpk_compiler::cancel::Cancel::new();
         token.cancel();
         let cancelled = token.run(|| analyze(&compiled.program, &opts, None));
         for ((kind, status), (_, full_status)) in cancelled.rules.iter().zip(&full.rules) {
@@ -541,7 +541,7 @@ program p(N: int) {
     // cancelled one.
     let (_, compiled) = crate::compile_text(twice);
     let opts = LintOptions::default();
-    let token = compiler::cancel::Cancel::new();
+    let token = lpk_compiler::cancel::Cancel::new();
     token.cancel();
     let cancelled = token.run(|| analyze(&compiled.program, &opts, None));
     assert_ne!(cancelled.rules[0].1, RuleStatus::Proved);

@@ -1,7 +1,7 @@
 //! Lint against the brute-force expansion (the oracle).
 //!
 //! For every example and for generated programs (the shared generator of
-//! `test_support::gen`, plus a mutator that plants off-by-one bounds, swapped
+//! `lpk_test_support::gen`, plus a mutator that plants off-by-one bounds, swapped
 //! indices, wrong strides and missing guards in the program text), lint
 //! (exhaustive part bounded at 32) must report exactly the violation kinds
 //! that the expansion shows for some parameter combination in the same
@@ -19,12 +19,12 @@
 //! (each is linted as generated and with one planted mutation);
 //! `LPK_LINT_HONESTY_SEED=0x...` draws another corpus.
 
-use compiler::diag::SourceMap;
-use compiler::lint::exhaustive::{combinations, ErrorKind};
-use compiler::lint::{analyze, LintOptions, RuleStatus};
-use compiler::pipeline::{compile_source, LintGate};
-use model::dag::{expand, ExpandError};
-use model::program::Program;
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::lint::exhaustive::{combinations, ErrorKind};
+use lpk_compiler::lint::{analyze, LintOptions, RuleStatus};
+use lpk_compiler::pipeline::{compile_source, LintGate};
+use lpk_model::dag::{expand, ExpandError};
+use lpk_model::program::Program;
 use std::collections::BTreeSet;
 use std::time::Instant;
 
@@ -298,7 +298,7 @@ fn mutate(text: &str, rng: &mut Rng) -> Option<String> {
 fn lint_agrees_with_the_expansion_on_the_examples() {
     let mut counts = Counts::default();
     let mut failures = Vec::new();
-    let files = test_support::examples();
+    let files = lpk_test_support::examples();
     assert!(files.len() >= 7);
     for f in &files {
         let text = std::fs::read_to_string(f).expect("readable");
@@ -321,7 +321,7 @@ fn run_cases(jobs: &[(usize, Vec<u32>, u64)]) -> (Counts, usize, Vec<String>) {
     for (case, data, seed) in jobs {
         let mut rng = Rng(*seed);
         let two = case % 4 == 3;
-        let text = test_support::gen::generate(data.clone(), two);
+        let text = lpk_test_support::gen::generate(data.clone(), two);
         let Some(p) = compile(&text) else {
             failures.push(format!("generated program does not compile:\n{text}"));
             continue;
@@ -481,7 +481,7 @@ fn zero_matrices_agree_with_the_expansion() {
     let mut relieved = 0usize;
     for (case, data, seed) in corpus().into_iter().take(40) {
         let mut rng = Rng(seed);
-        let text = test_support::gen::generate(data, case % 4 == 3);
+        let text = lpk_test_support::gen::generate(data, case % 4 == 3);
         let mut texts = vec![text.clone()];
         for _ in 0..8 {
             if let Some(m) = mutate(&text, &mut rng) {

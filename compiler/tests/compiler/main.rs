@@ -22,9 +22,9 @@ mod proof_share;
 mod resolve;
 mod types;
 
-use compiler::diag::SourceMap;
-use compiler::pipeline::{compile_source, Compiled, LintGate};
-use model::program::Program;
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::pipeline::{compile_source, Compiled, LintGate};
+use lpk_model::program::Program;
 
 /// Compiles a source text (the only program in it) as file `test.lpk`,
 /// panicking with the diagnostics when it does not compile.
@@ -39,7 +39,7 @@ fn compile_text(text: &str) -> (SourceMap, Compiled) {
 /// Compiles a file given relative to the workspace root, such as
 /// `examples/cholesky.lpk`.
 fn compile_example(path: &str) -> Program {
-    let text = test_support::read(path);
+    let text = lpk_test_support::read(path);
     let mut sources = SourceMap::new();
     match compile_source(&mut sources, path, &text, None, LintGate::Off) {
         Ok(compiled) => compiled.program,

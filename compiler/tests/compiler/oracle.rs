@@ -4,10 +4,10 @@
 //! expansion sees no violation, and `writer`/`readers` agree with it.
 
 use crate::compile_example as compile;
-use model::dag::{expand, from_plans, ExpandError};
-use model::program::Program;
-use model::query::Engine;
-use model::task::{Task, TileRef};
+use lpk_model::dag::{expand, from_plans, ExpandError};
+use lpk_model::program::Program;
+use lpk_model::query::Engine;
+use lpk_model::task::{Task, TileRef};
 use std::collections::BTreeMap;
 
 /// Tasks an example instance may have.
@@ -36,7 +36,7 @@ pub(crate) fn compare(
     let given: Vec<(String, i64)> = params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
     let inst = match program.bind(&given) {
         Ok(i) => i,
-        Err(model::program::BindError::Require { .. }) => return Ok(Outcome::Excluded),
+        Err(lpk_model::program::BindError::Require { .. }) => return Ok(Outcome::Excluded),
         Err(e) => return Err(format!("bind: {e}")),
     };
     let (oracle, violations) = match expand(&inst, max_tasks) {
@@ -59,7 +59,7 @@ pub(crate) fn compare(
             oracle.tasks.len()
         ));
     }
-    let show = |e: &model::dag::Edge| {
+    let show = |e: &lpk_model::dag::Edge| {
         format!(
             "{} -> {} via {}",
             program.task_name(&oracle.tasks[e.from]),
@@ -252,10 +252,10 @@ fn gemm_tree_zero() {
                     .expect("binds");
                 let depth = (k as u64).next_power_of_two().trailing_zeros() as i64;
                 let adds: i64 = (0..depth).map(|l| (k + (2 << l) - 1) / (2 << l)).sum();
-                let s = compiler::explore::stats::stats(&inst, 1_000_000).expect("stats");
+                let s = lpk_compiler::explore::stats::stats(&inst, 1_000_000).expect("stats");
                 assert_eq!(s.tasks as i64, m * n * (k + adds + 1), "K={k}");
                 assert_eq!(s.critical_path as i64, depth + 2, "K={k}");
-                let walk = model::dag::walk(&inst).expect("walks");
+                let walk = lpk_model::dag::walk(&inst).expect("walks");
                 assert_eq!(walk.reached, s.tasks, "K={k}");
             }
         }
@@ -272,7 +272,7 @@ fn gemm() {
                 let inst = program
                     .bind(&[("M".into(), m), ("N".into(), n), ("K".into(), k)])
                     .expect("binds");
-                let s = compiler::explore::stats::stats(&inst, 1_000_000).expect("stats");
+                let s = lpk_compiler::explore::stats::stats(&inst, 1_000_000).expect("stats");
                 assert_eq!(s.tasks as i64, m * n * k, "M*N*K tasks");
                 assert_eq!(s.critical_path as i64, k, "a chain of K per tile");
             }
@@ -300,11 +300,11 @@ fn walking_the_dag_reaches_every_task_once() {
         let program = compile(path);
         for n in 1..=max {
             let inst = program.bind(&[(param.to_string(), n)]).expect("binds");
-            let stats = model::dag::walk(&inst).expect("walks");
+            let stats = lpk_model::dag::walk(&inst).expect("walks");
             let (dag, _) = expand(&inst, 1_000_000).expect("expands");
             assert_eq!(stats.reached as usize, dag.tasks.len(), "{path} {n}");
             assert_eq!(stats.edges as usize, dag.edges.len(), "{path} {n}");
-            let seq = model::dag::walk_sequential(&inst).expect("walks in order");
+            let seq = lpk_model::dag::walk_sequential(&inst).expect("walks in order");
             assert_eq!(seq.tasks as usize, dag.tasks.len(), "{path} {n}");
             assert_eq!(seq.edges as usize, dag.edges.len(), "{path} {n}");
             assert_eq!(seq.roots, stats.roots, "{path} {n}");
@@ -317,7 +317,7 @@ fn cholesky_counts_match_closed_forms() {
     let program = compile("examples/cholesky.lpk");
     for n in 1..=24i64 {
         let inst = program.bind(&[("N".to_string(), n)]).expect("binds");
-        let s = compiler::explore::stats::stats(&inst, 1_000_000).expect("stats");
+        let s = lpk_compiler::explore::stats::stats(&inst, 1_000_000).expect("stats");
         assert_eq!(s.tasks as i64, n * (n + 1) * (n + 2) / 6, "N={n}");
         assert_eq!(s.critical_path as i64, 3 * n - 2, "N={n}");
         let count = |k: &str| s.kernels.get(k).map_or(0, |k| k.tasks as i64);
@@ -331,7 +331,7 @@ fn cholesky_counts_match_closed_forms() {
 /// plan is reviewed.
 #[test]
 fn plans_of_the_examples() {
-    let mut settings = test_support::snapshot_settings("plans");
+    let mut settings = lpk_test_support::snapshot_settings("plans");
     settings.set_omit_expression(true);
     let _guard = settings.bind_to_scope();
     for name in [
@@ -346,7 +346,10 @@ fn plans_of_the_examples() {
         "trtri",
     ] {
         let program = compile(&format!("examples/{name}.lpk"));
-        insta::assert_snapshot!(name, compiler::explore::plans_text::plans_text(&program));
+        insta::assert_snapshot!(
+            name,
+            lpk_compiler::explore::plans_text::plans_text(&program)
+        );
     }
 }
 
@@ -354,7 +357,7 @@ fn plans_of_the_examples() {
 /// reads of Cholesky's and LU's panel tiles, and nothing in TSQR.
 #[test]
 fn examples_enumerate_only_genuinely_free_variables() {
-    use compiler::explore::plans_text::enumerates;
+    use lpk_compiler::explore::plans_text::enumerates;
     let tsqr = compile("examples/tsqr.lpk");
     for plans in &tsqr.plans {
         for ap in plans.writes.iter().chain(&plans.reads) {
@@ -390,6 +393,6 @@ fn the_sequential_walk_catches_a_missing_edge() {
     // miss edges the parents plans still count.
     program.plans[0].writes[0].partners.clear();
     let inst = program.bind(&[("N".to_string(), 4)]).expect("binds");
-    let err = model::dag::walk_sequential(&inst).expect_err("must notice");
+    let err = lpk_model::dag::walk_sequential(&inst).expect_err("must notice");
     assert!(err.to_string().contains("the children plans gave"), "{err}");
 }

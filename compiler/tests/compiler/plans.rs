@@ -1,7 +1,7 @@
 //! Lowering and solving: the readable plans (`explore::plans_text`) of a
 //! program that checks clean.
 
-use compiler::explore::plans_text::plans_text;
+use lpk_compiler::explore::plans_text::plans_text;
 
 fn check(src: &str) -> String {
     let (_, compiled) = crate::compile_text(src);

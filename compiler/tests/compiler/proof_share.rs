@@ -20,11 +20,11 @@
 //! `LPK_PROOF_SHARE_SEED=0x...` draws another corpus (a fresh one, for
 //! the figure of issue 22).
 
-use compiler::diag::SourceMap;
-use compiler::lint::exhaustive::ErrorKind;
-use compiler::lint::{analyze, LintOptions, RuleStatus};
-use compiler::pipeline::{compile_source, LintGate};
-use model::program::Program;
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::lint::exhaustive::ErrorKind;
+use lpk_compiler::lint::{analyze, LintOptions, RuleStatus};
+use lpk_compiler::pipeline::{compile_source, LintGate};
+use lpk_model::program::Program;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -89,7 +89,7 @@ fn proof_share_on_a_generated_corpus() {
     for case in 0..cases {
         let len = 16 + rng.below(584);
         let data: Vec<u32> = (0..len).map(|_| rng.next()).collect();
-        let text = test_support::gen::generate(data, case % 4 == 3);
+        let text = lpk_test_support::gen::generate(data, case % 4 == 3);
         let Some(p) = compile(&text) else {
             continue;
         };
@@ -192,9 +192,12 @@ fn lpk_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
 fn examples_are_proved_or_name_what_stops_them() {
     let opts = LintOptions::default();
     let mut problems = Vec::new();
-    let examples = test_support::examples();
+    let examples = lpk_test_support::examples();
     let mut files = examples.clone();
-    lpk_files(&test_support::workspace_root().join("tests"), &mut files);
+    lpk_files(
+        &lpk_test_support::workspace_root().join("tests"),
+        &mut files,
+    );
     let mut checked = 0usize;
     for f in files {
         let text = std::fs::read_to_string(&f).expect("readable");
@@ -210,7 +213,7 @@ fn examples_are_proved_or_name_what_stops_them() {
             continue;
         }
         checked += 1;
-        let root = test_support::workspace_root();
+        let root = lpk_test_support::workspace_root();
         let shown = f.strip_prefix(&root).unwrap_or(&f).display().to_string();
         let name = shown.as_str();
         let unproved: Vec<ErrorKind> = a
@@ -248,7 +251,7 @@ fn examples_are_proved_or_name_what_stops_them() {
     }
     eprintln!("{checked} programs checked (examples and valid programs in tests/)");
     assert!(
-        checked > test_support::examples().len(),
+        checked > lpk_test_support::examples().len(),
         "tests/ holds valid programs"
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));

@@ -2,8 +2,8 @@
 //! resolving a source (type errors left to `types`), rendered as the
 //! terminal shows them without colour, or `ok`.
 
-use compiler::diag::SourceMap;
-use compiler::pipeline::check_source;
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::pipeline::check_source;
 
 fn check(src: &str) -> String {
     let mut sources = SourceMap::new();

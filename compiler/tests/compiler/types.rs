@@ -3,9 +3,9 @@
 //! type of every variable of every program (parameters, loop variables and
 //! `let`s, in binding order).
 
-use compiler::diag::SourceMap;
-use compiler::front::hir::VarKind;
-use compiler::pipeline::check_source;
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::front::hir::VarKind;
+use lpk_compiler::pipeline::check_source;
 
 fn check(src: &str) -> String {
     let mut sources = SourceMap::new();

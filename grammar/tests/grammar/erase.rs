@@ -1,7 +1,7 @@
 //! Erasing spans, so trees can be compared "up to spans" (used by `fmt`
 //! and `robustness`).
 
-use grammar::ast::{
+use lpk_grammar::ast::{
     Block, Call, Expr, ExprKind, Ident, Item, KernelDecl, KernelParam, LetStmt, MatrixDecl,
     ProgramDecl, ProgramParam, SourceFile, Span, Stmt, StmtKind, TileRef, TypeAnn,
 };

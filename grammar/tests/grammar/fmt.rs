@@ -6,13 +6,13 @@
 
 use crate::erase::erase_file;
 use crate::TSQR;
-use grammar::ast::FileId;
-use grammar::fmt::format_source;
-use grammar::parse;
+use lpk_grammar::ast::FileId;
+use lpk_grammar::fmt::format_source;
+use lpk_grammar::parse;
 
 // ---- the promises ----
 
-fn comment_texts(parsed: &grammar::Parsed) -> Vec<&str> {
+fn comment_texts(parsed: &lpk_grammar::Parsed) -> Vec<&str> {
     parsed.comments.iter().map(|c| c.text.as_str()).collect()
 }
 
@@ -325,10 +325,10 @@ fn every_input_round_trips() {
         assert_round_trip(src, "inline input");
         formatted += 1;
     }
-    let mut files = test_support::lpk_files_under("examples");
-    files.extend(test_support::lpk_files_under("tests/ui"));
+    let mut files = lpk_test_support::lpk_files_under("examples");
+    files.extend(lpk_test_support::lpk_files_under("tests/ui"));
     for path in &files {
-        let src = test_support::read(path);
+        let src = lpk_test_support::read(path);
         // UI tests for syntax errors have nothing to format.
         if parse(&src, FileId(0)).errors.is_empty() {
             assert_round_trip(&src, path);

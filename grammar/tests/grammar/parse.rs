@@ -2,8 +2,8 @@
 //! the error codes (and, where it matters, the tree).
 
 use crate::TSQR;
-use grammar::ast::{BinOp, ExprKind, FileId, Item, StmtKind, UnOp};
-use grammar::parse;
+use lpk_grammar::ast::{BinOp, ExprKind, FileId, Item, StmtKind, UnOp};
+use lpk_grammar::parse;
 
 fn codes(src: &str) -> Vec<&'static str> {
     parse(src, FileId(0))
@@ -13,7 +13,7 @@ fn codes(src: &str) -> Vec<&'static str> {
         .collect()
 }
 
-fn expr(src: &str) -> grammar::ast::Expr {
+fn expr(src: &str) -> lpk_grammar::ast::Expr {
     let program = format!("program p() {{ let x = {src}; }}");
     let parsed = parse(&program, FileId(0));
     assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);

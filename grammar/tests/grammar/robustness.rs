@@ -8,9 +8,9 @@
 
 use crate::erase::erase_file;
 use crate::TSQR;
-use grammar::ast::FileId;
-use grammar::fmt::format_source;
-use grammar::parse;
+use lpk_grammar::ast::FileId;
+use lpk_grammar::fmt::format_source;
+use lpk_grammar::parse;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use std::sync::OnceLock;
@@ -47,7 +47,7 @@ fn check(src: &str) -> Result<bool, TestCaseError> {
         "the output parses to another tree:\n{}",
         once
     );
-    let texts = |p: &grammar::Parsed| -> Vec<String> {
+    let texts = |p: &lpk_grammar::Parsed| -> Vec<String> {
         p.comments.iter().map(|c| c.text.clone()).collect()
     };
     prop_assert_eq!(texts(&again), texts(&parsed), "comments changed:\n{}", once);
@@ -80,9 +80,9 @@ const SEPARATORS: &[&str] = &[" ", " ", " ", "\n", "", "\t", "\r\n"];
 
 /// The example programs, if the directory exists yet.
 fn examples() -> Vec<String> {
-    test_support::lpk_files_under("examples")
+    lpk_test_support::lpk_files_under("examples")
         .iter()
-        .map(|p| test_support::read(p))
+        .map(|p| lpk_test_support::read(p))
         .collect()
 }
 

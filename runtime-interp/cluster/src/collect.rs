@@ -9,18 +9,18 @@ use crate::error::ClusterError;
 use crate::record::{Kernels, RunRecord, RunState};
 use crate::submit::grid;
 use crate::tiles::open_run_store;
-use model::program::{Instance, Program, Role};
-use runtime::job::MARKER;
-use runtime::kernels::Tile;
-use runtime::npy::{self, NpyBlockWriter};
-use runtime::outputs::{self, Form, OutputRequest, Written};
+use lpk_model::program::{Instance, Program, Role};
+use lpk_runtime::job::MARKER;
+use lpk_runtime::kernels::Tile;
+use lpk_runtime::npy::{self, NpyBlockWriter};
+use lpk_runtime::outputs::{self, Form, OutputRequest, Written};
 
 use crate::ids::task_id;
 use crate::protocol::Keys;
-use model::query::Engine;
-use model::task::TileRef;
-use model::MatrixId;
-use runtime::store::{ObjectStoreTiles, TileStore};
+use lpk_model::query::Engine;
+use lpk_model::task::TileRef;
+use lpk_model::MatrixId;
+use lpk_runtime::store::{ObjectStoreTiles, TileStore};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -79,7 +79,7 @@ impl Layout {
     }
 }
 
-/// The layout `runtime::dense::assemble` gives the tiles of a matrix of
+/// The layout `lpk_runtime::dense::assemble` gives the tiles of a matrix of
 /// `tr` × `tc` tiles (the same rules: a tile row is as high as its tiles,
 /// a row without tiles as high as all the known rows if they agree, else
 /// `block`; columns alike), or `None` where it refuses them (a tile
@@ -120,7 +120,7 @@ fn layout<'a>(
         heights: heights.into_iter().map(|h| h.unwrap_or(fill_h)).collect(),
         widths: widths.into_iter().map(|w| w.unwrap_or(fill_w)).collect(),
     };
-    (l.rows().saturating_mul(l.cols()) <= runtime::dense::MAX_GENERATED_ELEMENTS).then_some(l)
+    (l.rows().saturating_mul(l.cols()) <= lpk_runtime::dense::MAX_GENERATED_ELEMENTS).then_some(l)
 }
 
 /// The tile grid of a 2-D matrix, `None` for any other.
@@ -233,7 +233,7 @@ fn bind_counted<'p>(
         })?;
     // Redis's counters are not trusted: the plans count the run's tasks.
     let counted = inst
-        .count_tasks(model::task::COUNT_BUDGET)
+        .count_tasks(lpk_model::task::COUNT_BUDGET)
         .map_err(|e| ClusterError::Refused(format!("run {run}: cannot count its tasks: {e}")))?
         .total();
     if record.total != counted || record.done != counted {
@@ -351,7 +351,7 @@ fn write_output(
 fn delete_dead(
     redis: &mut Redis,
     run: &str,
-    program: &model::program::Program,
+    program: &lpk_model::program::Program,
     store: &ObjectStoreTiles,
 ) -> Result<(), ClusterError> {
     let keys = crate::protocol::Keys::new(run);
@@ -398,7 +398,7 @@ fn delete_dead(
 /// task writes it (a triangle the program leaves out).
 fn check_complete(
     run: &str,
-    inst: &model::program::Instance<'_>,
+    inst: &lpk_model::program::Instance<'_>,
     m: usize,
     indices: &[Vec<i64>],
     tiles: &BTreeMap<Vec<i64>, Arc<Tile>>,
@@ -440,7 +440,7 @@ fn check_complete(
 fn check_digests(
     redis: &mut Redis,
     run: &str,
-    inst: &model::program::Instance<'_>,
+    inst: &lpk_model::program::Instance<'_>,
     m: usize,
     tiles: &BTreeMap<Vec<i64>, Arc<Tile>>,
     store: &ObjectStoreTiles,

@@ -60,7 +60,7 @@ pub enum ClusterError {
         /// The run id.
         run: String,
         /// Why.
-        source: Box<model::artifact::ArtifactError>,
+        source: Box<lpk_model::artifact::ArtifactError>,
     },
     /// The run's parameters make no instance.
     #[error("run `{run}`: {source}")]
@@ -68,7 +68,7 @@ pub enum ClusterError {
         /// The run id.
         run: String,
         /// Why.
-        source: Box<model::program::BindError>,
+        source: Box<lpk_model::program::BindError>,
     },
     /// A tile store error outside a task.
     #[error("tile store {store}: {source}")]
@@ -76,14 +76,14 @@ pub enum ClusterError {
         /// The store's URL.
         store: String,
         /// Why.
-        source: Box<runtime::store::StoreError>,
+        source: Box<lpk_runtime::store::StoreError>,
     },
     /// Preparing the inputs of a submission failed.
     #[error(transparent)]
-    Job(Box<runtime::job::JobError>),
+    Job(Box<lpk_runtime::job::JobError>),
     /// A dependence query or a walk over the tasks failed.
     #[error(transparent)]
-    Exec(Box<runtime::exec::ExecError>),
+    Exec(Box<lpk_runtime::exec::ExecError>),
     /// Writing an output file failed.
     #[error("cannot write {path}: {why}")]
     Output {
@@ -117,26 +117,26 @@ pub enum ClusterError {
     },
 }
 
-impl From<runtime::job::JobError> for ClusterError {
-    fn from(e: runtime::job::JobError) -> Self {
+impl From<lpk_runtime::job::JobError> for ClusterError {
+    fn from(e: lpk_runtime::job::JobError) -> Self {
         ClusterError::Job(Box::new(e))
     }
 }
 
-impl From<runtime::exec::ExecError> for ClusterError {
-    fn from(e: runtime::exec::ExecError) -> Self {
+impl From<lpk_runtime::exec::ExecError> for ClusterError {
+    fn from(e: lpk_runtime::exec::ExecError) -> Self {
         ClusterError::Exec(Box::new(e))
     }
 }
 
-impl From<model::query::QueryError> for ClusterError {
-    fn from(e: model::query::QueryError) -> Self {
+impl From<lpk_model::query::QueryError> for ClusterError {
+    fn from(e: lpk_model::query::QueryError) -> Self {
         ClusterError::Exec(Box::new(e.into()))
     }
 }
 
-impl From<model::task::WalkError> for ClusterError {
-    fn from(e: model::task::WalkError) -> Self {
+impl From<lpk_model::task::WalkError> for ClusterError {
+    fn from(e: lpk_model::task::WalkError) -> Self {
         ClusterError::Exec(Box::new(e.into()))
     }
 }

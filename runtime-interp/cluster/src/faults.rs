@@ -12,7 +12,7 @@
 //!   twice the lease before going on, so another worker takes the task
 //!   over while this one still holds it; both then complete it.
 
-use model::rng::SplitMix64;
+use lpk_model::rng::SplitMix64;
 
 /// Fault probabilities per task.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -7,8 +7,8 @@
 //! - a tile is `MATRIX:I,J` — the matrix's index and the tile's indices
 //!   (`1:2,0`).
 
-use model::task::{Task, TileRef, Vars};
-use model::{MatrixId, StmtId};
+use lpk_model::task::{Task, TileRef, Vars};
+use lpk_model::{MatrixId, StmtId};
 use std::fmt::Write as _;
 
 /// Why a stored task or tile name cannot be read.

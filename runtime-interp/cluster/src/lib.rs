@@ -4,7 +4,7 @@
 //! stateless workers that need only the Redis URL.
 //!
 //! The in-degree of every task and the children of every completed task
-//! come from the compiled plans (`model::query`), so no worker ever
+//! come from the compiled plans (`lpk_model::query`), so no worker ever
 //! materialises the DAG or asks a solver.
 //!
 //! - [`protocol`]: the keys of a run and the server-side scripts;

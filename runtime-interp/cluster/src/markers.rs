@@ -15,9 +15,9 @@
 //! may hold both (say, a run resumed on another machine).
 
 use crate::ids::{parse_task, task_id};
-use model::task::{Task, Vars};
-use model::StmtId;
-use runtime::store::{BlobStore, ObjectStoreTiles, StoreError};
+use lpk_model::task::{Task, Vars};
+use lpk_model::StmtId;
+use lpk_runtime::store::{BlobStore, ObjectStoreTiles, StoreError};
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::Write;

@@ -235,8 +235,8 @@ impl RunRecord {
     }
 
     /// The run's program, loaded and validated from its artifact.
-    pub fn load_program(&self) -> Result<model::program::Program, ClusterError> {
-        model::artifact::decode(&self.artifact)
+    pub fn load_program(&self) -> Result<lpk_model::program::Program, ClusterError> {
+        lpk_model::artifact::decode(&self.artifact)
             .map(|l| l.artifact.program)
             .map_err(|source| ClusterError::Artifact {
                 run: self.id.clone(),

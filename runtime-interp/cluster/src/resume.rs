@@ -24,10 +24,10 @@ use crate::manifest::Manifest;
 use crate::protocol::{self, Keys};
 use crate::record::{RunRecord, RunState};
 use crate::tiles::{check_store_url, open_run_store};
-use model::program::Program;
-use model::query::Engine;
-use model::task::{Task, TileRef};
-use runtime::store::{BlobStore, ObjectStoreTiles, StoreError, TileStore};
+use lpk_model::program::Program;
+use lpk_model::query::Engine;
+use lpk_model::task::{Task, TileRef};
+use lpk_runtime::store::{BlobStore, ObjectStoreTiles, StoreError, TileStore};
 use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
@@ -67,7 +67,7 @@ pub fn resume(
             source: Box::new(source),
         })?;
     let total = inst
-        .count_tasks(model::task::COUNT_BUDGET)
+        .count_tasks(lpk_model::task::COUNT_BUDGET)
         .map_err(|e| ClusterError::Refused(format!("cannot count the run's tasks: {e}")))?
         .total();
     let mut engine = Engine::new(&inst);
@@ -168,11 +168,11 @@ fn read_saved(store: &ObjectStoreTiles, run: &str) -> Result<Saved, ClusterError
     let artifact = store
         .get_bytes(
             "program.lpka",
-            model::artifact::HEADER_LEN as u64 + u64::from(model::artifact::MAX_PAYLOAD),
+            lpk_model::artifact::HEADER_LEN as u64 + u64::from(lpk_model::artifact::MAX_PAYLOAD),
         )
         .map_err(|e| store_error(store, e))?
         .ok_or_else(|| missing("program.lpka"))?;
-    let program = model::artifact::decode(&artifact)
+    let program = lpk_model::artifact::decode(&artifact)
         .map(|l| l.artifact.program)
         .map_err(|source| ClusterError::Artifact {
             run: run.to_string(),
@@ -290,8 +290,8 @@ fn read_tiles(
         for t in done {
             for tile in engine.reads(t)? {
                 let m = program.matrix(tile.matrix);
-                if m.role != model::program::Role::Temporary
-                    || (m.zero && runtime::zero::is_zero_tile(engine, &tile)?)
+                if m.role != lpk_model::program::Role::Temporary
+                    || (m.zero && lpk_runtime::zero::is_zero_tile(engine, &tile)?)
                 {
                     continue;
                 }

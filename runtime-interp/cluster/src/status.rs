@@ -7,8 +7,8 @@ use crate::ids::parse_task;
 use crate::protocol::{Keys, GROUP};
 use crate::record::{now_ms, RunRecord, RunState};
 use crate::reply::{array, text};
-use model::program::Program;
-use model::task::Task;
+use lpk_model::program::Program;
+use lpk_model::task::Task;
 use redis::Value;
 use std::time::Duration;
 
@@ -296,7 +296,7 @@ fn waiting_tasks(
             run: record.id.clone(),
             source: Box::new(source),
         })?;
-    let mut engine = model::query::Engine::new(&inst);
+    let mut engine = lpk_model::query::Engine::new(&inst);
     let mut out = Vec::new();
     for key in found {
         let id = keys.task_of_edges(&key).unwrap_or(&key).to_string();
@@ -333,7 +333,7 @@ fn waiting_tasks(
 fn task_value(program: &Program, t: &ShownTask, names: bool) -> serde_json::Value {
     match &t.task {
         Some(task) if program.get_statement(task.stmt).is_some() => {
-            let mut v = model::task::task_json(program, task);
+            let mut v = lpk_model::task::task_json(program, task);
             if names {
                 v["name"] = program.task_name(task).to_string().into();
             }

@@ -1,7 +1,7 @@
 //! `lpkc submit`: records a run in Redis and makes it ready for workers.
 //!
 //! In order: the inputs are opened and checked and the instance bound
-//! exactly as `lpkc run` does ([`runtime::job::prepare`]); the instance is
+//! exactly as `lpkc run` does ([`lpk_runtime::job::prepare`]); the instance is
 //! counted (a run of more than [`MAX_TASKS`] tasks is refused before
 //! anything is uploaded); the manifest and artifact go to the store; the
 //! run record is written and the run's `uploading` key set; the roots
@@ -18,14 +18,14 @@ use crate::ids::task_id;
 use crate::protocol::{self, Keys};
 use crate::record::{now_ms, Kernels, RunLimits, RunRecord, RunState};
 use crate::tiles::{check_store_url, open_run_store};
-use model::artifact::{self, Artifact, SourceInfo};
-use model::program::{Instance, Program, Role};
-use model::query::Engine;
-use model::MatrixId;
-use runtime::dense::InputSpec;
-use runtime::exec::TileSource;
-use runtime::job::{self, InputSource, Prepared};
-use runtime::store::{BlobStore, ObjectStoreTiles, TileStore};
+use lpk_model::artifact::{self, Artifact, SourceInfo};
+use lpk_model::program::{Instance, Program, Role};
+use lpk_model::query::Engine;
+use lpk_model::MatrixId;
+use lpk_runtime::dense::InputSpec;
+use lpk_runtime::exec::TileSource;
+use lpk_runtime::job::{self, InputSource, Prepared};
+use lpk_runtime::store::{BlobStore, ObjectStoreTiles, TileStore};
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
@@ -101,7 +101,7 @@ pub fn submit(
     let program = s.program;
     // The standard kernels' shape rules, whichever kernels run it (no-op
     // kernels measure the scheduler on the same instance).
-    let registry = runtime::kernels::Registry::standard();
+    let registry = lpk_runtime::kernels::Registry::standard();
     let prepared = job::prepare(program, &registry, s.params, s.inputs, s.seed, s.block)?;
     let inst = &prepared.instance;
     let total = count_tasks(inst, s)?;
@@ -160,7 +160,7 @@ pub fn submit(
 /// `--max-tasks`.
 fn count_tasks(inst: &Instance<'_>, s: &Submission<'_>) -> Result<u64, ClusterError> {
     let counts = inst
-        .count_tasks(model::task::COUNT_BUDGET)
+        .count_tasks(lpk_model::task::COUNT_BUDGET)
         .map_err(|e| ClusterError::Refused(format!("cannot count the run's tasks: {e}")))?;
     let total = counts.total();
     if total > MAX_TASKS {
@@ -230,7 +230,7 @@ fn input_tiles(s: &Submission<'_>, prepared: &Prepared<'_>) -> Result<Uploads, C
 #[derive(Default)]
 struct FirstReaders {
     /// Each tile with its first reader: (reader, matrix, index).
-    firsts: Vec<(model::task::Task, MatrixId, Vec<i64>)>,
+    firsts: Vec<(lpk_model::task::Task, MatrixId, Vec<i64>)>,
     /// Their bytes in the store.
     bytes: i64,
 }
@@ -256,7 +256,7 @@ fn first_readers(
     let one_d = decl.extents.len() == 1;
     let mut failure = None;
     grid(&extents, &mut |idx| {
-        let tile = model::task::TileRef {
+        let tile = lpk_model::task::TileRef {
             matrix: m,
             index: idx.to_vec(),
         };
@@ -266,7 +266,7 @@ fn first_readers(
                 if let Some(first) = first {
                     if let Some((rows, cols)) = shape {
                         if let Ok((_, nr, _, nc)) =
-                            runtime::dense::tile_rect(s.block, idx, rows, cols, one_d)
+                            lpk_runtime::dense::tile_rect(s.block, idx, rows, cols, one_d)
                         {
                             found.bytes += (nr * nc * 8) as i64;
                         }

@@ -1,10 +1,10 @@
 //! A run's tiles: its store (under the run's id) and the workers' cache.
 
 use crate::error::ClusterError;
+use lpk_model::MatrixId;
+use lpk_runtime::kernels::Tile;
+use lpk_runtime::store::{has_url_scheme, ObjectStoreTiles};
 use lru::LruCache;
-use model::MatrixId;
-use runtime::kernels::Tile;
-use runtime::store::{has_url_scheme, ObjectStoreTiles};
 use std::sync::{Arc, Mutex};
 
 /// The store of run `run`: `URL/RUN/` (tiles at `URL/RUN/M/i_j.npy`).
@@ -37,7 +37,7 @@ pub fn check_store_url(url: &str) -> Result<(), ClusterError> {
              a shared directory (an absolute path or file:///abs/path) or an object store URL (s3://bucket/prefix)"
         )));
     }
-    if runtime::store::is_root_dir(url) {
+    if lpk_runtime::store::is_root_dir(url) {
         return Err(ClusterError::Refused(format!(
             "--store `{url}`: the file system's root is not a tile store (each run would put \
              a directory in /); name a directory for the tiles, e.g. /srv/lpk-tiles"
@@ -172,19 +172,24 @@ mod tests {
         let run: Arc<str> = Arc::from("r");
         let cache = TileCache::new(3 * 8 * 4);
         for i in 0..10 {
-            cache.put(&run, model::MatrixId(0), &[i], Arc::new(Tile::zeros(2, 2)));
+            cache.put(
+                &run,
+                lpk_model::MatrixId(0),
+                &[i],
+                Arc::new(Tile::zeros(2, 2)),
+            );
         }
         assert_eq!(cache.bytes(), 3 * 32);
-        assert!(cache.get(&run, model::MatrixId(0), &[9]).is_some());
-        assert!(cache.get(&run, model::MatrixId(0), &[0]).is_none());
+        assert!(cache.get(&run, lpk_model::MatrixId(0), &[9]).is_some());
+        assert!(cache.get(&run, lpk_model::MatrixId(0), &[0]).is_none());
         cache.put(
             &run,
-            model::MatrixId(0),
+            lpk_model::MatrixId(0),
             &[99],
             Arc::new(Tile::zeros(10, 10)),
         );
         assert!(
-            cache.get(&run, model::MatrixId(0), &[99]).is_none(),
+            cache.get(&run, lpk_model::MatrixId(0), &[99]).is_none(),
             "larger than the cache"
         );
         cache.forget_run("r");

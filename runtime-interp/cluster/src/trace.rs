@@ -1,15 +1,15 @@
 //! The timeline of a distributed run: workers add one entry per task
 //! execution to the run's `trace` stream, in the same pipeline as the
 //! task's completion; `lpkc trace` reads them back
-//! ([`runtime::timeline`] writes them as Chrome trace JSON or SVG).
+//! ([`lpk_runtime::timeline`] writes them as Chrome trace JSON or SVG).
 
 use crate::conn::Redis;
 use crate::error::ClusterError;
 use crate::ids::parse_task;
 use crate::protocol::Keys;
 use crate::reply::{array, text};
+use lpk_runtime::timeline::Event;
 use redis::Value;
-use runtime::timeline::Event;
 
 /// The most entries a run's trace keeps (older ones are trimmed).
 pub(crate) const TRACE_MAX: u64 = 10_000_000;

@@ -9,12 +9,12 @@
 //! workers from `LPK_JOB_WORKERS` (default 2).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use runtime::dense::InputSpec;
-use runtime::exec::{ExecConfig, Progress};
-use runtime::in_memory;
-use runtime::job::{run_job, Job};
-use runtime::kernels::{Registry, Tile};
-use runtime::{npy, reference};
+use lpk_runtime::dense::InputSpec;
+use lpk_runtime::exec::{ExecConfig, Progress};
+use lpk_runtime::in_memory;
+use lpk_runtime::job::{run_job, Job};
+use lpk_runtime::kernels::{Registry, Tile};
+use lpk_runtime::{npy, reference};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -34,7 +34,7 @@ fn bench(c: &mut Criterion) {
         "/tests/fixtures/programs/cholesky.lpka"
     ))
     .expect("fixture");
-    let program = model::artifact::decode(&bytes)
+    let program = lpk_model::artifact::decode(&bytes)
         .expect("valid")
         .artifact
         .program;

@@ -21,8 +21,8 @@ use faer::linalg::qr::no_pivoting::factor::{
 };
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::{Accum, Par};
-use model::flops;
-use runtime::kernels::{Kernel, KernelArg, Registry, Tile};
+use lpk_model::flops;
+use lpk_runtime::kernels::{Kernel, KernelArg, Registry, Tile};
 use std::hint::black_box;
 use std::sync::Arc;
 

@@ -4,8 +4,8 @@
 //! Run: `cargo bench -p lpk-runtime --bench npy`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use runtime::kernels::Tile;
-use runtime::npy::{self, ReadLimit};
+use lpk_runtime::kernels::Tile;
+use lpk_runtime::npy::{self, ReadLimit};
 use std::time::Duration;
 
 const N: usize = 8192;

@@ -10,9 +10,9 @@
 
 use crate::exec::{TileError, TileSink, TileSource};
 use crate::kernels::Tile;
-use model::expr::Node;
-use model::program::{Instance, Program, Role};
-use model::MatrixId;
+use lpk_model::expr::Node;
+use lpk_model::program::{Instance, Program, Role};
+use lpk_model::MatrixId;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -223,7 +223,7 @@ pub enum RunError {
     Shape(#[from] ShapeError),
     /// The parameters violate the program's contract.
     #[error(transparent)]
-    Bind(#[from] model::program::BindError),
+    Bind(#[from] lpk_model::program::BindError),
     /// The run itself failed.
     #[error(transparent)]
     Exec(#[from] crate::exec::ExecError),
@@ -283,7 +283,7 @@ impl InputSpec {
     /// Generates the matrix (`File` is not generated: `None`). `seed` makes
     /// random matrices reproducible; each input gets its own stream.
     pub fn generate(&self, seed: u64) -> Option<Tile> {
-        let mut rng = model::rng::SplitMix64::new(seed ^ 0x9e37_79b9_7f4a_7c15);
+        let mut rng = lpk_model::rng::SplitMix64::new(seed ^ 0x9e37_79b9_7f4a_7c15);
         Some(match *self {
             InputSpec::File(_) => return None,
             InputSpec::Random { rows, cols } => Tile::from_fn(rows, cols, |_, _| rng.uniform()),

@@ -6,7 +6,7 @@
 //!   parent.
 //! - Each waiting task has a counter, created the first time one of its
 //!   parents completes (initialised from the parents plan) and removed when
-//!   it reaches zero (`model::frontier::Waiting`, the counters every DAG
+//!   it reaches zero (`lpk_model::frontier::Waiting`, the counters every DAG
 //!   walk shares): memory holds only the frontier, not the DAG.
 //! - A completed task stores the tiles it wrote together with their number
 //!   of readers (its outgoing edges per tile, from the children plans); a
@@ -22,12 +22,12 @@
 
 use crate::kernels::{Kernel, KernelArg, Registry, Tile};
 use crate::timeline::now_us;
-use model::expr::{Env, Value};
-use model::frontier::{FrontierError, Waiting};
-use model::program::{Arg, Instance, ParamKind, Role};
-use model::query::{Engine, QueryError};
-use model::task::{Task, TileRef, Vars, WalkError};
-use model::MatrixId;
+use lpk_model::expr::{Env, Value};
+use lpk_model::frontier::{FrontierError, Waiting};
+use lpk_model::program::{Arg, Instance, ParamKind, Role};
+use lpk_model::query::{Engine, QueryError};
+use lpk_model::task::{Task, TileRef, Vars, WalkError};
+use lpk_model::MatrixId;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::hash_map::Entry;
@@ -626,7 +626,7 @@ pub fn execute(
 /// `Program::kernels`. A kernel that some statement calls must be in the
 /// registry; an uncalled one without an implementation fails if called.
 pub fn resolve_kernels(
-    program: &model::program::Program,
+    program: &lpk_model::program::Program,
     registry: &Registry,
 ) -> Result<Vec<Arc<dyn Kernel>>, ExecError> {
     let mut kernels = Vec::with_capacity(program.kernels.len());
@@ -1078,7 +1078,7 @@ pub fn call_kernel(
     inst: &Instance<'_>,
     kernels: &[Arc<dyn Kernel>],
     task: &Task,
-    reads: &[model::task::TileRef],
+    reads: &[lpk_model::task::TileRef],
     loaded: &[Arc<Tile>],
     count_flops: bool,
 ) -> Result<Called, ExecError> {
@@ -1191,7 +1191,7 @@ impl Kernel for Noop {
 }
 
 /// A registry with a no-op kernel for every kernel the program declares.
-pub fn noop_registry(program: &model::program::Program) -> Registry {
+pub fn noop_registry(program: &lpk_model::program::Program) -> Registry {
     let mut r = Registry::new();
     for k in &program.kernels {
         r.register(Arc::new(Noop {

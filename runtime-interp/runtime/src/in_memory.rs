@@ -6,7 +6,7 @@ use crate::dense::{CollectSink, DenseSource, RunError};
 use crate::exec::{ExecConfig, Progress, RunReport};
 use crate::kernels::{Registry, Tile};
 use crate::pipeline::{self, PrepareError};
-use model::program::{Instance, Program};
+use lpk_model::program::{Instance, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -16,8 +16,8 @@
 use crate::dense::{self, AssembleError};
 use crate::kernels::Tile;
 use crate::npy::{self, NpyError};
-use model::program::{Instance, Program, Role};
-use model::{IdOverflow, MatrixId};
+use lpk_model::program::{Instance, Program, Role};
+use lpk_model::{IdOverflow, MatrixId};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
@@ -267,7 +267,7 @@ pub fn check(inst: &Instance<'_>, selected: &[Selected]) -> Result<(), OutputErr
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let mut engine = model::query::Engine::new(inst);
+    let mut engine = lpk_model::query::Engine::new(inst);
     for s in selected {
         let Some(index) = &s.request.index else {
             continue;
@@ -287,7 +287,7 @@ pub fn check(inst: &Instance<'_>, selected: &[Selected]) -> Result<(), OutputErr
             }
         }
         if let Some(tile) = s.request.tile() {
-            let tile = model::task::TileRef {
+            let tile = lpk_model::task::TileRef {
                 matrix: s.matrix,
                 index: tile,
             };

@@ -26,8 +26,8 @@ use crate::exec::TileError;
 use crate::kernels::{Registry, Tile};
 use crate::outputs::{self, OutputRequest};
 use crate::verify::{self, Residual, VerifyError};
-use model::program::{BindError, Instance, Program, Role};
-use model::MatrixId;
+use lpk_model::program::{BindError, Instance, Program, Role};
+use lpk_model::MatrixId;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

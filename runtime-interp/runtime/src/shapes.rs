@@ -23,10 +23,10 @@
 
 use crate::kernels::rules::Dim;
 use crate::kernels::Registry;
-use model::program::{Arg, Instance, ParamKind, Role};
-use model::query::{Engine, QueryError};
-use model::task::{Task, TileRef};
-use model::MatrixId;
+use lpk_model::program::{Arg, Instance, ParamKind, Role};
+use lpk_model::query::{Engine, QueryError};
+use lpk_model::task::{Task, TileRef};
+use lpk_model::MatrixId;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;

@@ -7,9 +7,9 @@
 //! When a task became ready is not recorded: it is the end of its last
 //! parent, and the parents come from the plans.
 
-use model::program::Instance;
-use model::query::Engine;
-use model::task::Task;
+use lpk_model::program::Instance;
+use lpk_model::query::Engine;
+use lpk_model::task::Task;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 

@@ -16,8 +16,8 @@
 //! dimension), generous for backward-stable algorithms in f64.
 
 use crate::kernels::Tile;
-use model::program::{Instance, Program, Role};
-use model::MatrixId;
+use lpk_model::program::{Instance, Program, Role};
+use lpk_model::MatrixId;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -319,9 +319,9 @@ pub(crate) fn final_qr_r(
     if a_dims == 2 && decl.extents.len() == 2 {
         return None;
     }
-    let mut engine = model::query::Engine::new(inst);
+    let mut engine = lpk_model::query::Engine::new(inst);
     let mut unread = outputs.get(&m.0)?.iter().filter(|(idx, _)| {
-        let tile = model::task::TileRef {
+        let tile = lpk_model::task::TileRef {
             matrix: m,
             index: (*idx).clone(),
         };

@@ -21,10 +21,10 @@
 
 use crate::kernels::rules::Dim;
 use crate::kernels::{Kernel, Tile};
-use model::program::{Arg, Instance};
-use model::query::{Engine, QueryError};
-use model::task::{Task, TileRef};
-use model::StmtId;
+use lpk_model::program::{Arg, Instance};
+use lpk_model::query::{Engine, QueryError};
+use lpk_model::task::{Task, TileRef};
+use lpk_model::StmtId;
 use std::sync::Arc;
 
 /// Why a zero tile could not be made.

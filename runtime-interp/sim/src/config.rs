@@ -32,7 +32,7 @@ pub struct Config {
     pub costs: CostModel,
     /// The kernels: their flop and result-shape models price a task that
     /// the cost model has no calibrated time for.
-    pub kernels: runtime::kernels::Registry,
+    pub kernels: lpk_runtime::kernels::Registry,
     /// The workers.
     pub workers: Workers,
     /// The policy.
@@ -62,7 +62,7 @@ impl Config {
         Config {
             block,
             costs: CostModel::default(),
-            kernels: runtime::kernels::Registry::standard(),
+            kernels: lpk_runtime::kernels::Registry::standard(),
             workers,
             policy: Policy::Fifo,
             startup: Vec::new(),

@@ -20,8 +20,8 @@
 //! that instead, cache or no cache: the executor copies the tile out of
 //! the dense input for each task.
 
-use model::program::{Arg, Instance};
-use runtime::kernels::Registry;
+use lpk_model::program::{Arg, Instance};
+use lpk_runtime::kernels::Registry;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

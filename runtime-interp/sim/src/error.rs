@@ -2,7 +2,7 @@
 //! simulator returns. It sits below them all, so that no two modules import
 //! each other for it.
 
-use model::query::QueryError;
+use lpk_model::query::QueryError;
 
 /// Why a simulation failed.
 #[derive(Debug, thiserror::Error)]
@@ -12,7 +12,7 @@ pub enum SimError {
     Query(#[from] QueryError),
     /// The loop tree could not be walked.
     #[error("{0}")]
-    Walk(#[from] model::task::WalkError),
+    Walk(#[from] lpk_model::task::WalkError),
     /// The settings are unusable.
     #[error("{0}")]
     Config(String),

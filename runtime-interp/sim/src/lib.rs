@@ -2,7 +2,7 @@
 //! simulated workers and a tile store (`lpkc simulate`, docs/simulation.md).
 //!
 //! The DAG is never materialised: the simulator walks it as a runtime
-//! schedules it (`model::dag::walk`): roots from the parents plans, a
+//! schedules it (`lpk_model::dag::walk`): roots from the parents plans, a
 //! counter per waiting task (from `in_degree` on first sight), children
 //! from the children plans when a task completes. Memory is the frontier
 //! (waiting and ready tasks), the workers' tile caches and, for the

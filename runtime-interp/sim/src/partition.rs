@@ -20,13 +20,13 @@
 
 use crate::cost::StatementCost;
 use crate::error::SimError;
-use model::program::Instance;
-use model::query::Engine;
-use model::task::Task;
+use lpk_model::program::Instance;
+use lpk_model::query::Engine;
+use lpk_model::task::Task;
 use rustc_hash::FxHashMap;
 use std::ops::ControlFlow;
 
-type Key = (model::MatrixId, Vec<i64>);
+type Key = (lpk_model::MatrixId, Vec<i64>);
 
 /// A placement of tasks on worker slots.
 pub struct Partition {
@@ -77,7 +77,7 @@ fn walk(
     };
     let mut failure: Option<SimError> = None;
     let mut over = false;
-    let mut children: Vec<(Task, model::MatrixId)> = Vec::new();
+    let mut children: Vec<(Task, lpk_model::MatrixId)> = Vec::new();
     let node_of = |g: &mut Graph, k: Key| -> u32 {
         let n = g.ids.len() as u32;
         *g.ids.entry(k).or_insert_with(|| {

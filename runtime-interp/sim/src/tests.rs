@@ -5,7 +5,7 @@ use crate::cost::{CostModel, StoreCost};
 use crate::engine::{
     simulate, AutoLease, Config, Failures, Lease, Policy, Report, Speculation, Stragglers, Workers,
 };
-use model::program::{Instance, Program};
+use lpk_model::program::{Instance, Program};
 use std::path::PathBuf;
 
 fn program(name: &str) -> Program {
@@ -13,7 +13,7 @@ fn program(name: &str) -> Program {
         .join("../model/tests/fixtures")
         .join(name);
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    model::artifact::decode(&bytes)
+    lpk_model::artifact::decode(&bytes)
         .unwrap_or_else(|e| panic!("{name}: {e}"))
         .artifact
         .program
@@ -100,10 +100,10 @@ fn makespan_is_never_below_the_bounds_and_every_task_runs_once() {
         for params in sets {
             let inst = bind(&p, &params);
             let counted = inst
-                .count_tasks(model::task::COUNT_BUDGET)
+                .count_tasks(lpk_model::task::COUNT_BUDGET)
                 .expect("counts")
                 .total();
-            let walked = model::dag::walk(&inst).expect("walks");
+            let walked = lpk_model::dag::walk(&inst).expect("walks");
             for policy in Policy::ALL {
                 for w in [1usize, 2, 3, 7] {
                     let mut cfg = Config::new(32, Workers::Fixed(w));
@@ -140,7 +140,7 @@ fn critical_path_matches_the_expanded_dag() {
             let cfg = Config::new(48, Workers::Fixed(2));
             let r = run(&inst, &cfg);
             let costs = crate::cost::statement_costs(&inst, &cfg.costs, &cfg.kernels, 48);
-            let dag = model::dag::from_plans(&inst, 1 << 20).expect("expands");
+            let dag = lpk_model::dag::from_plans(&inst, 1 << 20).expect("expands");
             let cost = |i: usize| costs[dag.tasks[i].stmt.index()].seconds;
             // Tasks are in sequential order, a topological order.
             let mut finish: Vec<f64> = (0..dag.tasks.len()).map(cost).collect();
@@ -376,7 +376,7 @@ fn with_backups_every_task_completes_exactly_once() {
         let p = program(file);
         for params in sets {
             let inst = bind(&p, &params);
-            let walked = model::dag::walk(&inst).expect("walks");
+            let walked = lpk_model::dag::walk(&inst).expect("walks");
             for policy in Policy::ALL {
                 for w in [2usize, 3, 7] {
                     let what = format!("{file} {params:?} {policy:?} W={w}");
@@ -642,13 +642,14 @@ fn every_read_of_an_input_tile_pays_the_cut() {
         let p = program(file);
         for params in sets {
             let inst = bind(&p, &params);
-            let (dag, _) = model::dag::expand(&inst, 1_000_000).expect("expands");
-            let engine = model::query::Engine::new(&inst);
+            let (dag, _) = lpk_model::dag::expand(&inst, 1_000_000).expect("expands");
+            let engine = lpk_model::query::Engine::new(&inst);
             let mut cuts = 0u64;
             for t in &dag.tasks {
                 let reads = engine.reads(t).expect("reads");
                 for (i, r) in reads.iter().enumerate() {
-                    let input = p.matrices[r.matrix.index()].role == model::program::Role::Input;
+                    let input =
+                        p.matrices[r.matrix.index()].role == lpk_model::program::Role::Input;
                     if input && !reads[..i].contains(r) {
                         cuts += 1;
                     }
@@ -681,8 +682,8 @@ fn fresh_memory_is_paid_once_up_to_the_peak() {
         for params in sets {
             let inst = bind(&p, &params);
             let read_results = {
-                let (dag, _) = model::dag::expand(&inst, 1_000_000).expect("expands");
-                let mut engine = model::query::Engine::new(&inst);
+                let (dag, _) = lpk_model::dag::expand(&inst, 1_000_000).expect("expands");
+                let mut engine = lpk_model::query::Engine::new(&inst);
                 let mut any = false;
                 for t in &dag.tasks {
                     for w in engine.writes(t).expect("writes") {

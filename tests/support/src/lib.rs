@@ -5,7 +5,7 @@
 //!
 //! This crate depends on no lpk crate, so every package can take it as a
 //! dev-dependency without a cycle (a helper that compiles goes through
-//! `compiler::pipeline::compile_source` in the test binary itself).
+//! `lpk_compiler::pipeline::compile_source` in the test binary itself).
 #![warn(missing_docs)]
 
 pub mod gen;

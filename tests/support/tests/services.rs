@@ -1,4 +1,4 @@
-//! The servers `test_support::services` hands out answer, on loopback:
+//! The servers `lpk_test_support::services` hands out answer, on loopback:
 //! Redis to a raw `PING`, the S3 server with fresh buckets that exist
 //! and list empty.
 
@@ -6,10 +6,10 @@
 // test failure.
 #![allow(clippy::unwrap_used)]
 
+use lpk_test_support::services::{redis_ping, redis_url, s3_endpoint, socket_addr};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
-use test_support::services::{redis_ping, redis_url, s3_endpoint, socket_addr};
 
 /// A bodiless HTTP request to the S3 server; the whole response as text.
 fn http(endpoint: &str, method: &str, path: &str) -> String {

@@ -7,13 +7,13 @@
 use crate::args::{Format, GlobalOpts};
 use crate::error::CliError;
 use crate::output;
-use compiler::pipeline::{compile_source, CompileError, LintGate};
-use model::program::Program;
-use runtime::dense::{self, InputSpec};
-use runtime::exec::{ExecConfig, Progress};
-use runtime::in_memory;
-use runtime::kernels::{Registry, Tile};
-use runtime::reference;
+use lpk_compiler::pipeline::{compile_source, CompileError, LintGate};
+use lpk_model::program::Program;
+use lpk_runtime::dense::{self, InputSpec};
+use lpk_runtime::exec::{ExecConfig, Progress};
+use lpk_runtime::in_memory;
+use lpk_runtime::kernels::{Registry, Tile};
+use lpk_runtime::reference;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -74,8 +74,8 @@ const GEMM: &str = include_str!("../../../../examples/gemm.lpk");
 const TSQR: &str = include_str!("../../../../examples/tsqr.lpk");
 
 /// Compiles an embedded example (its errors would be bugs of lpkc).
-fn compile(name: &str, text: &str) -> Result<model::program::Program, String> {
-    let mut sources = compiler::diag::SourceMap::new();
+fn compile(name: &str, text: &str) -> Result<lpk_model::program::Program, String> {
+    let mut sources = lpk_compiler::diag::SourceMap::new();
     match compile_source(&mut sources, name, text, None, LintGate::DenyErrors) {
         Ok(compiled) => Ok(compiled.program),
         Err(CompileError::Diagnostics(_)) => Err(format!(
@@ -168,7 +168,7 @@ fn generate(
         .matrices
         .iter()
         .enumerate()
-        .filter(|(_, m)| m.role == model::program::Role::Input)
+        .filter(|(_, m)| m.role == lpk_model::program::Role::Input)
         .map(|(i, _)| i as u32);
     let mut data: BTreeMap<u32, Tile> = BTreeMap::new();
     for (k, (id, spec)) in input_ids.zip(specs).enumerate() {

@@ -19,9 +19,9 @@
 use crate::args::GlobalOpts;
 use crate::error::CliError;
 use crate::output;
-use runtime::kernels::{Kernel, KernelArg, Registry, Tile};
-use runtime::store::TileStore;
-use sim::cost::{CostModel, KernelTime, StoreCost};
+use lpk_runtime::kernels::{Kernel, KernelArg, Registry, Tile};
+use lpk_runtime::store::TileStore;
+use lpk_sim::cost::{CostModel, KernelTime, StoreCost};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -49,7 +49,7 @@ pub(crate) struct CalibrateArgs {
     #[arg(long)]
     pub(crate) no_store: bool,
     /// GFLOP/s written for kernels that were not timed.
-    #[arg(long, value_name = "X", default_value_t = sim::cost::DEFAULT_GFLOPS)]
+    #[arg(long, value_name = "X", default_value_t = lpk_sim::cost::DEFAULT_GFLOPS)]
     pub(crate) gflops: f64,
     /// Seconds added to every task (the scheduler's own cost).
     #[arg(long, value_name = "S", default_value_t = 0.0)]
@@ -241,8 +241,8 @@ fn arguments(reg: &Registry, name: &str, b: usize) -> Result<Vec<Owned>, String>
             .iter()
             .map(|(_, kind)| match kind {
                 None => tile(&a),
-                Some(model::stdlib::ScalarKind::Int) => Owned::Int(2),
-                Some(model::stdlib::ScalarKind::Real) => Owned::Real(0.5),
+                Some(lpk_model::stdlib::ScalarKind::Int) => Owned::Int(2),
+                Some(lpk_model::stdlib::ScalarKind::Real) => Owned::Real(0.5),
             })
             .collect()),
     }
@@ -319,7 +319,7 @@ fn time_store(store: &dyn TileStore, b: usize, min_time: f64) -> Result<StoreCos
 
 /// Seconds to cut `b x b` input tiles out of a dense matrix, as the
 /// embedded executor does for every read of an input tile
-/// (`runtime::dense::tile_rect`, then a copy): `threads` threads at once,
+/// (`lpk_runtime::dense::tile_rect`, then a copy): `threads` threads at once,
 /// each cycling through the tiles of its own dense matrix of about
 /// [`POOL_BYTES`]; the mean.
 fn time_cut(b: usize, min_time: f64, threads: usize) -> Result<f64, String> {
@@ -341,8 +341,9 @@ fn time_cut(b: usize, min_time: f64, threads: usize) -> Result<f64, String> {
                     {
                         let index = [k / per_side as i64, k % per_side as i64];
                         let t = Instant::now();
-                        let (r0, nr, c0, nc) = runtime::dense::tile_rect(b, &index, n, n, false)
-                            .map_err(|e| e.to_string())?;
+                        let (r0, nr, c0, nc) =
+                            lpk_runtime::dense::tile_rect(b, &index, n, n, false)
+                                .map_err(|e| e.to_string())?;
                         let tile = dense.as_ref().submatrix(r0, c0, nr, nc).to_owned();
                         times.push(t.elapsed().as_secs_f64());
                         ring.push(tile);
@@ -457,7 +458,7 @@ pub(crate) fn run(args: &CalibrateArgs, _global: &GlobalOpts) -> Result<(), CliE
     let reg = Registry::standard();
     let names: Vec<String> = if args.kernels.is_empty() {
         // In the order of docs/kernels.md.
-        model::stdlib::STANDARD
+        lpk_model::stdlib::STANDARD
             .iter()
             .filter(|s| reg.get(s.name).is_some())
             .map(|s| s.name.to_string())
@@ -616,16 +617,16 @@ fn time_in_memory(
 /// directory, removed after).
 fn time_tile_store(args: &CalibrateArgs, big: usize) -> Result<StoreCost, CliError> {
     let (store, dir): (Box<dyn TileStore>, Option<PathBuf>) = match &args.store {
-        Some(url) if runtime::store::is_root_dir(url) => {
+        Some(url) if lpk_runtime::store::is_root_dir(url) => {
             return Err(CliError::Usage(format!(
                 "--store {url}: the file system's root is not a tile store; name a directory"
             )))
         }
         Some(url) => (
-            runtime::store::open_store(url)
+            lpk_runtime::store::open_store(url)
                 .map_err(|e| CliError::Usage(format!("--store {url}: {e}")))?,
             // The directory the timing tiles go to, removed after.
-            runtime::store::local_dir(url).map(|d| d.join(CALIB)),
+            lpk_runtime::store::local_dir(url).map(|d| d.join(CALIB)),
         ),
         None => {
             let dir = std::env::temp_dir().join(format!("lpkc-calibrate-{}", std::process::id()));
@@ -633,7 +634,7 @@ fn time_tile_store(args: &CalibrateArgs, big: usize) -> Result<StoreCost, CliErr
                 .map_err(|e| CliError::Input(format!("cannot create {}: {e}", dir.display())))?;
             let url = format!("file://{}", dir.display());
             (
-                runtime::store::open_store(&url)
+                lpk_runtime::store::open_store(&url)
                     .map_err(|e| CliError::Input(format!("{url}: {e}")))?,
                 Some(dir),
             )

@@ -6,8 +6,8 @@ use crate::args::{Format, GlobalOpts};
 use crate::error::CliError;
 use crate::load::{self, Input};
 use crate::report;
-use compiler::diag::SourceMap;
-use compiler::pipeline::check_source;
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::pipeline::check_source;
 use std::path::PathBuf;
 
 /// Arguments of `lpkc check`.
@@ -40,7 +40,7 @@ pub(crate) fn run(args: &CheckArgs, global: &GlobalOpts) -> Result<(), CliError>
 /// so on stderr) when it loads, else its artifact error.
 fn check_artifact(args: &CheckArgs, global: &GlobalOpts, bytes: &[u8]) -> Result<(), CliError> {
     let path = &args.file;
-    let loaded = model::artifact::decode(bytes)
+    let loaded = lpk_model::artifact::decode(bytes)
         .map_err(|e| report::artifact_error(path, &e, args.format, global.color))?;
     match args.format {
         Format::Json => report::diagnostics(&SourceMap::new(), &[], args.format, global.color),

@@ -3,7 +3,7 @@
 
 use crate::args::GlobalOpts;
 use crate::error::CliError;
-use crate::{cluster as ui, output};
+use crate::{cluster, output};
 use std::path::PathBuf;
 
 /// Arguments of `lpkc collect`.
@@ -21,9 +21,9 @@ pub(crate) struct CollectArgs {
 
 /// Runs `lpkc collect`.
 pub(crate) fn run(args: &CollectArgs, _global: &GlobalOpts) -> Result<(), CliError> {
-    let mut redis = ui::open(&args.redis)?;
-    let written =
-        cluster::collect::collect(&mut redis, &args.run, &args.output_dir).map_err(ui::error)?;
+    let mut redis = cluster::open(&args.redis)?;
+    let written = lpk_cluster::collect::collect(&mut redis, &args.run, &args.output_dir)
+        .map_err(cluster::error)?;
     for w in &written {
         output::line(&format!("{}: {}", w.request, w.path.display()));
     }

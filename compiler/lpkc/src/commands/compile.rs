@@ -5,9 +5,9 @@ use crate::args::{Format, GlobalOpts, ProgramArg};
 use crate::error::CliError;
 use crate::{load, report};
 use clap::ValueEnum;
-use compiler::diag::SourceMap;
-use compiler::pipeline::{compile_source, LintGate};
-use model::artifact::{self, Artifact, SourceInfo};
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::pipeline::{compile_source, LintGate};
+use lpk_model::artifact::{self, Artifact, SourceInfo};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `lpkc compile`.

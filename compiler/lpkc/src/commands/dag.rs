@@ -6,8 +6,8 @@ use crate::args::{GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::{instance, load, output};
 use clap::ValueEnum;
-use compiler::explore::limit::TaskLimit;
-use model::dag::{expand, from_plans};
+use lpk_compiler::explore::limit::TaskLimit;
+use lpk_model::dag::{expand, from_plans};
 use std::path::PathBuf;
 
 /// Arguments of `lpkc dag`.
@@ -70,8 +70,8 @@ pub(crate) fn run(args: &DagArgs, global: &GlobalOpts) -> Result<(), CliError> {
         eprintln!("error: {}", v.describe(&inst));
     }
     match args.format {
-        DagFormat::Json => output::json(&compiler::explore::dagfmt::dag_json(&inst, &dag)),
-        DagFormat::Dot => output::out(&compiler::explore::dagfmt::dag_dot(&inst, &dag)),
+        DagFormat::Json => output::json(&lpk_compiler::explore::dagfmt::dag_json(&inst, &dag)),
+        DagFormat::Dot => output::out(&lpk_compiler::explore::dagfmt::dag_dot(&inst, &dag)),
     }
     if violations.is_empty() {
         Ok(())

@@ -5,7 +5,7 @@
 use crate::args::{GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::{instance, load, output};
-use compiler::explore::limit::TaskLimit;
+use lpk_compiler::explore::limit::TaskLimit;
 use std::path::PathBuf;
 
 /// Arguments of `lpkc dot`.
@@ -34,7 +34,7 @@ pub(crate) fn run(args: &DotArgs, global: &GlobalOpts) -> Result<(), CliError> {
                 "`--cluster` needs an instance: give its parameters with -p".into(),
             ));
         }
-        output::out(&compiler::explore::dot::program_dot(&program));
+        output::out(&lpk_compiler::explore::dot::program_dot(&program));
         return Ok(());
     }
     let inst = instance::bind(&program, &args.instance)?;
@@ -55,8 +55,8 @@ pub(crate) fn run(args: &DotArgs, global: &GlobalOpts) -> Result<(), CliError> {
         )
     })?;
     let dag =
-        model::dag::from_plans(&inst, max_tasks).map_err(|e| CliError::Input(e.to_string()))?;
-    let text = compiler::explore::dot::expanded_dot(&inst, &dag, args.cluster.as_deref())
+        lpk_model::dag::from_plans(&inst, max_tasks).map_err(|e| CliError::Input(e.to_string()))?;
+    let text = lpk_compiler::explore::dot::expanded_dot(&inst, &dag, args.cluster.as_deref())
         .map_err(|e| CliError::Usage(e.to_string()))?;
     output::out(&text);
     Ok(())

@@ -4,7 +4,7 @@
 use crate::args::GlobalOpts;
 use crate::error::CliError;
 use crate::output;
-use compiler::diag::codes;
+use lpk_compiler::diag::codes;
 
 /// Arguments of `lpkc explain`.
 #[derive(clap::Args, Debug)]

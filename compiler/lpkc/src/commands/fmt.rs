@@ -5,8 +5,8 @@
 use crate::args::GlobalOpts;
 use crate::error::CliError;
 use crate::{load, output};
-use compiler::diag::SourceMap;
-use compiler::pipeline::check_source;
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::pipeline::check_source;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `lpkc fmt`.
@@ -42,7 +42,7 @@ pub(crate) fn run(args: &FmtArgs, global: &GlobalOpts) -> Result<(), CliError> {
         .collect::<Result<Vec<String>, CliError>>()?;
     let mut failed = false;
     for (path, text) in args.files.iter().zip(&texts) {
-        let Ok(formatted) = grammar::fmt::format_source(text) else {
+        let Ok(formatted) = lpk_grammar::fmt::format_source(text) else {
             // Report the syntax errors the way `check` does.
             let mut sources = SourceMap::new();
             let checked = check_source(&mut sources, &path.display().to_string(), text);

@@ -5,9 +5,9 @@
 use crate::args::{Format, GlobalOpts};
 use crate::error::CliError;
 use crate::{load, output, report};
-use model::artifact::{self, Encoding, Loaded};
-use model::plan::PlanStep;
-use model::program::{Arg, DomainItem, ParamKind, Program, Role};
+use lpk_model::artifact::{self, Encoding, Loaded};
+use lpk_model::plan::PlanStep;
+use lpk_model::program::{Arg, DomainItem, ParamKind, Program, Role};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -183,9 +183,9 @@ fn declarations(o: &mut String, p: &Program) {
 }
 
 /// Statement `s`: its call, its loops and guards, its plans' size.
-fn statement(o: &mut String, p: &Program, s: usize, st: &model::program::Statement) {
+fn statement(o: &mut String, p: &Program, s: usize, st: &lpk_model::program::Statement) {
     let kernel = p.get_kernel(st.kernel).map_or("?", |k| &k.name);
-    let acc = |a: &model::program::Access| {
+    let acc = |a: &lpk_model::program::Access| {
         let name = p.get_matrix(a.matrix).map_or("?", |m| &m.name);
         let idx: Vec<String> = a
             .indices

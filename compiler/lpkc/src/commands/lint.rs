@@ -7,10 +7,10 @@ use crate::args::{Format, GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::load::{self, Input};
 use crate::{instance, output, report};
-use compiler::diag::{Diagnostic, Severity, SourceMap};
-use compiler::explore::limit::TaskLimit;
-use compiler::lint::{lint_program, LintOptions, RuleLine, DEFAULT_BOUND, DEFAULT_TASK_BUDGET};
-use compiler::pipeline::{compile_source, CompileError, LintGate};
+use lpk_compiler::diag::{Diagnostic, Severity, SourceMap};
+use lpk_compiler::explore::limit::TaskLimit;
+use lpk_compiler::lint::{lint_program, LintOptions, RuleLine, DEFAULT_BOUND, DEFAULT_TASK_BUDGET};
+use lpk_compiler::pipeline::{compile_source, CompileError, LintGate};
 use std::path::PathBuf;
 
 /// Arguments of `lpkc lint`.
@@ -73,7 +73,7 @@ fn levels(args: &LintArgs) -> Result<(bool, Vec<&'static str>), CliError> {
     }
     let mut allowed: Vec<&'static str> = Vec::new();
     for a in &args.allow {
-        match compiler::diag::codes::lookup(a) {
+        match lpk_compiler::diag::codes::lookup(a) {
             Some(info) => allowed.push(info.code),
             None => {
                 return Err(CliError::Usage(format!(
@@ -161,7 +161,7 @@ fn lint_source(
 /// is dropped (not expanded at all) and the reason returned for the
 /// summary.
 fn refuse_large(
-    given: &mut Option<model::program::Instance<'_>>,
+    given: &mut Option<lpk_model::program::Instance<'_>>,
     opts: &LintOptions,
 ) -> Option<String> {
     let inst = given.as_ref()?;
@@ -192,7 +192,7 @@ struct Report {
 }
 
 /// The parameters of an instance, for the report's title and JSON.
-fn instance_of(inst: &model::program::Instance<'_>) -> Vec<(String, i64)> {
+fn instance_of(inst: &lpk_model::program::Instance<'_>) -> Vec<(String, i64)> {
     inst.program
         .params
         .iter()
@@ -288,7 +288,7 @@ fn finish(
 }
 
 /// Lints a compiled artifact: the rules that need only the plans
-/// (`compiler::lint::artifact`); the unused-name warnings need the
+/// (`lpk_compiler::lint::artifact`); the unused-name warnings need the
 /// source's names and are skipped, saying so.
 fn lint_artifact(
     args: &LintArgs,
@@ -297,7 +297,7 @@ fn lint_artifact(
     opts: &LintOptions,
 ) -> Result<Report, CliError> {
     let path = &args.file;
-    let art = model::artifact::decode(bytes)
+    let art = lpk_model::artifact::decode(bytes)
         .map_err(|e| report::artifact_error(path, &e, args.format, global.color))?
         .artifact;
     let p = &art.program;
@@ -317,7 +317,7 @@ fn lint_artifact(
     let refused = refuse_large(&mut given, opts);
     let mut sources = SourceMap::new();
     let mut lint =
-        compiler::lint::artifact::lint_artifact(&art, &mut sources, opts, given.as_ref());
+        lpk_compiler::lint::artifact::lint_artifact(&art, &mut sources, opts, given.as_ref());
     if let Some(why) = refused {
         lint.summary.push(RuleLine {
             code: "",

@@ -18,6 +18,6 @@ pub(crate) struct PlansArgs {
 /// Runs `lpkc plans`.
 pub(crate) fn run(args: &PlansArgs, global: &GlobalOpts) -> Result<(), CliError> {
     let (_, program) = load::program(&args.file, &args.program, global, load::Rules::Ignore)?;
-    output::out(&compiler::explore::plans_text::plans_text(&program));
+    output::out(&lpk_compiler::explore::plans_text::plans_text(&program));
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 use crate::args::GlobalOpts;
 use crate::error::CliError;
-use crate::{cluster as ui, output};
+use crate::{cluster, output};
 use std::time::{Duration, Instant};
 
 /// Arguments of `lpkc provision`.
@@ -15,8 +15,8 @@ pub(crate) struct ProvisionArgs {
     pub(crate) redis: String,
     /// The policy: keep about SF x ready tasks (over every run) workers,
     /// at most MAX; a worker idle for S seconds exits.
-    #[arg(long, value_name = "sf=SF,max=MAX,idle=S", value_parser = ui::parse_autoscale)]
-    pub(crate) autoscale: ui::Autoscale,
+    #[arg(long, value_name = "sf=SF,max=MAX,idle=S", value_parser = cluster::parse_autoscale)]
+    pub(crate) autoscale: cluster::Autoscale,
     /// The shell command that starts one worker, e.g.
     /// `ssh host lpkc worker --redis redis://HOST:6379 --idle 30`
     /// [default: a local `lpkc worker --redis URL --idle S`].
@@ -31,10 +31,10 @@ pub(crate) struct ProvisionArgs {
 /// and every worker it started has exited.
 pub(crate) fn run(args: &ProvisionArgs, _global: &GlobalOpts) -> Result<(), CliError> {
     let a = &args.autoscale;
-    let mut redis = ui::open(&args.redis)?;
+    let mut redis = cluster::open(&args.redis)?;
     let exe = std::env::current_exe()
         .map_err(|e| CliError::Input(format!("cannot find the lpkc executable: {e}")))?;
-    let mut pool = ui::Workers {
+    let mut pool = cluster::Workers {
         exe,
         redis: args.redis.clone(),
         lease: args.lease,
@@ -50,18 +50,19 @@ pub(crate) fn run(args: &ProvisionArgs, _global: &GlobalOpts) -> Result<(), CliE
     loop {
         let runs: Vec<String> = redis
             .query(
-                cluster::redis::cmd("SMEMBERS").arg(cluster::protocol::RUNS),
+                lpk_cluster::redis::cmd("SMEMBERS").arg(lpk_cluster::protocol::RUNS),
                 "listing runs",
             )
-            .map_err(ui::error)?;
+            .map_err(cluster::error)?;
         let mut ready = 0u64;
         for run in &runs {
             let n: u64 = redis
                 .query(
-                    cluster::redis::cmd("XLEN").arg(cluster::protocol::Keys::new(run).queue()),
+                    lpk_cluster::redis::cmd("XLEN")
+                        .arg(lpk_cluster::protocol::Keys::new(run).queue()),
                     "counting ready tasks",
                 )
-                .map_err(ui::error)?;
+                .map_err(cluster::error)?;
             ready += n;
         }
         let alive = pool.reap();

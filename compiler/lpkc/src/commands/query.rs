@@ -13,7 +13,7 @@
 use crate::args::{Format, GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::{instance, load, output};
-use compiler::explore::query::{parse_command, AnswerFormat, Answerer, DEFAULT_MAX_TASKS};
+use lpk_compiler::explore::query::{parse_command, AnswerFormat, Answerer, DEFAULT_MAX_TASKS};
 use std::io::BufRead;
 use std::path::PathBuf;
 

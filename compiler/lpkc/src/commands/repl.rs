@@ -1,4 +1,4 @@
-//! `lpkc repl`: the rustyline glue around `compiler::explore::repl::Session`.
+//! `lpkc repl`: the rustyline glue around `lpk_compiler::explore::repl::Session`.
 //! With a terminal: a prompt, history (loaded at start, saved at exit),
 //! Tab completion, Ctrl-C clearing the line at the prompt and cancelling a
 //! running command (a SIGINT handler sets the session's cancel flag), and
@@ -8,7 +8,7 @@
 use crate::args::{GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::{instance, load, output};
-use compiler::explore::repl::{Completions, Reply, Session};
+use lpk_compiler::explore::repl::{Completions, Reply, Session};
 use rustyline::completion::Completer;
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
@@ -37,7 +37,7 @@ pub(crate) struct ReplArgs {
     /// The most tasks an answer may hold, and the most an instance may
     /// have for `critical-path`, `path` and `tasks --all` (refused at once
     /// above it, before any expansion).
-    #[arg(long, value_name = "N", default_value_t = compiler::explore::query::DEFAULT_MAX_TASKS)]
+    #[arg(long, value_name = "N", default_value_t = lpk_compiler::explore::query::DEFAULT_MAX_TASKS)]
     pub(crate) max_tasks: u64,
 }
 
@@ -88,7 +88,7 @@ pub(crate) fn run(args: &ReplArgs, global: &GlobalOpts) -> Result<(), CliError> 
     )?;
     // The source text comes from the load, so an artifact (which carries
     // its source unless compiled with --no-source) works too.
-    let source = sources.source(grammar::ast::FileId(0)).to_string();
+    let source = sources.source(lpk_grammar::ast::FileId(0)).to_string();
     // Report a bad binding the way every other command does; a missing
     // parameter is fine here (`set` binds it later).
     if !args.instance.params.is_empty() {

@@ -3,7 +3,7 @@
 
 use crate::args::GlobalOpts;
 use crate::error::CliError;
-use crate::{cluster as ui, output};
+use crate::{cluster, output};
 
 /// Arguments of `lpkc resume`.
 #[derive(clap::Args, Debug)]
@@ -24,14 +24,14 @@ pub(crate) struct ResumeArgs {
 
 /// Runs `lpkc resume`.
 pub(crate) fn run(args: &ResumeArgs, _global: &GlobalOpts) -> Result<(), CliError> {
-    let mut redis = ui::open(&args.redis)?;
-    let r = cluster::resume::resume(&mut redis, &args.run, &args.store, args.force, &mut |m| {
+    let mut redis = cluster::open(&args.redis)?;
+    let r = lpk_cluster::resume::resume(&mut redis, &args.run, &args.store, args.force, &mut |m| {
         eprintln!("{m}")
     })
-    .map_err(ui::error)?;
+    .map_err(cluster::error)?;
     output::line(&format!(
         "run {}: {} of {} tasks done, {} ready, {} waiting with some parents done; start workers with `lpkc worker --redis {}`",
-        args.run, r.done, r.total, r.ready, r.waiting, cluster::conn::redacted(&args.redis)
+        args.run, r.done, r.total, r.ready, r.waiting, lpk_cluster::conn::redacted(&args.redis)
     ));
     Ok(())
 }

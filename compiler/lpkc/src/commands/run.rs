@@ -1,17 +1,17 @@
 //! `lpkc run`: execute a program on real matrices with the embedded
-//! executor (`runtime::exec`): inputs read or generated, a progress bar,
+//! executor (`lpk_runtime::exec`): inputs read or generated, a progress bar,
 //! outputs written with a completion marker, an optional residual check.
 
 use crate::args::{Format, GlobalOpts, InstanceArgs};
 use crate::error::{bind_failure, CliError};
 use crate::{inputs, load, output};
 use clap::ValueEnum;
-use model::program::Program;
-use runtime::exec::{self, ExecConfig, Progress, Stage};
-use runtime::job;
-use runtime::kernels::Registry;
-use runtime::outputs::{Form, OutputRequest};
-use runtime::store::{open_store, TileStore};
+use lpk_model::program::Program;
+use lpk_runtime::exec::{self, ExecConfig, Progress, Stage};
+use lpk_runtime::job;
+use lpk_runtime::kernels::Registry;
+use lpk_runtime::outputs::{Form, OutputRequest};
+use lpk_runtime::store::{open_store, TileStore};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -137,7 +137,7 @@ fn unopenable_input(e: &job::JobError) -> bool {
     match e {
         job::JobError::Input { source, .. } => matches!(
             &**source,
-            runtime::npy::NpyError::Io { source, .. }
+            lpk_runtime::npy::NpyError::Io { source, .. }
                 if matches!(source.kind(), ErrorKind::NotFound | ErrorKind::PermissionDenied)
         ),
         _ => false,
@@ -212,7 +212,7 @@ fn local_workers(
 /// exited.
 fn tend_workers(
     children: &mut crate::cluster::Workers,
-    probe: &mut cluster::conn::Redis,
+    probe: &mut lpk_cluster::conn::Redis,
     queue: &str,
     autoscale: Option<&crate::cluster::Autoscale>,
 ) -> Result<(), CliError> {
@@ -227,7 +227,7 @@ fn tend_workers(
     };
     let ready: u64 = probe
         .query(
-            cluster::redis::cmd("XLEN").arg(queue),
+            lpk_cluster::redis::cmd("XLEN").arg(queue),
             "counting ready tasks",
         )
         .map_err(crate::cluster::error)?;
@@ -243,13 +243,13 @@ fn tend_workers(
 struct Ran<'a> {
     run: &'a str,
     workers: usize,
-    record: &'a cluster::record::RunRecord,
+    record: &'a lpk_cluster::record::RunRecord,
     submitted_at: Duration,
     wall: Duration,
     total: Duration,
     worker_seconds: f64,
     peak_workers: usize,
-    written: &'a [runtime::outputs::Written],
+    written: &'a [lpk_runtime::outputs::Written],
 }
 
 /// Runs the program through Redis with local workers: submit, wait while
@@ -261,13 +261,13 @@ fn distributed(
     redis_url: &str,
     store: &str,
 ) -> Result<(), CliError> {
-    use cluster::record::{Kernels, RunState};
+    use lpk_cluster::record::{Kernels, RunState};
     if args.block == 0 {
         return Err(usage_error("--block must be at least 1"));
     }
     refuse_embedded_only(args)?;
     let specs = inputs::specs(program, &args.inputs)?;
-    cluster::tiles::check_store_url(store).map_err(|e| usage_error(&e.to_string()))?;
+    lpk_cluster::tiles::check_store_url(store).map_err(|e| usage_error(&e.to_string()))?;
     let mut redis = crate::cluster::open(redis_url)?;
     let workers = args.workers.unwrap_or(2);
     let started = std::time::Instant::now();
@@ -279,7 +279,7 @@ fn distributed(
     }
     let file = args.file.display().to_string();
     let quiet = args.no_progress || args.format == Format::Json;
-    let submission = cluster::submit::Submission {
+    let submission = lpk_cluster::submit::Submission {
         program,
         file: &file,
         params: &args.instance.params,
@@ -293,7 +293,7 @@ fn distributed(
         },
         max_expiries: 3,
         keep_intermediates: args.keep_intermediates,
-        limits: cluster::record::RunLimits::default(),
+        limits: lpk_cluster::record::RunLimits::default(),
     };
     let submitted = crate::cluster::submit(&mut redis, &submission, quiet)?;
     let submitted_at = started.elapsed();
@@ -302,9 +302,9 @@ fn distributed(
     let collector = args
         .output_dir
         .as_ref()
-        .map(|dir| cluster::collect::Collector::start(redis_url, &submitted.run, dir));
+        .map(|dir| lpk_cluster::collect::Collector::start(redis_url, &submitted.run, dir));
     let mut probe = crate::cluster::open(redis_url)?;
-    let queue = cluster::protocol::Keys::new(&submitted.run).queue();
+    let queue = lpk_cluster::protocol::Keys::new(&submitted.run).queue();
     let record = crate::cluster::wait(
         &mut redis,
         &submitted.run,
@@ -323,7 +323,7 @@ fn distributed(
     }
     let early = collector.map(|c| c.finish()).unwrap_or_default();
     let written = match &args.output_dir {
-        Some(dir) => cluster::collect::collect_with(&mut redis, &submitted.run, dir, early)
+        Some(dir) => lpk_cluster::collect::collect_with(&mut redis, &submitted.run, dir, early)
             .map_err(crate::cluster::error)?,
         None => Vec::new(),
     };
@@ -377,7 +377,7 @@ fn report_distributed(program: &Program, args: &RunArgs, redis_url: &str, ran: &
                 } else {
                     ran.workers.to_string()
                 },
-                cluster::conn::redacted(redis_url),
+                lpk_cluster::conn::redacted(redis_url),
                 secs,
                 record.total as f64 / secs.max(1e-12),
                 ran.submitted_at.as_secs_f64(),
@@ -561,19 +561,19 @@ fn draw_progress(
 /// Writes `--trace` (Chrome JSON) and `--trace-svg` from the timeline.
 fn write_traces(
     args: &RunArgs,
-    inst: &model::program::Instance<'_>,
-    events: &[runtime::timeline::Event],
+    inst: &lpk_model::program::Instance<'_>,
+    events: &[lpk_runtime::timeline::Event],
 ) -> Result<(), CliError> {
     let write = |path: &PathBuf, text: String| {
         std::fs::write(path, text)
             .map_err(|e| usage_error(&format!("cannot write {}: {e}", path.display())))
     };
     if let Some(path) = &args.trace {
-        let json = runtime::timeline::chrome_json(inst, events);
+        let json = lpk_runtime::timeline::chrome_json(inst, events);
         write(path, format!("{json}\n"))?;
     }
     if let Some(path) = &args.trace_svg {
-        write(path, runtime::timeline::svg(inst, events))?;
+        write(path, lpk_runtime::timeline::svg(inst, events))?;
     }
     Ok(())
 }
@@ -581,7 +581,7 @@ fn write_traces(
 /// The report of `--format json`.
 fn report_json(args: &RunArgs, done: &job::JobReport<'_>) -> serde_json::Value {
     let (report, timings, inst) = (&done.report, &done.timings, &done.instance);
-    let mut v = runtime::pipeline::report_json(inst, args.block, report);
+    let mut v = lpk_runtime::pipeline::report_json(inst, args.block, report);
     v["max_waiting"] = serde_json::json!(report.max_waiting);
     v["timings"] = serde_json::json!({
         "prepare_seconds": timings.prepare.as_secs_f64(),
@@ -612,7 +612,7 @@ fn report_json(args: &RunArgs, done: &job::JobReport<'_>) -> serde_json::Value {
             .collect();
     }
     if let Some(r) = &done.residual {
-        v["residual"] = runtime::pipeline::residual_json(r);
+        v["residual"] = lpk_runtime::pipeline::residual_json(r);
     }
     v
 }

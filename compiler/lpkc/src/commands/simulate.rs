@@ -6,10 +6,10 @@
 use crate::args::{Format, GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::{instance, load, output};
-use compiler::explore::limit::TaskLimit;
-use sim::cost::CostModel;
-use sim::engine::{AutoLease, Failures, Lease, Speculation, Stragglers};
-use sim::{Config, Policy, Workers};
+use lpk_compiler::explore::limit::TaskLimit;
+use lpk_sim::cost::CostModel;
+use lpk_sim::engine::{AutoLease, Failures, Lease, Speculation, Stragglers};
+use lpk_sim::{Config, Policy, Workers};
 use std::path::{Path, PathBuf};
 
 /// The default `--max-tasks`: a simulation takes about 3 microseconds a
@@ -302,7 +302,7 @@ pub(crate) fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliErr
     };
     let bound = if args.startup.is_some() {
         Some(
-            sim::quantile::upper_bound(&startup, args.quantile, args.confidence)
+            lpk_sim::quantile::upper_bound(&startup, args.quantile, args.confidence)
                 .map_err(|e| CliError::Usage(format!("--startup: {e}")))?,
         )
     } else {
@@ -330,7 +330,7 @@ pub(crate) fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliErr
     let cfg = Config {
         block: args.block,
         costs,
-        kernels: runtime::kernels::Registry::standard(),
+        kernels: lpk_runtime::kernels::Registry::standard(),
         workers,
         policy: args.policy.policy(),
         startup,
@@ -342,8 +342,8 @@ pub(crate) fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliErr
         seed: args.seed,
         partition_nodes: args.partition_nodes.max(1),
     };
-    let report = sim::simulate(&inst, &cfg).map_err(|e| match e {
-        sim::SimError::Config(m) => CliError::Usage(m),
+    let report = lpk_sim::simulate(&inst, &cfg).map_err(|e| match e {
+        lpk_sim::SimError::Config(m) => CliError::Usage(m),
         other => CliError::Input(other.to_string()),
     })?;
     check_report(&report, tasks)?;
@@ -355,7 +355,7 @@ pub(crate) fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliErr
             args.block,
             report.policy.name()
         );
-        let text = sim::svg::utilisation_svg(&report.timeline, report.makespan_s, &title)
+        let text = lpk_sim::svg::utilisation_svg(&report.timeline, report.makespan_s, &title)
             .map_err(CliError::Input)?;
         std::fs::write(out, text)
             .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", out.display())))?;
@@ -411,7 +411,7 @@ fn workers(args: &SimulateArgs) -> Result<Workers, CliError> {
 
 /// A simulation that ran another number of tasks than the count, or whose
 /// times overflowed, is an error, never a report.
-fn check_report(report: &sim::Report, tasks: u64) -> Result<(), CliError> {
+fn check_report(report: &lpk_sim::Report, tasks: u64) -> Result<(), CliError> {
     if report.tasks != tasks {
         return Err(CliError::Input(format!(
             "the simulation ran {} tasks, the count says {tasks}",
@@ -440,8 +440,8 @@ fn check_report(report: &sim::Report, tasks: u64) -> Result<(), CliError> {
 /// simulation's own fields.
 fn report_json(
     args: &SimulateArgs,
-    inst: &model::program::Instance<'_>,
-    report: &sim::Report,
+    inst: &lpk_model::program::Instance<'_>,
+    report: &lpk_sim::Report,
     workers: Workers,
     bound: Option<f64>,
 ) -> serde_json::Value {
@@ -504,7 +504,7 @@ fn report_json(
     json
 }
 
-fn human(r: &sim::Report, bound: Option<f64>) -> String {
+fn human(r: &lpk_sim::Report, bound: Option<f64>) -> String {
     let j = r.to_json();
     let f = |k: &str| j.get(k).and_then(|v| v.as_f64()).unwrap_or(0.0);
     let mut s = format!(

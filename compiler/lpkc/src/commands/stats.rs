@@ -11,8 +11,8 @@
 use crate::args::{Format, GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::{instance, load, output};
-use compiler::explore::limit::TaskLimit;
-use compiler::explore::stats::{
+use lpk_compiler::explore::limit::TaskLimit;
+use lpk_compiler::explore::stats::{
     analyse, counts, counts_json, counts_text, profile_svg, stats_json, stats_text, StatsOptions,
     DEFAULT_BLOCK,
 };
@@ -64,7 +64,7 @@ pub(crate) fn run(args: &StatsArgs, global: &GlobalOpts) -> Result<(), CliError>
     // Count before expanding: at flat memory, refused only when even the
     // count would run too long.
     let c = counts(&inst, block).map_err(|e| match e {
-        compiler::explore::stats::StatsError::Count(e) => {
+        lpk_compiler::explore::stats::StatsError::Count(e) => {
             CliError::Input(limit.uncounted(&inst, e).to_string())
         }
         other => CliError::Input(other.to_string()),

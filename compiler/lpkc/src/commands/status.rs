@@ -2,7 +2,7 @@
 
 use crate::args::{Format, GlobalOpts};
 use crate::error::CliError;
-use crate::{cluster as ui, output};
+use crate::{cluster, output};
 use std::time::Duration;
 
 /// Arguments of `lpkc status`.
@@ -28,20 +28,20 @@ pub(crate) struct StatusArgs {
 
 /// Runs `lpkc status`.
 pub(crate) fn run(args: &StatusArgs, _global: &GlobalOpts) -> Result<(), CliError> {
-    let mut redis = ui::open(&args.redis)?;
+    let mut redis = cluster::open(&args.redis)?;
     let limit = if args.blocked { 20 } else { 5 };
-    let s = cluster::status::status(
+    let s = lpk_cluster::status::status(
         &mut redis,
         &args.run,
         Duration::from_secs_f64(args.lease),
         limit,
         args.blocked,
     )
-    .map_err(ui::error)?;
+    .map_err(cluster::error)?;
     match args.format {
-        Format::Json => output::json(&ui::status_json(&s)),
+        Format::Json => output::json(&cluster::status_json(&s)),
         Format::Human => {
-            for l in ui::status_lines(&s, args.blocked) {
+            for l in cluster::status_lines(&s, args.blocked) {
                 output::line(&l);
             }
         }

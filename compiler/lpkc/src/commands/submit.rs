@@ -4,10 +4,10 @@
 
 use crate::args::{Format, GlobalOpts, InstanceArgs};
 use crate::error::CliError;
-use crate::{cluster as ui, inputs, load, output};
+use crate::{cluster, inputs, load, output};
 use clap::ValueEnum;
-use cluster::record::{Kernels, RunState};
-use cluster::submit::Submission;
+use lpk_cluster::record::{Kernels, RunState};
+use lpk_cluster::submit::Submission;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -93,8 +93,8 @@ pub(crate) fn run(args: &SubmitArgs, global: &GlobalOpts) -> Result<(), CliError
         load::Rules::Refuse,
     )?;
     let specs = inputs::specs(&program, &args.inputs)?;
-    cluster::tiles::check_store_url(&args.store).map_err(|e| CliError::Usage(e.to_string()))?;
-    let mut redis = ui::open(&args.redis)?;
+    lpk_cluster::tiles::check_store_url(&args.store).map_err(|e| CliError::Usage(e.to_string()))?;
+    let mut redis = cluster::open(&args.redis)?;
     let file = args.file.display().to_string();
     let quiet = args.no_progress;
     let submitted = crate::cluster::submit(
@@ -113,7 +113,7 @@ pub(crate) fn run(args: &SubmitArgs, global: &GlobalOpts) -> Result<(), CliError
             },
             max_expiries: args.max_expiries,
             keep_intermediates: args.keep_intermediates,
-            limits: cluster::record::RunLimits {
+            limits: lpk_cluster::record::RunLimits {
                 max_tasks: args.max_tasks,
                 max_store_bytes: args.max_store_bytes,
             },
@@ -135,7 +135,7 @@ pub(crate) fn run(args: &SubmitArgs, global: &GlobalOpts) -> Result<(), CliError
     if !args.wait {
         return Ok(());
     }
-    let record = ui::wait(
+    let record = cluster::wait(
         &mut redis,
         &submitted.run,
         !args.no_progress,

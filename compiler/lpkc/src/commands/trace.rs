@@ -4,7 +4,7 @@
 
 use crate::args::GlobalOpts;
 use crate::error::CliError;
-use crate::{cluster as ui, output};
+use crate::{cluster, output};
 use std::path::PathBuf;
 
 /// Arguments of `lpkc trace`.
@@ -26,19 +26,21 @@ pub(crate) struct TraceArgs {
 
 /// Runs `lpkc trace`.
 pub(crate) fn run(args: &TraceArgs, _global: &GlobalOpts) -> Result<(), CliError> {
-    let mut redis = ui::open(&args.redis)?;
-    let record = cluster::record::RunRecord::read(&mut redis, &args.run).map_err(ui::error)?;
-    let program = record.load_program().map_err(ui::error)?;
+    let mut redis = cluster::open(&args.redis)?;
+    let record =
+        lpk_cluster::record::RunRecord::read(&mut redis, &args.run).map_err(cluster::error)?;
+    let program = record.load_program().map_err(cluster::error)?;
     let inst = program
         .bind_values(record.params.clone())
         .map_err(|e| CliError::Input(format!("run {}: {e}", args.run)))?;
-    let (events, skipped) = cluster::trace::read(&mut redis, &args.run).map_err(ui::error)?;
+    let (events, skipped) =
+        lpk_cluster::trace::read(&mut redis, &args.run).map_err(cluster::error)?;
     if skipped > 0 {
         eprintln!(
             "warning: {skipped} trace entries written by another version of lpk were skipped"
         );
     }
-    let json = runtime::timeline::chrome_json(&inst, &events);
+    let json = lpk_runtime::timeline::chrome_json(&inst, &events);
     let write = |path: &PathBuf, text: &str| -> Result<(), CliError> {
         if path.as_os_str() == "-" {
             output::out(text);
@@ -50,7 +52,7 @@ pub(crate) fn run(args: &TraceArgs, _global: &GlobalOpts) -> Result<(), CliError
     };
     write(&args.output, &format!("{json}\n"))?;
     if let Some(svg) = &args.svg {
-        write(svg, &runtime::timeline::svg(&inst, &events))?;
+        write(svg, &lpk_runtime::timeline::svg(&inst, &events))?;
     }
     eprintln!(
         "{} task executions of run {} ({} of {} tasks done){}",

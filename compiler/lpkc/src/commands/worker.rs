@@ -2,10 +2,10 @@
 //! one Redis (see `docs/distributed.md`).
 
 use crate::args::GlobalOpts;
-use crate::cluster as ui;
+use crate::cluster;
 use crate::error::CliError;
-use cluster::faults::Faults;
-use cluster::worker::{default_name, work, WorkerConfig};
+use lpk_cluster::faults::Faults;
+use lpk_cluster::worker::{default_name, work, WorkerConfig};
 use std::time::Duration;
 
 /// Arguments of `lpkc worker`.
@@ -65,10 +65,10 @@ pub(crate) fn run(args: &WorkerArgs, _global: &GlobalOpts) -> Result<(), CliErro
             cfg.threads,
             args.lease,
             args.idle,
-            cluster::conn::redacted(&cfg.redis)
+            lpk_cluster::conn::redacted(&cfg.redis)
         );
     }
-    let report = work(&cfg, &log).map_err(ui::error)?;
+    let report = work(&cfg, &log).map_err(cluster::error)?;
     if !quiet {
         eprintln!(
             "worker {}: idle for {:.1} s, exiting: {} tasks ({} taken over, {} ran twice), {} Redis round trips",

@@ -1,15 +1,15 @@
 //! One version of one document, analysed: the front end's result (through
-//! `compiler::pipeline::check_source`, the same call `lpkc check` makes),
+//! `lpk_compiler::pipeline::check_source`, the same call `lpkc check` makes),
 //! the line index, and every name occurrence with the symbol it denotes,
 //! read off the HIR's ids and spans. The plans and the lint come later,
 //! from the background worker, and are attached to the version they were
 //! computed for.
 
 use crate::lsp::position::LineIndex;
-use compiler::diag::{Diagnostic, SourceMap};
-use compiler::front::hir::{Arg, ExprKind, KernelId, MatrixId, ProgramDef, StmtKind, VarId};
-use compiler::pipeline::{check_source, Checked};
-use model::program::Program;
+use lpk_compiler::diag::{Diagnostic, SourceMap};
+use lpk_compiler::front::hir::{Arg, ExprKind, KernelId, MatrixId, ProgramDef, StmtKind, VarId};
+use lpk_compiler::pipeline::{check_source, Checked};
+use lpk_model::program::Program;
 use std::sync::Arc;
 
 /// What a name denotes.
@@ -147,7 +147,7 @@ impl Analysis {
 fn occurrences(checked: &Checked) -> Vec<Occurrence> {
     let module = &checked.module;
     let mut out = Vec::new();
-    let mut push = |span: grammar::ast::Span, symbol: Symbol, role: Use| {
+    let mut push = |span: lpk_grammar::ast::Span, symbol: Symbol, role: Use| {
         out.push(Occurrence {
             start: span.start as usize,
             end: span.end as usize,
@@ -188,12 +188,12 @@ fn occurrences(checked: &Checked) -> Vec<Occurrence> {
                 continue;
             };
             push(call.kernel_span, Symbol::Kernel(call.kernel), Use::Mention);
-            let name_span = |access: &compiler::front::hir::Access| {
+            let name_span = |access: &lpk_compiler::front::hir::Access| {
                 let len = program
                     .matrices
                     .get(access.matrix.index())
                     .map_or(0, |m| m.name.len());
-                grammar::ast::Span {
+                lpk_grammar::ast::Span {
                     end: access.span.start.saturating_add(len as u32),
                     ..access.span
                 }

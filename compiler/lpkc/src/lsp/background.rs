@@ -8,17 +8,17 @@
 //! lint`) on a thread of its own. The worker waits for that lint until it
 //! is done, a newer version of the document arrives (the lint is
 //! superseded), or the time budget runs out (the editor is told so). A
-//! superseded or timed-out lint is cancelled (`compiler::cancel`: it
+//! superseded or timed-out lint is cancelled (`lpk_compiler::cancel`: it
 //! stops at its next solver step or instance, within milliseconds) and its
 //! result dropped; the worker starts no other lint until it has ended, so
 //! at most one lint computes at a time.
 
 use crate::lsp::analysis::Plans;
-use compiler::cancel::Cancel;
-use compiler::diag::{Diagnostic, SourceMap};
-use compiler::lint::{lint_program, LintOptions};
-use compiler::pipeline::{check_source, sort_by_position, try_compile_program, Checked};
 use crossbeam_channel::{Receiver, Sender};
+use lpk_compiler::cancel::Cancel;
+use lpk_compiler::diag::{Diagnostic, SourceMap};
+use lpk_compiler::lint::{lint_program, LintOptions};
+use lpk_compiler::pipeline::{check_source, sort_by_position, try_compile_program, Checked};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;

@@ -6,7 +6,7 @@
 //! tagged `Unnecessary`, which editors draw faded.
 
 use crate::lsp::analysis::Analysis;
-use compiler::diag::{Code, Diagnostic, Severity};
+use lpk_compiler::diag::{Code, Diagnostic, Severity};
 use lsp_types::{
     DiagnosticRelatedInformation, DiagnosticSeverity, DiagnosticTag, Location, NumberOrString, Uri,
 };

@@ -1,4 +1,4 @@
-//! Edits: formatting with `lpkc fmt`'s formatter (`grammar::fmt`), and the
+//! Edits: formatting with `lpkc fmt`'s formatter (`lpk_grammar::fmt`), and the
 //! quick fixes the diagnostics already suggest — the missing `;` of a
 //! syntax error, the similar name of a "did you mean" help, the
 //! declaration of a standard kernel called without one, and the removal
@@ -6,9 +6,9 @@
 
 use crate::lsp::analysis::Analysis;
 use crate::lsp::diagnostics::{to_lsp, Origin};
-use compiler::diag::{Code, Diagnostic};
-use compiler::front::hir::VarKind;
-use grammar::ParseError;
+use lpk_compiler::diag::{Code, Diagnostic};
+use lpk_compiler::front::hir::VarKind;
+use lpk_grammar::ParseError;
 use lsp_types::{CodeAction, CodeActionKind, TextEdit, Uri, WorkspaceEdit};
 use std::collections::HashMap;
 
@@ -16,7 +16,7 @@ use std::collections::HashMap;
 /// text, none when it is formatted already, `None` when it has syntax
 /// errors (the formatter formats only what parses).
 pub(crate) fn format(a: &Analysis) -> Option<Vec<TextEdit>> {
-    let formatted = grammar::fmt::format_source(&a.text).ok()?;
+    let formatted = lpk_grammar::fmt::format_source(&a.text).ok()?;
     if formatted == *a.text {
         return Some(Vec::new());
     }
@@ -98,7 +98,7 @@ fn help_quote<'d>(d: &'d Diagnostic, prefix: &str) -> Option<&'d str> {
 /// Inserts the `;` the parser expected at `at`, if the syntax error there
 /// is a missing semicolon.
 fn missing_semicolon(a: &Analysis, at: usize) -> Option<(String, TextEdit)> {
-    let parsed = grammar::parse(&a.text, a.checked.file);
+    let parsed = lpk_grammar::parse(&a.text, a.checked.file);
     parsed.errors.iter().find_map(|e| match e {
         ParseError::MissingSemicolon { span, .. } if span.start as usize == at => Some((
             "Insert `;`".to_string(),

@@ -9,9 +9,9 @@
 
 use crate::lsp::analysis::{Analysis, Symbol, Use};
 use crate::lsp::plans;
-use compiler::front::hir::{ExprId, ExprKind, ProgramDef, StmtKind, VarKind};
-use grammar::ast::Role;
-use model::program::Program;
+use lpk_compiler::front::hir::{ExprId, ExprKind, ProgramDef, StmtKind, VarKind};
+use lpk_grammar::ast::Role;
+use lpk_model::program::Program;
 use std::fmt::Write as _;
 
 /// The table of `docs/kernels.md`, whose rows give each standard kernel's
@@ -308,7 +308,7 @@ fn access(a: &Analysis, offset: usize) -> Option<String> {
 
 /// One line per (access, partner) of the `count` reads (or writes) of
 /// `stmt`: the partner statement and the plans' relation between them.
-fn partner_lines(p: &Program, stmt: model::StmtId, write: bool, count: usize) -> Vec<String> {
+fn partner_lines(p: &Program, stmt: lpk_model::StmtId, write: bool, count: usize) -> Vec<String> {
     let mut out = Vec::new();
     for i in 0..count {
         let at = plans::AccessAt {

@@ -6,7 +6,7 @@
 
 use crate::lsp::analysis::{Analysis, Use};
 use crate::lsp::plans;
-use compiler::front::hir::StmtKind;
+use lpk_compiler::front::hir::StmtKind;
 use lsp_types::{DocumentSymbol, Location, Range, SymbolKind, Uri};
 
 /// The definition of the name at `offset`.

@@ -3,11 +3,11 @@
 //! set of its iteration domain, as a polynomial of the parameter when the
 //! program has one and the counts fit one, and at the parameter values of
 //! the document), and the program-level dependence relations it takes part
-//! in, as `lpkc dot` draws them (`compiler::explore::dot`).
+//! in, as `lpkc dot` draws them (`lpk_compiler::explore::dot`).
 
-use compiler::explore::dot::{domain_text, relation_text, statement_name};
-use model::program::{Access, Instance, Program};
-use model::StmtId;
+use lpk_compiler::explore::dot::{domain_text, relation_text, statement_name};
+use lpk_model::program::{Access, Instance, Program};
+use lpk_model::StmtId;
 
 /// A tile access of a compiled statement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,9 +7,9 @@
 //! unclassified.
 
 use crate::lsp::analysis::{Analysis, Symbol, Use};
-use compiler::front::hir::VarKind;
-use grammar::ast::Role;
-use grammar::lexer::Tok;
+use lpk_compiler::front::hir::VarKind;
+use lpk_grammar::ast::Role;
+use lpk_grammar::lexer::Tok;
 use lsp_types::{SemanticToken, SemanticTokenModifier, SemanticTokenType, SemanticTokensLegend};
 
 /// The token types, in legend order.
@@ -58,7 +58,7 @@ pub(crate) fn legend() -> SemanticTokensLegend {
 
 /// Every token of the document, encoded relative to the previous one.
 pub(crate) fn tokens(a: &Analysis) -> Vec<SemanticToken> {
-    let (lexed, comments) = grammar::lexer::lex(&a.text);
+    let (lexed, comments) = lpk_grammar::lexer::lex(&a.text);
     let mut raw: Vec<(usize, usize, u32, u32)> = comments
         .iter()
         .map(|c| (c.start, c.end, COMMENT, 0))
@@ -109,7 +109,8 @@ fn classify(a: &Analysis, tok: Tok<'_>, start: usize) -> Option<(u32, u32)> {
 
 fn name_class(a: &Analysis, name: &str, start: usize) -> Option<(u32, u32)> {
     let Some(o) = a.occurrence_at(start).filter(|o| o.start == start) else {
-        return compiler::front::hir::Builtin::from_name(name).map(|_| (FUNCTION, DEFAULT_LIBRARY));
+        return lpk_compiler::front::hir::Builtin::from_name(name)
+            .map(|_| (FUNCTION, DEFAULT_LIBRARY));
     };
     let declared = if o.role == Use::Definition {
         DECLARATION
@@ -123,7 +124,7 @@ fn name_class(a: &Analysis, name: &str, start: usize) -> Option<(u32, u32)> {
     };
     Some(match o.symbol {
         Symbol::Kernel(_) => {
-            let standard = model::stdlib::standard(name).map_or(0, |_| DEFAULT_LIBRARY);
+            let standard = lpk_model::stdlib::standard(name).map_or(0, |_| DEFAULT_LIBRARY);
             (FUNCTION, declared | standard)
         }
         Symbol::Program(_) => (NAMESPACE, declared),

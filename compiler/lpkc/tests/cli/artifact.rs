@@ -8,23 +8,23 @@
 #![allow(clippy::print_stdout)]
 
 use crate::binary::lpkc;
-use model::artifact::{
+use lpk_model::artifact::{
     self, Artifact, ArtifactError, Limits, SourceInfo, ValidationError, HEADER_LEN,
 };
-use model::expr::{ExprPool, ExprRef, Node};
-use model::plan::PlanStep;
-use model::program::{DomainItem, Program, TreeNode};
+use lpk_model::expr::{ExprPool, ExprRef, Node};
+use lpk_model::plan::PlanStep;
+use lpk_model::program::{DomainItem, Program, TreeNode};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
 fn examples() -> Vec<PathBuf> {
-    let v = test_support::examples();
+    let v = lpk_test_support::examples();
     assert!(v.len() >= 7, "expected the examples, found {v:?}");
     v
 }
 
 fn root() -> PathBuf {
-    test_support::workspace_root()
+    lpk_test_support::workspace_root()
 }
 
 fn compile(path: &Path) -> Artifact {
@@ -105,8 +105,8 @@ fn artifact_gives_the_same_dag_as_the_source() {
                 );
                 continue;
             };
-            let da = model::dag::from_plans(&a, 1_000_000).expect("source DAG");
-            let db = model::dag::from_plans(&b, 1_000_000).expect("artifact DAG");
+            let da = lpk_model::dag::from_plans(&a, 1_000_000).expect("source DAG");
+            let db = lpk_model::dag::from_plans(&b, 1_000_000).expect("artifact DAG");
             assert_eq!(da, db, "{} N={n}", path.display());
             assert!(!da.tasks.is_empty(), "{} N={n} has tasks", path.display());
             bound += 1;
@@ -186,7 +186,10 @@ fn inspect_shows_zero_matrices() {
     let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
     assert_eq!(
         v["version"],
-        serde_json::json!([model::artifact::FORMAT_MAJOR, model::artifact::FORMAT_MINOR])
+        serde_json::json!([
+            lpk_model::artifact::FORMAT_MAJOR,
+            lpk_model::artifact::FORMAT_MINOR
+        ])
     );
     let flags: Vec<(String, bool)> = v["artifact"]["program"]["matrices"]
         .as_array()
@@ -259,7 +262,7 @@ fn broken_files_are_reported_with_their_codes() {
     assert!(
         err.contains(&format!(
             "error[E0402]: artifact format version 3.{} is not supported: this reader supports versions 1.x to 2.x",
-            model::artifact::FORMAT_MINOR
+            lpk_model::artifact::FORMAT_MINOR
         )),
         "{err}"
     );
@@ -270,7 +273,7 @@ fn broken_files_are_reported_with_their_codes() {
     assert!(
         err.contains(&format!(
             "error[E0402]: artifact format version 0.{} is not supported",
-            model::artifact::FORMAT_MINOR
+            lpk_model::artifact::FORMAT_MINOR
         )),
         "{err}"
     );
@@ -399,7 +402,7 @@ fn hostile_programs_are_rejected_with_the_reason() {
         nodes.push(Node::Int(1));
         for _ in 0..2000 {
             let k = nodes.len() as u32 - 1;
-            nodes.push(Node::Unary(model::expr::UnOp::Neg, ExprRef(k)));
+            nodes.push(Node::Unary(lpk_model::expr::UnOp::Neg, ExprRef(k)));
         }
     });
     assert!(matches!(invalid(&a), ValidationError::ExprTooDeep { .. }));
@@ -408,7 +411,7 @@ fn hostile_programs_are_rejected_with_the_reason() {
         nodes.push(Node::Int(1));
         for _ in 0..64 {
             let k = ExprRef(nodes.len() as u32 - 1);
-            nodes.push(Node::Binary(model::expr::BinOp::Add, k, k));
+            nodes.push(Node::Binary(lpk_model::expr::BinOp::Add, k, k));
         }
     });
     assert!(matches!(invalid(&a), ValidationError::ExprTooLarge { .. }));
@@ -485,7 +488,7 @@ fn hostile_programs_are_rejected_with_the_reason() {
         .contains("kernel `chol` takes 1 arguments and gives 2 results"));
     // A matrix id out of range.
     let mut a = base();
-    a.program.statements[0].reads[0].matrix = model::MatrixId(99);
+    a.program.statements[0].reads[0].matrix = lpk_model::MatrixId(99);
     assert!(matches!(
         invalid(&a),
         ValidationError::OutOfRange {
@@ -576,10 +579,10 @@ fn huge_extents_and_loops_stay_bounded() {
         .artifact
         .program;
     let inst = loaded.bind(&[("N".into(), 2)]).expect("binds");
-    let mut engine = model::query::Engine::new(&inst);
+    let mut engine = lpk_model::query::Engine::new(&inst);
     engine.budget = 100_000;
-    let chol = model::task::Task {
-        stmt: model::StmtId(0),
+    let chol = lpk_model::task::Task {
+        stmt: lpk_model::StmtId(0),
         vars: vec![0].into(),
     };
     // children(chol k=0) enumerates the trsm loop over i up to 2^62: the
@@ -588,8 +591,8 @@ fn huge_extents_and_loops_stay_bounded() {
     assert!(
         matches!(
             r,
-            Err(model::query::QueryError::Plan(
-                model::plan::PlanError::Budget
+            Err(lpk_model::query::QueryError::Plan(
+                lpk_model::plan::PlanError::Budget
             ))
         ),
         "{r:?}"
@@ -617,11 +620,11 @@ fn exercise(program: &Program) {
     let Ok(inst) = program.bind(&given) else {
         return;
     };
-    let mut engine = model::query::Engine::new(&inst);
+    let mut engine = lpk_model::query::Engine::new(&inst);
     engine.budget = 20_000;
     for (s, st) in program.statements.iter().enumerate() {
-        let task = model::task::Task {
-            stmt: model::StmtId(s as u32),
+        let task = lpk_model::task::Task {
+            stmt: lpk_model::StmtId(s as u32),
             vars: vec![1; st.depth()].into(),
         };
         let _ = program.task_name(&task).to_string();
@@ -801,7 +804,7 @@ fn model_fixtures_are_what_lpkc_compiles_today() {
                     .source
                     .text
                     .as_ref()
-                    .map(|_| test_support::read(&source))
+                    .map(|_| lpk_test_support::read(&source))
             ),
             "{stale}"
         );

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 /// stdout, stderr).
 pub fn lpkc(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_lpkc"))
-        .current_dir(test_support::workspace_root())
+        .current_dir(lpk_test_support::workspace_root())
         .args(args)
         .output()
         .expect("lpkc runs");
@@ -28,7 +28,7 @@ pub fn run<S: AsRef<OsStr>>(
     stdin: impl AsRef<[u8]>,
 ) -> (i32, String, String) {
     let mut child = Command::new(program)
-        .current_dir(test_support::workspace_root())
+        .current_dir(lpk_test_support::workspace_root())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

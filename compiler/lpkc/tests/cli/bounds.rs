@@ -29,7 +29,7 @@ struct Outcome {
 fn bounded(args: &[&str], stdin: &str) -> Outcome {
     let what = format!("lpkc {}", args.join(" "));
     let mut child = Command::new("bash")
-        .current_dir(test_support::workspace_root())
+        .current_dir(lpk_test_support::workspace_root())
         .arg("-c")
         .arg(format!("ulimit -v {ADDRESS_SPACE_KB}; exec \"$0\" \"$@\""))
         .arg(env!("CARGO_BIN_EXE_lpkc"))

@@ -5,7 +5,7 @@ use crate::binary::lpkc;
 
 #[test]
 fn every_example_checks_clean() {
-    for path in test_support::examples() {
+    for path in lpk_test_support::examples() {
         let rel = format!("examples/{}", path.file_name().unwrap().to_string_lossy());
         let (code, _, err) = lpkc(&["check", &rel]);
         assert_eq!(code, 0, "{rel}: {err}");
@@ -139,7 +139,7 @@ fn the_zero_padded_gemm_tree_lints_proved_and_needs_its_zero_matrix() {
     for r in rules {
         assert_eq!(r["status"], "proved", "{r}");
     }
-    let text = test_support::read("examples/gemm_tree_zero.lpk").replace("] = 0;", "];");
+    let text = lpk_test_support::read("examples/gemm_tree_zero.lpk").replace("] = 0;", "];");
     let plain = std::env::temp_dir().join(format!("lpk-plain-{}.lpk", std::process::id()));
     std::fs::write(&plain, text).expect("written");
     let (code, out, _) = lpkc(&["lint", &plain.display().to_string(), "--format", "json"]);
@@ -261,7 +261,7 @@ fn the_examples_lint_clean_with_deny_warnings() {
         "tsqr",
     ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_lpkc"))
-            .current_dir(test_support::workspace_root())
+            .current_dir(lpk_test_support::workspace_root())
             .args(["lint", "--deny", "warnings", "--color", "never"])
             .arg(format!("examples/{name}.lpk"))
             .output()

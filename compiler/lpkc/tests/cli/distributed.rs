@@ -3,11 +3,11 @@
 //! bit for bit against the embedded `lpkc run`, while the tests kill
 //! workers with SIGKILL or make them crash and stall on purpose.
 
+use lpk_test_support::services;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use test_support::services;
 
 /// The test Redis, in a database of this test's own (0 to 31: the test
 /// Redis has 32): workers take tasks of every run in their database, so
@@ -21,7 +21,9 @@ fn lpkc() -> Command {
 }
 
 fn example(name: &str) -> PathBuf {
-    test_support::workspace_root().join("examples").join(name)
+    lpk_test_support::workspace_root()
+        .join("examples")
+        .join(name)
 }
 
 fn ok(out: &Output, what: &str) -> String {
@@ -1090,8 +1092,8 @@ fn a_run_lost_by_redis_resumes_from_its_done_markers() {
         std::thread::sleep(Duration::from_millis(20));
     }
     // Redis loses everything while workers run (they keep running).
-    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
-    r.query::<()>(&cluster::redis::cmd("FLUSHDB"), "flush")
+    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
+    r.query::<()>(&lpk_cluster::redis::cmd("FLUSHDB"), "flush")
         .expect("FLUSHDB");
     let out = lpkc()
         .args(["status", &run, "--redis", &redis])
@@ -1322,10 +1324,10 @@ fn gemm_tree_run_collects_during_the_run_while_workers_are_killed() {
 
 /// Sets run `run`'s `uploading` key for `ms` milliseconds, as `submit`
 /// does while it uploads the inputs.
-fn set_uploading(r: &mut cluster::conn::Redis, run: &str, ms: u64) {
-    let key = cluster::protocol::Keys::new(run).uploading();
+fn set_uploading(r: &mut lpk_cluster::conn::Redis, run: &str, ms: u64) {
+    let key = lpk_cluster::protocol::Keys::new(run).uploading();
     r.query::<()>(
-        cluster::redis::cmd("SET")
+        lpk_cluster::redis::cmd("SET")
             .arg(&key)
             .arg(1)
             .arg("PX")
@@ -1351,7 +1353,7 @@ fn workers_wait_for_an_input_tile_still_uploading_and_fail_the_run_when_the_uplo
     let args = ["--block", "64", "--input", "A=spd:256"];
     let emb = tmp.path().join("embedded");
     embedded(&example("cholesky.lpk"), &args, &emb);
-    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
+    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
 
     let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
     let tile = root.join(&run).join("A/3_2.npy");
@@ -1370,8 +1372,8 @@ fn workers_wait_for_an_input_tile_still_uploading_and_fail_the_run_when_the_uplo
         "the run finished without its input tile: {s}"
     );
     std::fs::rename(&aside, &tile).expect("the tile arrives");
-    let key = cluster::protocol::Keys::new(&run).uploading();
-    r.query::<()>(cluster::redis::cmd("DEL").arg(&key), "del")
+    let key = lpk_cluster::protocol::Keys::new(&run).uploading();
+    r.query::<()>(lpk_cluster::redis::cmd("DEL").arg(&key), "del")
         .expect("DEL the uploading key");
     let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
     assert_eq!(s["state"], "done", "{s}");
@@ -1400,8 +1402,8 @@ fn workers_wait_for_an_input_tile_still_uploading_and_fail_the_run_when_the_uplo
     // sets one, and renews it): the workers do not wait for it forever.
     let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
     std::fs::remove_file(root.join(&run).join("A/3_2.npy")).expect("lose the tile");
-    let key = cluster::protocol::Keys::new(&run).uploading();
-    r.query::<()>(cluster::redis::cmd("SET").arg(&key).arg(1), "SET")
+    let key = lpk_cluster::protocol::Keys::new(&run).uploading();
+    r.query::<()>(lpk_cluster::redis::cmd("SET").arg(&key).arg(1), "SET")
         .expect("SET the uploading key without a TTL");
     let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
     assert_eq!(s["state"], "failed", "{s}");
@@ -1426,10 +1428,10 @@ fn a_submit_killed_while_it_uploads_fails_its_run_naming_a_missing_input_tile() 
         url: s3.url(&bucket, "runs"),
         env: s3.env(),
     };
-    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
+    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
     // The database is this test's own: no key of an earlier run is taken
     // for this one's.
-    r.query::<()>(&cluster::redis::cmd("FLUSHDB"), "flush")
+    r.query::<()>(&lpk_cluster::redis::cmd("FLUSHDB"), "flush")
         .expect("FLUSHDB");
     let mut submitter = lpkc()
         .arg("submit")
@@ -1445,7 +1447,10 @@ fn a_submit_killed_while_it_uploads_fails_its_run_naming_a_missing_input_tile() 
     let started = Instant::now();
     let key = loop {
         let keys: Vec<String> = r
-            .query(cluster::redis::cmd("KEYS").arg("lpk:*:uploading"), "keys")
+            .query(
+                lpk_cluster::redis::cmd("KEYS").arg("lpk:*:uploading"),
+                "keys",
+            )
             .expect("KEYS");
         if let Some(k) = keys.into_iter().next() {
             break k;
@@ -1491,7 +1496,7 @@ fn a_submit_killed_while_it_uploads_fails_its_run_naming_a_missing_input_tile() 
     );
     // The key ran out on its own (no one deleted it): it is gone.
     let left: i64 = r
-        .query(cluster::redis::cmd("EXISTS").arg(&key), "exists")
+        .query(lpk_cluster::redis::cmd("EXISTS").arg(&key), "exists")
         .expect("EXISTS");
     assert_eq!(left, 0);
 }
@@ -1525,13 +1530,13 @@ fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         (out.status.code().unwrap_or(-1), stderr, dir)
     };
-    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
-    let keys = cluster::protocol::Keys::new(&run);
+    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
+    let keys = lpk_cluster::protocol::Keys::new(&run);
 
     // Redis's counters lowered: the plans count the tasks.
-    let hset = |r: &mut cluster::conn::Redis, field: &str, value: u64| {
+    let hset = |r: &mut lpk_cluster::conn::Redis, field: &str, value: u64| {
         r.query::<()>(
-            cluster::redis::cmd("HSET")
+            lpk_cluster::redis::cmd("HSET")
                 .arg(keys.meta())
                 .arg(field)
                 .arg(value),
@@ -1554,9 +1559,11 @@ fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
 
     // An output tile in the dead set: collect deletes dead tiles, but
     // never an output's.
-    let l_tile = cluster::ids::tile_id(model::MatrixId(1), &[2, 1]);
+    let l_tile = lpk_cluster::ids::tile_id(lpk_model::MatrixId(1), &[2, 1]);
     r.query::<()>(
-        cluster::redis::cmd("SADD").arg(keys.dead()).arg(&l_tile),
+        lpk_cluster::redis::cmd("SADD")
+            .arg(keys.dead())
+            .arg(&l_tile),
         "SADD",
     )
     .expect("SADD to the dead set");
@@ -1572,7 +1579,9 @@ fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
         .join("2_1.npy");
     assert!(tile_file.exists(), "the output tile was deleted");
     r.query::<()>(
-        cluster::redis::cmd("SREM").arg(keys.dead()).arg(&l_tile),
+        lpk_cluster::redis::cmd("SREM")
+            .arg(keys.dead())
+            .arg(&l_tile),
         "SREM",
     )
     .expect("SREM from the dead set");
@@ -1595,12 +1604,16 @@ fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
     std::fs::write(&tile_file, &original).expect("restore the tile");
     let sum: String = r
         .query(
-            cluster::redis::cmd("HGET").arg(keys.sums()).arg(&l_tile),
+            lpk_cluster::redis::cmd("HGET")
+                .arg(keys.sums())
+                .arg(&l_tile),
             "HGET",
         )
         .expect("the writer recorded a digest");
     r.query::<()>(
-        cluster::redis::cmd("HDEL").arg(keys.sums()).arg(&l_tile),
+        lpk_cluster::redis::cmd("HDEL")
+            .arg(keys.sums())
+            .arg(&l_tile),
         "HDEL",
     )
     .expect("HDEL a digest");
@@ -1612,7 +1625,7 @@ fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
     );
     assert!(!dir.join("_SUCCESS").exists());
     r.query::<()>(
-        cluster::redis::cmd("HSET")
+        lpk_cluster::redis::cmd("HSET")
             .arg(keys.sums())
             .arg(&l_tile)
             .arg(&sum),
@@ -1650,9 +1663,9 @@ fn a_worker_skips_a_run_whose_queue_was_deleted_without_spinning() {
         &example("cholesky.lpk"),
         &["--block", "32", "--input", "A=spd:128"],
     );
-    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
-    let queue = cluster::protocol::Keys::new(&run).queue();
-    r.query::<()>(cluster::redis::cmd("DEL").arg(&queue), "DEL")
+    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
+    let queue = lpk_cluster::protocol::Keys::new(&run).queue();
+    r.query::<()>(lpk_cluster::redis::cmd("DEL").arg(&queue), "DEL")
         .expect("delete the run's queue");
     let started = Instant::now();
     let out = lpkc()
@@ -1677,8 +1690,8 @@ fn a_worker_skips_a_run_whose_queue_was_deleted_without_spinning() {
         .unwrap_or_else(|| panic!("no round-trip count in: {all}"));
     assert!(trips < 1000, "{trips} round trips in 3 s idle: {all}");
     r.query::<()>(
-        cluster::redis::cmd("SREM")
-            .arg(cluster::protocol::RUNS)
+        lpk_cluster::redis::cmd("SREM")
+            .arg(lpk_cluster::protocol::RUNS)
             .arg(&run),
         "SREM",
     )
@@ -1826,10 +1839,10 @@ fn per_run_limits_are_refused_at_submit_and_enforced_while_running() {
 
     // Parameters raised in Redis after submission: no worker runs it.
     let run = submit(&redis, &store, &file, &base);
-    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
+    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
     r.query::<()>(
-        cluster::redis::cmd("HSET")
-            .arg(cluster::protocol::Keys::new(&run).meta())
+        lpk_cluster::redis::cmd("HSET")
+            .arg(lpk_cluster::protocol::Keys::new(&run).meta())
             .arg("params")
             .arg("40"),
         "HSET",
@@ -1866,27 +1879,27 @@ fn hostile_redis_contents_fail_their_run_and_the_worker_serves_the_others() {
     let file = example("cholesky.lpk");
     let base = ["--block", "32", "--input", "A=spd:128"];
     let clean = submit(&redis, &store, &file, &base);
-    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
-    let mut cmd = |c: &mut cluster::redis::Cmd| {
-        r.query::<cluster::redis::Value>(c, "tampering")
+    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
+    let mut cmd = |c: &mut lpk_cluster::redis::Cmd| {
+        r.query::<lpk_cluster::redis::Value>(c, "tampering")
             .expect("a Redis command");
     };
-    let meta = |run: &str| cluster::protocol::Keys::new(run).meta();
-    let queue = |run: &str| cluster::protocol::Keys::new(run).queue();
+    let meta = |run: &str| lpk_cluster::protocol::Keys::new(run).meta();
+    let queue = |run: &str| lpk_cluster::protocol::Keys::new(run).queue();
     // (run, what was done to it, what its error must say)
     let mut cases: Vec<(String, &str, &str)> = Vec::new();
 
     let run = submit(&redis, &store, &file, &base);
     let mut noise = Rng(7);
     let garbage: Vec<u8> = (0..8 << 20).map(|_| noise.below(256) as u8).collect();
-    cmd(cluster::redis::cmd("HSET")
+    cmd(lpk_cluster::redis::cmd("HSET")
         .arg(meta(&run))
         .arg("artifact")
         .arg(garbage));
     cases.push((run, "an 8 MiB random artifact", "its program does not load"));
 
     let run = submit(&redis, &store, &file, &base);
-    cmd(cluster::redis::cmd("XADD")
+    cmd(lpk_cluster::redis::cmd("XADD")
         .arg(queue(&run))
         .arg("*")
         .arg("t")
@@ -1898,7 +1911,7 @@ fn hostile_redis_contents_fail_their_run_and_the_worker_serves_the_others() {
     ));
 
     let run = submit(&redis, &store, &file, &base);
-    cmd(cluster::redis::cmd("XADD")
+    cmd(lpk_cluster::redis::cmd("XADD")
         .arg(queue(&run))
         .arg("*")
         .arg("t")
@@ -1906,21 +1919,21 @@ fn hostile_redis_contents_fail_their_run_and_the_worker_serves_the_others() {
     cases.push((run, "a 4 MiB task id", "which is not a task of this run"));
 
     let run = submit(&redis, &store, &file, &base);
-    cmd(cluster::redis::cmd("HSET")
+    cmd(lpk_cluster::redis::cmd("HSET")
         .arg(meta(&run))
         .arg("id")
         .arg(&clean));
     cases.push((run, "a record naming another tenant's run", "names run"));
 
     let run = submit(&redis, &store, &file, &base);
-    cmd(cluster::redis::cmd("HSET")
+    cmd(lpk_cluster::redis::cmd("HSET")
         .arg(meta(&run))
         .arg("block")
         .arg("0"));
     cases.push((run, "block 0", "block: must be at least 1"));
 
     let run = submit(&redis, &store, &file, &base);
-    cmd(cluster::redis::cmd("HSET")
+    cmd(lpk_cluster::redis::cmd("HSET")
         .arg(meta(&run))
         .arg("total")
         .arg("1000000000000"));
@@ -1931,11 +1944,11 @@ fn hostile_redis_contents_fail_their_run_and_the_worker_serves_the_others() {
     ));
 
     // Run ids that are none: skipped, never used as a key or a path.
-    cmd(cluster::redis::cmd("SADD")
-        .arg(cluster::protocol::RUNS)
+    cmd(lpk_cluster::redis::cmd("SADD")
+        .arg(lpk_cluster::protocol::RUNS)
         .arg("../../escape"));
-    cmd(cluster::redis::cmd("SADD")
-        .arg(cluster::protocol::RUNS)
+    cmd(lpk_cluster::redis::cmd("SADD")
+        .arg(lpk_cluster::protocol::RUNS)
         .arg("x".repeat(1 << 20)));
 
     let out = lpkc()
@@ -1958,11 +1971,11 @@ fn hostile_redis_contents_fail_their_run_and_the_worker_serves_the_others() {
         "{all}"
     );
     assert_eq!(status(&redis, &clean)["state"], "done", "{all}");
-    let mut r = cluster::conn::Redis::open(&redis).expect("the test Redis");
+    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
     for (run, what, says) in &cases {
         let (state, error): (Option<String>, Option<String>) = r
             .query(
-                cluster::redis::cmd("HMGET")
+                lpk_cluster::redis::cmd("HMGET")
                     .arg(meta(run))
                     .arg("state")
                     .arg("error"),
@@ -1983,8 +1996,8 @@ fn hostile_redis_contents_fail_their_run_and_the_worker_serves_the_others() {
     assert!(!tmp.path().join("escape").exists());
     for run in ["../../escape".to_string(), "x".repeat(1 << 20)] {
         r.query::<()>(
-            cluster::redis::cmd("SREM")
-                .arg(cluster::protocol::RUNS)
+            lpk_cluster::redis::cmd("SREM")
+                .arg(lpk_cluster::protocol::RUNS)
                 .arg(run),
             "SREM",
         )

@@ -53,7 +53,7 @@ fn dot_of(args: &[&str]) -> String {
 
 #[test]
 fn program_level_graphs_of_every_example() {
-    let _guard = test_support::snapshot_settings("dot").bind_to_scope();
+    let _guard = lpk_test_support::snapshot_settings("dot").bind_to_scope();
     for name in EXAMPLES {
         let path = format!("examples/{name}.lpk");
         let text = dot_of(&["dot", &path]);
@@ -65,7 +65,7 @@ fn program_level_graphs_of_every_example() {
 
 #[test]
 fn expanded_dags_of_small_instances() {
-    let _guard = test_support::snapshot_settings("dot").bind_to_scope();
+    let _guard = lpk_test_support::snapshot_settings("dot").bind_to_scope();
     let cases: [(&str, &str, &[&str]); 7] = [
         ("cholesky_n3", "cholesky", &["-p", "N=3"]),
         (
@@ -171,7 +171,7 @@ fn an_unknown_cluster_variable_is_a_usage_error() {
 #[test]
 fn labels_are_escaped() {
     assert_eq!(
-        compiler::explore::dot::quote("a\"b\\c\nd\te"),
+        lpk_compiler::explore::dot::quote("a\"b\\c\nd\te"),
         "\"a\\\"b\\\\c\\nde\""
     );
 }

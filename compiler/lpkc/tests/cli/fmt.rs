@@ -110,7 +110,7 @@ fn stdout_takes_one_file() {
 
 #[test]
 fn the_examples_are_formatted() {
-    let names = test_support::lpk_files_under("examples");
+    let names = lpk_test_support::lpk_files_under("examples");
     assert!(names.len() >= 8, "{names:?}");
     let mut args = vec!["fmt", "--check"];
     args.extend(names.iter().map(String::as_str));
@@ -129,8 +129,8 @@ fn formatting_the_examples_keeps_every_comment_and_is_idempotent() {
             .filter_map(|l| l.find('#').map(|at| l[at..].to_string()))
             .collect()
     };
-    for name in test_support::lpk_files_under("examples") {
-        let text = test_support::read(&name);
+    for name in lpk_test_support::lpk_files_under("examples") {
+        let text = lpk_test_support::read(&name);
         let flat: String = text
             .lines()
             .map(|l| format!("{}\n", l.trim_start()))

@@ -26,7 +26,7 @@ const PER_INPUT: Duration = Duration::from_secs(10);
 const MUTATION_BUDGET: Duration = Duration::from_secs(24);
 
 fn fuzz_dir() -> PathBuf {
-    test_support::workspace_root().join("fuzz")
+    lpk_test_support::workspace_root().join("fuzz")
 }
 
 struct Rng(u64);
@@ -112,7 +112,7 @@ fn try_one(name: &str, target: targets::Target, data: &[u8], what: &str) -> Opti
         Ok(()) if took > PER_INPUT => format!("took {took:?}, more than {PER_INPUT:?}"),
         Ok(()) => return None,
     };
-    let dir = test_support::workspace_root()
+    let dir = lpk_test_support::workspace_root()
         .join("target")
         .join("fuzz-smoke");
     let _ = std::fs::create_dir_all(&dir);

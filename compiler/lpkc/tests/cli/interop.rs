@@ -29,7 +29,7 @@ fn cbor2_is_installed() {
 fn python_loader_answers_as_lpkc_does() {
     let dir = std::env::temp_dir().join(format!("lpk-interop-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let examples = test_support::examples();
+    let examples = lpk_test_support::examples();
     assert!(examples.len() >= 7);
     let mut compared = 0usize;
     for path in &examples {

@@ -203,7 +203,7 @@ const CRATES: [&str; 8] = [
 
 #[test]
 fn no_module_imports_one_that_imports_it_back() {
-    let root = test_support::workspace_root();
+    let root = lpk_test_support::workspace_root();
     let mut found = Vec::new();
     for krate in CRATES {
         let mods = modules(&root.join(krate));
@@ -312,7 +312,7 @@ fn named(rel: &str, names: &BTreeSet<String>) -> bool {
 
 #[test]
 fn the_codemap_names_every_module_file() {
-    let root = test_support::workspace_root();
+    let root = lpk_test_support::workspace_root();
     let architecture =
         std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
     let mut missing = Vec::new();

@@ -235,7 +235,9 @@ fn read_frame(reader: &mut impl BufRead) -> Option<Vec<u8>> {
 }
 
 fn example(name: &str) -> String {
-    let path = test_support::workspace_root().join("examples").join(name);
+    let path = lpk_test_support::workspace_root()
+        .join("examples")
+        .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -383,7 +385,7 @@ const CHOLESKY: &str = "file:///work/cholesky.lpk";
 
 #[test]
 fn lsp_a_session_on_cholesky() {
-    let _guard = test_support::snapshot_settings("lsp").bind_to_scope();
+    let _guard = lpk_test_support::snapshot_settings("lsp").bind_to_scope();
     let text = format!("# params: N=6\n{}", example("cholesky.lpk"));
     let mut c = Client::start();
     c.open(CHOLESKY, &text);
@@ -573,7 +575,7 @@ program panel(N: int) {
 
 #[test]
 fn lsp_diagnostics_follow_edits_and_fixes_apply() {
-    let _guard = test_support::snapshot_settings("lsp").bind_to_scope();
+    let _guard = lpk_test_support::snapshot_settings("lsp").bind_to_scope();
     let mut c = Client::start();
     c.open(EDITED, BROKEN);
     let first = c.diagnostics(EDITED, 1);
@@ -700,7 +702,7 @@ fn decode_tokens(text: &str, data: &Value) -> String {
 
 #[test]
 fn lsp_malformed_input_gets_errors_and_the_server_goes_on() {
-    let _guard = test_support::snapshot_settings("lsp").bind_to_scope();
+    let _guard = lpk_test_support::snapshot_settings("lsp").bind_to_scope();
     let mut c = Client::spawn();
     let early = c.request("textDocument/hover", json!({}));
     let init = c.request("initialize", json!({ "capabilities": {} }));

@@ -27,7 +27,7 @@
 //!   through a real Redis and S3 server, with workers killed and crashing.
 //!
 //! Every snapshot file lives under `tests/snapshots/` of the workspace
-//! (see `test_support::snapshot_settings`).
+//! (see `lpk_test_support::snapshot_settings`).
 
 mod artifact;
 mod artifact_inputs;
@@ -55,16 +55,16 @@ mod stats;
 mod ui;
 mod wording;
 
-use compiler::diag::SourceMap;
-use compiler::pipeline::{compile_source, LintGate};
-use model::program::Program;
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::pipeline::{compile_source, LintGate};
+use lpk_model::program::Program;
 use std::path::Path;
 
 /// Compiles a file (absolute, or relative to the workspace root), with the
 /// source named `path` as given; panics with the diagnostics when it does
 /// not compile.
 fn compile(path: &Path) -> Program {
-    let text = std::fs::read_to_string(test_support::workspace_root().join(path))
+    let text = std::fs::read_to_string(lpk_test_support::workspace_root().join(path))
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let name = path.display().to_string();
     let mut sources = SourceMap::new();

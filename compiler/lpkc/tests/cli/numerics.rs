@@ -254,12 +254,12 @@ fn output_tiles_go_to_an_object_store_url() {
         &out_s,
     ]);
     assert_eq!(code, 0, "{err}");
-    let l = runtime::npy::read_file(&out.join("L.npy")).expect("assembled L");
+    let l = lpk_runtime::npy::read_file(&out.join("L.npy")).expect("assembled L");
     // Tiles of 8 with an edge of 4: every lower tile is in the store and
     // equals its block of the assembled factor.
     for i in 0..3usize {
         for j in 0..=i {
-            let t = runtime::npy::read_file(&store.join(format!("L/{i}_{j}.npy")))
+            let t = lpk_runtime::npy::read_file(&store.join(format!("L/{i}_{j}.npy")))
                 .expect("tile in the store");
             let (r0, c0) = (8 * i, 8 * j);
             assert_eq!(t.nrows(), 8.min(20 - r0));
@@ -280,7 +280,7 @@ fn output_tiles_go_to_an_object_store_url() {
 }
 
 /// A dense matrix as the tests handle it.
-type Mat = runtime::kernels::Tile;
+type Mat = lpk_runtime::kernels::Tile;
 
 /// `a · b` by the textbook triple loop: a reference that shares no code
 /// with the kernels.
@@ -367,12 +367,12 @@ fn run_on_files(
     .map(|s| s.to_string())
     .collect();
     for (k, (name, spec)) in inputs.iter().enumerate() {
-        let m = runtime::dense::InputSpec::parse(spec)
+        let m = lpk_runtime::dense::InputSpec::parse(spec)
             .expect("spec")
             .generate(11 + k as u64)
             .expect("generated");
         let file = dir.join(format!("{name}.npy"));
-        runtime::npy::write_file(&file, &m).expect("write input");
+        lpk_runtime::npy::write_file(&file, &m).expect("write input");
         args.push("--input".into());
         args.push(format!("{name}={}", file.display()));
         data.push(m);
@@ -393,7 +393,7 @@ fn clean(out: &Path) {
 }
 
 fn read(dir: &Path, file: &str) -> Mat {
-    runtime::npy::read_file(&dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+    lpk_runtime::npy::read_file(&dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
 /// `A = L Lᵀ`, from the lower triangle of A (the program reads only that).
@@ -508,14 +508,15 @@ fn check_trtri(block: usize, n: usize) {
 /// larger than the matrix.
 #[test]
 fn every_example_writes_outputs_that_satisfy_its_relation() {
-    let examples: Vec<String> = std::fs::read_dir(test_support::workspace_root().join("examples"))
-        .expect("examples")
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            name.strip_suffix(".lpk").map(str::to_string)
-        })
-        .collect();
+    let examples: Vec<String> =
+        std::fs::read_dir(lpk_test_support::workspace_root().join("examples"))
+            .expect("examples")
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".lpk").map(str::to_string)
+            })
+            .collect();
     for example in &examples {
         match example.as_str() {
             "cholesky" => {

@@ -52,7 +52,7 @@ fn compile_without_output_says_where_it_wrote() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let src = dir.join("gemm.lpk");
     std::fs::copy(
-        test_support::workspace_root().join("examples/gemm.lpk"),
+        lpk_test_support::workspace_root().join("examples/gemm.lpk"),
         &src,
     )
     .expect("copy");

@@ -29,8 +29,9 @@ impl Drop for Server {
 
 /// The ACL line of docs/distributed.md, with `password` filled in.
 fn documented_acl(password: &str) -> String {
-    let doc = std::fs::read_to_string(test_support::workspace_root().join("docs/distributed.md"))
-        .expect("docs/distributed.md");
+    let doc =
+        std::fs::read_to_string(lpk_test_support::workspace_root().join("docs/distributed.md"))
+            .expect("docs/distributed.md");
     let line = doc
         .lines()
         .find(|l| l.starts_with("user lpk on >PASSWORD"))
@@ -45,7 +46,7 @@ fn start_server(dir: &Path) -> Server {
 /// A server as [`start_server`], with `extra` configuration lines; with
 /// TLS lines, `port` is the TLS port (the plain one is off).
 fn start_server_with(dir: &Path, extra: &str, password: &str) -> Server {
-    let port = test_support::services::free_port().expect("a free port");
+    let port = lpk_test_support::services::free_port().expect("a free port");
     let conf = dir.join("redis.conf");
     let mut f = std::fs::File::create(&conf).expect("write redis.conf");
     let listen = if extra.is_empty() {
@@ -71,7 +72,7 @@ fn start_server_with(dir: &Path, extra: &str, password: &str) -> Server {
     let deadline = Instant::now() + Duration::from_secs(15);
     // A TLS port answers no plain PING: wait until it accepts.
     while if extra.is_empty() {
-        test_support::services::redis_ping(addr).is_err()
+        lpk_test_support::services::redis_ping(addr).is_err()
     } else {
         std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err()
     } {
@@ -168,7 +169,7 @@ fn run_watching(args: &[&str], env: &[(&str, &str)]) -> (i32, String, bool) {
 /// watches for its own).
 fn run_watching_for(secret: &str, args: &[&str], env: &[(&str, &str)]) -> (i32, String, bool) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_lpkc"))
-        .current_dir(test_support::workspace_root())
+        .current_dir(lpk_test_support::workspace_root())
         .args(args)
         .envs(env.iter().copied())
         .stdout(Stdio::piped())
@@ -269,13 +270,13 @@ fn an_acl_user_runs_with_credentials_that_appear_nowhere() {
 
     // Nothing stored holds it: Redis's values, the store's files.
     let admin = format!("redis://:{ADMIN_PASSWORD}@127.0.0.1:{}", server.port);
-    let mut r = cluster::conn::Redis::open(&admin).expect("connect as admin");
+    let mut r = lpk_cluster::conn::Redis::open(&admin).expect("connect as admin");
     let keys: Vec<String> = r
-        .query(cluster::redis::cmd("KEYS").arg("*"), "KEYS")
+        .query(lpk_cluster::redis::cmd("KEYS").arg("*"), "KEYS")
         .expect("KEYS");
     for key in &keys {
         let dump: Option<Vec<u8>> = r
-            .query(cluster::redis::cmd("DUMP").arg(key), "DUMP")
+            .query(lpk_cluster::redis::cmd("DUMP").arg(key), "DUMP")
             .expect("DUMP");
         let dump = String::from_utf8_lossy(&dump.unwrap_or_default()).into_owned();
         assert!(!dump.contains(LPK_PASSWORD), "{key} holds the password");

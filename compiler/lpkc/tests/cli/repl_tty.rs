@@ -26,7 +26,7 @@ impl Tty {
         // The pane stays after lpkc exits, so that its exit status can be
         // read.
         std::fs::write(&conf, "set -g remain-on-exit on\nset -g status off\n").expect("conf");
-        let root = test_support::workspace_root();
+        let root = lpk_test_support::workspace_root();
         let tty = Tty { socket, dir };
         let mut cmd = Command::new("tmux");
         cmd.args(["-L", &tty.socket, "-f"])

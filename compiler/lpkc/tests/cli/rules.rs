@@ -7,9 +7,9 @@
 //! `--output-dir`.
 
 use crate::binary::lpkc;
-use compiler::diag::SourceMap;
-use compiler::pipeline::{compile_source, LintGate};
-use model::artifact::{self, Artifact, LintRecord, LintRule, SourceInfo};
+use lpk_compiler::diag::SourceMap;
+use lpk_compiler::pipeline::{compile_source, LintGate};
+use lpk_model::artifact::{self, Artifact, LintRecord, LintRule, SourceInfo};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

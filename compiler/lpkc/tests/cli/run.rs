@@ -80,7 +80,7 @@ fn outputs_not_asked_for_are_not_warned_about() {
     let (code, _, err) = lpkc(&args);
     assert_eq!(code, 0, "{err}");
     assert_eq!(err, "");
-    let r = runtime::npy::read_file(&dir.join("R[3,0].npy")).expect("the final R");
+    let r = lpk_runtime::npy::read_file(&dir.join("R[3,0].npy")).expect("the final R");
     assert_eq!((r.nrows(), r.ncols()), (64, 64));
     assert!(!dir.join("V").exists() && !dir.join("R.npy").exists());
     let _ = std::fs::remove_dir_all(&dir);
@@ -115,7 +115,7 @@ fn an_output_that_forms_no_grid_is_said_once_and_written_as_tiles() {
     assert_eq!(tiles.len(), 15);
     for t in tiles {
         let file = dir.join("V").join(t["file"].as_str().expect("file"));
-        let tile = runtime::npy::read_file(&file).expect("tile");
+        let tile = lpk_runtime::npy::read_file(&file).expect("tile");
         assert_eq!(
             serde_json::json!([tile.nrows(), tile.ncols()]),
             t["shape"],
@@ -182,7 +182,7 @@ fn verification_shows_a_spinner_on_a_terminal() {
         "{lpkc} run examples/cholesky.lpk --block 250 --input A=spd:2000 --verify --workers 1"
     );
     let out = std::process::Command::new("script")
-        .current_dir(test_support::workspace_root())
+        .current_dir(lpk_test_support::workspace_root())
         .args(["-qfec", &cmd, "/dev/null"])
         .output()
         .unwrap_or_else(|e| panic!("script(1) of util-linux is needed by this test: {e}"));

@@ -1,12 +1,12 @@
 //! `lpkc stats` numbers against closed forms (the comments of the
 //! examples), against hand sums of the flop models, and against the
-//! expanded DAG (`model::dag::expand`) of every example.
+//! expanded DAG (`lpk_model::dag::expand`) of every example.
 
 use crate::binary::lpkc;
 
-use compiler::explore::stats::{analyse, profile_rows, Stats, StatsOptions};
-use model::flops::flops;
-use model::program::Program;
+use lpk_compiler::explore::stats::{analyse, profile_rows, Stats, StatsOptions};
+use lpk_model::flops::flops;
+use lpk_model::program::Program;
 use std::path::Path;
 
 fn compile(path: &str) -> Program {
@@ -136,7 +136,7 @@ fn levels_and_edges_equal_the_expanded_dag() {
             let given: Vec<(String, i64)> =
                 params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
             let inst = program.bind(&given).expect("binds");
-            let (dag, violations) = model::dag::expand(&inst, 1_000_000).expect("expands");
+            let (dag, violations) = lpk_model::dag::expand(&inst, 1_000_000).expect("expands");
             assert!(violations.is_empty(), "{name} {params:?}");
             assert_eq!(s.tasks as usize, dag.tasks.len(), "{name} {params:?}");
             assert_eq!(s.edges as usize, dag.edges.len(), "{name} {params:?}");
@@ -214,7 +214,7 @@ fn the_text_table_of_cholesky() {
         "128",
     ]);
     assert_eq!(code, 0, "{err}");
-    let _guard = test_support::snapshot_settings("stats").bind_to_scope();
+    let _guard = lpk_test_support::snapshot_settings("stats").bind_to_scope();
     insta::assert_snapshot!(out);
 }
 

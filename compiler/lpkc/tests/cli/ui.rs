@@ -172,10 +172,10 @@ fn command_of(src: &str) -> Vec<String> {
 /// Runs one UI file (`rel`, from the workspace root) and compares its
 /// outputs with the snapshot.
 fn check_file(rel: &str) {
-    let mut settings = test_support::snapshot_settings("ui");
+    let mut settings = lpk_test_support::snapshot_settings("ui");
     settings.set_omit_expression(true);
     let _guard = settings.bind_to_scope();
-    let src = test_support::read(rel);
+    let src = lpk_test_support::read(rel);
     let mut args = command_of(&src);
     args.push("--color".into());
     args.push("never".into());
@@ -222,7 +222,7 @@ fn check_file(rel: &str) {
 
 #[test]
 fn every_ui_file_is_listed() {
-    let on_disk = test_support::lpk_files_under("tests/ui");
+    let on_disk = lpk_test_support::lpk_files_under("tests/ui");
     assert!(
         on_disk.len() >= 40,
         "the UI corpus has {} files",
@@ -241,11 +241,11 @@ fn every_ui_file_is_listed() {
 
 #[test]
 fn every_code_has_documentation_and_a_ui_test() {
-    let files = test_support::lpk_files_under("tests/ui");
+    let files = lpk_test_support::lpk_files_under("tests/ui");
     let names: Vec<&str> = files.iter().filter_map(|f| f.rsplit('/').next()).collect();
-    let index = std::fs::read_to_string(test_support::workspace_root().join("docs/errors.md"))
+    let index = std::fs::read_to_string(lpk_test_support::workspace_root().join("docs/errors.md"))
         .unwrap_or_default();
-    for info in compiler::diag::codes::CODES {
+    for info in lpk_compiler::diag::codes::CODES {
         assert!(
             info.doc.contains("Wrong") && info.doc.contains("Right"),
             "docs/errors/{}.md needs a wrong and a right example",

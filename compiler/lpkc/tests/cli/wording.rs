@@ -3,7 +3,7 @@
 //! Rust `Debug` text in artifact errors.
 
 use crate::binary::lpkc;
-use model::artifact::{crc32, FORMAT_MAJOR, FORMAT_MINOR, MAGIC};
+use lpk_model::artifact::{crc32, FORMAT_MAJOR, FORMAT_MINOR, MAGIC};
 
 /// A fresh temporary file path for this module.
 fn tmp(name: &str) -> String {

@@ -9,9 +9,9 @@ use crate::constraint::affine::Side;
 use crate::diag::{Code, Diagnostic};
 use crate::lint::split::Split;
 use crate::lint::{proved_text, span};
-use grammar::ast::FileId;
-use model::program::{Access, Program, Role};
-use model::StmtId;
+use lpk_grammar::ast::FileId;
+use lpk_model::program::{Access, Program, Role};
+use lpk_model::StmtId;
 
 /// The rule's code.
 pub(crate) const CODE: Code = Code::W0501;

@@ -1,7 +1,7 @@
 //! The rules of `lpkc lint`, one module each: its code, its name, its
 //! proof, the wording of its diagnostic and its help, and (for the error
 //! rules) the oracle violation it corresponds to in
-//! [`model::dag::Violation`], which the exhaustive check reports.
+//! [`lpk_model::dag::Violation`], which the exhaustive check reports.
 //!
 //! | module | code | oracle violation |
 //! |---|---|---|
@@ -34,8 +34,8 @@ pub(crate) mod unused_names;
 pub(crate) mod unwritten_output;
 pub(crate) mod write_to_input;
 
-use model::expr::{ExprPool, Node};
-use model::program::Access;
+use lpk_model::expr::{ExprPool, Node};
+use lpk_model::program::Access;
 
 /// What a finding of an error rule says at its accesses.
 pub(crate) struct FindingText {
@@ -72,10 +72,10 @@ pub(crate) struct Blocked {
 /// Renders an expression of statement `st`'s side (its slots named by
 /// its loop variables).
 pub(crate) fn expr_text(
-    p: &model::program::Program,
+    p: &lpk_model::program::Program,
     pool: &ExprPool,
-    st: Option<&model::program::Statement>,
-    e: model::expr::ExprRef,
+    st: Option<&lpk_model::program::Statement>,
+    e: lpk_model::expr::ExprRef,
 ) -> String {
     let names = |n: Node| -> String {
         match n {
@@ -97,7 +97,7 @@ pub(crate) fn expr_text(
 /// Why a feasible question `sys` over the statements `sides` (side 0,
 /// side 1) stopped a proof: its atoms, or "affine" when it has none.
 pub(crate) fn blocked(
-    p: &model::program::Program,
+    p: &lpk_model::program::Program,
     pool: &ExprPool,
     sys: &crate::constraint::system::System,
     sides: &[usize],
@@ -144,8 +144,8 @@ pub(crate) fn blocked_by(stmts: &[usize], why: String) -> Blocked {
 /// Whether a matrix is an input. It lives here, below the rules and the
 /// exhaustive check that both ask it, so that neither imports the other
 /// for it.
-pub(crate) fn is_input(program: &model::program::Program, matrix: model::MatrixId) -> bool {
+pub(crate) fn is_input(program: &lpk_model::program::Program, matrix: lpk_model::MatrixId) -> bool {
     program
         .get_matrix(matrix)
-        .is_some_and(|m| m.role == model::program::Role::Input)
+        .is_some_and(|m| m.role == lpk_model::program::Role::Input)
 }

@@ -10,8 +10,8 @@ use crate::diag::{Code, Diagnostic};
 use crate::lint::exhaustive::Coverage;
 use crate::lint::split::Split;
 use crate::lint::{checked_text, proved_text, span};
-use grammar::ast::FileId;
-use model::program::{Program, Statement};
+use lpk_grammar::ast::FileId;
+use lpk_model::program::{Program, Statement};
 
 /// The rule's code.
 pub(crate) const CODE: Code = Code::W0502;

@@ -12,8 +12,8 @@ use crate::constraint::affine::Side;
 use crate::constraint::system::System;
 use crate::diag::Code;
 use crate::lint::split::Split;
-use model::expr::{ExprPool, ExprRef};
-use model::program::{Access, Program, Statement};
+use lpk_model::expr::{ExprPool, ExprRef};
+use lpk_model::program::{Access, Program, Statement};
 
 /// The rule's code.
 pub(crate) const CODE: Code = Code::E0505;

@@ -33,8 +33,8 @@ use crate::constraint::affine::{gcd, Affine, Term, Q};
 use crate::constraint::system::{Constraint, Dnf, System};
 use crate::diag::Code;
 use crate::lint::split::{Split, Variant};
-use model::expr::{BinOp, ExprPool, ExprRef, Node};
-use model::program::{Access, DomainItem, Program, Statement};
+use lpk_model::expr::{BinOp, ExprPool, ExprRef, Node};
+use lpk_model::program::{Access, DomainItem, Program, Statement};
 use std::collections::HashMap;
 
 /// The rule's code.

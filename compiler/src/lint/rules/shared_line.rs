@@ -3,8 +3,8 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::lint::span;
-use grammar::ast::FileId;
-use model::program::Program;
+use lpk_grammar::ast::FileId;
+use lpk_model::program::Program;
 use std::collections::BTreeMap;
 
 /// The rule's code.

@@ -11,8 +11,8 @@ use crate::constraint::affine::{Affine, Term};
 use crate::constraint::system::System;
 use crate::diag::Code;
 use crate::lint::split::Split;
-use model::expr::ExprPool;
-use model::program::{Access, Program, Statement};
+use lpk_model::expr::ExprPool;
+use lpk_model::program::{Access, Program, Statement};
 
 /// The rule's code.
 pub(crate) const CODE: Code = Code::E0501;

@@ -11,7 +11,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::front::hir;
 use crate::lint::exhaustive::Coverage;
 use crate::lint::{checked_text, proved_text};
-use model::program::Program;
+use lpk_model::program::Program;
 
 /// The rule's code.
 pub(crate) const CODE: Code = Code::E0506;

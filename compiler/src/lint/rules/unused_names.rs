@@ -62,7 +62,7 @@ pub(crate) fn unused_names(module: &hir::Module, program: &hir::ProgramDef) -> V
     }
     // An output with no access at all is reported as never written (W0508).
     for (m, used) in program.matrices.iter().zip(&used_matrices) {
-        if !used && !m.name.starts_with('_') && m.role != grammar::ast::Role::Output {
+        if !used && !m.name.starts_with('_') && m.role != lpk_grammar::ast::Role::Output {
             out.push(
                 Diagnostic::warning(
                     Code::W0504,

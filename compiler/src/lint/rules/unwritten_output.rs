@@ -7,8 +7,8 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::front::hir;
-use model::program::{Program, Role};
-use model::MatrixId;
+use lpk_model::program::{Program, Role};
+use lpk_model::MatrixId;
 
 /// The rule's code.
 pub(crate) const CODE: Code = Code::W0508;

@@ -7,7 +7,7 @@ use super::{blocked, Blocked, FindingText};
 use crate::constraint::affine::Side;
 use crate::diag::Code;
 use crate::lint::split::Split;
-use model::program::Program;
+use lpk_model::program::Program;
 
 /// The rule's code.
 pub(crate) const CODE: Code = Code::E0502;

@@ -11,8 +11,8 @@ use crate::protocol::GROUP;
 use crate::record::RunState;
 use crate::reply::{array, int, text};
 use crate::trace::TraceEvent;
+use lpk_runtime::store::TileStore;
 use redis::Value;
-use runtime::store::TileStore;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 

@@ -49,10 +49,10 @@ use crate::protocol::{Keys, COMPLETE, FAIL, RECLAIM};
 use crate::tiles::TileCache;
 use batch::run_chain;
 use lease::{read_new, renew_loop, take_over};
-use model::program::Program;
+use lpk_model::program::Program;
+use lpk_runtime::kernels::Kernel;
+use lpk_runtime::store::ObjectStoreTiles;
 use runs::active_runs;
-use runtime::kernels::Kernel;
-use runtime::store::ObjectStoreTiles;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -434,8 +434,8 @@ fn describe_task(program: &Program, id: &str) -> String {
 
 /// Tries a store operation three times.
 fn retry<T>(
-    mut op: impl FnMut() -> Result<T, runtime::store::StoreError>,
-) -> Result<T, runtime::store::StoreError> {
+    mut op: impl FnMut() -> Result<T, lpk_runtime::store::StoreError>,
+) -> Result<T, lpk_runtime::store::StoreError> {
     let mut wait = Duration::from_millis(100);
     let mut attempt = 0;
     loop {

@@ -8,7 +8,7 @@ use crate::markers::DoneLog;
 use crate::protocol::{Keys, FAIL, RUNS};
 use crate::record::{now_ms, Kernels, RunRecord};
 use crate::tiles::open_run_store;
-use runtime::kernels::Registry;
+use lpk_runtime::kernels::Registry;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -108,7 +108,7 @@ fn load_run(r: &mut Redis, id: &str, worker: &str) -> Result<RunCtx, ClusterErro
     // Nothing in Redis is trusted: parameters raised after submission
     // would make tasks (and tiles) the submitter never counted.
     let counted = inst
-        .count_tasks(model::task::COUNT_BUDGET)
+        .count_tasks(lpk_model::task::COUNT_BUDGET)
         .map_err(|e| ClusterError::Refused(format!("run {id}: cannot count its tasks: {e}")))?
         .total();
     if counted != rec.total {
@@ -125,9 +125,9 @@ fn load_run(r: &mut Redis, id: &str, worker: &str) -> Result<RunCtx, ClusterErro
     }
     let registry = match rec.kernels {
         Kernels::Standard => Registry::standard(),
-        Kernels::Noop => runtime::exec::noop_registry(&program),
+        Kernels::Noop => lpk_runtime::exec::noop_registry(&program),
     };
-    let kernels = runtime::exec::resolve_kernels(&program, &registry)?;
+    let kernels = lpk_runtime::exec::resolve_kernels(&program, &registry)?;
     let store = match rec.kernels {
         Kernels::Standard => Some(open_run_store(&rec.store, id)?),
         Kernels::Noop => None,

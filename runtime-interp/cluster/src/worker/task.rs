@@ -11,12 +11,12 @@ use crate::ids::{task_id, tile_id};
 use crate::markers::marker_line;
 use crate::protocol::UPLOAD_TTL_MS;
 use crate::record::now_ms;
-use model::program::{Instance, Role};
-use model::query::{Engine, QueryError};
-use model::task::{Task, TileRef};
-use runtime::exec::call_kernel;
-use runtime::kernels::Tile;
-use runtime::store::{ObjectStoreTiles, TileStore};
+use lpk_model::program::{Instance, Role};
+use lpk_model::query::{Engine, QueryError};
+use lpk_model::task::{Task, TileRef};
+use lpk_runtime::exec::call_kernel;
+use lpk_runtime::kernels::Tile;
+use lpk_runtime::store::{ObjectStoreTiles, TileStore};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -138,8 +138,9 @@ fn compute(
     let writes = engine.writes(task).map_err(|e| job.query(e))?;
     let mut traffic = Traffic::default();
     let loaded = read_inputs(job, engine, store, &reads, &mut traffic)?;
-    let loaded = runtime::zero::zero_tiles(job.inst, &ctx.kernels, task, loaded, Some(ctx.block))
-        .map_err(|e| TaskFailure::Run(format!("task {}: {e}", job.name())))?;
+    let loaded =
+        lpk_runtime::zero::zero_tiles(job.inst, &ctx.kernels, task, loaded, Some(ctx.block))
+            .map_err(|e| TaskFailure::Run(format!("task {}: {e}", job.name())))?;
     let called = call_kernel(job.inst, &ctx.kernels, task, &reads, &loaded, false)
         .map_err(|e| TaskFailure::Run(e.to_string()))?;
     if dice.hit(sh.cfg.faults.crash_before_write) {
@@ -178,7 +179,7 @@ fn read_inputs(
         // A tile of a zero matrix that no task writes is made, never
         // stored.
         if program.is_zero(t.matrix)
-            && runtime::zero::is_zero_tile(engine, t).map_err(|e| job.query(e))?
+            && lpk_runtime::zero::is_zero_tile(engine, t).map_err(|e| job.query(e))?
         {
             loaded.push(None);
             continue;

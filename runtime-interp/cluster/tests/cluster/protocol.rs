@@ -1,7 +1,7 @@
-use cluster::conn::{Redis, Script};
-use cluster::protocol::{Keys, COMPLETE, GROUP, RECLAIM, RENEW, RUNS};
+use lpk_cluster::conn::{Redis, Script};
+use lpk_cluster::protocol::{Keys, COMPLETE, GROUP, RECLAIM, RENEW, RUNS};
+use lpk_test_support::services;
 use std::time::Duration;
-use test_support::services;
 
 fn fresh_run(r: &mut Redis, tag: &str, total: u64) -> (String, Keys) {
     let run = format!(

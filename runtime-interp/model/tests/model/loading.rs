@@ -2,11 +2,11 @@
 //! code) that names what is wrong.
 
 use crate::{bytes, load, FIXTURES};
-use model::artifact::{
+use lpk_model::artifact::{
     self, validate, ArtifactError, Encoding, Limits, ValidationError, FORMAT_MAJOR, HEADER_LEN,
     MAGIC, OLDEST_MAJOR,
 };
-use model::program::Role;
+use lpk_model::program::Role;
 
 #[test]
 fn every_fixture_loads_and_validates() {

@@ -13,7 +13,7 @@
 mod loading;
 mod plans;
 
-use model::artifact::{self, Loaded};
+use lpk_model::artifact::{self, Loaded};
 use std::path::PathBuf;
 
 /// Every fixture: file name, program name, parameter names, the major

@@ -6,10 +6,10 @@
 //! walks of the whole DAG count the same tasks and edges.
 
 use crate::load;
-use model::dag::{expand, from_plans, Dag};
-use model::program::{BindError, Instance, Program};
-use model::query::Engine;
-use model::task::{Task, TileRef};
+use lpk_model::dag::{expand, from_plans, Dag};
+use lpk_model::program::{BindError, Instance, Program};
+use lpk_model::query::Engine;
+use lpk_model::task::{Task, TileRef};
 use std::collections::BTreeMap;
 
 const MAX_TASKS: usize = 200_000;
@@ -115,10 +115,10 @@ fn check_instance(program: &Program, params: &[(&str, i64)]) -> usize {
         );
     }
 
-    let walk = model::dag::walk(&inst).expect("walks");
+    let walk = lpk_model::dag::walk(&inst).expect("walks");
     assert_eq!(walk.reached as usize, oracle.tasks.len(), "{at}: walk");
     assert_eq!(walk.edges as usize, oracle.edges.len(), "{at}: walk");
-    let seq = model::dag::walk_sequential(&inst).expect("walks in order");
+    let seq = lpk_model::dag::walk_sequential(&inst).expect("walks in order");
     assert_eq!(
         seq.tasks as usize,
         oracle.tasks.len(),
@@ -175,7 +175,7 @@ fn gemm_tree_plans_match_the_expansion() {
 fn gemm_tree_zero_plans_match_the_expansion() {
     let loaded = load("gemm_tree_zero.lpka");
     let program = &loaded.artifact.program;
-    let p = model::MatrixId::from_index(
+    let p = lpk_model::MatrixId::from_index(
         program
             .matrices
             .iter()
@@ -208,7 +208,7 @@ fn gemm_tree_zero_plans_match_the_expansion() {
         assert_eq!(
             violations
                 .iter()
-                .filter(|v| matches!(v, model::dag::Violation::ReadUnwritten { .. }))
+                .filter(|v| matches!(v, lpk_model::dag::Violation::ReadUnwritten { .. }))
                 .count(),
             zero_reads,
             "K={k}"
@@ -259,6 +259,6 @@ fn a_plan_that_forgets_a_reader_loses_edges_the_expansion_has() {
         planned.edges.len(),
         oracle.edges.len()
     );
-    let err = model::dag::walk_sequential(&inst).expect_err("must notice");
+    let err = lpk_model::dag::walk_sequential(&inst).expect_err("must notice");
     assert!(err.to_string().contains("the children plans gave"), "{err}");
 }

@@ -13,7 +13,7 @@ use crate::npy::{self, NpyTiles};
 use crate::outputs::{self, Form, OutputRequest, Selected, Written};
 use crate::pipeline::{self, TilesOf};
 use crate::verify::Residual;
-use model::program::Instance;
+use lpk_model::program::Instance;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -41,7 +41,7 @@ use crate::outputs::{self, OutputError, OutputRequest, Selected, Written};
 use crate::pipeline::{self, PrepareError};
 use crate::store::TileStore;
 use crate::verify::{Residual, VerifyError};
-use model::program::{Instance, Program};
+use lpk_model::program::{Instance, Program};
 use sink::OutputSink;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -166,7 +166,7 @@ pub enum JobError {
     #[error("{error}")]
     Bind {
         /// Why the binding failed.
-        error: model::program::BindError,
+        error: lpk_model::program::BindError,
         /// The parameters bound: those given, then those inferred.
         params: Vec<(String, i64)>,
     },
@@ -252,7 +252,7 @@ pub fn prepare<'p>(
         let input =
             Input::open(spec, seed.wrapping_add(k as u64)).map_err(|source| JobError::Input {
                 matrix: program
-                    .get_matrix(model::MatrixId(m))
+                    .get_matrix(lpk_model::MatrixId(m))
                     .map(|d| d.name.clone())
                     .unwrap_or_default(),
                 source: Box::new(source),

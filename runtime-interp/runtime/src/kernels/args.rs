@@ -1,10 +1,10 @@
 //! Reading a standard kernel's arguments: the argument count and kinds
-//! against the kernel's signature in [`model::stdlib`], and the wording of
+//! against the kernel's signature in [`lpk_model::stdlib`], and the wording of
 //! shape errors, so every kernel reports a mismatch the same way
 //! ("gemm: a is 3×4 but b is 5×2 (a's columns must equal b's rows)").
 
 use super::{KernelArg, KernelError, Tile};
-use model::stdlib;
+use lpk_model::stdlib;
 
 /// The parameter names of `kernel`, for messages (empty for a kernel
 /// without a standard signature, which cannot happen for the kernels here).

@@ -89,7 +89,7 @@ pub trait Kernel: Send + Sync {
     }
 }
 
-pub use model::stdlib::Signature;
+pub use lpk_model::stdlib::Signature;
 pub use rules::ShapeRule;
 
 /// Kernels by name.

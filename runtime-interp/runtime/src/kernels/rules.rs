@@ -4,7 +4,7 @@
 //! rules on real tiles (`blas.rs`, `factor.rs`, `qr.rs`); these tables let
 //! a run check them on tile shapes alone, before any task runs
 //! ([`crate::shapes`]). Result sizes the rules do not copy from an argument
-//! (the `min(m, n)` of a QR) come from `model::flops::result_shapes`.
+//! (the `min(m, n)` of a QR) come from `lpk_model::flops::result_shapes`.
 
 /// A dimension of a tile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

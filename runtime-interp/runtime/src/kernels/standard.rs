@@ -1,7 +1,7 @@
 //! The table of standard kernels (`docs/kernels.md`): each name with the
 //! function that implements it, wrapped as a [`Kernel`] for the registry
-//! with its signature (`model::stdlib`), shape rule ([`super::rules`]) and
-//! flop and shape models (`model::flops`).
+//! with its signature (`lpk_model::stdlib`), shape rule ([`super::rules`]) and
+//! flop and shape models (`lpk_model::flops`).
 
 use super::{blas, factor, qr, Kernel, KernelArg, KernelError, ShapeRule, Signature, Tile};
 use std::sync::Arc;
@@ -25,7 +25,7 @@ impl Kernel for StandardKernel {
     }
 
     fn signature(&self) -> Option<Signature> {
-        model::stdlib::standard(self.name).copied()
+        lpk_model::stdlib::standard(self.name).copied()
     }
 
     fn shape_rule(&self) -> Option<ShapeRule> {
@@ -33,11 +33,11 @@ impl Kernel for StandardKernel {
     }
 
     fn result_shapes(&self, tiles: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
-        model::flops::result_shapes(self.name, tiles)
+        lpk_model::flops::result_shapes(self.name, tiles)
     }
 
     fn flops(&self, tiles: &[(usize, usize)]) -> Option<f64> {
-        model::flops::flops(self.name, tiles)
+        lpk_model::flops::flops(self.name, tiles)
     }
 }
 

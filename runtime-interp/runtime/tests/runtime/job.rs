@@ -1,15 +1,15 @@
-//! Whole runs on files (`runtime::job`): `.npy` inputs read tile by tile
+//! Whole runs on files (`lpk_runtime::job`): `.npy` inputs read tile by tile
 //! in either order, outputs written in place, byte-identical files for any
 //! number of workers and equal to the tiles of an in-memory run, the
 //! marker, and a stale marker removed by a failed run.
 
 use crate::program;
-use runtime::dense::{self, InputSpec};
-use runtime::exec::{ExecConfig, Progress};
-use runtime::in_memory;
-use runtime::job::{run_job, Job, JobError, MARKER};
-use runtime::kernels::{Registry, Tile};
-use runtime::npy::{self, NpyTiles};
+use lpk_runtime::dense::{self, InputSpec};
+use lpk_runtime::exec::{ExecConfig, Progress};
+use lpk_runtime::in_memory;
+use lpk_runtime::job::{run_job, Job, JobError, MARKER};
+use lpk_runtime::kernels::{Registry, Tile};
+use lpk_runtime::npy::{self, NpyTiles};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -113,7 +113,7 @@ fn npy_inputs_in_either_order_give_the_in_memory_result_in_place() {
         assert_eq!(done.written.len(), 1);
         assert_eq!(
             done.written[0].form,
-            runtime::outputs::Form::Dense { rows: 30, cols: 30 }
+            lpk_runtime::outputs::Form::Dense { rows: 30, cols: 30 }
         );
         assert!(done.timings.total >= done.timings.compute);
         let l = npy::read_file(&out.join("L.npy")).expect("L.npy");
@@ -199,7 +199,7 @@ fn an_unmet_require_is_a_bind_error_with_the_parameters_bound() {
     };
     assert_eq!(
         *error,
-        model::program::BindError::Require {
+        lpk_model::program::BindError::Require {
             index: 1,
             text: "N >= 1".to_string()
         }

@@ -3,8 +3,8 @@
 //! the errors users see. Every call goes through `Registry::standard()` and
 //! checks its result shapes against `flops::result_shapes`.
 
-use model::flops;
-use runtime::kernels::{KernelArg, Registry, Tile};
+use lpk_model::flops;
+use lpk_runtime::kernels::{KernelArg, Registry, Tile};
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -184,7 +184,7 @@ const ORDERS: &[usize] = &[1, 2, 3, 7, 17, 33, 64, 130];
 fn registry_holds_exactly_the_standard_kernels() {
     let registry = Registry::standard();
     let names: Vec<&str> = registry.names().collect();
-    let mut expected: Vec<&str> = model::stdlib::STANDARD.iter().map(|s| s.name).collect();
+    let mut expected: Vec<&str> = lpk_model::stdlib::STANDARD.iter().map(|s| s.name).collect();
     expected.sort_unstable();
     assert_eq!(names, expected);
     for name in names {

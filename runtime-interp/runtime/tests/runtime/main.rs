@@ -16,13 +16,13 @@ mod zero;
 
 /// A compiled program of `tests/fixtures/programs/` (made with `lpkc
 /// compile --no-source`, so these tests need no compiler).
-pub fn program(name: &str) -> model::program::Program {
+pub fn program(name: &str) -> lpk_model::program::Program {
     let path = format!(
         "{}/tests/fixtures/programs/{name}.lpka",
         env!("CARGO_MANIFEST_DIR")
     );
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    model::artifact::decode(&bytes)
+    lpk_model::artifact::decode(&bytes)
         .unwrap_or_else(|e| panic!("{path}: {e}"))
         .artifact
         .program

@@ -6,9 +6,9 @@
 // test failure, which is what `allow-unwrap-in-tests` permits.
 #![allow(clippy::unwrap_used)]
 
+use lpk_runtime::kernels::Tile;
+use lpk_runtime::npy::{self, NpyError, ReadLimit};
 use proptest::prelude::*;
-use runtime::kernels::Tile;
-use runtime::npy::{self, NpyError, ReadLimit};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

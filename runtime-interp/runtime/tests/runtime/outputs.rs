@@ -1,16 +1,16 @@
-//! What a run writes (`runtime::outputs` through `run_job`): `--output`
+//! What a run writes (`lpk_runtime::outputs` through `run_job`): `--output`
 //! requests parsed and checked, whole matrices, single tiles and slices,
 //! 1-D outputs assembled, outputs whose tiles form no grid written as
 //! tiles with an `index.json`, and nothing assembled or reported when
 //! nothing is written.
 
 use crate::program;
-use runtime::dense::{AssembleError, InputSpec};
-use runtime::exec::{ExecConfig, Progress};
-use runtime::job::{run_job, Job, JobError, JobReport, MARKER};
-use runtime::kernels::{Registry, Tile};
-use runtime::npy;
-use runtime::outputs::{Form, OutputError, OutputRequest};
+use lpk_runtime::dense::{AssembleError, InputSpec};
+use lpk_runtime::exec::{ExecConfig, Progress};
+use lpk_runtime::job::{run_job, Job, JobError, JobReport, MARKER};
+use lpk_runtime::kernels::{Registry, Tile};
+use lpk_runtime::npy;
+use lpk_runtime::outputs::{Form, OutputError, OutputRequest};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,7 +22,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn run<'p>(
-    p: &'p model::program::Program,
+    p: &'p lpk_model::program::Program,
     inputs: &BTreeMap<u32, InputSpec>,
     block: usize,
     dir: Option<&Path>,
@@ -234,17 +234,17 @@ fn slices_of_3d_matrices_form_a_grid_of_their_free_dimensions() {
     let ext = [2, 2, 2];
     let whole = OutputRequest::whole("S");
     assert_eq!(
-        runtime::outputs::assemble(&whole, &ext, &tiles, 2),
+        lpk_runtime::outputs::assemble(&whole, &ext, &tiles, 2),
         Err(AssembleError::Dimensions { dims: 3 })
     );
     let slice = OutputRequest::parse("S[1, :, :]").expect("parses");
-    let m = runtime::outputs::assemble(&slice, &ext, &tiles, 2).expect("a grid");
+    let m = lpk_runtime::outputs::assemble(&slice, &ext, &tiles, 2).expect("a grid");
     assert_eq!((m.nrows(), m.ncols()), (3, 5));
     assert_eq!(
         (m[(0, 2)], m[(2, 0)], m[(2, 2)], m[(0, 0)]),
         (2.0, 3.0, 0.0, 0.0)
     );
     let column = OutputRequest::parse("S[:, 0, 0]").expect("parses");
-    let c = runtime::outputs::assemble(&column, &ext, &tiles, 2).expect("a grid");
+    let c = lpk_runtime::outputs::assemble(&column, &ext, &tiles, 2).expect("a grid");
     assert_eq!((c.nrows(), c.ncols()), (4, 2));
 }

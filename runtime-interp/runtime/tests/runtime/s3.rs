@@ -1,6 +1,6 @@
 //! Object stores beyond one machine: tiles and raw objects through S3 on
 //! a real S3 API server (moto, on loopback, from
-//! `test_support::services`), raw objects and sub-prefixes on every URL,
+//! `lpk_test_support::services`), raw objects and sub-prefixes on every URL,
 //! many threads at once, the environment a worker opens a store with, and
 //! the errors of a missing bucket, an unreachable endpoint and a server
 //! that never answers.
@@ -8,12 +8,12 @@
 #![allow(clippy::unwrap_used)]
 
 use super::store::{assert_same, check_concurrent, check_store, sample, temp_dir};
-use runtime::npy;
-use runtime::store::{BlobStore, ObjectStoreTiles, StoreLimits, TileStore};
+use lpk_runtime::npy;
+use lpk_runtime::store::{BlobStore, ObjectStoreTiles, StoreLimits, TileStore};
+use lpk_test_support::services::{free_port, s3_endpoint, S3};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use test_support::services::{free_port, s3_endpoint, S3};
 
 /// Short limits, so a test of a failure fails in a second or two.
 fn impatient() -> StoreLimits {
@@ -204,7 +204,7 @@ fn tiles_round_trip_through_s3_bit_for_bit() {
         f64::from_bits(0x7ff8_0000_0000_0001),
         std::f64::consts::PI,
     ];
-    let t = runtime::kernels::Tile::from_fn(3, 3, |i, j| special[i * 3 + j]);
+    let t = lpk_runtime::kernels::Tile::from_fn(3, 3, |i, j| special[i * 3 + j]);
     store.put("S", &[2, 3], Arc::new(t.clone())).unwrap();
     assert_same(&store.get("S", &[2, 3]).unwrap().unwrap(), &t);
     // The object is the .npy file a NumPy user reads, at BUCKET/run/S/2_3.npy.

@@ -1,16 +1,16 @@
 //! Input shapes checked against the kernels' shape rules when a run binds
-//! its inputs (`runtime::shapes`), on compiled example programs
+//! its inputs (`lpk_runtime::shapes`), on compiled example programs
 //! (`tests/fixtures/programs/*.lpka`, written by `lpkc compile
 //! examples/NAME.lpk --no-source`), and the shape rules against the kernels
 //! themselves.
 
 use crate::program;
-use model::program::Program;
-use runtime::dense::{RunError, ShapeError};
-use runtime::exec::{ExecConfig, Progress};
-use runtime::in_memory;
-use runtime::kernels::rules::Dim;
-use runtime::kernels::{KernelArg, Registry, Tile};
+use lpk_model::program::Program;
+use lpk_runtime::dense::{RunError, ShapeError};
+use lpk_runtime::exec::{ExecConfig, Progress};
+use lpk_runtime::in_memory;
+use lpk_runtime::kernels::rules::Dim;
+use lpk_runtime::kernels::{KernelArg, Registry, Tile};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
@@ -58,7 +58,7 @@ fn check(name: &str, block: usize, shapes: &[(&str, usize, usize)]) -> Result<()
     }
 }
 
-fn disagreement(e: ShapeError) -> runtime::shapes::Disagreement {
+fn disagreement(e: ShapeError) -> lpk_runtime::shapes::Disagreement {
     match e {
         ShapeError::Disagree(d) => *d,
         other => panic!("not a disagreement: {other}"),
@@ -132,10 +132,10 @@ fn the_check_needs_only_shapes_and_stays_bounded() {
     let b = p.matrices.iter().position(|m| m.name == "B").expect("B") as u32;
     let ok: BTreeMap<u32, (usize, usize)> =
         [(a, (100_050, 100_050)), (b, (100_050, 100_050))].into();
-    runtime::shapes::check(&inst, &Registry::standard(), &ok, 100).expect("consistent");
+    lpk_runtime::shapes::check(&inst, &Registry::standard(), &ok, 100).expect("consistent");
     let bad: BTreeMap<u32, (usize, usize)> =
         [(a, (100_050, 100_050)), (b, (100_070, 100_050))].into();
-    let d = runtime::shapes::check(&inst, &Registry::standard(), &bad, 100)
+    let d = lpk_runtime::shapes::check(&inst, &Registry::standard(), &bad, 100)
         .expect_err("inner dimensions differ");
     assert_eq!((d.first.dim, d.second.dim), (Dim::Cols, Dim::Rows));
 }
@@ -217,11 +217,11 @@ struct Plain {
     flop: Option<f64>,
 }
 
-impl runtime::kernels::Kernel for Plain {
+impl lpk_runtime::kernels::Kernel for Plain {
     fn name(&self) -> &str {
         self.name
     }
-    fn call(&self, args: &[KernelArg<'_>]) -> Result<Vec<Tile>, runtime::kernels::KernelError> {
+    fn call(&self, args: &[KernelArg<'_>]) -> Result<Vec<Tile>, lpk_runtime::kernels::KernelError> {
         let standard = Registry::standard();
         standard
             .get(self.name)
@@ -245,7 +245,7 @@ fn the_shape_check_and_the_flops_come_from_the_registry() {
     let a = p.matrices.iter().position(|m| m.name == "A").expect("A") as u32;
     let b = p.matrices.iter().position(|m| m.name == "B").expect("B") as u32;
     let bad: BTreeMap<u32, (usize, usize)> = [(a, (150, 150)), (b, (170, 150))].into();
-    assert!(runtime::shapes::check(&inst, &Registry::standard(), &bad, 100).is_err());
+    assert!(lpk_runtime::shapes::check(&inst, &Registry::standard(), &bad, 100).is_err());
     let registry = |flop: Option<f64>| {
         let mut r = Registry::new();
         for name in ["gemm", "gemm_acc"] {
@@ -253,7 +253,7 @@ fn the_shape_check_and_the_flops_come_from_the_registry() {
         }
         r
     };
-    assert!(runtime::shapes::check(&inst, &registry(None), &bad, 100).is_ok());
+    assert!(lpk_runtime::shapes::check(&inst, &registry(None), &bad, 100).is_ok());
 
     let data = inputs(&p, &[("A", 8, 8), ("B", 8, 8)]);
     let run = |registry: &Registry| {

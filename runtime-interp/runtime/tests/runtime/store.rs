@@ -6,10 +6,10 @@
 // test failure, which is what `allow-unwrap-in-tests` permits.
 #![allow(clippy::unwrap_used)]
 
-use runtime::exec::{TileSink, TileSource};
-use runtime::kernels::Tile;
-use runtime::npy;
-use runtime::store::{
+use lpk_runtime::exec::{TileSink, TileSource};
+use lpk_runtime::kernels::Tile;
+use lpk_runtime::npy;
+use lpk_runtime::store::{
     open_store, tile_key, BlobStore, MemoryStore, NpyDirStore, ObjectStoreTiles, StoreSink,
     StoreSource, TileStore,
 };
@@ -268,10 +268,10 @@ fn source_and_sink_connect_stores_to_a_run() {
     let sink = StoreSink::with_names(&outputs, names.clone());
     for i in 0..2 {
         for j in 0..3 {
-            let a = source.input(model::MatrixId(0), &[i, j]).unwrap();
-            let b = source.input(model::MatrixId(1), &[i, j]).unwrap();
+            let a = source.input(lpk_model::MatrixId(0), &[i, j]).unwrap();
+            let b = source.input(lpk_model::MatrixId(1), &[i, j]).unwrap();
             let c = Tile::from_fn(2, 2, |r, s| a[(r, s)] + b[(r, s)]);
-            sink.output(model::MatrixId(2), &[i, j], Arc::new(c))
+            sink.output(lpk_model::MatrixId(2), &[i, j], Arc::new(c))
                 .unwrap();
         }
     }
@@ -287,21 +287,21 @@ fn source_and_sink_connect_stores_to_a_run() {
     }
     assert_eq!(
         source
-            .input(model::MatrixId(0), &[5, 5])
+            .input(lpk_model::MatrixId(0), &[5, 5])
             .unwrap_err()
             .to_string(),
         "tile A[5, 5] is not in the tile store (memory)"
     );
     assert_eq!(
         source
-            .input(model::MatrixId(7), &[0, 0])
+            .input(lpk_model::MatrixId(7), &[0, 0])
             .unwrap_err()
             .to_string(),
         "matrix 7 is not in the program"
     );
     let bad_sink = StoreSink::with_names(&outputs, vec!["../up".to_string()]);
     assert_eq!(
-        bad_sink.output(model::MatrixId(0), &[0], Arc::new(sample(1, 1, 0.0))).unwrap_err().to_string(),
+        bad_sink.output(lpk_model::MatrixId(0), &[0], Arc::new(sample(1, 1, 0.0))).unwrap_err().to_string(),
         "storing ../up[0]: `../up` cannot name a matrix in a tile store (use letters, digits, `_`, `-` and `.`, not starting with `.`)"
     );
 }
@@ -309,8 +309,8 @@ fn source_and_sink_connect_stores_to_a_run() {
 /// The adapters take matrix names from `Program::matrices`, by index.
 #[test]
 fn adapters_name_matrices_like_the_program() {
-    use model::expr::ExprPool;
-    use model::program::{MatrixDecl, Program, Role};
+    use lpk_model::expr::ExprPool;
+    use lpk_model::program::{MatrixDecl, Program, Role};
     let decl = |name: &str, role| MatrixDecl {
         name: name.to_string(),
         role,
@@ -334,25 +334,25 @@ fn adapters_name_matrices_like_the_program() {
         .unwrap();
     let source = StoreSource::new(&store, &program);
     assert_same(
-        &source.input(model::MatrixId(0), &[1, 2]).unwrap(),
+        &source.input(lpk_model::MatrixId(0), &[1, 2]).unwrap(),
         &sample(2, 2, 4.0),
     );
     assert_eq!(
         source
-            .input(model::MatrixId(1), &[1, 2])
+            .input(lpk_model::MatrixId(1), &[1, 2])
             .unwrap_err()
             .to_string(),
         "tile Out[1, 2] is not in the tile store (memory)"
     );
     let sink = StoreSink::new(&store, &program);
-    sink.output(model::MatrixId(1), &[0], Arc::new(sample(1, 3, 0.0)))
+    sink.output(lpk_model::MatrixId(1), &[0], Arc::new(sample(1, 3, 0.0)))
         .unwrap();
     assert_same(
         &store.get("Out", &[0]).unwrap().unwrap(),
         &sample(1, 3, 0.0),
     );
     assert_eq!(
-        sink.output(model::MatrixId(2), &[0], Arc::new(sample(1, 1, 0.0)))
+        sink.output(lpk_model::MatrixId(2), &[0], Arc::new(sample(1, 1, 0.0)))
             .unwrap_err()
             .to_string(),
         "matrix 2 is not in the program"

@@ -1,18 +1,18 @@
-//! Zero tiles (`runtime::zero`): their shapes from the kernels' shape
+//! Zero tiles (`lpk_runtime::zero`): their shapes from the kernels' shape
 //! rules and the block size, and a padded reduction tree run on real
 //! tiles (`tests/fixtures/programs/gemm_tree_zero.lpka`, the example
 //! `gemm_tree_zero` compiled with `--no-source`), which fails without its
 //! zero matrix.
 
 use crate::program;
-use model::program::Program;
-use model::task::Task;
-use runtime::dense::{self, RunError};
-use runtime::exec::{ExecConfig, ExecError, Progress};
-use runtime::in_memory;
-use runtime::kernels::rules::Dim;
-use runtime::kernels::{Registry, Tile};
-use runtime::zero::{zero_tiles, ZeroTileError};
+use lpk_model::program::Program;
+use lpk_model::task::Task;
+use lpk_runtime::dense::{self, RunError};
+use lpk_runtime::exec::{ExecConfig, ExecError, Progress};
+use lpk_runtime::in_memory;
+use lpk_runtime::kernels::rules::Dim;
+use lpk_runtime::kernels::{Registry, Tile};
+use lpk_runtime::zero::{zero_tiles, ZeroTileError};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -24,7 +24,7 @@ fn task_of(p: &Program, kernel: &str) -> Task {
         .position(|s| p.kernel(s.kernel).name == kernel)
         .expect("a call of the kernel");
     Task {
-        stmt: model::StmtId(stmt as u32),
+        stmt: lpk_model::StmtId(stmt as u32),
         vars: vec![0; p.statements[stmt].depth()].into(),
     }
 }
@@ -36,8 +36,8 @@ fn tile(r: usize, c: usize) -> Option<Arc<Tile>> {
 }
 
 /// The standard implementation of every kernel `p` declares.
-fn std_kernels(p: &model::program::Program) -> Vec<Arc<dyn runtime::kernels::Kernel>> {
-    runtime::exec::resolve_kernels(p, &runtime::kernels::Registry::standard())
+fn std_kernels(p: &lpk_model::program::Program) -> Vec<Arc<dyn lpk_runtime::kernels::Kernel>> {
+    lpk_runtime::exec::resolve_kernels(p, &lpk_runtime::kernels::Registry::standard())
         .expect("standard kernels")
 }
 

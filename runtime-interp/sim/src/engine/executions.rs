@@ -12,7 +12,7 @@ use crate::config::Workers;
 use crate::error::SimError;
 use crate::faults::{Failures, Lease};
 use crate::policy::Policy;
-use model::task::Task;
+use lpk_model::task::Task;
 
 /// The most executions a simulation of `tasks` tasks runs before it gives
 /// up: a thousand per task (a failure rate of 0.999 on average), so a rate

@@ -5,7 +5,7 @@
 
 use super::Sim;
 use crate::error::SimError;
-use model::task::Task;
+use lpk_model::task::Task;
 
 impl Sim<'_, '_> {
     /// With `fresh_memory_bytes_per_s`: the seconds task `task` spends

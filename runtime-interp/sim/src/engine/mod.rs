@@ -4,7 +4,7 @@
 //! *Tasks.* Roots come from the parents plans (`has_parent`), in
 //! sequential order. A task seen for the first time as a child gets a
 //! counter from `in_degree` (the parents plans) and waits in the
-//! frontier (`model::frontier::Waiting`, shared with `dag::walk` and the
+//! frontier (`lpk_model::frontier::Waiting`, shared with `dag::walk` and the
 //! executor) until its last parent completes; then it is ready. Nothing else about
 //! the DAG is kept: memory is the frontier (waiting + ready tasks), the
 //! workers' tile caches (an LRU of `cache_tiles` tiles each) and the
@@ -76,11 +76,11 @@ use self::workers::{State, Worker};
 use crate::cost::{statement_costs, CostModel, StatementCost, StoreCost};
 use crate::partition::{self, Partition};
 use crate::timeline::Histogram;
-use model::frontier::{FrontierError, ReleaseError, Waiting};
-use model::program::{Instance, Role as MatrixRole};
-use model::query::Engine;
-use model::rng::SplitMix64;
-use model::task::{Task, TileRef};
+use lpk_model::frontier::{FrontierError, ReleaseError, Waiting};
+use lpk_model::program::{Instance, Role as MatrixRole};
+use lpk_model::query::Engine;
+use lpk_model::rng::SplitMix64;
+use lpk_model::task::{Task, TileRef};
 use rustc_hash::FxHashMap;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};

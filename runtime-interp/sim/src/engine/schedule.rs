@@ -8,7 +8,7 @@ use super::workers::State;
 use super::{input_cut, Ready, Role, Sim};
 use crate::error::SimError;
 use crate::policy::Policy;
-use model::task::{Task, TileRef};
+use lpk_model::task::{Task, TileRef};
 use std::cmp::Ordering;
 use std::collections::VecDeque;
 

@@ -5,7 +5,7 @@
 
 use super::{Kind, Running, Sim};
 use crate::config::Workers;
-use model::task::TileRef;
+use lpk_model::task::TileRef;
 use std::collections::VecDeque;
 use std::num::NonZeroUsize;
 
