@@ -16,10 +16,10 @@
 #![warn(missing_docs)]
 
 pub mod cancel;
-pub mod constraint;
+pub(crate) mod constraint;
 pub mod diag;
 pub mod explore;
 pub mod front;
 pub mod lint;
 pub mod pipeline;
-pub mod plan;
+pub(crate) mod plan;

@@ -78,7 +78,7 @@ pub enum SelectError {
 }
 
 /// Picks the program named `name`, or the only one.
-pub fn select_program<'m>(
+pub(crate) fn select_program<'m>(
     module: &'m crate::front::hir::Module,
     name: Option<&str>,
 ) -> Result<&'m crate::front::hir::ProgramDef, SelectError> {
@@ -112,24 +112,6 @@ pub fn try_compile_program(
 ) -> Result<lpk_model::program::Program, LowerError> {
     let lowered = crate::plan::lower::lower(module, program, sources)?;
     Ok(crate::plan::solve::solve(lowered))
-}
-
-/// Lowers a checked program and solves its dependence plans.
-///
-/// # Panics
-///
-/// On an internal error (a broken invariant of the checked HIR, i.e. a
-/// compiler bug), with its message. [`try_compile_program`] and
-/// [`compile_source`] return it as a value instead.
-pub fn compile_program(
-    module: &crate::front::hir::Module,
-    program: &crate::front::hir::ProgramDef,
-    sources: &SourceMap,
-) -> lpk_model::program::Program {
-    match try_compile_program(module, program, sources) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    }
 }
 
 /// Why [`compile_source`] produced no program. Its text is one line for

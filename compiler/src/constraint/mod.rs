@@ -31,4 +31,4 @@ pub(crate) mod system;
 /// The ceiling on parameter values under which lint's "proved" holds:
 /// every parameter ranges over `[-PARAM_CEILING, PARAM_CEILING]` in the
 /// integer questions of [`system`].
-pub const PARAM_CEILING: i64 = 1 << 20;
+pub(crate) const PARAM_CEILING: i64 = 1 << 20;

@@ -313,7 +313,7 @@ pub fn sort_by_position(diagnostics: &mut [Diagnostic]) {
 }
 
 /// Conversion of a phase's error into a diagnostic.
-pub trait IntoDiagnostic {
+pub(crate) trait IntoDiagnostic {
     /// The diagnostic for this error.
     fn to_diagnostic(&self) -> Diagnostic;
 }

@@ -26,7 +26,7 @@ pub const PALETTE: [&str; 10] = [
 ];
 
 /// The fill colour of kernel `k`.
-pub fn kernel_color(k: KernelId) -> &'static str {
+pub(crate) fn kernel_color(k: KernelId) -> &'static str {
     PALETTE
         .get(k.index() % PALETTE.len())
         .copied()
@@ -307,7 +307,7 @@ pub enum DotError {
 }
 
 /// The loop variables of a program, in first-seen order.
-pub fn loop_variables(p: &Program) -> Vec<String> {
+pub(crate) fn loop_variables(p: &Program) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for st in &p.statements {
         for v in &st.vars {

@@ -96,7 +96,7 @@ fn too_many(what: &str, size: &Size, max: &u64, flag: &str, advice: Option<&str>
 }
 
 /// `cholesky(N=1000)`: the program and its binding.
-pub fn instance_name(inst: &Instance<'_>) -> String {
+pub(crate) fn instance_name(inst: &Instance<'_>) -> String {
     let params: Vec<String> = inst
         .program
         .params

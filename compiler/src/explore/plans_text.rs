@@ -29,7 +29,7 @@ fn slot_names(st_vars: &[String], plan: &Plan) -> Vec<String> {
 }
 
 /// Renders one plan's steps, one per line, with `indent`.
-pub fn plan_text(p: &Program, vars: &[String], plan: &Plan, indent: &str) -> String {
+pub(crate) fn plan_text(p: &Program, vars: &[String], plan: &Plan, indent: &str) -> String {
     let names = slot_names(vars, plan);
     let e = |r: ExprRef| p.expr_text(r, &names);
     let name = |s: u32| {

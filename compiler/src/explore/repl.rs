@@ -24,16 +24,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Lines of an answer shown without `--all`.
-pub const PAGE: usize = 50;
+pub(crate) const PAGE: usize = 50;
 
 /// The most tasks `path` visits before giving up.
-pub const PATH_SEARCH_LIMIT: usize = 2_000_000;
+pub(crate) const PATH_SEARCH_LIMIT: usize = 2_000_000;
 
 /// The flag of `lpkc repl` that raises [`Session::max_tasks`].
-pub const MAX_TASKS_FLAG: &str = "--max-tasks";
+pub(crate) const MAX_TASKS_FLAG: &str = "--max-tasks";
 
 /// The REPL's commands with a one-line summary and their help text.
-pub const COMMANDS: [(&str, &str, &str); 13] = [
+pub(crate) const COMMANDS: [(&str, &str, &str); 13] = [
     ("children", "children TASK", "The tasks that read a tile TASK writes, each with the tiles."),
     ("parents", "parents TASK", "The tasks that wrote a tile TASK reads, each with the tiles."),
     ("writer", "writer TILE", "The task that writes TILE (none for an input or unwritten tile)."),
@@ -614,7 +614,7 @@ fn split_two_tasks(text: &str) -> Option<(&str, &str)> {
 ///      |             ^^^^^^^^^^^^^^^^^^^^^^^^^^
 /// ```
 /// (only the first line of a statement that spans several).
-pub fn source_excerpt(source: &str, line: u32, span: (u32, u32)) -> String {
+pub(crate) fn source_excerpt(source: &str, line: u32, span: (u32, u32)) -> String {
     let start = (span.0 as usize).min(source.len());
     let end = (span.1 as usize).min(source.len()).max(start);
     let Some(line_start) = source
@@ -802,7 +802,8 @@ mod tests {
         let checked = crate::pipeline::check_source(&mut sources, &path, &text);
         assert!(!checked.has_errors());
         let hir = crate::pipeline::select_program(&checked.module, None).expect("one program");
-        let program = crate::pipeline::compile_program(&checked.module, hir, &sources);
+        let program = crate::pipeline::try_compile_program(&checked.module, hir, &sources)
+            .expect("a checked program lowers");
         let given: Vec<(String, i64)> = params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
         Session::new(program, text, &given).expect("binds")
     }

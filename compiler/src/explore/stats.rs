@@ -578,7 +578,7 @@ pub fn si(x: f64) -> String {
 
 /// At most this many rows in the text parallelism profile; more levels
 /// are bucketed.
-pub const PROFILE_ROWS: usize = 24;
+pub(crate) const PROFILE_ROWS: usize = 24;
 
 /// One row of the bucketed profile: steps `first..=last` (1-based), the
 /// tasks on them and the most on one step.

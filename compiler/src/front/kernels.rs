@@ -9,7 +9,7 @@ pub use lpk_model::stdlib::{standard as standard_signature, ScalarKind, Signatur
 /// Whether a declaration agrees with a standard signature: the same number
 /// of parameters and results, tiles where tiles are, and the same scalar
 /// types.
-pub fn matches_standard(kernel: &Kernel, sig: &Signature) -> bool {
+pub(crate) fn matches_standard(kernel: &Kernel, sig: &Signature) -> bool {
     kernel.results.len() == sig.results.len()
         && kernel.params.len() == sig.params.len()
         && kernel.params.iter().zip(sig.params).all(|(p, (_, s))| {

@@ -1244,12 +1244,3 @@ fn literal_int(e: &ast::Expr) -> Option<i64> {
         _ => None,
     }
 }
-
-/// The role a matrix name has, for messages.
-pub fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::Input => "input",
-        Role::Output => "output",
-        Role::Temporary => "intermediate",
-    }
-}

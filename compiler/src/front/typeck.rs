@@ -160,7 +160,7 @@ impl IntoDiagnostic for TypeError {
 }
 
 /// Type-checks a whole module in place.
-pub fn typeck(module: &mut Module) -> Vec<TypeError> {
+pub(crate) fn typeck(module: &mut Module) -> Vec<TypeError> {
     let mut errors = Vec::new();
     for k in &module.kernels {
         if let Some(sig) = standard_signature(&k.name) {
@@ -205,7 +205,7 @@ fn near_standard(kernel: &crate::front::hir::Kernel) -> Option<&'static Signatur
 
 /// Most nodes an expression may have once `let`s are substituted: plans
 /// and evaluators see the substituted form, so this bounds their work.
-pub const MAX_EXPANDED: u64 = 100_000;
+pub(crate) const MAX_EXPANDED: u64 = 100_000;
 
 struct Checker<'a> {
     program: &'a mut ProgramDef,

@@ -126,7 +126,7 @@ pub struct Finding {
 }
 
 /// Most failing combinations a finding keeps.
-pub const MAX_FAILING: usize = 4096;
+pub(crate) const MAX_FAILING: usize = 4096;
 
 /// How far the exhaustive check got.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -433,7 +433,7 @@ pub fn check_instance(
 
 /// Which statements run in some combination up to the bound: walks the
 /// instances in order and stops as soon as every statement was seen.
-pub fn statements_that_run(program: &Program, budget: Budget) -> (Vec<bool>, Coverage) {
+pub(crate) fn statements_that_run(program: &Program, budget: Budget) -> (Vec<bool>, Coverage) {
     let k = program.params.len();
     let n = program.statements.len();
     let mut ran = vec![false; n];

@@ -348,7 +348,7 @@ fn names(p: &Program) -> String {
 }
 
 /// "proved for all N up to 2^20".
-pub fn proved_text(p: &Program) -> String {
+pub(crate) fn proved_text(p: &Program) -> String {
     if p.params.is_empty() {
         "proved".to_string()
     } else {
@@ -357,7 +357,7 @@ pub fn proved_text(p: &Program) -> String {
 }
 
 /// "checked for N <= 64" (and why it stopped early).
-pub fn checked_text(p: &Program, cov: &Coverage) -> String {
+pub(crate) fn checked_text(p: &Program, cov: &Coverage) -> String {
     if p.params.is_empty() {
         return "checked (the program has no parameters)".to_string();
     }

@@ -1043,7 +1043,8 @@ mod tests {
         let Some(hir) = hir else {
             panic!("program");
         };
-        let p = crate::pipeline::compile_program(&checked.module, hir, &sources);
+        let p = crate::pipeline::try_compile_program(&checked.module, hir, &sources)
+            .expect("a checked program lowers");
         split(&p)
     }
 

@@ -138,7 +138,7 @@ struct Builder<'a> {
 }
 
 /// The inverse plan of one access.
-pub fn inverse_plan(pool: &mut ExprPool, st: &Statement, access: &Access) -> Plan {
+pub(crate) fn inverse_plan(pool: &mut ExprPool, st: &Statement, access: &Access) -> Plan {
     let depth = st.depth() as u32;
     let inputs = access.indices.len() as u32;
     let mut b = Builder {

@@ -23,7 +23,7 @@
 
 pub mod collect;
 pub mod conn;
-pub mod error;
+mod error;
 pub mod faults;
 pub mod ids;
 pub mod manifest;

@@ -21,7 +21,7 @@ pub mod dag;
 pub mod expr;
 pub mod flops;
 pub mod frontier;
-pub mod ids;
+mod ids;
 pub mod plan;
 pub mod program;
 pub mod query;

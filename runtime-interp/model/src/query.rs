@@ -48,17 +48,17 @@ pub enum QueryError {
 }
 
 /// Called with (statement, loop variables, matrix, tile index) per edge.
-pub type EdgeVisitor<'a> = dyn FnMut(StmtId, &[i64], MatrixId, &[i64]) + 'a;
+pub(crate) type EdgeVisitor<'a> = dyn FnMut(StmtId, &[i64], MatrixId, &[i64]) + 'a;
 
 /// Like [`EdgeVisitor`], returning whether to go on.
-pub type EdgeFilter<'a> = dyn FnMut(StmtId, &[i64], MatrixId, &[i64]) -> bool + 'a;
+pub(crate) type EdgeFilter<'a> = dyn FnMut(StmtId, &[i64], MatrixId, &[i64]) -> bool + 'a;
 
 /// Work allowed per query: a bound on the values a plan enumerates, so
 /// that no program, artifact or parameter value can make one query run
 /// for long. 2^26 values take about a second in a release build; no
 /// query of a real instance comes near it (a plan enumerates one loop
 /// variable over one range, narrowed by every constraint it can use).
-pub const DEFAULT_BUDGET: u64 = 1 << 26;
+pub(crate) const DEFAULT_BUDGET: u64 = 1 << 26;
 
 /// A query engine over one instance, with reusable scratch memory.
 pub struct Engine<'i, 'p> {

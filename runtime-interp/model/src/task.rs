@@ -362,7 +362,7 @@ impl Counter {
 /// Loop iterations in a row without a task after which a sequential run
 /// gives up (a tenth of a second of work). No useful program comes near it: a
 /// loop that runs this long without a task only burns time.
-pub const IDLE_ITERATIONS: u64 = 1 << 26;
+pub(crate) const IDLE_ITERATIONS: u64 = 1 << 26;
 
 /// Whether any expression of `nodes` (conditions, loop bounds and steps)
 /// mentions `slot`.

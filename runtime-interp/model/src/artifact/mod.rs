@@ -48,7 +48,7 @@ pub const HEADER_LEN: usize = 24;
 pub const MAX_PAYLOAD: u32 = 16 << 20;
 
 /// The value of the JSON twin's `format` field.
-pub const JSON_FORMAT: &str = "lpka";
+pub(crate) const JSON_FORMAT: &str = "lpka";
 
 /// A compiled program with what a runtime needs to report errors.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
