@@ -5,7 +5,7 @@
 use crate::dense::{CollectSink, DenseSource, RunError};
 use crate::exec::{ExecConfig, Progress, RunReport};
 use crate::kernels::{Registry, Tile};
-use crate::pipeline::{self, PrepareError};
+use crate::pipeline;
 use lpk_model::program::{Instance, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -43,11 +43,7 @@ pub fn run<'p>(
         given,
         &crate::dense::shapes_of(inputs),
         block,
-    )
-    .map_err(|e| match e {
-        PrepareError::Shape(e) => RunError::Shape(e),
-        PrepareError::Bind { error, .. } => RunError::Bind(error),
-    })?;
+    )?;
     let (inst, inferred) = (bound.instance, bound.inferred);
     let dims: Vec<usize> = program.matrices.iter().map(|m| m.extents.len()).collect();
     let source = DenseSource {

@@ -39,10 +39,8 @@ pub type TilesOf = BTreeMap<Vec<i64>, Arc<Tile>>;
 
 /// A run's instance, bound and checked: what [`bind`] gives.
 pub struct Bound<'p> {
-    /// The instance.
+    /// The instance (its parameters: those given, then those inferred).
     pub instance: Instance<'p>,
-    /// Every parameter: those given, then those inferred.
-    pub params: Vec<(String, i64)>,
     /// The parameters inferred from the input shapes.
     pub inferred: Vec<(String, i64)>,
 }
@@ -84,11 +82,16 @@ pub fn bind<'p>(
     })?;
     dense::check_grids(&instance, shapes, block)?;
     crate::shapes::check(&instance, registry, shapes, block).map_err(ShapeError::Disagree)?;
-    Ok(Bound {
-        instance,
-        params,
-        inferred,
-    })
+    Ok(Bound { instance, inferred })
+}
+
+impl From<PrepareError> for crate::dense::RunError {
+    fn from(e: PrepareError) -> Self {
+        match e {
+            PrepareError::Shape(e) => Self::Shape(e),
+            PrepareError::Bind { error, .. } => Self::Bind(error),
+        }
+    }
 }
 
 /// Prepare: for each output matrix, its dense shape when it is 2-D and its

@@ -4,7 +4,7 @@
 //! with an `index.json`), and the `_SUCCESS` marker, last.
 
 use super::input::Input;
-use super::sink::Kept;
+use super::sink::{Kept, Placed};
 use super::{JobError, MARKER};
 use crate::dense::AssembleError;
 use crate::exec::{Progress, Stage};
@@ -23,12 +23,14 @@ use std::path::{Path, PathBuf};
 pub(super) type Whole = BTreeMap<u32, Result<Tile, AssembleError>>;
 
 /// The residual of `--verify`: the inputs read whole, the outputs as they
-/// will be written (assembled, or read back from their placed files).
+/// will be written (`whole`: assembled from `whole_tiles`; or read back
+/// from their `placed` files).
 pub(super) fn residual(
     inst: &Instance<'_>,
     inputs: &BTreeMap<u32, Input<'_>>,
-    kept: &Kept,
+    placed: &BTreeMap<u32, Placed>,
     whole: &Whole,
+    whole_tiles: &BTreeMap<u32, TilesOf>,
     progress: &Progress,
 ) -> Result<Residual, JobError> {
     let read = |e| JobError::VerifyRead(Box::new(e));
@@ -41,7 +43,7 @@ pub(super) fn residual(
         .iter()
         .filter_map(|(&m, t)| Some((m, t.as_ref().ok()?.clone())))
         .collect();
-    for (&m, p) in &kept.placed {
+    for (&m, p) in placed {
         let t = NpyTiles::open(p.writer.temp_path())
             .and_then(|f| f.read_all())
             .map_err(read)?;
@@ -52,7 +54,7 @@ pub(super) fn residual(
         inst,
         &dense_inputs,
         &dense_outputs,
-        &kept.whole_tiles(),
+        whole_tiles,
     )?)
 }
 

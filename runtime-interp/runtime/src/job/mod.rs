@@ -227,8 +227,6 @@ pub struct Prepared<'p> {
     pub inputs: BTreeMap<u32, Input<'static>>,
     /// The inputs' shapes (rows, columns).
     pub shapes: BTreeMap<u32, (usize, usize)>,
-    /// The parameters: those given, then those inferred.
-    pub params: Vec<(String, i64)>,
     /// The parameters inferred from the input shapes.
     pub inferred: Vec<(String, i64)>,
     /// The instance.
@@ -265,7 +263,6 @@ pub fn prepare<'p>(
     Ok(Prepared {
         inputs,
         shapes,
-        params: bound.params,
         inferred: bound.inferred,
         instance: bound.instance,
     })
@@ -328,27 +325,25 @@ pub fn run_job<'p>(
     let report = sink.execute(inst, registry, &source, config, progress)?;
     // Finish.
     let mut kept = sink.into_kept();
+    let whole_tiles = kept.whole_tiles();
     let whole: finish::Whole = if job.assemble {
-        pipeline::assemble_whole(inst, &kept.whole_tiles(), job.block)
+        pipeline::assemble_whole(inst, &whole_tiles, job.block)
     } else {
         BTreeMap::new()
     };
-    let verify_started = Instant::now();
-    let residual = if job.verify {
-        Some(finish::residual(
+    let (residual, verify) = if job.verify {
+        let started = Instant::now();
+        let residual = finish::residual(
             inst,
             &prepared.inputs,
-            &kept,
+            &kept.placed,
             &whole,
+            &whole_tiles,
             progress,
-        )?)
+        )?;
+        (Some(residual), started.elapsed())
     } else {
-        None
-    };
-    let verify = if job.verify {
-        verify_started.elapsed()
-    } else {
-        Duration::ZERO
+        (None, Duration::ZERO)
     };
     let finish_started = Instant::now();
     progress.set_stage(Stage::Finish);
