@@ -6,7 +6,7 @@ use crate::{json_to_py, BindError, LpkError};
 use lpk_cluster::conn::Redis;
 use lpk_cluster::record::Kernels;
 use lpk_cluster::ClusterError;
-use lpk_model::program::{Program, Role};
+use lpk_model::program::Program;
 use lpk_runtime::dense::InputSpec;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -98,21 +98,6 @@ pub fn submit(
     result
 }
 
-/// The index of input matrix `name`, or a `ValueError`.
-fn input_index(program: &Program, name: &str) -> PyResult<u32> {
-    match program.matrices.iter().position(|d| d.name == name) {
-        Some(m) if program.matrices[m].role == Role::Input => Ok(m as u32),
-        Some(_) => Err(PyValueError::new_err(format!(
-            "`{name}` is not an input of program `{}`; only input matrices take data",
-            program.name
-        ))),
-        None => Err(PyValueError::new_err(format!(
-            "`{name}` is not a matrix of program `{}`",
-            program.name
-        ))),
-    }
-}
-
 /// The state of distributed run ``run`` as a dict, as ``lpkc status RUN
 /// --format json`` prints it: ``state`` (``running``, ``done``,
 /// ``failed``), ``tasks_done`` of ``tasks_total``, the failed task and
@@ -156,7 +141,7 @@ fn input_specs(
         let name: String = k
             .extract()
             .map_err(|_| PyTypeError::new_err("input names must be strings"))?;
-        let m = input_index(prog, &name)?;
+        let m = crate::run::input_matrix(prog, &name)?;
         let spec = if let Ok(s) = v.extract::<String>() {
             InputSpec::parse(&s).map_err(|e| PyValueError::new_err(e.to_string()))?
         } else if let Ok(p) = v.extract::<std::path::PathBuf>() {
@@ -179,13 +164,7 @@ fn input_specs(
         };
         specs.insert(m, spec);
     }
-    let missing: Vec<&str> = prog
-        .matrices
-        .iter()
-        .enumerate()
-        .filter(|(i, d)| d.role == Role::Input && !specs.contains_key(&(*i as u32)))
-        .map(|(_, d)| d.name.as_str())
-        .collect();
+    let missing = crate::run::missing_inputs(prog, &specs);
     if !missing.is_empty() {
         return Err(PyValueError::new_err(format!(
             "program `{}` needs data for its input(s) {}",

@@ -405,13 +405,7 @@ fn givens<'py>(
             )));
         }
     }
-    let missing: Vec<&str> = prog
-        .matrices
-        .iter()
-        .enumerate()
-        .filter(|(i, d)| d.role == Role::Input && !givens.contains_key(&(*i as u32)))
-        .map(|(_, d)| d.name.as_str())
-        .collect();
+    let missing = missing_inputs(prog, &givens);
     if !missing.is_empty() {
         return Err(PyValueError::new_err(format!(
             "program `{}` needs data for its input(s) {}: pass them as inputs={{'{}': array, ...}} (float64, C-contiguous)",
@@ -423,8 +417,20 @@ fn givens<'py>(
     Ok(givens)
 }
 
-/// The index of the input matrix `name`.
-fn input_matrix(prog: &Program, name: &str) -> PyResult<u32> {
+/// The input matrices of `prog` that `given` holds no data for, in
+/// matrix order.
+pub(crate) fn missing_inputs<'p, V>(prog: &'p Program, given: &BTreeMap<u32, V>) -> Vec<&'p str> {
+    prog.matrices
+        .iter()
+        .enumerate()
+        .filter(|(i, d)| d.role == Role::Input && !given.contains_key(&(*i as u32)))
+        .map(|(_, d)| d.name.as_str())
+        .collect()
+}
+
+/// The index of the input matrix `name` (`lpk.run`'s and `lpk.submit`'s
+/// inputs): a name that is no matrix, or no input, is a `ValueError`.
+pub(crate) fn input_matrix(prog: &Program, name: &str) -> PyResult<u32> {
     let Some(m) = prog.matrices.iter().position(|d| d.name == name) else {
         let known: Vec<&str> = prog
             .matrices
