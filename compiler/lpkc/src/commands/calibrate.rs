@@ -166,7 +166,7 @@ fn time_kernel(
         .get(name)
         .ok_or_else(|| format!("the runtime has no kernel `{name}`"))?;
     let err = |e: String| format!("{name} at block {b}: {e}");
-    let args = arguments(reg, name, b).map_err(err)?;
+    let args = arguments(reg, name, kernel.as_ref(), b).map_err(err)?;
     let bytes: usize = args
         .iter()
         .map(|x| match x {
@@ -198,14 +198,16 @@ fn time_kernel(
     Ok(mean(&all))
 }
 
-/// The arguments `name` is timed on at block `b`: from its signature (a
+/// The arguments `kernel` (named `name` in `reg`) is timed on at block `b`: from its signature (a
 /// well-conditioned tile for each tile, small scalars), except the QR
 /// kernels, timed on what they get in a run (the factors `qr_apply` and
 /// `qr_apply_pair` apply; two upper triangular R factors for `qr_pair`).
-fn arguments(reg: &Registry, name: &str, b: usize) -> Result<Vec<Owned>, String> {
-    let kernel = reg
-        .get(name)
-        .ok_or_else(|| format!("the runtime has no kernel `{name}`"))?;
+fn arguments(
+    reg: &Registry,
+    name: &str,
+    kernel: &dyn Kernel,
+    b: usize,
+) -> Result<Vec<Owned>, String> {
     let sig = kernel
         .signature()
         .ok_or_else(|| format!("kernel `{name}` has no signature to build its arguments from"))?;
