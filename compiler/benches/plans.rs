@@ -64,7 +64,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     let chol0 = Task {
-        stmt: lpk_model::StmtId(0),
+        stmt: lpk_model::StmtId::from_index(0).expect("fits"),
         vars: vec![0].into(),
     };
     c.bench_function("cholesky_n256/children_chol_0 (255 children)", |b| {

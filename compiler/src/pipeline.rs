@@ -103,15 +103,21 @@ pub(crate) fn select_program<'m>(
     }
 }
 
-/// Lowers a checked program and solves its dependence plans; a broken
-/// invariant of the checked HIR is an internal error.
+/// Lowers a checked program, solves its dependence plans and validates
+/// the result as the artifact loader does (so every program lpk runs is one
+/// it could also load); a broken invariant of the checked HIR is an
+/// internal error.
 pub fn try_compile_program(
     module: &crate::front::hir::Module,
     program: &crate::front::hir::ProgramDef,
     sources: &SourceMap,
 ) -> Result<lpk_model::program::Program, LowerError> {
     let lowered = crate::plan::lower::lower(module, program, sources)?;
-    Ok(crate::plan::solve::solve(lowered))
+    let parts = crate::plan::solve::solve(lowered);
+    Ok(lpk_model::program::Program::validate(
+        parts,
+        &lpk_model::artifact::Limits::default(),
+    )?)
 }
 
 /// Why [`compile_source`] produced no program. Its text is one line for

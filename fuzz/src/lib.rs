@@ -124,7 +124,7 @@ pub fn check(data: &[u8]) {
 
 /// Statement positions blanked, in a program and its source map: the one
 /// thing formatting may change.
-fn without_positions(mut program: Program) -> Program {
+fn without_positions(program: Program) -> Program {
     fn tree(nodes: &mut [TreeNode]) {
         for n in nodes {
             match n {
@@ -147,6 +147,7 @@ fn without_positions(mut program: Program) -> Program {
             }
         }
     }
+    let mut program = program.into_parts();
     for s in &mut program.statements {
         s.line = 0;
         s.column = 0;
@@ -156,7 +157,9 @@ fn without_positions(mut program: Program) -> Program {
         }
     }
     tree(&mut program.tree);
-    program
+    // Positions are not validated: a compiled program stays valid.
+    Program::validate(program, &lpk_model::artifact::Limits::default())
+        .expect("blanking positions keeps a program valid")
 }
 
 /// The artifact bytes `lpkc compile --no-source` writes for `program`

@@ -7,6 +7,7 @@ use lpk_cluster::conn::Redis;
 use lpk_cluster::record::Kernels;
 use lpk_cluster::ClusterError;
 use lpk_model::program::Program;
+use lpk_model::MatrixId;
 use lpk_runtime::dense::InputSpec;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -135,8 +136,8 @@ fn input_specs(
     prog: &Program,
     inputs: &Bound<'_, PyDict>,
     tmp: &std::path::Path,
-) -> PyResult<BTreeMap<u32, InputSpec>> {
-    let mut specs: BTreeMap<u32, InputSpec> = BTreeMap::new();
+) -> PyResult<BTreeMap<MatrixId, InputSpec>> {
+    let mut specs: BTreeMap<MatrixId, InputSpec> = BTreeMap::new();
     for (k, v) in inputs.iter() {
         let name: String = k
             .extract()

@@ -121,7 +121,7 @@ impl PyTask {
     /// The statement's index in the program.
     #[getter]
     fn statement(&self) -> u32 {
-        self.task.stmt.0
+        u32::from(self.task.stmt)
     }
 
     /// The loop variables' values, outermost first.

@@ -41,13 +41,13 @@ struct Placed {
 /// Where output tiles go.
 struct Sink {
     block: usize,
-    placed: BTreeMap<u32, Placed>,
-    collected: BTreeMap<u32, Mutex<TilesOf>>,
+    placed: BTreeMap<MatrixId, Placed>,
+    collected: BTreeMap<MatrixId, Mutex<TilesOf>>,
 }
 
 impl TileSink for Sink {
     fn output(&self, matrix: MatrixId, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
-        if let Some(p) = self.placed.get(&matrix.0) {
+        if let Some(p) = self.placed.get(&matrix) {
             let shape = (p.rows, p.cols);
             let (r0, c0) = pipeline::place_tile(self.block, &p.name, index, shape, &tile)?;
             let mut buf = p.buf.lock().unwrap_or_else(|e| e.into_inner());
@@ -56,7 +56,7 @@ impl TileSink for Sink {
                 .copy_from(tile.as_ref());
             return Ok(());
         }
-        if let Some(c) = self.collected.get(&matrix.0) {
+        if let Some(c) = self.collected.get(&matrix) {
             let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
             if c.insert(index.to_vec(), tile).is_some() {
                 return Err(TileError::WrittenTwice {
@@ -102,13 +102,13 @@ struct Done {
 /// tiles.
 fn output_sink(
     program: &Program,
-    shapes: &BTreeMap<u32, Option<pipeline::Shape>>,
+    shapes: &BTreeMap<MatrixId, Option<pipeline::Shape>>,
     block: usize,
 ) -> PyResult<Sink> {
     let mut placed = BTreeMap::new();
     let mut collected = BTreeMap::new();
     for (&m, &shape) in shapes {
-        let name = program.matrix(MatrixId(m)).name.clone();
+        let name = program.matrix(m).name.clone();
         let Some((rows, cols)) = shape else {
             collected.insert(m, Mutex::new(TilesOf::new()));
             continue;
@@ -145,7 +145,7 @@ fn prepare<'p>(
     program: &'p Program,
     registry: &Registry,
     given: &[(String, i64)],
-    shapes: &BTreeMap<u32, pipeline::Shape>,
+    shapes: &BTreeMap<MatrixId, pipeline::Shape>,
     block: usize,
 ) -> PyResult<pipeline::Bound<'p>> {
     pipeline::bind(program, registry, given, shapes, block).map_err(|e| match e {
@@ -159,13 +159,13 @@ fn prepare<'p>(
 fn execute(
     program: &Program,
     given: &[(String, i64)],
-    inputs: &BTreeMap<u32, Input<'_>>,
+    inputs: &BTreeMap<MatrixId, Input<'_>>,
     block: usize,
     workers: usize,
     verify: bool,
     progress: &Progress,
 ) -> PyResult<Done> {
-    let shapes: BTreeMap<u32, pipeline::Shape> =
+    let shapes: BTreeMap<MatrixId, pipeline::Shape> =
         inputs.iter().map(|(&m, d)| (m, d.shape())).collect();
     let registry = Registry::standard();
     let bound = prepare(program, &registry, given, &shapes, block)?;
@@ -188,7 +188,7 @@ fn execute(
     let Sink {
         placed, collected, ..
     } = sink;
-    let collected: BTreeMap<u32, TilesOf> = collected
+    let collected: BTreeMap<MatrixId, TilesOf> = collected
         .into_iter()
         .map(|(m, c)| (m, c.into_inner().unwrap_or_else(|e| e.into_inner())))
         .collect();
@@ -209,17 +209,17 @@ fn execute(
 /// returned.
 fn residual(
     inst: &lpk_model::program::Instance<'_>,
-    inputs: &BTreeMap<u32, Input<'_>>,
-    placed: &BTreeMap<u32, Placed>,
-    assembled: &BTreeMap<u32, Result<Tile, AssembleError>>,
-    collected: &BTreeMap<u32, TilesOf>,
+    inputs: &BTreeMap<MatrixId, Input<'_>>,
+    placed: &BTreeMap<MatrixId, Placed>,
+    assembled: &BTreeMap<MatrixId, Result<Tile, AssembleError>>,
+    collected: &BTreeMap<MatrixId, TilesOf>,
 ) -> PyResult<lpk_runtime::verify::Residual> {
     let mut dense_inputs = BTreeMap::new();
     for (&m, d) in inputs {
         let dense = d.dense().map_err(|e| RunError::new_err(e.to_string()))?;
         dense_inputs.insert(m, dense.into_owned());
     }
-    let mut dense_outputs: BTreeMap<u32, Tile> = assembled
+    let mut dense_outputs: BTreeMap<MatrixId, Tile> = assembled
         .iter()
         .filter_map(|(&m, t)| Some((m, t.as_ref().ok()?.clone())))
         .collect();
@@ -250,9 +250,9 @@ fn report_json(
 /// assembled, or their tiles when they form no grid.
 fn into_outputs(
     program: &Program,
-    placed: BTreeMap<u32, Placed>,
-    assembled: BTreeMap<u32, Result<Tile, AssembleError>>,
-    collected: &BTreeMap<u32, TilesOf>,
+    placed: BTreeMap<MatrixId, Placed>,
+    assembled: BTreeMap<MatrixId, Result<Tile, AssembleError>>,
+    collected: &BTreeMap<MatrixId, TilesOf>,
 ) -> Vec<(String, Out)> {
     let mut outs = Vec::new();
     for p in placed.into_values() {
@@ -274,7 +274,7 @@ fn into_outputs(
                     .unwrap_or_default(),
             },
         };
-        outs.push((program.matrix(MatrixId(m)).name.clone(), out));
+        outs.push((program.matrix(m).name.clone(), out));
     }
     outs
 }
@@ -391,8 +391,8 @@ fn givens<'py>(
     py: Python<'py>,
     prog: &Program,
     inputs: &Bound<'py, PyDict>,
-) -> PyResult<BTreeMap<u32, (String, Given<'py>)>> {
-    let mut givens: BTreeMap<u32, (String, Given<'py>)> = BTreeMap::new();
+) -> PyResult<BTreeMap<MatrixId, (String, Given<'py>)>> {
+    let mut givens: BTreeMap<MatrixId, (String, Given<'py>)> = BTreeMap::new();
     for (k, v) in inputs.iter() {
         let name: String = k
             .extract()
@@ -419,19 +419,20 @@ fn givens<'py>(
 
 /// The input matrices of `prog` that `given` holds no data for, in
 /// matrix order.
-pub(crate) fn missing_inputs<'p, V>(prog: &'p Program, given: &BTreeMap<u32, V>) -> Vec<&'p str> {
-    prog.matrices
-        .iter()
-        .enumerate()
-        .filter(|(i, d)| d.role == Role::Input && !given.contains_key(&(*i as u32)))
+pub(crate) fn missing_inputs<'p, V>(
+    prog: &'p Program,
+    given: &BTreeMap<MatrixId, V>,
+) -> Vec<&'p str> {
+    prog.matrix_ids()
+        .filter(|(i, d)| d.role == Role::Input && !given.contains_key(i))
         .map(|(_, d)| d.name.as_str())
         .collect()
 }
 
 /// The index of the input matrix `name` (`lpk.run`'s and `lpk.submit`'s
 /// inputs): a name that is no matrix, or no input, is a `ValueError`.
-pub(crate) fn input_matrix(prog: &Program, name: &str) -> PyResult<u32> {
-    let Some(m) = prog.matrices.iter().position(|d| d.name == name) else {
+pub(crate) fn input_matrix(prog: &Program, name: &str) -> PyResult<MatrixId> {
+    let Some((m, decl)) = prog.matrix_ids().find(|(_, d)| d.name == name) else {
         let known: Vec<&str> = prog
             .matrices
             .iter()
@@ -444,13 +445,13 @@ pub(crate) fn input_matrix(prog: &Program, name: &str) -> PyResult<u32> {
             known.join(", ")
         )));
     };
-    if prog.matrices[m].role != Role::Input {
+    if decl.role != Role::Input {
         return Err(PyValueError::new_err(format!(
             "`{name}` is not an input of program `{}`; only input matrices take data",
             prog.name
         )));
     }
-    Ok(m as u32)
+    Ok(m)
 }
 
 /// One input's value: a spec string, a path, or a float64 C-contiguous
@@ -500,10 +501,10 @@ fn given<'py>(py: Python<'py>, name: &str, v: &Bound<'py, PyAny>) -> PyResult<Gi
 /// specs generated with seed + k for the k-th input in matrix order, as
 /// `lpkc run --seed` does.
 fn input_data<'a>(
-    givens: &'a BTreeMap<u32, (String, Given<'_>)>,
+    givens: &'a BTreeMap<MatrixId, (String, Given<'_>)>,
     seed: u64,
-) -> PyResult<BTreeMap<u32, Input<'a>>> {
-    let mut data: BTreeMap<u32, Input<'a>> = BTreeMap::new();
+) -> PyResult<BTreeMap<MatrixId, Input<'a>>> {
+    let mut data: BTreeMap<MatrixId, Input<'a>> = BTreeMap::new();
     for (k, (&m, (name, g))) in givens.iter().enumerate() {
         let d = match g {
             Given::Array(ro) => {
@@ -588,7 +589,12 @@ fn outputs_to_py<'py>(
                 let matrix = prog
                     .matrix_ids()
                     .find(|(_, m)| m.name == name)
-                    .map_or(MatrixId(0), |(id, _)| id);
+                    .map(|(id, _)| id)
+                    .ok_or_else(|| {
+                        RunError::new_err(format!(
+                            "internal error: output `{name}` is no matrix of the program"
+                        ))
+                    })?;
                 let d = PyDict::new(py);
                 for (t, index) in tiles {
                     let tile = lpk_model::task::TileRef { matrix, index };

@@ -3,6 +3,7 @@
 
 use crate::error::CliError;
 use lpk_model::program::{Program, Role};
+use lpk_model::MatrixId;
 use lpk_runtime::dense::InputSpec;
 use std::collections::BTreeMap;
 
@@ -25,11 +26,11 @@ pub(crate) fn parse_input(s: &str) -> Result<(String, String), String> {
 pub(crate) fn specs(
     program: &Program,
     given: &[(String, String)],
-) -> Result<BTreeMap<u32, InputSpec>, CliError> {
+) -> Result<BTreeMap<MatrixId, InputSpec>, CliError> {
     // Inputs: every `input` matrix needs data; every --input must name one.
-    let mut specs: BTreeMap<u32, (String, InputSpec)> = BTreeMap::new();
+    let mut specs: BTreeMap<MatrixId, (String, InputSpec)> = BTreeMap::new();
     for (name, spec) in given {
-        let Some(m) = program.matrices.iter().position(|m| m.name == *name) else {
+        let Some((m, decl)) = program.matrix_ids().find(|(_, m)| m.name == *name) else {
             let known: Vec<&str> = program
                 .matrices
                 .iter()
@@ -42,7 +43,7 @@ pub(crate) fn specs(
                 known.join(", ")
             )));
         };
-        if program.matrices[m].role != Role::Input {
+        if decl.role != Role::Input {
             return Err(CliError::Usage(format!(
                 "`{name}` is not an input of program `{}`; only input matrices take data",
                 program.name
@@ -52,15 +53,13 @@ pub(crate) fn specs(
             Ok(s) => s,
             Err(e) => return Err(CliError::Usage(e.to_string())),
         };
-        if specs.insert(m as u32, (name.clone(), spec)).is_some() {
+        if specs.insert(m, (name.clone(), spec)).is_some() {
             return Err(CliError::Usage(format!("--input {name} is given twice")));
         }
     }
     let missing: Vec<&str> = program
-        .matrices
-        .iter()
-        .enumerate()
-        .filter(|(i, m)| m.role == Role::Input && !specs.contains_key(&(*i as u32)))
+        .matrix_ids()
+        .filter(|(i, m)| m.role == Role::Input && !specs.contains_key(i))
         .map(|(_, m)| m.name.as_str())
         .collect();
     if let Some(first) = missing.first() {

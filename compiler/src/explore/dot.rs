@@ -347,15 +347,13 @@ pub fn expanded_dot(
     legend(&mut out, p);
     let node = |id: usize| {
         let t = dag.tasks.get(id);
-        let kernel = t
-            .and_then(|t| p.get_statement(t.stmt))
-            .map_or(KernelId(0), |s| s.kernel);
+        let kernel = t.and_then(|t| p.get_statement(t.stmt)).map(|s| s.kernel);
         let label = t.map_or_else(|| "?".to_string(), |t| p.task_name(t).to_string());
         format!(
             "{} [label={}, fillcolor={}];\n",
             quote(&format!("t{id}")),
             quote(&label),
-            quote(kernel_color(kernel))
+            quote(kernel.map_or(PALETTE[0], kernel_color))
         )
     };
     // Cluster values, in first-seen (sequential) order.

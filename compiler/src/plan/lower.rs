@@ -33,15 +33,11 @@ pub enum LowerError {
     /// A broken invariant of the checked HIR.
     #[error("internal compiler error while lowering: {0}")]
     Internal(#[from] InternalError),
-}
-
-impl LowerError {
-    /// Where lowering was when it failed.
-    pub fn span(&self) -> Span {
-        match self {
-            LowerError::Internal(e) => e.span(),
-        }
-    }
+    /// The lowered program fails the validation every program passes
+    /// before anything evaluates it: beyond an artifact's limits (far above
+    /// what real programs need), or a lowering bug.
+    #[error("the compiled program cannot be used: {0}")]
+    Invalid(#[from] lpk_model::artifact::ValidationError),
 }
 
 /// A broken invariant of the checked HIR, met while lowering.
@@ -97,7 +93,7 @@ pub fn lower(
     module: &hir::Module,
     program: &ProgramDef,
     sources: &SourceMap,
-) -> Result<lpk_model::program::Program, LowerError> {
+) -> Result<lpk_model::program::ProgramParts, LowerError> {
     let mut l = Lowerer {
         hir: program,
         sources,
@@ -136,7 +132,7 @@ pub fn lower(
         });
     }
     let tree = l.block(&program.body, 0)?;
-    Ok(lpk_model::program::Program {
+    Ok(lpk_model::program::ProgramParts {
         name: program.name.clone(),
         params: program
             .params
@@ -285,10 +281,15 @@ impl Lowerer<'_> {
                 }
                 StmtKind::Call(call) => {
                     let order = self.next_order();
-                    let index = id(self.statements.len(), "kernel calls", stmt.span)?;
+                    let index = StmtId::from_index(self.statements.len()).map_err(|_| {
+                        InternalError::TooMany {
+                            what: "kernel calls",
+                            span: stmt.span,
+                        }
+                    })?;
                     let stmt_out = self.call(call, stmt.span, depth, order)?;
                     self.statements.push(stmt_out);
-                    out.push(TreeNode::Call(StmtId(index)));
+                    out.push(TreeNode::Call(index));
                 }
             }
         }
@@ -297,7 +298,10 @@ impl Lowerer<'_> {
 
     fn access(&mut self, a: &hir::Access) -> Result<Access, InternalError> {
         Ok(Access {
-            matrix: MatrixId(a.matrix.0),
+            matrix: MatrixId::from_index(a.matrix.index()).map_err(|_| InternalError::TooMany {
+                what: "matrices",
+                span: a.span,
+            })?,
             indices: a
                 .indices
                 .iter()
@@ -339,7 +343,12 @@ impl Lowerer<'_> {
         order_list.push(order);
         debug_assert_eq!(vars.len(), depth as usize);
         Ok(Statement {
-            kernel: KernelId(call.kernel.0),
+            kernel: KernelId::from_index(call.kernel.index()).map_err(|_| {
+                InternalError::TooMany {
+                    what: "kernels",
+                    span: call.kernel_span,
+                }
+            })?,
             line: call.line,
             column: call.column,
             span: (span.start, span.end),

@@ -32,7 +32,7 @@ use crate::plan::emit::emit;
 use lpk_model::expr::{BinOp, ExprPool, ExprRef, Func2, Node, UnOp};
 use lpk_model::plan::{Plan, PlanStep};
 use lpk_model::program::{
-    Access, AccessPlans, AccessRef, DomainItem, Program, Statement, StatementPlans,
+    Access, AccessPlans, AccessRef, DomainItem, ProgramParts, Statement, StatementPlans,
 };
 use lpk_model::StmtId;
 use std::collections::BTreeSet;
@@ -43,7 +43,7 @@ const SIDE: Side = Side::First;
 /// The lowered program with the plans of every statement: `solve` takes it
 /// by value and returns it with `plans` filled in and the plans'
 /// expressions appended to its pool (earlier nodes keep their ids).
-pub fn solve(mut program: Program) -> Program {
+pub fn solve(mut program: ProgramParts) -> ProgramParts {
     let mut plans = Vec::with_capacity(program.statements.len());
     for s in 0..program.statements.len() {
         let st = program.statements[s].clone();
@@ -67,8 +67,13 @@ pub fn solve(mut program: Program) -> Program {
     }
     // Pairs on the same matrix that may meet.
     let statements = program.statements.clone();
-    // Lowering gave every statement a `u32` id, so the ids cover them all.
-    let ids = || (0..=u32::MAX).map(StmtId).zip(0..statements.len());
+    // Lowering gave every statement a `u32` id, so every index has one.
+    let ids = || {
+        (0..statements.len()).map(|i| {
+            let id = StmtId::from_index(i).expect("lowering checked the statement ids");
+            (id, i)
+        })
+    };
     for (ws_id, ws) in ids() {
         for (wa, w) in statements[ws].writes.iter().enumerate() {
             for (rs_id, rs) in ids() {

@@ -72,7 +72,7 @@ fn registry(p: &Program) -> Registry {
 
 /// Input tile value: a hash of the matrix and index.
 fn input_tile(matrix: lpk_model::MatrixId, index: &[i64]) -> Tile {
-    let mut v = matrix.0 as f64 + 0.5;
+    let mut v = matrix.index() as f64 + 0.5;
     for &i in index {
         v = v * 1.37 + i as f64;
     }
@@ -87,11 +87,14 @@ impl TileSource for Inputs {
 }
 
 /// Runs the program in source order, keeping every tile.
-fn sequential(inst: &Instance<'_>, reg: &Registry) -> BTreeMap<(u32, Vec<i64>), Tile> {
+fn sequential(
+    inst: &Instance<'_>,
+    reg: &Registry,
+) -> BTreeMap<(lpk_model::MatrixId, Vec<i64>), Tile> {
     let p = inst.program;
     let engine = Engine::new(inst);
     let kernels = lpk_runtime::exec::resolve_kernels(p, reg).expect("every kernel");
-    let mut tiles: BTreeMap<(u32, Vec<i64>), Tile> = BTreeMap::new();
+    let mut tiles: BTreeMap<(lpk_model::MatrixId, Vec<i64>), Tile> = BTreeMap::new();
     let tasks = inst.tasks().expect("tasks");
     for t in &tasks {
         let st = p.statement(t.stmt);
@@ -101,7 +104,7 @@ fn sequential(inst: &Instance<'_>, reg: &Registry) -> BTreeMap<(u32, Vec<i64>), 
             .map(|r| {
                 if p.matrix(r.matrix).role == Role::Input {
                     Some(Arc::new(input_tile(r.matrix, &r.index)))
-                } else if let Some(tile) = tiles.get(&(r.matrix.0, r.index.clone())) {
+                } else if let Some(tile) = tiles.get(&(r.matrix, r.index.clone())) {
                     Some(Arc::new(tile.clone()))
                 } else if p.is_zero(r.matrix) {
                     None
@@ -131,7 +134,7 @@ fn sequential(inst: &Instance<'_>, reg: &Registry) -> BTreeMap<(u32, Vec<i64>), 
         let kernel = reg.get(&p.kernel(st.kernel).name).expect("kernel");
         let out = kernel.call(&args).expect("kernel runs");
         for (w, tile) in engine.writes(t).expect("writes").into_iter().zip(out) {
-            tiles.insert((w.matrix.0, w.index), tile);
+            tiles.insert((w.matrix, w.index), tile);
         }
     }
     tiles
@@ -150,7 +153,7 @@ fn check(path: &str, sets: &[&[(&str, i64)]]) {
         let reference = sequential(&inst, &reg);
         let expected: BTreeMap<_, _> = reference
             .into_iter()
-            .filter(|((m, _), _)| program.matrices[*m as usize].role == Role::Output)
+            .filter(|((m, _), _)| program.matrix(*m).role == Role::Output)
             .collect();
         let total = inst.tasks().expect("tasks").len() as u64;
         for workers in [1, 2, 4] {

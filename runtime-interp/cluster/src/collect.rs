@@ -660,7 +660,8 @@ type Pending = (String, usize, Vec<i64>);
 fn output_writers(inst: &Instance<'_>, early: &mut Early) -> Vec<Pending> {
     let mut pending: Vec<Pending> = Vec::new();
     let mut engine = Engine::new(inst);
-    for ((m, decl), id) in inst.program.matrices.iter().enumerate().zip(0u32..) {
+    for (id, decl) in inst.program.matrix_ids() {
+        let m = id.index();
         if decl.role != Role::Output {
             continue;
         }
@@ -668,10 +669,7 @@ fn output_writers(inst: &Instance<'_>, early: &mut Early) -> Vec<Pending> {
         let mut indices: Vec<Vec<i64>> = Vec::new();
         grid(&extents, &mut |idx| indices.push(idx.to_vec()));
         for index in indices {
-            let tile = TileRef {
-                matrix: MatrixId(id),
-                index,
-            };
+            let tile = TileRef { matrix: id, index };
             match engine.writer(&tile).as_deref() {
                 Ok([task]) => pending.push((task_id(task), m, tile.index)),
                 Ok([]) => {

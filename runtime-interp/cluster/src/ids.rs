@@ -71,7 +71,7 @@ fn split(text: &str) -> Result<(u32, Vec<i64>), BadId> {
 pub fn parse_task(text: &str) -> Result<Task, BadId> {
     let (stmt, vars) = split(text)?;
     Ok(Task {
-        stmt: StmtId(stmt),
+        stmt: StmtId::from_index(stmt as usize).map_err(|_| bad(text))?,
         vars: Vars::from(&vars[..]),
     })
 }
@@ -80,7 +80,7 @@ pub fn parse_task(text: &str) -> Result<Task, BadId> {
 pub fn parse_tile(text: &str) -> Result<TileRef, BadId> {
     let (matrix, index) = split(text)?;
     Ok(TileRef {
-        matrix: MatrixId(matrix),
+        matrix: MatrixId::from_index(matrix as usize).map_err(|_| bad(text))?,
         index,
     })
 }
@@ -92,20 +92,26 @@ mod tests {
     #[test]
     fn ids_round_trip() {
         let t = Task {
-            stmt: StmtId(7),
+            stmt: StmtId::from_index(7).expect("a small index"),
             vars: Vars::from(&[0, -3, 12][..]),
         };
         assert_eq!(task_id(&t), "7:0,-3,12");
         assert_eq!(parse_task(&task_id(&t)), Ok(t));
         let empty = Task {
-            stmt: StmtId(2),
+            stmt: StmtId::from_index(2).expect("a small index"),
             vars: Vars::from(&[][..]),
         };
         assert_eq!(task_id(&empty), "2:");
         assert_eq!(parse_task("2:"), Ok(empty));
-        assert_eq!(tile_id(MatrixId(1), &[2, 0]), "1:2,0");
+        assert_eq!(
+            tile_id(MatrixId::from_index(1).expect("a small index"), &[2, 0]),
+            "1:2,0"
+        );
         let tile = parse_tile("1:2,0").expect("a tile id");
-        assert_eq!((tile.matrix, tile.index), (MatrixId(1), vec![2, 0]));
+        assert_eq!(
+            (tile.matrix, tile.index),
+            (MatrixId::from_index(1).expect("a small index"), vec![2, 0])
+        );
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub fn marker_key(task: &Task) -> String {
 pub fn parse_marker(key: &str) -> Option<Task> {
     let rest = key.rsplit('/').next()?;
     let (stmt, vars) = rest.split_once('=')?;
-    let stmt = StmtId(stmt.parse().ok()?);
+    let stmt = StmtId::from_index(stmt.parse().ok()?).ok()?;
     let vars: Vec<i64> = if vars.is_empty() {
         Vec::new()
     } else {
@@ -228,7 +228,7 @@ mod tests {
 
     fn task(stmt: u32, vars: &[i64]) -> Task {
         Task {
-            stmt: StmtId(stmt),
+            stmt: StmtId::from_index(stmt as usize).expect("a small index"),
             vars: Vars::from(vars),
         }
     }
@@ -297,7 +297,7 @@ mod tests {
             .filter(|k| k.ends_with(".log"))
             .collect();
         assert_eq!(logs.len(), 2, "{logs:?}");
-        let mut is_task = |t: &Task| t.stmt.0 <= 3;
+        let mut is_task = |t: &Task| t.stmt.index() <= 3;
         let found = read_done(&store, 100, &mut is_task).expect("read");
         assert_eq!(found.done.len(), 8, "{found:?}");
         assert_eq!(found.skipped_count, 0, "{found:?}");

@@ -41,7 +41,7 @@ pub struct Submission<'a> {
     /// Parameters given; the others are inferred from the input shapes.
     pub params: &'a [(String, i64)],
     /// The data of every input matrix, by matrix index.
-    pub inputs: &'a BTreeMap<u32, InputSpec>,
+    pub inputs: &'a BTreeMap<MatrixId, InputSpec>,
     /// Seed of generated inputs (as `lpkc run --seed`).
     pub seed: u64,
     /// The block size.
@@ -252,7 +252,7 @@ fn first_readers(
         .get(m.index())
         .cloned()
         .unwrap_or_default();
-    let shape = prepared.inputs.get(&m.0).map(|d| d.shape());
+    let shape = prepared.inputs.get(&m).map(|d| d.shape());
     let one_d = decl.extents.len() == 1;
     let mut failure = None;
     grid(&extents, &mut |idx| {

@@ -205,22 +205,40 @@ mod tests {
         for i in 0..10 {
             cache.put(
                 &run,
-                lpk_model::MatrixId(0),
+                lpk_model::MatrixId::from_index(0).expect("a small index"),
                 &[i],
                 Arc::new(Tile::zeros(2, 2)),
             );
         }
         assert_eq!(cache.bytes(), 3 * 32);
-        assert!(cache.get(&run, lpk_model::MatrixId(0), &[9]).is_some());
-        assert!(cache.get(&run, lpk_model::MatrixId(0), &[0]).is_none());
+        assert!(cache
+            .get(
+                &run,
+                lpk_model::MatrixId::from_index(0).expect("a small index"),
+                &[9]
+            )
+            .is_some());
+        assert!(cache
+            .get(
+                &run,
+                lpk_model::MatrixId::from_index(0).expect("a small index"),
+                &[0]
+            )
+            .is_none());
         cache.put(
             &run,
-            lpk_model::MatrixId(0),
+            lpk_model::MatrixId::from_index(0).expect("a small index"),
             &[99],
             Arc::new(Tile::zeros(10, 10)),
         );
         assert!(
-            cache.get(&run, lpk_model::MatrixId(0), &[99]).is_none(),
+            cache
+                .get(
+                    &run,
+                    lpk_model::MatrixId::from_index(0).expect("a small index"),
+                    &[99]
+                )
+                .is_none(),
             "larger than the cache"
         );
         cache.forget_run("r");

@@ -508,7 +508,7 @@ fn task_hash(seed: u64, stmt: StmtId, vars: &[i64]) -> u64 {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
-    let mut h = mix(seed ^ u64::from(stmt.0));
+    let mut h = mix(seed ^ u64::from(u32::from(stmt)));
     for &v in vars {
         h = mix(h ^ v as u64);
     }

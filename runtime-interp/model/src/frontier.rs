@@ -147,7 +147,7 @@ mod tests {
 
     fn t(i: i64) -> Task {
         Task {
-            stmt: StmtId(0),
+            stmt: StmtId::from_u32(0),
             vars: Vars::from(&[i][..]),
         }
     }

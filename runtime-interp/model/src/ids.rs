@@ -3,7 +3,11 @@
 //! (`Program::statements`, `Program::matrices`, `Program::kernels`). The
 //! newtypes keep one kind of index from being used for another; they are
 //! `#[serde(transparent)]`, so the artifact's CBOR and JSON carry the bare
-//! number, and `Display` prints the bare number.
+//! number, and `Display` prints the bare number. Their number is private:
+//! another crate makes an id only through [`StmtId::from_index`] (and its
+//! twins), which refuses an index that does not fit, or gets one from the
+//! program (`Program::statement_ids`, `Program::matrix_named`) or from a
+//! validated artifact.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -25,13 +29,21 @@ macro_rules! id_type {
             Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
         )]
         #[serde(transparent)]
-        pub struct $name(pub u32);
+        pub struct $name(u32);
 
         impl $name {
             /// The index into the program's arena.
             #[inline]
             pub fn index(self) -> usize {
                 self.0 as usize
+            }
+
+            /// The id of a number this crate read where ids are `u32`
+            /// (a task id, an iteration over the arena).
+            #[inline]
+            #[allow(dead_code)] // not every kind of id is counted in this crate
+            pub(crate) const fn from_u32(n: u32) -> $name {
+                $name(n)
             }
 
             /// The id of arena entry `i`; an error if `i` does not fit in

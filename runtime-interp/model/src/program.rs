@@ -217,9 +217,12 @@ pub struct StatementPlans {
     pub reads: Vec<AccessPlans>,
 }
 
-/// A compiled program.
+/// The parts of a compiled program, as the compiler lowers them and an
+/// artifact stores them: not yet validated. Only
+/// [`Program::validate`](crate::artifact::validate) makes a [`Program`] of
+/// them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Program {
+pub struct ProgramParts {
     /// Its name.
     pub name: String,
     /// Its parameters.
@@ -238,6 +241,41 @@ pub struct Program {
     pub tree: Vec<TreeNode>,
     /// The plans, one per statement (empty until the solver ran).
     pub plans: Vec<StatementPlans>,
+}
+
+/// A validated compiled program: every id and index in range, the
+/// expression pool a DAG of bounded depth, the plans well formed (see
+/// [`crate::artifact::validate`]). The evaluators, queries and runtimes
+/// trust these invariants, so a `Program` is built only by
+/// [`Program::validate`] (the compiler's lowering and the artifact loader
+/// both go through it) and its parts are read, never changed, through
+/// `Deref` (`program.statements`); [`Program::into_parts`] gives them back
+/// to be changed and validated again.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Program(
+    /// Written only by `artifact::validate`, after it checked them.
+    pub(crate) ProgramParts,
+);
+
+impl std::ops::Deref for Program {
+    type Target = ProgramParts;
+
+    fn deref(&self) -> &ProgramParts {
+        &self.0
+    }
+}
+
+impl AsRef<ProgramParts> for Program {
+    fn as_ref(&self) -> &ProgramParts {
+        &self.0
+    }
+}
+
+impl AsRef<ProgramParts> for ProgramParts {
+    fn as_ref(&self) -> &ProgramParts {
+        self
+    }
 }
 
 /// A parameter binding that violates the program's contract.
@@ -295,7 +333,7 @@ pub struct Instance<'p> {
     pub extents: Vec<Vec<i64>>,
 }
 
-impl Program {
+impl ProgramParts {
     /// Whether `matrix` is a zero matrix: its tiles that no task writes
     /// read as zero tiles. `false` for an id out of range.
     pub fn is_zero(&self, matrix: MatrixId) -> bool {
@@ -304,7 +342,7 @@ impl Program {
 
     /// The statement `id`. Panics if `id` is out of range: ids of a
     /// validated program (or of the compiler's own lowering) are in range;
-    /// check ids from user input with [`Program::get_statement`].
+    /// check ids from user input with [`ProgramParts::get_statement`].
     #[inline]
     pub fn statement(&self, id: StmtId) -> &Statement {
         &self.statements[id.index()]
@@ -323,7 +361,7 @@ impl Program {
         &self.plans[id.index()]
     }
 
-    /// The matrix `id` (panics if out of range, as [`Program::statement`]).
+    /// The matrix `id` (panics if out of range, as [`ProgramParts::statement`]).
     #[inline]
     pub fn matrix(&self, id: MatrixId) -> &MatrixDecl {
         &self.matrices[id.index()]
@@ -335,7 +373,7 @@ impl Program {
         self.matrices.get(id.index())
     }
 
-    /// The kernel `id` (panics if out of range, as [`Program::statement`]).
+    /// The kernel `id` (panics if out of range, as [`ProgramParts::statement`]).
     #[inline]
     pub fn kernel(&self, id: KernelId) -> &KernelDecl {
         &self.kernels[id.index()]
@@ -352,13 +390,20 @@ impl Program {
     /// and the compiler checks its own with [`StmtId::from_index`]); the
     /// ids are counted in `u32`, so iteration could never wrap.
     pub fn statement_ids(&self) -> impl Iterator<Item = (StmtId, &Statement)> + '_ {
-        (0..=u32::MAX).map(StmtId).zip(&self.statements)
+        (0..=u32::MAX).map(StmtId::from_u32).zip(&self.statements)
     }
 
     /// The matrices with their ids, in declaration order (bounded as in
-    /// [`Program::statement_ids`]).
+    /// [`ProgramParts::statement_ids`]).
     pub fn matrix_ids(&self) -> impl Iterator<Item = (MatrixId, &MatrixDecl)> + '_ {
-        (0..=u32::MAX).map(MatrixId).zip(&self.matrices)
+        (0..=u32::MAX).map(MatrixId::from_u32).zip(&self.matrices)
+    }
+
+    /// The matrix named `name`, if the program has one.
+    pub fn matrix_named(&self, name: &str) -> Option<MatrixId> {
+        self.matrix_ids()
+            .find(|(_, m)| m.name == name)
+            .map(|(id, _)| id)
     }
 
     /// Renders an expression of a statement's context.
@@ -377,6 +422,14 @@ impl Program {
         };
         let text = self.exprs.display(r, &names).to_string();
         text
+    }
+}
+
+impl Program {
+    /// Its parts, to change them (a validated program is never changed in
+    /// place); validate them again to have a program.
+    pub fn into_parts(self) -> ProgramParts {
+        self.0
     }
 
     /// Binds parameters by name (defaults fill the rest) and checks the

@@ -420,7 +420,7 @@ impl Instance<'_> {
     ) -> Result<(), WalkError> {
         let mut slots = Vec::new();
         let mut task = Task {
-            stmt: StmtId(0),
+            stmt: StmtId::from_u32(0),
             vars: Vars::from(&[][..]),
         };
         let mut idle = 0;

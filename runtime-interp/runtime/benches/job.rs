@@ -46,7 +46,11 @@ fn bench(c: &mut Criterion) {
     let out = dir.join("out");
     let registry = Registry::standard();
     let config = ExecConfig { workers };
-    let specs: BTreeMap<u32, InputSpec> = [(0, InputSpec::File(file.clone()))].into();
+    let specs: BTreeMap<lpk_model::MatrixId, InputSpec> = [(
+        lpk_model::MatrixId::from_index(0).expect("fits"),
+        InputSpec::File(file.clone()),
+    )]
+    .into();
 
     let mut g = c.benchmark_group(format!("cholesky_n{n}_b{block}_w{workers}"));
     g.sample_size(10).warm_up_time(Duration::from_millis(100));
@@ -66,7 +70,8 @@ fn bench(c: &mut Criterion) {
             run_job(&program, &job, &registry, &config, &Progress::default()).expect("runs")
         })
     });
-    let data: BTreeMap<u32, Tile> = [(0, a.clone())].into();
+    let data: BTreeMap<lpk_model::MatrixId, Tile> =
+        [(lpk_model::MatrixId::from_index(0).expect("fits"), a.clone())].into();
     g.bench_function("dense_run_in_memory", |b| {
         b.iter(|| {
             in_memory::run(

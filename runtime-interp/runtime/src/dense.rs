@@ -322,12 +322,12 @@ pub(crate) fn tiles_of(n: usize, b: usize) -> usize {
 pub(crate) fn infer_params_from_shapes(
     program: &Program,
     given: &[(String, i64)],
-    inputs: &BTreeMap<u32, (usize, usize)>,
+    inputs: &BTreeMap<MatrixId, (usize, usize)>,
     block: usize,
 ) -> Result<Vec<(String, i64)>, ShapeError> {
     let mut inferred: Vec<(String, i64, ExtentSource)> = Vec::new();
     for (&m, &(rows, cols)) in inputs {
-        let Some(decl) = program.matrices.get(m as usize) else {
+        let Some(decl) = program.get_matrix(m) else {
             continue;
         };
         let dims = [rows, cols];
@@ -365,7 +365,7 @@ pub(crate) fn infer_params_from_shapes(
 }
 
 /// The shape (rows, columns) of each dense input.
-pub(crate) fn shapes_of(inputs: &BTreeMap<u32, Tile>) -> BTreeMap<u32, (usize, usize)> {
+pub(crate) fn shapes_of(inputs: &BTreeMap<MatrixId, Tile>) -> BTreeMap<MatrixId, (usize, usize)> {
     inputs
         .iter()
         .map(|(&m, t)| (m, (t.nrows(), t.ncols())))
@@ -377,20 +377,20 @@ pub(crate) fn shapes_of(inputs: &BTreeMap<u32, Tile>) -> BTreeMap<u32, (usize, u
 /// is enough.
 pub(crate) fn check_grids(
     inst: &Instance<'_>,
-    inputs: &BTreeMap<u32, (usize, usize)>,
+    inputs: &BTreeMap<MatrixId, (usize, usize)>,
     block: usize,
 ) -> Result<(), ShapeError> {
     let program = inst.program;
-    for (m, decl) in program.matrices.iter().enumerate() {
+    for (m, decl) in program.matrix_ids() {
         if decl.role != Role::Input {
             continue;
         }
-        let Some(&(rows, cols)) = inputs.get(&(m as u32)) else {
+        let Some(&(rows, cols)) = inputs.get(&m) else {
             return Err(ShapeError::Missing {
                 matrix: decl.name.clone(),
             });
         };
-        let ext = inst.extents.get(m).cloned().unwrap_or_default();
+        let ext = inst.extents.get(m.index()).cloned().unwrap_or_default();
         let have = [tiles_of(rows, block), tiles_of(cols, block)];
         let ok = match ext.len() {
             1 => have[0] as i64 == ext[0],
@@ -424,7 +424,7 @@ pub(crate) fn check_grids(
 /// Input tiles cut from dense matrices.
 pub(crate) struct DenseSource<'a> {
     /// Dense data per input matrix index.
-    pub inputs: &'a BTreeMap<u32, Tile>,
+    pub inputs: &'a BTreeMap<MatrixId, Tile>,
     /// Extent count per matrix (1-D matrices are row blocks).
     pub dims: Vec<usize>,
     /// Block size.
@@ -435,7 +435,7 @@ impl TileSource for DenseSource<'_> {
     fn input(&self, matrix: MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError> {
         let data = self
             .inputs
-            .get(&matrix.0)
+            .get(&matrix)
             .ok_or(TileError::NoData { matrix })?;
         let (r0, nr, c0, nc) = tile_rect(
             self.block,
@@ -480,7 +480,7 @@ pub fn tile_rect(
 }
 
 /// Output tiles by (matrix, index).
-pub(crate) type TileMap = BTreeMap<(u32, Vec<i64>), Arc<Tile>>;
+pub(crate) type TileMap = BTreeMap<(MatrixId, Vec<i64>), Arc<Tile>>;
 
 /// Collects output tiles in memory.
 #[derive(Default)]
@@ -491,7 +491,7 @@ pub struct CollectSink {
 impl TileSink for CollectSink {
     fn output(&self, matrix: MatrixId, index: &[i64], tile: Arc<Tile>) -> Result<(), TileError> {
         let mut t = self.tiles.lock().unwrap_or_else(|e| e.into_inner());
-        if t.insert((matrix.0, index.to_vec()), tile).is_some() {
+        if t.insert((matrix, index.to_vec()), tile).is_some() {
             return Err(TileError::WrittenTwice {
                 matrix,
                 index: index.to_vec(),

@@ -7,11 +7,12 @@ use crate::exec::{ExecConfig, Progress, RunReport};
 use crate::kernels::{Registry, Tile};
 use crate::pipeline;
 use lpk_model::program::{Instance, Program};
+use lpk_model::MatrixId;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Output tiles of one run, per matrix and tile index.
-pub(crate) type OutputTiles = BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>;
+pub(crate) type OutputTiles = BTreeMap<MatrixId, BTreeMap<Vec<i64>, Arc<Tile>>>;
 
 /// A finished run on dense inputs.
 pub struct DenseRun<'p> {
@@ -31,7 +32,7 @@ pub struct DenseRun<'p> {
 pub fn run<'p>(
     program: &'p Program,
     given: &[(String, i64)],
-    inputs: &BTreeMap<u32, Tile>,
+    inputs: &BTreeMap<MatrixId, Tile>,
     block: usize,
     registry: &Registry,
     config: &ExecConfig,

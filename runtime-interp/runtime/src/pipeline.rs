@@ -70,7 +70,7 @@ pub fn bind<'p>(
     program: &'p Program,
     registry: &Registry,
     given: &[(String, i64)],
-    shapes: &BTreeMap<u32, Shape>,
+    shapes: &BTreeMap<MatrixId, Shape>,
     block: usize,
 ) -> Result<Bound<'p>, PrepareError> {
     let inferred = dense::infer_params_from_shapes(program, given, shapes, block)?;
@@ -100,9 +100,9 @@ impl From<PrepareError> for crate::dense::RunError {
 pub fn output_shapes(
     inst: &Instance<'_>,
     registry: &Registry,
-    shapes: &BTreeMap<u32, Shape>,
+    shapes: &BTreeMap<MatrixId, Shape>,
     block: usize,
-) -> BTreeMap<u32, Option<Shape>> {
+) -> BTreeMap<MatrixId, Option<Shape>> {
     inst.program
         .matrix_ids()
         .filter(|(_, decl)| decl.role == Role::Output)
@@ -112,7 +112,7 @@ pub fn output_shapes(
             } else {
                 None
             };
-            (id.0, shape)
+            (id, shape)
         })
         .collect()
 }
@@ -149,18 +149,18 @@ pub fn place_tile(
 /// matrix (or why its tiles form none).
 pub fn assemble_whole(
     inst: &Instance<'_>,
-    collected: &BTreeMap<u32, TilesOf>,
+    collected: &BTreeMap<MatrixId, TilesOf>,
     block: usize,
-) -> BTreeMap<u32, Result<Tile, AssembleError>> {
+) -> BTreeMap<MatrixId, Result<Tile, AssembleError>> {
     collected
         .iter()
         .map(|(&m, tiles)| {
             let name = inst
                 .program
-                .get_matrix(MatrixId(m))
+                .get_matrix(m)
                 .map(|d| d.name.clone())
                 .unwrap_or_default();
-            let extents = inst.extents.get(m as usize).cloned().unwrap_or_default();
+            let extents = inst.extents.get(m.index()).cloned().unwrap_or_default();
             let request = OutputRequest::whole(&name);
             (m, outputs::assemble(&request, &extents, tiles, block))
         })
@@ -207,9 +207,9 @@ pub fn residual_json(r: &Residual) -> serde_json::Value {
 /// QR's final `R` is found.
 pub fn residual(
     inst: &Instance<'_>,
-    inputs: &BTreeMap<u32, Tile>,
-    outputs: &BTreeMap<u32, Tile>,
-    tiles: &BTreeMap<u32, TilesOf>,
+    inputs: &BTreeMap<MatrixId, Tile>,
+    outputs: &BTreeMap<MatrixId, Tile>,
+    tiles: &BTreeMap<MatrixId, TilesOf>,
 ) -> Result<Residual, VerifyError> {
     let qr_r = verify::final_qr_r(inst, tiles);
     verify::verify(inst.program, inputs, outputs, qr_r.as_deref())

@@ -156,7 +156,7 @@ struct Checker<'a, 'p> {
     inst: &'a Instance<'p>,
     registry: &'a Registry,
     engine: Engine<'a, 'p>,
-    inputs: &'a BTreeMap<u32, (usize, usize)>,
+    inputs: &'a BTreeMap<MatrixId, (usize, usize)>,
     block: usize,
     shapes: FxHashMap<TileRef, Shape>,
     evaluated: FxHashSet<Task>,
@@ -169,7 +169,7 @@ struct Checker<'a, 'p> {
 pub fn check(
     inst: &Instance<'_>,
     registry: &Registry,
-    inputs: &BTreeMap<u32, (usize, usize)>,
+    inputs: &BTreeMap<MatrixId, (usize, usize)>,
     block: usize,
 ) -> Result<(), Box<Disagreement>> {
     if block == 0 {
@@ -207,7 +207,7 @@ const PREDICT_BUDGET: usize = 10_000;
 pub(crate) fn predict_output(
     inst: &Instance<'_>,
     registry: &Registry,
-    inputs: &BTreeMap<u32, (usize, usize)>,
+    inputs: &BTreeMap<MatrixId, (usize, usize)>,
     block: usize,
     matrix: MatrixId,
 ) -> Option<(usize, usize)> {
@@ -246,7 +246,7 @@ pub(crate) fn predict_output(
         };
         let len = |size: Size, tiles: i64| -> Option<usize> {
             let o = size.origin?;
-            let &(r, c) = inputs.get(&o.matrix.0)?;
+            let &(r, c) = inputs.get(&o.matrix)?;
             let n = match o.dim {
                 Dim::Rows => r,
                 // The columns of a 1-D input are one tile wide.
@@ -279,7 +279,7 @@ impl Checker<'_, '_> {
     }
 
     fn input_shape(&self, tile: &TileRef) -> Shape {
-        let Some(&(rows, cols)) = self.inputs.get(&tile.matrix.0) else {
+        let Some(&(rows, cols)) = self.inputs.get(&tile.matrix) else {
             return [None, None];
         };
         let size = |len: Option<usize>, dim| {
@@ -366,11 +366,8 @@ impl Checker<'_, '_> {
         let mut lists: Vec<(MatrixId, std::vec::IntoIter<Vec<i64>>)> = self
             .inputs
             .iter()
-            .filter(|(&m, _)| self.role(MatrixId(m)) == Some(Role::Input))
-            .map(|(&m, &(rows, cols))| {
-                let m = MatrixId(m);
-                (m, self.short_tiles(m, rows, cols).into_iter())
-            })
+            .filter(|(&m, _)| self.role(m) == Some(Role::Input))
+            .map(|(&m, &(rows, cols))| (m, self.short_tiles(m, rows, cols).into_iter()))
             .collect();
         let mut start: Vec<Task> = Vec::new();
         'collect: loop {
@@ -568,7 +565,7 @@ impl Checker<'_, '_> {
                 .get_matrix(o.matrix)
                 .map(|m| m.name.clone())
                 .unwrap_or_default(),
-            shape: self.inputs.get(&o.matrix.0).copied().unwrap_or((0, 0)),
+            shape: self.inputs.get(&o.matrix).copied().unwrap_or((0, 0)),
             one_d: self.one_d(o.matrix),
             dim: o.dim,
             block: self.block,

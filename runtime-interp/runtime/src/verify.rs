@@ -130,8 +130,8 @@ struct Operands<'a> {
 /// factor for QR programs whose R is not a plain 2-D matrix (TSQR).
 pub fn verify(
     program: &Program,
-    inputs: &BTreeMap<u32, Tile>,
-    outputs: &BTreeMap<u32, Tile>,
+    inputs: &BTreeMap<MatrixId, Tile>,
+    outputs: &BTreeMap<MatrixId, Tile>,
     qr_r: Option<&Tile>,
 ) -> Result<Residual, VerifyError> {
     let called: Vec<&str> = program
@@ -145,7 +145,7 @@ pub fn verify(
     let outs: Vec<(MatrixId, &Tile)> = program
         .matrix_ids()
         .filter(|(_, m)| m.role == Role::Output)
-        .filter_map(|(i, _)| outputs.get(&i.0).map(|t| (i, t)))
+        .filter_map(|(i, _)| outputs.get(&i).map(|t| (i, t)))
         .collect();
     let n = ins
         .iter()
@@ -304,7 +304,7 @@ fn product(ops: Operands<'_>) -> Result<Residual, VerifyError> {
 /// tile index.
 pub(crate) fn final_qr_r(
     inst: &Instance<'_>,
-    outputs: &BTreeMap<u32, BTreeMap<Vec<i64>, Arc<Tile>>>,
+    outputs: &BTreeMap<MatrixId, BTreeMap<Vec<i64>, Arc<Tile>>>,
 ) -> Option<Arc<Tile>> {
     let program = inst.program;
     let (m, decl) = program
@@ -320,7 +320,7 @@ pub(crate) fn final_qr_r(
         return None;
     }
     let mut engine = lpk_model::query::Engine::new(inst);
-    let mut unread = outputs.get(&m.0)?.iter().filter(|(idx, _)| {
+    let mut unread = outputs.get(&m)?.iter().filter(|(idx, _)| {
         let tile = lpk_model::task::TileRef {
             matrix: m,
             index: (*idx).clone(),

@@ -9,6 +9,7 @@ use crate::error::CliError;
 use crate::output;
 use lpk_compiler::pipeline::{compile_source, CompileError, LintGate};
 use lpk_model::program::Program;
+use lpk_model::MatrixId;
 use lpk_runtime::dense::{self, InputSpec};
 use lpk_runtime::exec::{ExecConfig, Progress};
 use lpk_runtime::in_memory;
@@ -163,14 +164,12 @@ fn generate(
     program: &Program,
     specs: &[InputSpec],
     seed: u64,
-) -> Result<BTreeMap<u32, Tile>, String> {
+) -> Result<BTreeMap<MatrixId, Tile>, String> {
     let input_ids = program
-        .matrices
-        .iter()
-        .enumerate()
+        .matrix_ids()
         .filter(|(_, m)| m.role == lpk_model::program::Role::Input)
-        .map(|(i, _)| i as u32);
-    let mut data: BTreeMap<u32, Tile> = BTreeMap::new();
+        .map(|(i, _)| i);
+    let mut data: BTreeMap<MatrixId, Tile> = BTreeMap::new();
     for (k, (id, spec)) in input_ids.zip(specs).enumerate() {
         let t = spec
             .generate(seed.wrapping_add(k as u64))
@@ -258,15 +257,14 @@ fn reference_run(
     args: &BenchArgs,
     program: &Program,
     done: in_memory::DenseRun<'_>,
-    data: &BTreeMap<u32, Tile>,
+    data: &BTreeMap<MatrixId, Tile>,
     workers: usize,
 ) -> Result<(Measured, f64), String> {
     let by = |m: &str| {
         program
-            .matrices
-            .iter()
-            .position(|d| d.name == m)
-            .and_then(|i| done.outputs.get(&(i as u32)))
+            .matrix_ids()
+            .find(|(_, d)| d.name == m)
+            .and_then(|(i, _)| done.outputs.get(&i))
     };
     let ext_of = |m: &str| -> Vec<i64> {
         program

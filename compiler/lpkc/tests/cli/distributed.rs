@@ -1559,7 +1559,10 @@ fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
 
     // An output tile in the dead set: collect deletes dead tiles, but
     // never an output's.
-    let l_tile = lpk_cluster::ids::tile_id(lpk_model::MatrixId(1), &[2, 1]);
+    let l_tile = lpk_cluster::ids::tile_id(
+        lpk_model::MatrixId::from_index(1).expect("a small index"),
+        &[2, 1],
+    );
     r.query::<()>(
         lpk_cluster::redis::cmd("SADD")
             .arg(keys.dead())

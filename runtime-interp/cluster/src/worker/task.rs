@@ -471,7 +471,7 @@ fn check_input_tile(
 ) -> Result<(), String> {
     let extents = inst
         .extents
-        .get(t.matrix.0 as usize)
+        .get(t.matrix.index())
         .map_or(&[][..], |e| &e[..]);
     let fits = |len: usize, d: usize| -> bool {
         let last = extents

@@ -14,8 +14,9 @@
 
 pub mod validate;
 
-use crate::program::Program;
+use crate::program::{Program, ProgramParts};
 use serde::{Deserialize, Serialize};
+use validate::check;
 pub use validate::{validate, Limits, ValidationError};
 
 /// The eight magic bytes every CBOR artifact starts with: `LPKA`, then a NUL
@@ -50,20 +51,40 @@ pub const MAX_PAYLOAD: u32 = 16 << 20;
 /// The value of the JSON twin's `format` field.
 pub(crate) const JSON_FORMAT: &str = "lpka";
 
-/// A compiled program with what a runtime needs to report errors.
+/// A compiled program with what a runtime needs to report errors. An
+/// `Artifact` holds a validated [`Program`]; an [`ArtifactParts`] (what
+/// bytes decode to, or what a test changes) holds its unvalidated
+/// [`ProgramParts`] until [`validate`] checks them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Artifact {
+pub struct Artifact<P = Program> {
     /// The tool that wrote it, e.g. `lpkc 0.1.0`.
     pub compiler: String,
     /// Where the program came from.
     pub source: SourceInfo,
     /// The program, with its plans.
-    pub program: Program,
+    pub program: P,
     /// What the writer's lint found (format 2.1; absent when the writer
     /// did not lint). A runtime does not lint a program that carries one
     /// again; it still checks while running what it can cheaply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lint: Option<LintRecord>,
+}
+
+/// An artifact as decoded, before [`validate`]: its program is
+/// [`ProgramParts`].
+pub type ArtifactParts = Artifact<ProgramParts>;
+
+impl Artifact {
+    /// Its parts, to change them; [`validate`] makes an artifact of them
+    /// again.
+    pub fn into_parts(self) -> ArtifactParts {
+        Artifact {
+            compiler: self.compiler,
+            source: self.source,
+            program: self.program.into_parts(),
+            lint: self.lint,
+        }
+    }
 }
 
 /// The lint result an artifact carries: `lpkc compile` writes an artifact
@@ -169,10 +190,10 @@ pub struct Loaded {
 /// The JSON twin: the same data model, with the format and version that
 /// the CBOR container keeps in its header.
 #[derive(Serialize, Deserialize)]
-struct JsonTwin {
+struct JsonTwin<A> {
     format: String,
     version: (u16, u16),
-    artifact: Artifact,
+    artifact: A,
 }
 
 /// Why an artifact could not be written or loaded.
@@ -278,7 +299,7 @@ pub fn crc32(bytes: &[u8]) -> u32 {
 /// artifact is validated first, so nothing is written that no reader would
 /// load.
 pub fn encode(artifact: &Artifact) -> Result<Vec<u8>, ArtifactError> {
-    validate(artifact, &Limits::default())?;
+    check(artifact, &Limits::default())?;
     let mut cbor = Vec::new();
     ciborium::into_writer(artifact, &mut cbor).map_err(|e| ArtifactError::Encode(e.to_string()))?;
     let fits = |n: usize| {
@@ -307,11 +328,11 @@ pub fn encode(artifact: &Artifact) -> Result<Vec<u8>, ArtifactError> {
 /// Encodes an artifact as its JSON twin (pretty-printed), after validating
 /// it.
 pub fn encode_json(artifact: &Artifact) -> Result<String, ArtifactError> {
-    validate(artifact, &Limits::default())?;
+    check(artifact, &Limits::default())?;
     let twin = JsonTwin {
         format: JSON_FORMAT.to_string(),
         version: (FORMAT_MAJOR, FORMAT_MINOR),
-        artifact: artifact.clone(),
+        artifact,
     };
     serde_json::to_string_pretty(&twin).map_err(|e| ArtifactError::Encode(e.to_string()))
 }
@@ -438,32 +459,37 @@ pub fn decode(bytes: &[u8]) -> Result<Loaded, ArtifactError> {
 
 /// [`decode`] with explicit validation limits.
 pub fn decode_with(bytes: &[u8], limits: &Limits) -> Result<Loaded, ArtifactError> {
-    let mut loaded = if is_json_twin(bytes) {
-        decode_json(bytes)?
+    let (mut parts, major, minor, header) = if is_json_twin(bytes) {
+        let (parts, major, minor) = decode_json(bytes)?;
+        (parts, major, minor, None)
     } else {
         let (header, payload) = read_container(bytes)?;
-        let artifact: Artifact = ciborium::from_reader(payload.as_slice())
+        let parts: ArtifactParts = ciborium::from_reader(payload.as_slice())
             .map_err(|e| ArtifactError::Decode(cbor_error_text(&e)))?;
-        Loaded {
-            artifact,
-            encoding: Encoding::Cbor,
-            major: header.major,
-            minor: header.minor,
-            header: Some(header),
-        }
+        (parts, header.major, header.minor, Some(header))
     };
-    if loaded.major < 2 {
+    if major < 2 {
         // Version 1 has no zero matrices: a `zero` field there is one a
         // version 1 reader ignores, so it means nothing.
-        for m in &mut loaded.artifact.program.matrices {
+        for m in &mut parts.program.matrices {
             m.zero = false;
         }
     }
-    validate(&loaded.artifact, limits)?;
-    Ok(loaded)
+    Ok(Loaded {
+        artifact: validate(parts, limits)?,
+        encoding: if header.is_some() {
+            Encoding::Cbor
+        } else {
+            Encoding::Json
+        },
+        major,
+        minor,
+        header,
+    })
 }
 
-fn decode_json(bytes: &[u8]) -> Result<Loaded, ArtifactError> {
+/// The JSON twin's artifact and the version it declares.
+fn decode_json(bytes: &[u8]) -> Result<(ArtifactParts, u16, u16), ArtifactError> {
     if bytes.len() > MAX_PAYLOAD as usize * 4 {
         return Err(ArtifactError::TooLarge {
             declared: bytes.len() as u64,
@@ -492,15 +518,9 @@ fn decode_json(bytes: &[u8]) -> Result<Loaded, ArtifactError> {
             supported_minor: FORMAT_MINOR,
         });
     }
-    let twin: JsonTwin =
+    let twin: JsonTwin<ArtifactParts> =
         serde_json::from_slice(bytes).map_err(|e| ArtifactError::Decode(e.to_string()))?;
-    Ok(Loaded {
-        artifact: twin.artifact,
-        encoding: Encoding::Json,
-        major,
-        minor,
-        header: None,
-    })
+    Ok((twin.artifact, major, minor))
 }
 
 /// Why inflating failed, in words (the status's `Debug` text is a Rust

@@ -15,11 +15,12 @@
 //! not checked here: they are evaluation errors, which reject a plan
 //! candidate or fail the sequential walk with a message.
 
-use crate::artifact::Artifact;
+use crate::artifact::{Artifact, ArtifactParts};
 use crate::expr::{ExprRef, Node};
 use crate::plan::{Plan, PlanStep};
 use crate::program::{
-    Arg, DomainItem, KernelDecl, ParamKind, Program, Role, Statement, StmtId, TreeNode,
+    Arg, DomainItem, KernelDecl, ParamKind, Program, ProgramParts, Role, Statement, StmtId,
+    TreeNode,
 };
 
 /// The limits a loaded artifact must respect. The defaults are documented
@@ -214,14 +215,36 @@ pub enum ValidationError {
     },
 }
 
-/// Validates an artifact against the limits.
-pub fn validate(artifact: &Artifact, limits: &Limits) -> Result<(), ValidationError> {
-    let p = &artifact.program;
-    let mut v = Validator::new(p, limits)?;
-    v.declarations()?;
-    v.statements()?;
-    v.tree()?;
-    v.plans()?;
+/// Validates an artifact's parts against the limits and makes the
+/// artifact of them: the only way to a [`Program`] (the compiler's lowering
+/// goes through [`Program::validate`]).
+pub fn validate(parts: ArtifactParts, limits: &Limits) -> Result<Artifact, ValidationError> {
+    check(&parts, limits)?;
+    Ok(Artifact {
+        compiler: parts.compiler,
+        source: parts.source,
+        program: Program(parts.program),
+        lint: parts.lint,
+    })
+}
+
+impl Program {
+    /// Validates a program's parts against the limits and makes the
+    /// program of them.
+    pub fn validate(parts: ProgramParts, limits: &Limits) -> Result<Program, ValidationError> {
+        check_program(&parts, limits)?;
+        Ok(Program(parts))
+    }
+}
+
+/// The checks of [`validate`] on an artifact, validated or not (the
+/// writer checks again what it writes against the default limits).
+pub(crate) fn check<P: AsRef<ProgramParts>>(
+    artifact: &Artifact<P>,
+    limits: &Limits,
+) -> Result<(), ValidationError> {
+    let p = artifact.program.as_ref();
+    check_program(p, limits)?;
     let n = p.statements.len();
     if artifact.source.statements.len() != n {
         return Err(ValidationError::Inconsistent {
@@ -246,6 +269,15 @@ pub fn validate(artifact: &Artifact, limits: &Limits) -> Result<(), ValidationEr
         lint_record(lint, limits)?;
     }
     Ok(())
+}
+
+/// The program's own checks, in the order they may rely on each other.
+fn check_program(p: &ProgramParts, limits: &Limits) -> Result<(), ValidationError> {
+    let mut v = Validator::new(p, limits)?;
+    v.declarations()?;
+    v.statements()?;
+    v.tree()?;
+    v.plans()
 }
 
 /// A lint record lists a few rules, each `proved` or `checked`: an
@@ -354,7 +386,7 @@ fn children(n: &Node) -> (Option<ExprRef>, Option<ExprRef>) {
 }
 
 struct Validator<'a> {
-    p: &'a Program,
+    p: &'a ProgramParts,
     limits: &'a Limits,
     /// Per node: one more than the largest slot it mentions (0: none).
     need: Vec<u32>,
@@ -368,7 +400,7 @@ struct Validator<'a> {
 impl<'a> Validator<'a> {
     /// Checks the pool: references backwards only, parameters in range,
     /// depth and unfolded size within the limits.
-    fn new(p: &'a Program, limits: &'a Limits) -> Result<Validator<'a>, ValidationError> {
+    fn new(p: &'a ProgramParts, limits: &'a Limits) -> Result<Validator<'a>, ValidationError> {
         let nodes = p.exprs.nodes();
         too_many("expression nodes", nodes.len(), limits.exprs)?;
         too_many("parameters", p.params.len(), limits.params)?;
@@ -565,7 +597,7 @@ impl<'a> Validator<'a> {
         let p = self.p;
         let l = self.limits;
         let here = || format!("statement {si} (line {})", st.line);
-        in_range(here, "kernel", st.kernel.0, p.kernels.len())?;
+        in_range(here, "kernel", u32::from(st.kernel), p.kernels.len())?;
         let kernel = p.get_kernel(st.kernel);
         let depth = st.vars.len();
         too_many("loop variables of a statement", depth, l.loop_depth)?;
@@ -637,7 +669,7 @@ impl<'a> Validator<'a> {
         for (kind, list) in [("write", &st.writes), ("read", &st.reads)] {
             for (a, acc) in list.iter().enumerate() {
                 let at = || format!("{}, {kind} {a}", here());
-                in_range(at, "matrix", acc.matrix.0, p.matrices.len())?;
+                in_range(at, "matrix", u32::from(acc.matrix), p.matrices.len())?;
                 let dims = p.get_matrix(acc.matrix).map_or(0, |m| m.extents.len());
                 if acc.indices.len() != dims {
                     return Err(ValidationError::Inconsistent {
@@ -848,7 +880,7 @@ impl<'a> Validator<'a> {
     /// the domain and order keys of its place in the tree.
     fn tree_call(&self, s: StmtId, w: &mut TreeWalk) -> Result<(), ValidationError> {
         let at = || format!("a call in the loop tree (order {})", w.counter);
-        in_range(at, "statement", s.0, self.p.statements.len())?;
+        in_range(at, "statement", u32::from(s), self.p.statements.len())?;
         let Some(st) = self.p.get_statement(s) else {
             return Ok(());
         };
@@ -919,7 +951,12 @@ impl<'a> Validator<'a> {
                         self.limits.partners,
                     )?;
                     for r in &ap.partners {
-                        in_range(at, "partner statement", r.stmt.0, p.statements.len())?;
+                        in_range(
+                            at,
+                            "partner statement",
+                            u32::from(r.stmt),
+                            p.statements.len(),
+                        )?;
                         let other = p.get_statement(r.stmt);
                         let list = other.map(|o| if write { &o.reads } else { &o.writes });
                         let len = list.map_or(0, |l| l.len());

@@ -183,10 +183,11 @@ fn gemm_tree_zero_plans_match_the_expansion() {
             .expect("a zero matrix"),
     )
     .expect("fits");
-    let mut plain = program.clone();
+    let mut plain = program.clone().into_parts();
     for m in &mut plain.matrices {
         m.zero = false;
     }
+    let plain = Program::validate(plain, &Default::default()).expect("valid");
     for k in 1..=17 {
         let params = [("M", 2), ("N", 1), ("K", k)];
         check_instance(program, &params);
@@ -245,10 +246,11 @@ fn a_require_refuses_the_instance() {
 
 #[test]
 fn a_plan_that_forgets_a_reader_loses_edges_the_expansion_has() {
-    let mut program = load("cholesky.lpka").artifact.program;
+    let mut parts = load("cholesky.lpka").artifact.program.into_parts();
     // The diagonal `chol` no longer feeds anything: the children plans miss
     // edges that the expansion (and the parents plans) still have.
-    program.plans[0].writes[0].partners.clear();
+    parts.plans[0].writes[0].partners.clear();
+    let program = Program::validate(parts, &Default::default()).expect("still valid");
     let inst = bind(&program, &[("N", 4)]).expect("binds");
     let (oracle, _) = expand(&inst, MAX_TASKS).expect("expands");
     let planned = from_plans(&inst, MAX_TASKS).expect("plans run");

@@ -14,23 +14,24 @@ use crate::outputs::{self, Form, OutputRequest, Selected, Written};
 use crate::pipeline::{self, TilesOf};
 use crate::verify::Residual;
 use lpk_model::program::Instance;
+use lpk_model::MatrixId;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Each output kept whole in memory, assembled once, so what `--verify`
 /// checks is what is written.
-pub(super) type Whole = BTreeMap<u32, Result<Tile, AssembleError>>;
+pub(super) type Whole = BTreeMap<MatrixId, Result<Tile, AssembleError>>;
 
 /// The residual of `--verify`: the inputs read whole, the outputs as they
 /// will be written (`whole`: assembled from `whole_tiles`; or read back
 /// from their `placed` files).
 pub(super) fn residual(
     inst: &Instance<'_>,
-    inputs: &BTreeMap<u32, Input<'_>>,
-    placed: &BTreeMap<u32, Placed>,
+    inputs: &BTreeMap<MatrixId, Input<'_>>,
+    placed: &BTreeMap<MatrixId, Placed>,
     whole: &Whole,
-    whole_tiles: &BTreeMap<u32, TilesOf>,
+    whole_tiles: &BTreeMap<MatrixId, TilesOf>,
     progress: &Progress,
 ) -> Result<Residual, JobError> {
     let read = |e| JobError::VerifyRead(Box::new(e));
@@ -39,7 +40,7 @@ pub(super) fn residual(
     for (&m, i) in inputs {
         dense_inputs.insert(m, i.dense().map_err(read)?.into_owned());
     }
-    let mut dense_outputs: BTreeMap<u32, Tile> = whole
+    let mut dense_outputs: BTreeMap<MatrixId, Tile> = whole
         .iter()
         .filter_map(|(&m, t)| Some((m, t.as_ref().ok()?.clone())))
         .collect();
@@ -59,7 +60,7 @@ pub(super) fn residual(
 }
 
 /// Each placed file's path and shape, by matrix.
-pub(super) type PlacedFiles = BTreeMap<u32, (PathBuf, (usize, usize))>;
+pub(super) type PlacedFiles = BTreeMap<MatrixId, (PathBuf, (usize, usize))>;
 
 /// Finishes the placed files (sync, rename) and returns each one's path
 /// and shape, by matrix.
@@ -87,7 +88,7 @@ pub(super) struct Results<'a> {
     /// The placed files, finished: path and shape by matrix.
     pub(super) placed: &'a PlacedFiles,
     /// The tiles kept in memory, by matrix.
-    pub(super) collected: &'a BTreeMap<u32, (bool, TilesOf)>,
+    pub(super) collected: &'a BTreeMap<MatrixId, (bool, TilesOf)>,
     /// The outputs kept whole, assembled.
     pub(super) whole: &'a Whole,
 }
@@ -103,12 +104,8 @@ pub(super) fn write_outputs(
     let empty = TilesOf::new();
     for s in selected {
         let request = &s.request;
-        let tiles = results
-            .collected
-            .get(&s.matrix.0)
-            .map_or(&empty, |(_, t)| t);
-        if let (None, Some((path, (rows, cols)))) =
-            (&request.index, results.placed.get(&s.matrix.0))
+        let tiles = results.collected.get(&s.matrix).map_or(&empty, |(_, t)| t);
+        if let (None, Some((path, (rows, cols)))) = (&request.index, results.placed.get(&s.matrix))
         {
             let (rows, cols) = (*rows, *cols);
             let form = Form::Dense { rows, cols };
@@ -120,7 +117,7 @@ pub(super) fn write_outputs(
             });
             continue;
         }
-        written.push(match dense_of(request, s.matrix.0, tiles, results) {
+        written.push(match dense_of(request, s.matrix, tiles, results) {
             Ok(t) => write_dense(dir, request, &t)?,
             Err(why) => write_tiles(dir, request, tiles, why)?,
         });
@@ -137,7 +134,7 @@ pub(super) fn write_outputs(
 /// (`None`: it is not assembled at all).
 fn dense_of<'t>(
     request: &OutputRequest,
-    m: u32,
+    m: MatrixId,
     tiles: &'t TilesOf,
     results: &'t Results<'_>,
 ) -> Result<Cow<'t, Tile>, Option<AssembleError>> {
@@ -157,7 +154,7 @@ fn dense_of<'t>(
             let extents = results
                 .inst
                 .extents
-                .get(m as usize)
+                .get(m.index())
                 .cloned()
                 .unwrap_or_default();
             outputs::assemble(request, &extents, tiles, results.block)

@@ -83,14 +83,14 @@ impl Input<'_> {
 /// `B`, tile `(i, j)` holds rows `i·B..` and columns `j·B..` (1-D matrices:
 /// row blocks spanning all columns).
 pub struct InputSource<'a, 'd> {
-    inputs: &'a BTreeMap<u32, Input<'d>>,
+    inputs: &'a BTreeMap<MatrixId, Input<'d>>,
     one_d: Vec<bool>,
     block: usize,
 }
 
 impl<'a, 'd> InputSource<'a, 'd> {
     /// A source over `inputs` (by matrix index) of `program`.
-    pub fn new(program: &Program, inputs: &'a BTreeMap<u32, Input<'d>>, block: usize) -> Self {
+    pub fn new(program: &Program, inputs: &'a BTreeMap<MatrixId, Input<'d>>, block: usize) -> Self {
         InputSource {
             inputs,
             one_d: program
@@ -107,7 +107,7 @@ impl TileSource for InputSource<'_, '_> {
     fn input(&self, matrix: MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError> {
         let data = self
             .inputs
-            .get(&matrix.0)
+            .get(&matrix)
             .ok_or(TileError::NoData { matrix })?;
         let (rows, cols) = data.shape();
         let one_d = self.one_d.get(matrix.index()) == Some(&true);

@@ -42,6 +42,7 @@ use crate::pipeline::{self, PrepareError};
 use crate::store::TileStore;
 use crate::verify::{Residual, VerifyError};
 use lpk_model::program::{Instance, Program};
+use lpk_model::MatrixId;
 use sink::OutputSink;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -57,7 +58,7 @@ pub struct Job<'a> {
     /// Parameters given (`-p`); the others are inferred from the inputs.
     pub params: &'a [(String, i64)],
     /// The data of every input matrix, by matrix index.
-    pub inputs: &'a BTreeMap<u32, InputSpec>,
+    pub inputs: &'a BTreeMap<MatrixId, InputSpec>,
     /// Seed of generated inputs; the `k`th input (in matrix order) gets
     /// `seed + k`.
     pub seed: u64,
@@ -224,9 +225,9 @@ impl From<PrepareError> for JobError {
 /// The inputs of a run opened and checked, and its instance bound.
 pub struct Prepared<'p> {
     /// Every input, by matrix index.
-    pub inputs: BTreeMap<u32, Input<'static>>,
+    pub inputs: BTreeMap<MatrixId, Input<'static>>,
     /// The inputs' shapes (rows, columns).
-    pub shapes: BTreeMap<u32, (usize, usize)>,
+    pub shapes: BTreeMap<MatrixId, (usize, usize)>,
     /// The parameters inferred from the input shapes.
     pub inferred: Vec<(String, i64)>,
     /// The instance.
@@ -241,23 +242,23 @@ pub fn prepare<'p>(
     program: &'p Program,
     registry: &Registry,
     given: &[(String, i64)],
-    specs: &BTreeMap<u32, InputSpec>,
+    specs: &BTreeMap<MatrixId, InputSpec>,
     seed: u64,
     block: usize,
 ) -> Result<Prepared<'p>, JobError> {
-    let mut inputs: BTreeMap<u32, Input<'static>> = BTreeMap::new();
+    let mut inputs: BTreeMap<MatrixId, Input<'static>> = BTreeMap::new();
     for (k, (&m, spec)) in specs.iter().enumerate() {
         let input =
             Input::open(spec, seed.wrapping_add(k as u64)).map_err(|source| JobError::Input {
                 matrix: program
-                    .get_matrix(lpk_model::MatrixId(m))
+                    .get_matrix(m)
                     .map(|d| d.name.clone())
                     .unwrap_or_default(),
                 source: Box::new(source),
             })?;
         inputs.insert(m, input);
     }
-    let shapes: BTreeMap<u32, (usize, usize)> =
+    let shapes: BTreeMap<MatrixId, (usize, usize)> =
         inputs.iter().map(|(&m, i)| (m, i.shape())).collect();
     let bound = pipeline::bind(program, registry, given, &shapes, block)?;
     Ok(Prepared {

@@ -48,8 +48,8 @@ pub(super) struct OutputSink<'a> {
     block: usize,
     /// Bytes written into placed outputs so far.
     written: AtomicU64,
-    placed: BTreeMap<u32, Placed>,
-    collected: BTreeMap<u32, Collected>,
+    placed: BTreeMap<MatrixId, Placed>,
+    collected: BTreeMap<MatrixId, Collected>,
     store: Option<StoreSink<'a>>,
 }
 
@@ -58,7 +58,7 @@ impl TileSink for OutputSink<'_> {
         if let Some(store) = &self.store {
             store.output(matrix, index, tile.clone())?;
         }
-        if let Some(p) = self.placed.get(&matrix.0) {
+        if let Some(p) = self.placed.get(&matrix) {
             let shape = p.writer.shape();
             let (r0, c0) = pipeline::place_tile(self.block, &p.name, index, shape, &tile)?;
             p.writer
@@ -67,7 +67,7 @@ impl TileSink for OutputSink<'_> {
             self.written
                 .fetch_add((tile.nrows() * tile.ncols() * 8) as u64, Ordering::Relaxed);
         }
-        if let Some(c) = self.collected.get(&matrix.0) {
+        if let Some(c) = self.collected.get(&matrix) {
             let keep = match &c.keep {
                 Keep::All => true,
                 Keep::Matching(requests) => requests.iter().any(|r| r.matches(index)),
@@ -116,21 +116,21 @@ impl<'a> OutputSink<'a> {
         program: &Program,
         job: &Job<'a>,
         selected: &[Selected],
-        shapes: &BTreeMap<u32, Option<Shape>>,
+        shapes: &BTreeMap<MatrixId, Option<Shape>>,
     ) -> Result<OutputSink<'a>, JobError> {
         let mut placed = BTreeMap::new();
         let mut collected = BTreeMap::new();
         for (&m, &shape) in shapes {
             let asked: Vec<&OutputRequest> = selected
                 .iter()
-                .filter(|s| s.matrix.0 == m)
+                .filter(|s| s.matrix == m)
                 .map(|s| &s.request)
                 .collect();
             let whole = asked.iter().any(|r| r.index.is_none());
             if let (Some(dir), Some((rows, cols)), true, true) =
                 (job.output_dir, shape, whole, job.assemble)
             {
-                let name = program.matrix(MatrixId(m)).name.clone();
+                let name = program.matrix(m).name.clone();
                 let path = dir.join(format!("{name}.npy"));
                 let writer = NpyBlockWriter::create(&path, rows, cols).map_err(|source| {
                     JobError::Output {
@@ -212,15 +212,15 @@ impl<'a> OutputSink<'a> {
 /// The outputs of a run on files once its tasks are done.
 pub(super) struct Kept {
     /// Outputs written in place, by matrix.
-    pub(super) placed: BTreeMap<u32, Placed>,
+    pub(super) placed: BTreeMap<MatrixId, Placed>,
     /// Outputs kept in memory, by matrix: whether every tile was kept, and
     /// the tiles.
-    pub(super) collected: BTreeMap<u32, (bool, TilesOf)>,
+    pub(super) collected: BTreeMap<MatrixId, (bool, TilesOf)>,
 }
 
 impl Kept {
     /// The outputs kept whole (every tile), by matrix.
-    pub(super) fn whole_tiles(&self) -> BTreeMap<u32, TilesOf> {
+    pub(super) fn whole_tiles(&self) -> BTreeMap<MatrixId, TilesOf> {
         self.collected
             .iter()
             .filter(|(_, (all, _))| *all)

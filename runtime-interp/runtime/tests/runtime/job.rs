@@ -43,7 +43,11 @@ fn write_c_order(path: &Path, tile: &Tile) {
     std::fs::write(path, out).expect("write");
 }
 
-fn job<'a>(inputs: &'a BTreeMap<u32, InputSpec>, dir: &'a Path, verify: bool) -> Job<'a> {
+fn job<'a>(
+    inputs: &'a BTreeMap<lpk_model::MatrixId, InputSpec>,
+    dir: &'a Path,
+    verify: bool,
+) -> Job<'a> {
     Job {
         params: &[],
         inputs,
@@ -84,7 +88,7 @@ fn npy_inputs_in_either_order_give_the_in_memory_result_in_place() {
     assert_eq!(NpyTiles::open(&c_order).expect("opens").shape(), (30, 30));
 
     // The in-memory run's tiles, assembled: the reference.
-    let data: BTreeMap<u32, Tile> = [(0, a.clone())].into();
+    let data: BTreeMap<lpk_model::MatrixId, Tile> = [(crate::matrix(0), a.clone())].into();
     let mem = in_memory::run(
         &p,
         &[],
@@ -95,12 +99,14 @@ fn npy_inputs_in_either_order_give_the_in_memory_result_in_place() {
         &Progress::default(),
     )
     .expect("runs");
-    let want = dense::assemble(&mem.instance.extents[1], &mem.outputs[&1], 8).expect("assembles");
+    let want = dense::assemble(&mem.instance.extents[1], &mem.outputs[&crate::matrix(1)], 8)
+        .expect("assembles");
 
     let mut previous = None;
     for (file, workers) in [(&fortran, 1), (&c_order, 3), (&fortran, 2)] {
         let out = dir.join(format!("out-{workers}"));
-        let inputs: BTreeMap<u32, InputSpec> = [(0, InputSpec::File(file.clone()))].into();
+        let inputs: BTreeMap<lpk_model::MatrixId, InputSpec> =
+            [(crate::matrix(0), InputSpec::File(file.clone()))].into();
         let done = run_job(
             &p,
             &job(&inputs, &out, true),
@@ -141,7 +147,8 @@ fn a_failed_run_leaves_no_marker_and_no_output_file() {
     let dir = scratch("fails");
     std::fs::write(dir.join(MARKER), "stale").expect("marker");
     // Not positive definite: the task fails while L.npy is being written.
-    let inputs: BTreeMap<u32, InputSpec> = [(0, InputSpec::Random { rows: 20, cols: 20 })].into();
+    let inputs: BTreeMap<lpk_model::MatrixId, InputSpec> =
+        [(crate::matrix(0), InputSpec::Random { rows: 20, cols: 20 })].into();
     let e = run_job(
         &p,
         &job(&inputs, &dir, false),
@@ -161,7 +168,8 @@ fn a_failed_run_leaves_no_marker_and_no_output_file() {
     let mut bytes = npy::to_bytes(&a);
     bytes.truncate(bytes.len() - 8);
     std::fs::write(&bad, bytes).expect("write");
-    let inputs: BTreeMap<u32, InputSpec> = [(0, InputSpec::File(bad))].into();
+    let inputs: BTreeMap<lpk_model::MatrixId, InputSpec> =
+        [(crate::matrix(0), InputSpec::File(bad))].into();
     let e = run_job(
         &p,
         &job(&inputs, &dir, false),
@@ -180,7 +188,8 @@ fn a_failed_run_leaves_no_marker_and_no_output_file() {
 fn an_unmet_require_is_a_bind_error_with_the_parameters_bound() {
     let p = program("cholesky");
     let dir = scratch("require");
-    let inputs: BTreeMap<u32, InputSpec> = [(0, InputSpec::Spd(8))].into();
+    let inputs: BTreeMap<lpk_model::MatrixId, InputSpec> =
+        [(crate::matrix(0), InputSpec::Spd(8))].into();
     let params = [("N".to_string(), 0)];
     let e = run_job(
         &p,

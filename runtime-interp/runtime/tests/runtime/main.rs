@@ -16,6 +16,11 @@ mod zero;
 
 /// A compiled program of `tests/fixtures/programs/` (made with `lpkc
 /// compile --no-source`, so these tests need no compiler).
+/// Matrix `i` of a test program (tests name matrices by position).
+pub fn matrix(i: usize) -> lpk_model::MatrixId {
+    lpk_model::MatrixId::from_index(i).expect("a small index")
+}
+
 pub fn program(name: &str) -> lpk_model::program::Program {
     let path = format!(
         "{}/tests/fixtures/programs/{name}.lpka",

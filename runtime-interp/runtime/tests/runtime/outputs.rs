@@ -23,7 +23,7 @@ fn scratch(name: &str) -> PathBuf {
 
 fn run<'p>(
     p: &'p lpk_model::program::Program,
-    inputs: &BTreeMap<u32, InputSpec>,
+    inputs: &BTreeMap<lpk_model::MatrixId, InputSpec>,
     block: usize,
     dir: Option<&Path>,
     outputs: Option<&[OutputRequest]>,
@@ -80,9 +80,9 @@ fn requests_parse_match_and_name_their_files() {
 }
 
 /// A's rows 2000 in blocks of 256: 8 row blocks, the last of 208 rows.
-fn tsqr_inputs() -> BTreeMap<u32, InputSpec> {
+fn tsqr_inputs() -> BTreeMap<lpk_model::MatrixId, InputSpec> {
     [(
-        0,
+        crate::matrix(0),
         InputSpec::Random {
             rows: 2000,
             cols: 16,
@@ -211,7 +211,8 @@ fn requests_that_do_not_fit_fail_before_anything_is_written() {
 fn a_1d_output_is_assembled_by_stacking_its_row_blocks() {
     let p = program("rows");
     let dir = scratch("rows");
-    let inputs: BTreeMap<u32, InputSpec> = [(0, InputSpec::Random { rows: 10, cols: 3 })].into();
+    let inputs: BTreeMap<lpk_model::MatrixId, InputSpec> =
+        [(crate::matrix(0), InputSpec::Random { rows: 10, cols: 3 })].into();
     let done = run(&p, &inputs, 4, Some(&dir), None).expect("runs");
     assert_eq!(done.written[0].form, Form::Dense { rows: 10, cols: 3 });
     let b = npy::read_file(&dir.join("B.npy")).expect("B");

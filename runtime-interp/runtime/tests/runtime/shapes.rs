@@ -6,6 +6,7 @@
 
 use crate::program;
 use lpk_model::program::Program;
+use lpk_model::MatrixId;
 use lpk_runtime::dense::{RunError, ShapeError};
 use lpk_runtime::exec::{ExecConfig, Progress};
 use lpk_runtime::in_memory;
@@ -15,17 +16,12 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 /// Inputs by matrix name: (rows, columns), filled with ones.
-fn inputs(p: &Program, shapes: &[(&str, usize, usize)]) -> BTreeMap<u32, Tile> {
+fn inputs(p: &Program, shapes: &[(&str, usize, usize)]) -> BTreeMap<MatrixId, Tile> {
     shapes
         .iter()
         .map(|&(name, r, c)| {
-            let m = p
-                .matrices
-                .iter()
-                .position(|m| m.name == name)
-                .expect("matrix");
             (
-                m as u32,
+                p.matrix_named(name).expect("matrix"),
                 Tile::from_fn(r, c, |i, j| if i == j { 4.0 } else { 0.5 }),
             )
         })
@@ -128,12 +124,12 @@ fn the_check_needs_only_shapes_and_stays_bounded() {
     let p = program("gemm");
     let given = [("M", 1001), ("K", 1001), ("N", 1001)].map(|(n, v)| (n.to_string(), v));
     let inst = p.bind(&given).expect("binds");
-    let a = p.matrices.iter().position(|m| m.name == "A").expect("A") as u32;
-    let b = p.matrices.iter().position(|m| m.name == "B").expect("B") as u32;
-    let ok: BTreeMap<u32, (usize, usize)> =
+    let a = p.matrix_named("A").expect("A");
+    let b = p.matrix_named("B").expect("B");
+    let ok: BTreeMap<MatrixId, (usize, usize)> =
         [(a, (100_050, 100_050)), (b, (100_050, 100_050))].into();
     lpk_runtime::shapes::check(&inst, &Registry::standard(), &ok, 100).expect("consistent");
-    let bad: BTreeMap<u32, (usize, usize)> =
+    let bad: BTreeMap<MatrixId, (usize, usize)> =
         [(a, (100_050, 100_050)), (b, (100_070, 100_050))].into();
     let d = lpk_runtime::shapes::check(&inst, &Registry::standard(), &bad, 100)
         .expect_err("inner dimensions differ");
@@ -242,9 +238,9 @@ fn the_shape_check_and_the_flops_come_from_the_registry() {
     let p = program("gemm");
     let given = [("M", 2), ("K", 2), ("N", 2)].map(|(n, v)| (n.to_string(), v));
     let inst = p.bind(&given).expect("binds");
-    let a = p.matrices.iter().position(|m| m.name == "A").expect("A") as u32;
-    let b = p.matrices.iter().position(|m| m.name == "B").expect("B") as u32;
-    let bad: BTreeMap<u32, (usize, usize)> = [(a, (150, 150)), (b, (170, 150))].into();
+    let a = p.matrix_named("A").expect("A");
+    let b = p.matrix_named("B").expect("B");
+    let bad: BTreeMap<MatrixId, (usize, usize)> = [(a, (150, 150)), (b, (170, 150))].into();
     assert!(lpk_runtime::shapes::check(&inst, &Registry::standard(), &bad, 100).is_err());
     let registry = |flop: Option<f64>| {
         let mut r = Registry::new();

@@ -268,11 +268,10 @@ fn source_and_sink_connect_stores_to_a_run() {
     let sink = StoreSink::with_names(&outputs, names.clone());
     for i in 0..2 {
         for j in 0..3 {
-            let a = source.input(lpk_model::MatrixId(0), &[i, j]).unwrap();
-            let b = source.input(lpk_model::MatrixId(1), &[i, j]).unwrap();
+            let a = source.input(crate::matrix(0), &[i, j]).unwrap();
+            let b = source.input(crate::matrix(1), &[i, j]).unwrap();
             let c = Tile::from_fn(2, 2, |r, s| a[(r, s)] + b[(r, s)]);
-            sink.output(lpk_model::MatrixId(2), &[i, j], Arc::new(c))
-                .unwrap();
+            sink.output(crate::matrix(2), &[i, j], Arc::new(c)).unwrap();
         }
     }
     for i in 0..2 {
@@ -287,21 +286,21 @@ fn source_and_sink_connect_stores_to_a_run() {
     }
     assert_eq!(
         source
-            .input(lpk_model::MatrixId(0), &[5, 5])
+            .input(crate::matrix(0), &[5, 5])
             .unwrap_err()
             .to_string(),
         "tile A[5, 5] is not in the tile store (memory)"
     );
     assert_eq!(
         source
-            .input(lpk_model::MatrixId(7), &[0, 0])
+            .input(crate::matrix(7), &[0, 0])
             .unwrap_err()
             .to_string(),
         "matrix 7 is not in the program"
     );
     let bad_sink = StoreSink::with_names(&outputs, vec!["../up".to_string()]);
     assert_eq!(
-        bad_sink.output(lpk_model::MatrixId(0), &[0], Arc::new(sample(1, 1, 0.0))).unwrap_err().to_string(),
+        bad_sink.output(crate::matrix(0), &[0], Arc::new(sample(1, 1, 0.0))).unwrap_err().to_string(),
         "storing ../up[0]: `../up` cannot name a matrix in a tile store (use letters, digits, `_`, `-` and `.`, not starting with `.`)"
     );
 }
@@ -309,15 +308,16 @@ fn source_and_sink_connect_stores_to_a_run() {
 /// The adapters take matrix names from `Program::matrices`, by index.
 #[test]
 fn adapters_name_matrices_like_the_program() {
+    use lpk_model::artifact::Limits;
     use lpk_model::expr::ExprPool;
-    use lpk_model::program::{MatrixDecl, Program, Role};
+    use lpk_model::program::{MatrixDecl, Program, ProgramParts, Role};
     let decl = |name: &str, role| MatrixDecl {
         name: name.to_string(),
         role,
         extents: Vec::new(),
         zero: false,
     };
-    let program = Program {
+    let parts = ProgramParts {
         name: "p".to_string(),
         params: Vec::new(),
         requires: Vec::new(),
@@ -328,31 +328,32 @@ fn adapters_name_matrices_like_the_program() {
         tree: Vec::new(),
         plans: Vec::new(),
     };
+    let program = Program::validate(parts, &Limits::default()).expect("valid");
     let store = MemoryStore::new();
     store
         .put("In", &[1, 2], Arc::new(sample(2, 2, 4.0)))
         .unwrap();
     let source = StoreSource::new(&store, &program);
     assert_same(
-        &source.input(lpk_model::MatrixId(0), &[1, 2]).unwrap(),
+        &source.input(crate::matrix(0), &[1, 2]).unwrap(),
         &sample(2, 2, 4.0),
     );
     assert_eq!(
         source
-            .input(lpk_model::MatrixId(1), &[1, 2])
+            .input(crate::matrix(1), &[1, 2])
             .unwrap_err()
             .to_string(),
         "tile Out[1, 2] is not in the tile store (memory)"
     );
     let sink = StoreSink::new(&store, &program);
-    sink.output(lpk_model::MatrixId(1), &[0], Arc::new(sample(1, 3, 0.0)))
+    sink.output(crate::matrix(1), &[0], Arc::new(sample(1, 3, 0.0)))
         .unwrap();
     assert_same(
         &store.get("Out", &[0]).unwrap().unwrap(),
         &sample(1, 3, 0.0),
     );
     assert_eq!(
-        sink.output(lpk_model::MatrixId(2), &[0], Arc::new(sample(1, 1, 0.0)))
+        sink.output(crate::matrix(2), &[0], Arc::new(sample(1, 1, 0.0)))
             .unwrap_err()
             .to_string(),
         "matrix 2 is not in the program"

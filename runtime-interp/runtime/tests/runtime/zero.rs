@@ -7,6 +7,7 @@
 use crate::program;
 use lpk_model::program::Program;
 use lpk_model::task::Task;
+use lpk_model::MatrixId;
 use lpk_runtime::dense::{self, RunError};
 use lpk_runtime::exec::{ExecConfig, ExecError, Progress};
 use lpk_runtime::in_memory;
@@ -24,7 +25,7 @@ fn task_of(p: &Program, kernel: &str) -> Task {
         .position(|s| p.kernel(s.kernel).name == kernel)
         .expect("a call of the kernel");
     Task {
-        stmt: lpk_model::StmtId(stmt as u32),
+        stmt: lpk_model::StmtId::from_index(stmt).expect("a small index"),
         vars: vec![0; p.statements[stmt].depth()].into(),
     }
 }
@@ -121,17 +122,19 @@ fn a_zero_tile_of_no_known_size_is_an_error_naming_it() {
 #[test]
 fn the_padded_tree_computes_the_product_and_needs_its_zero_matrix() {
     let p = program("gemm_tree_zero");
-    let mut plain = p.clone();
+    let mut plain = p.clone().into_parts();
     for m in &mut plain.matrices {
         m.zero = false;
     }
+    let plain = Program::validate(plain, &lpk_model::artifact::Limits::default()).expect("valid");
     let block = 4;
     for k in 1..=9usize {
         let inner = k * block - 1;
         let a = Tile::from_fn(7, inner, |i, j| ((3 * i + j) % 5) as f64 - 1.5);
         let b = Tile::from_fn(inner, 6, |i, j| ((i + 2 * j) % 7) as f64 * 0.25);
-        let find = |name: &str| p.matrices.iter().position(|m| m.name == name).expect("A") as u32;
-        let data: BTreeMap<u32, Tile> = [(find("A"), a.clone()), (find("B"), b.clone())].into();
+        let find = |name: &str| p.matrix_named(name).expect("a matrix of the program");
+        let data: BTreeMap<MatrixId, Tile> =
+            [(find("A"), a.clone()), (find("B"), b.clone())].into();
         let run = |prog: &Program| {
             in_memory::run(
                 prog,
@@ -144,7 +147,7 @@ fn the_padded_tree_computes_the_product_and_needs_its_zero_matrix() {
             )
             .map(|r| {
                 let c = r.outputs.get(&find("C")).cloned().unwrap_or_default();
-                dense::assemble(&r.instance.extents[find("C") as usize], &c, block)
+                dense::assemble(&r.instance.extents[find("C").index()], &c, block)
                     .expect("assembles")
             })
         };
