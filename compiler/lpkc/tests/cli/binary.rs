@@ -3,7 +3,7 @@
 
 use std::ffi::OsStr;
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 /// Runs lpkc in the workspace root with `args` and returns (exit code,
 /// stdout, stderr).
@@ -20,6 +20,19 @@ pub fn lpkc(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The stdout of a command that must have succeeded; otherwise panics
+/// naming it (`what`) with its exit status, stdout and stderr.
+pub fn ok(out: &Output, what: &str) -> String {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Runs `program` in the workspace root with `args`, writes `stdin` to it
 /// and returns (exit code, stdout, stderr).
 pub fn run<S: AsRef<OsStr>>(
@@ -34,7 +47,7 @@ pub fn run<S: AsRef<OsStr>>(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+        .unwrap_or_else(|e| panic!("cannot run {program} (this test needs it installed): {e}"));
     child
         .stdin
         .take()

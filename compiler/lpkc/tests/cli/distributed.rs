@@ -3,6 +3,7 @@
 //! bit for bit against the embedded `lpkc run`, while the tests kill
 //! workers with SIGKILL or make them crash and stall on purpose.
 
+use crate::binary::ok;
 use lpk_test_support::services;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -24,17 +25,6 @@ fn example(name: &str) -> PathBuf {
     lpk_test_support::workspace_root()
         .join("examples")
         .join(name)
-}
-
-fn ok(out: &Output, what: &str) -> String {
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Asserts that a command exited with `code`; returns its stderr.
