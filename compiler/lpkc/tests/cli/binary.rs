@@ -3,6 +3,7 @@
 
 use std::ffi::OsStr;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 /// Runs lpkc in the workspace root with `args` and returns (exit code,
@@ -18,6 +19,15 @@ pub fn lpkc(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// The directory `lpk-NAME-PID` of the system's temporary directory,
+/// created if it is not there: NAME must not be another test's, since the
+/// tests of this binary run at once in one process.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lpk-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
 }
 
 /// The stdout of a command that must have succeeded; otherwise panics

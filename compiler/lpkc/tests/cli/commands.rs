@@ -1,7 +1,7 @@
 //! The command-line contract of docs/cli.md: exit codes and the JSON of
 //! `query` and `dag`, through the real binary.
 
-use crate::binary::lpkc;
+use crate::binary::{lpkc, scratch_dir};
 
 #[test]
 fn every_example_checks_clean() {
@@ -179,8 +179,7 @@ fn dag_json_has_the_contract_fields_and_both_methods_agree() {
 
 #[test]
 fn expand_reports_violations_naming_both_tasks() {
-    let dir = std::env::temp_dir().join(format!("lpk-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("cli");
     let file = dir.join("double.lpk");
     std::fs::write(
         &file,

@@ -3,7 +3,7 @@
 //! never ends or prints `inf`, METIS writing into a JSON report. Each gets
 //! a clear error (or a correct answer) in bounded time and memory.
 
-use crate::binary::lpkc;
+use crate::binary::{lpkc, scratch_dir};
 use crate::simulate::SIMULATE_CHOLESKY;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -248,8 +248,7 @@ fn heft_with_65536_workers_answers() {
 /// its tasks fail).
 #[test]
 fn an_index_that_cannot_be_evaluated_is_named_with_its_line_everywhere() {
-    let dir = std::env::temp_dir().join(format!("lpk-log0-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a directory");
+    let dir = scratch_dir("log0");
     let file = dir.join("log0.lpk");
     std::fs::write(
         &file,
@@ -294,8 +293,7 @@ fn an_index_that_cannot_be_evaluated_is_named_with_its_line_everywhere() {
 /// program lint finds an error in, would have refused a valid program.
 #[test]
 fn instances_that_fail_for_another_reason_do_not_make_requires_unsatisfiable() {
-    let dir = std::env::temp_dir().join(format!("lpk-e0506-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a directory");
+    let dir = scratch_dir("e0506");
     let file = dir.join("late.lpk");
     std::fs::write(
         &file,
