@@ -83,6 +83,29 @@ fn mean(times: &[f64]) -> f64 {
     }
 }
 
+/// Runs `work(t)` on threads `t` = 0, 1, ... of `threads` (at least one)
+/// at once and waits for them all; their results in thread order, or the
+/// first error (a thread that panicked is one).
+fn on_threads<T: Send>(
+    threads: usize,
+    work: impl Fn(usize) -> Result<T, String> + Sync,
+) -> Result<Vec<T>, String> {
+    let work = &work;
+    let results: Vec<Result<T, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads.max(1))
+            .map(|t| scope.spawn(move || work(t)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a timing thread panicked".into()))
+            })
+            .collect()
+    });
+    results.into_iter().collect()
+}
+
 /// Repeats `f` for at least `min_time` seconds and 3 calls; the mean.
 fn time<E>(min_time: f64, mut f: impl FnMut() -> Result<(), E>) -> Result<f64, E> {
     let start = Instant::now();
@@ -175,27 +198,12 @@ fn time_kernel(
         })
         .sum();
     let copies = (POOL_BYTES / bytes.max(1)).clamp(1, 256);
-    let results: Vec<Result<Vec<f64>, String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads.max(1))
-            .map(|_| {
-                let pool: Vec<Vec<Owned>> = vec![args.clone(); copies];
-                let kernel = kernel.clone();
-                scope.spawn(move || call_for(&*kernel, &pool, min_time))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("a timing thread panicked".into()))
-            })
-            .collect()
-    });
-    let mut all = Vec::new();
-    for r in results {
-        all.extend(r.map_err(err)?);
-    }
-    Ok(mean(&all))
+    let pools: Vec<Vec<Vec<Owned>>> = (0..threads.max(1))
+        .map(|_| vec![args.clone(); copies])
+        .collect();
+    let times =
+        on_threads(threads, |t| call_for(kernel.as_ref(), &pools[t], min_time)).map_err(err)?;
+    Ok(mean(&times.concat()))
 }
 
 /// The arguments `kernel` (named `name` in `reg`) is timed on at block `b`: from its signature (a
@@ -328,46 +336,27 @@ fn time_cut(b: usize, min_time: f64, threads: usize) -> Result<f64, String> {
     // A square matrix of whole tiles, at least 2 x 2 of them.
     let per_side = (((POOL_BYTES / 8) as f64).sqrt() as usize / b).max(2);
     let n = per_side * b;
-    let results: Vec<Result<Vec<f64>, String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads.max(1))
-            .map(|_| {
-                scope.spawn(move || {
-                    let dense = Tile::from_fn(n, n, |i, j| (i + 2 * j) as f64);
-                    let tiles = (per_side * per_side) as i64;
-                    let start = Instant::now();
-                    let mut times = Vec::new();
-                    let mut k = 0i64;
-                    let mut ring = Ring::new(b);
-                    while times.len() < 3
-                        || (start.elapsed().as_secs_f64() < min_time && times.len() < 100_000)
-                    {
-                        let index = [k / per_side as i64, k % per_side as i64];
-                        let t = Instant::now();
-                        let (r0, nr, c0, nc) =
-                            lpk_runtime::dense::tile_rect(b, &index, n, n, false)
-                                .map_err(|e| e.to_string())?;
-                        let tile = dense.as_ref().submatrix(r0, c0, nr, nc).to_owned();
-                        times.push(t.elapsed().as_secs_f64());
-                        ring.push(tile);
-                        k = (k + 1) % tiles;
-                    }
-                    Ok(times)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("a timing thread panicked".into()))
-            })
-            .collect()
-    });
-    let mut all = Vec::new();
-    for r in results {
-        all.extend(r?);
-    }
-    Ok(mean(&all))
+    let times = on_threads(threads, |_| {
+        let dense = Tile::from_fn(n, n, |i, j| (i + 2 * j) as f64);
+        let tiles = (per_side * per_side) as i64;
+        let start = Instant::now();
+        let mut times = Vec::new();
+        let mut k = 0i64;
+        let mut ring = Ring::new(b);
+        while times.len() < 3 || (start.elapsed().as_secs_f64() < min_time && times.len() < 100_000)
+        {
+            let index = [k / per_side as i64, k % per_side as i64];
+            let t = Instant::now();
+            let (r0, nr, c0, nc) =
+                lpk_runtime::dense::tile_rect(b, &index, n, n, false).map_err(|e| e.to_string())?;
+            let tile = dense.as_ref().submatrix(r0, c0, nr, nc).to_owned();
+            times.push(t.elapsed().as_secs_f64());
+            ring.push(tile);
+            k = (k + 1) % tiles;
+        }
+        Ok(times)
+    })?;
+    Ok(mean(&times.concat()))
 }
 
 /// Bytes per second of first-touching fresh memory, beyond writing
@@ -379,44 +368,27 @@ fn time_cut(b: usize, min_time: f64, threads: usize) -> Result<f64, String> {
 /// so what a fresh page adds in a run is the difference.
 fn time_fresh_memory(min_time: f64, threads: usize) -> Result<f64, String> {
     const N: usize = 8 << 20; // f64s: 64 MiB
-    let results: Vec<Result<(f64, f64), String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads.max(1))
-            .map(|_| {
-                scope.spawn(move || {
-                    let start = Instant::now();
-                    // (bytes touched fresh, seconds)
-                    let (mut bytes, mut extra, mut n) = (0.0, 0.0, 0);
-                    while n < 3 || (start.elapsed().as_secs_f64() < min_time && n < 1000) {
-                        let t = Instant::now();
-                        let mut v = vec![1.0f64; N];
-                        let fresh = t.elapsed().as_secs_f64();
-                        std::hint::black_box(&mut v);
-                        let t = Instant::now();
-                        v.fill(2.0);
-                        std::hint::black_box(&v);
-                        let resident = t.elapsed().as_secs_f64();
-                        extra += (fresh - resident).max(0.0);
-                        bytes += (8 * N) as f64;
-                        n += 1;
-                    }
-                    Ok((bytes, extra))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("a timing thread panicked".into()))
-            })
-            .collect()
-    });
-    let (mut bytes, mut extra) = (0.0, 0.0);
-    for r in results {
-        let (b, e) = r?;
-        bytes += b;
-        extra += e;
-    }
+    let parts = on_threads(threads, |_| {
+        let start = Instant::now();
+        // (bytes touched fresh, seconds)
+        let (mut bytes, mut extra, mut n) = (0.0, 0.0, 0);
+        while n < 3 || (start.elapsed().as_secs_f64() < min_time && n < 1000) {
+            let t = Instant::now();
+            let mut v = vec![1.0f64; N];
+            let fresh = t.elapsed().as_secs_f64();
+            std::hint::black_box(&mut v);
+            let t = Instant::now();
+            v.fill(2.0);
+            std::hint::black_box(&v);
+            let resident = t.elapsed().as_secs_f64();
+            extra += (fresh - resident).max(0.0);
+            bytes += (8 * N) as f64;
+            n += 1;
+        }
+        Ok((bytes, extra))
+    })?;
+    let bytes: f64 = parts.iter().map(|&(b, _)| b).sum();
+    let extra: f64 = parts.iter().map(|&(_, e)| e).sum();
     Ok(bytes / extra.max(1e-9))
 }
 

@@ -141,6 +141,11 @@ impl Analysis {
     pub(crate) fn range(&self, start: usize, end: usize) -> lsp_types::Range {
         self.lines.range(&self.text, start, end)
     }
+
+    /// The LSP range of a span of the document.
+    pub(crate) fn span_range(&self, span: lpk_grammar::ast::Span) -> lsp_types::Range {
+        self.range(span.start as usize, span.end as usize)
+    }
 }
 
 /// Every name occurrence of a checked module, unsorted.

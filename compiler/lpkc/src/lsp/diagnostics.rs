@@ -28,7 +28,7 @@ pub(crate) fn to_lsp(
     origin: Origin,
 ) -> lsp_types::Diagnostic {
     let range = match d.primary_span() {
-        Some(s) => analysis.range(s.start as usize, s.end as usize),
+        Some(s) => analysis.span_range(s),
         None => analysis.range(0, 0),
     };
     let mut message = d.message.clone();
@@ -43,7 +43,7 @@ pub(crate) fn to_lsp(
         .map(|l| DiagnosticRelatedInformation {
             location: Location {
                 uri: uri.clone(),
-                range: analysis.range(l.span.start as usize, l.span.end as usize),
+                range: analysis.span_range(l.span),
             },
             message: l.message.clone(),
         })

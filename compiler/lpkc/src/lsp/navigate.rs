@@ -7,6 +7,7 @@
 use crate::lsp::analysis::{Analysis, Use};
 use crate::lsp::plans;
 use lpk_compiler::front::hir::StmtKind;
+use lpk_grammar::ast::Span;
 use lsp_types::{DocumentSymbol, Location, Range, SymbolKind, Uri};
 
 /// The definition of the name at `offset`.
@@ -63,21 +64,12 @@ pub(crate) fn symbols(a: &Analysis) -> Vec<DocumentSymbol> {
     let mut out: Vec<DocumentSymbol> = module
         .kernels
         .iter()
-        .map(|k| {
-            symbol(
-                k.name.clone(),
-                Some(a.slice(k.span.start, k.span.end).to_string()),
-                SymbolKind::FUNCTION,
-                a.range(k.span.start as usize, k.span.end as usize),
-                a.range(k.name_span.start as usize, k.name_span.end as usize),
-                Vec::new(),
-            )
-        })
+        .map(|k| declared(a, &k.name, SymbolKind::FUNCTION, k.span, k.name_span))
         .collect();
     for (i, p) in module.programs.iter().enumerate() {
         let mut children = Vec::new();
         for param in &p.params {
-            let r = a.range(param.span.start as usize, param.span.end as usize);
+            let r = a.span_range(param.span);
             children.push(symbol(
                 param.name.clone(),
                 Some("parameter".into()),
@@ -88,14 +80,7 @@ pub(crate) fn symbols(a: &Analysis) -> Vec<DocumentSymbol> {
             ));
         }
         for m in &p.matrices {
-            children.push(symbol(
-                m.name.clone(),
-                Some(a.slice(m.span.start, m.span.end).to_string()),
-                SymbolKind::ARRAY,
-                a.range(m.span.start as usize, m.span.end as usize),
-                a.range(m.name_span.start as usize, m.name_span.end as usize),
-                Vec::new(),
-            ));
+            children.push(declared(a, &m.name, SymbolKind::ARRAY, m.span, m.name_span));
         }
         let compiled = a.compiled(i);
         for stmt in p.calls() {
@@ -117,11 +102,8 @@ pub(crate) fn symbols(a: &Analysis) -> Vec<DocumentSymbol> {
                 name,
                 detail,
                 SymbolKind::EVENT,
-                a.range(s.span.start as usize, s.span.end as usize),
-                a.range(
-                    call.kernel_span.start as usize,
-                    call.kernel_span.end as usize,
-                ),
+                a.span_range(s.span),
+                a.span_range(call.kernel_span),
                 Vec::new(),
             ));
         }
@@ -129,13 +111,32 @@ pub(crate) fn symbols(a: &Analysis) -> Vec<DocumentSymbol> {
             p.name.clone(),
             Some("program".into()),
             SymbolKind::MODULE,
-            a.range(p.span.start as usize, p.span.end as usize),
-            a.range(p.name_span.start as usize, p.name_span.end as usize),
+            a.span_range(p.span),
+            a.span_range(p.name_span),
             children,
         ));
     }
     out.sort_by_key(|s| (s.range.start.line, s.range.start.character));
     out
+}
+
+/// The outline entry of a declaration, `name` over `span`: its source as
+/// the detail.
+fn declared(
+    a: &Analysis,
+    name: &str,
+    kind: SymbolKind,
+    span: Span,
+    name_span: Span,
+) -> DocumentSymbol {
+    symbol(
+        name.to_string(),
+        Some(a.slice(span.start, span.end).to_string()),
+        kind,
+        a.span_range(span),
+        a.span_range(name_span),
+        Vec::new(),
+    )
 }
 
 fn symbol(

@@ -7,7 +7,7 @@
 // The tests print the figures they measure (sizes, answer counts).
 #![allow(clippy::print_stdout)]
 
-use crate::binary::lpkc;
+use crate::binary::{lpkc, scratch_dir};
 use lpk_model::artifact::{
     self, Artifact, ArtifactError, ArtifactParts, Limits, SourceInfo, ValidationError, HEADER_LEN,
 };
@@ -47,9 +47,7 @@ fn stem(p: &Path) -> String {
 }
 
 fn tmp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lpk-artifact-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+    scratch_dir(&format!("artifact-{name}"))
 }
 
 #[test]
@@ -238,53 +236,53 @@ fn lpkc_on(bytes: &[u8], name: &str) -> (i32, String) {
 #[test]
 fn broken_files_are_reported_with_their_codes() {
     let good = cholesky_bytes();
-    let (code, err) = lpkc_on(&good[..good.len() - 10], "truncated.lpka");
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("error[E0403]: the artifact is truncated: the payload needs"),
-        "{err}"
-    );
-    let mut bad = good.clone();
-    bad[1] = b'X';
-    let (code, err) = lpkc_on(&bad, "magic.lpka");
-    assert_eq!(code, 1);
-    assert!(err.contains("error[E0401]: not an lpk artifact"), "{err}");
-    let mut flip = good.clone();
-    let last = flip.len() - 1;
-    flip[last] ^= 0x10;
-    let (code, err) = lpkc_on(&flip, "flip.lpka");
-    assert_eq!(code, 1);
-    assert!(err.contains("error[E0406]: checksum mismatch"), "{err}");
-    let mut newer = good.clone();
-    newer[8] = 3;
-    let (code, err) = lpkc_on(&newer, "v3.lpka");
-    assert_eq!(code, 1);
-    assert!(
-        err.contains(&format!(
-            "error[E0402]: artifact format version 3.{} is not supported: this reader supports versions 1.x to 2.x",
-            lpk_model::artifact::FORMAT_MINOR
-        )),
-        "{err}"
-    );
-    let mut older = good.clone();
-    older[8] = 0;
-    let (code, err) = lpkc_on(&older, "v0.lpka");
-    assert_eq!(code, 1);
-    assert!(
-        err.contains(&format!(
-            "error[E0402]: artifact format version 0.{} is not supported",
-            lpk_model::artifact::FORMAT_MINOR
-        )),
-        "{err}"
-    );
-    let mut longer = good.clone();
-    longer.extend_from_slice(b"tail");
-    let (code, err) = lpkc_on(&longer, "long.lpka");
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("error[E0404]: payload length mismatch"),
-        "{err}"
-    );
+    let changed = |change: &dyn Fn(&mut Vec<u8>)| {
+        let mut bytes = good.clone();
+        change(&mut bytes);
+        bytes
+    };
+    let minor = lpk_model::artifact::FORMAT_MINOR;
+    // (the file, its name, what the error says)
+    let cases = [
+        (
+            good[..good.len() - 10].to_vec(),
+            "truncated.lpka",
+            "error[E0403]: the artifact is truncated: the payload needs".to_string(),
+        ),
+        (
+            changed(&|b| b[1] = b'X'),
+            "magic.lpka",
+            "error[E0401]: not an lpk artifact".to_string(),
+        ),
+        (
+            changed(&|b| *b.last_mut().expect("a last byte") ^= 0x10),
+            "flip.lpka",
+            "error[E0406]: checksum mismatch".to_string(),
+        ),
+        (
+            changed(&|b| b[8] = 3),
+            "v3.lpka",
+            format!(
+                "error[E0402]: artifact format version 3.{minor} is not supported: \
+                 this reader supports versions 1.x to 2.x"
+            ),
+        ),
+        (
+            changed(&|b| b[8] = 0),
+            "v0.lpka",
+            format!("error[E0402]: artifact format version 0.{minor} is not supported"),
+        ),
+        (
+            changed(&|b| b.extend_from_slice(b"tail")),
+            "long.lpka",
+            "error[E0404]: payload length mismatch".to_string(),
+        ),
+    ];
+    for (bytes, name, says) in cases {
+        let (code, err) = lpkc_on(&bytes, name);
+        assert_eq!(code, 1, "{name}");
+        assert!(err.contains(&says), "{name}: {err}");
+    }
 }
 
 #[test]

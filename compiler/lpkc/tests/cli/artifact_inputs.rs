@@ -3,13 +3,12 @@
 //! `fmt` and `compile` refuse it, naming the file as an artifact (not
 //! "not valid UTF-8").
 
-use crate::binary::lpkc;
+use crate::binary::{lpkc, scratch_dir};
 use std::path::PathBuf;
 
 /// A temporary directory for this module's files.
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lpk-artifact-inputs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch_dir("artifact-inputs");
     dir.join(name)
 }
 

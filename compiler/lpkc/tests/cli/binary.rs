@@ -3,7 +3,8 @@
 
 use std::ffi::OsStr;
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
 
 /// Runs lpkc in the workspace root with `args` and returns (exit code,
 /// stdout, stderr).
@@ -20,6 +21,28 @@ pub fn lpkc(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The directory `lpk-NAME-PID` of the system's temporary directory,
+/// created if it is not there: NAME must not be another test's, since the
+/// tests of this binary run at once in one process.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lpk-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
+}
+
+/// The stdout of a command that must have succeeded; otherwise panics
+/// naming it (`what`) with its exit status, stdout and stderr.
+pub fn ok(out: &Output, what: &str) -> String {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Runs `program` in the workspace root with `args`, writes `stdin` to it
 /// and returns (exit code, stdout, stderr).
 pub fn run<S: AsRef<OsStr>>(
@@ -34,7 +57,7 @@ pub fn run<S: AsRef<OsStr>>(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+        .unwrap_or_else(|e| panic!("cannot run {program} (this test needs it installed): {e}"));
     child
         .stdin
         .take()

@@ -5,6 +5,7 @@
 //! and a hard timeout, and a refusal must name the task count or the limit.
 //! How fast is measured in release (docs/explore.md), not asserted here.
 
+use crate::hostile::RUN_CHOLESKY;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -424,19 +425,7 @@ fn commands_without_an_instance_limit_still_end() {
 #[test]
 fn absurd_worker_counts_are_usage_errors() {
     for w in ["0", "4097", "1000000000"] {
-        let o = bounded(
-            &[
-                "run",
-                "examples/cholesky.lpk",
-                "--block",
-                "4",
-                "--input",
-                "A=spd:8",
-                "--workers",
-                w,
-            ],
-            "",
-        );
+        let o = bounded(&[&RUN_CHOLESKY[..], &["--workers", w]].concat(), "");
         assert_eq!(o.code, 2, "--workers {w}");
         assert!(o.stderr.contains("1..=4096"), "{}", o.stderr);
     }

@@ -1,7 +1,7 @@
 //! The command-line contract of docs/cli.md: exit codes and the JSON of
 //! `query` and `dag`, through the real binary.
 
-use crate::binary::lpkc;
+use crate::binary::{lpkc, scratch_dir};
 
 #[test]
 fn every_example_checks_clean() {
@@ -82,8 +82,7 @@ fn query_answers_one_json_line_per_command_and_goes_on_after_errors() {
 /// no violation and draws one edge into it.
 #[test]
 fn a_zero_tile_has_no_writer_and_gives_no_parent() {
-    let (code, out, err) = lpkc(&[
-        "query",
+    let instance = [
         "examples/gemm_tree_zero.lpk",
         "-p",
         "M=1",
@@ -91,28 +90,26 @@ fn a_zero_tile_has_no_writer_and_gives_no_parent() {
         "N=1",
         "-p",
         "K=3",
-        "-e",
-        "writer P[0, 0, 0, 3]",
-        "-e",
-        "parents add@61(level=0, m=0, n=0, k=2)",
-    ]);
+    ];
+    let (code, out, err) = lpkc(
+        &[
+            &["query"][..],
+            &instance,
+            &[
+                "-e",
+                "writer P[0, 0, 0, 3]",
+                "-e",
+                "parents add@61(level=0, m=0, n=0, k=2)",
+            ],
+        ]
+        .concat(),
+    );
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out, "(none)\ngemm@50(m=0, n=0, k=2)  via P[0, 0, 0, 2]\n",
         "{out}"
     );
-    let (code, out, err) = lpkc(&[
-        "dag",
-        "examples/gemm_tree_zero.lpk",
-        "-p",
-        "M=1",
-        "-p",
-        "N=1",
-        "-p",
-        "K=3",
-        "--method",
-        "expand",
-    ]);
+    let (code, out, err) = lpkc(&[&["dag"][..], &instance, &["--method", "expand"]].concat());
     assert_eq!((code, err.as_str()), (0, ""), "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let into_padded = v["edges"]
@@ -179,8 +176,7 @@ fn dag_json_has_the_contract_fields_and_both_methods_agree() {
 
 #[test]
 fn expand_reports_violations_naming_both_tasks() {
-    let dir = std::env::temp_dir().join(format!("lpk-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("cli");
     let file = dir.join("double.lpk");
     std::fs::write(
         &file,

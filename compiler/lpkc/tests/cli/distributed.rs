@@ -3,6 +3,7 @@
 //! bit for bit against the embedded `lpkc run`, while the tests kill
 //! workers with SIGKILL or make them crash and stall on purpose.
 
+use crate::binary::ok;
 use lpk_test_support::services;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -26,16 +27,28 @@ fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn ok(out: &Output, what: &str) -> String {
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+/// Asserts that a command exited with `code`; returns its stderr.
+fn fails(out: &Output, code: i32) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
+    stderr
 }
+
+/// Cholesky of 4096 x 4096 in tiles of 256: long enough for faults to strike.
+const CHOLESKY_4096: [&str; 4] = ["--block", "256", "--input", "A=spd:4096"];
+
+/// A tree of products of 3072 x 3072 matrices in tiles of 256.
+const GEMM_TREE_3072: [&str; 6] = [
+    "--block",
+    "256",
+    "--input",
+    "A=random:3072x3072",
+    "--input",
+    "B=random:3072x3072",
+];
+
+/// A small Cholesky: 4 x 4 tiles of 32, 20 tasks.
+const CHOLESKY_128: [&str; 4] = ["--block", "32", "--input", "A=spd:128"];
 
 /// A small pseudo-random sequence (the seed is printed, so a failure can
 /// be replayed).
@@ -69,6 +82,15 @@ enum Store {
 }
 
 impl Store {
+    /// A store in a fresh bucket of the test S3 server.
+    fn s3(tag: &str) -> Store {
+        let s3 = services::s3_endpoint();
+        let bucket = s3.fresh_bucket(tag);
+        Store::S3 {
+            url: s3.url(&bucket, "runs"),
+            env: s3.env(),
+        }
+    }
     fn url(&self) -> String {
         match self {
             Store::Dir(p) => p.display().to_string(),
@@ -92,13 +114,18 @@ struct Workers {
 }
 
 impl Workers {
-    fn new(redis: &str, store: &Store, extra: &[&str]) -> Workers {
-        Workers {
+    /// Starts `n` workers with the arguments `extra`.
+    fn start(redis: &str, store: &Store, extra: &[&str], n: usize) -> Workers {
+        let mut pool = Workers {
             redis: redis.to_string(),
             env: store.env(),
             extra: extra.iter().map(|s| s.to_string()).collect(),
             children: Vec::new(),
+        };
+        for _ in 0..n {
+            pool.spawn();
         }
+        pool
     }
     fn spawn(&mut self) {
         let child = lpkc()
@@ -112,8 +139,10 @@ impl Workers {
             .expect("start a worker");
         self.children.push(child);
     }
-    /// Kills worker `k` with SIGKILL and starts a replacement.
-    fn kill_and_replace(&mut self, k: usize) {
+    /// Kills a worker drawn from `rng` with SIGKILL and starts a
+    /// replacement.
+    fn kill_and_replace(&mut self, rng: &mut Rng) {
+        let k = rng.below(self.children.len() as u64) as usize;
         let mut c = self.children.remove(k);
         c.kill().expect("SIGKILL a worker");
         let _ = c.wait();
@@ -136,6 +165,15 @@ impl Workers {
     }
 }
 
+impl Workers {
+    /// Asserts that every worker still runs: none gave up.
+    fn assert_all_running(&mut self) {
+        for c in &mut self.children {
+            assert!(matches!(c.try_wait(), Ok(None)), "a worker exited");
+        }
+    }
+}
+
 impl Drop for Workers {
     fn drop(&mut self) {
         for c in &mut self.children {
@@ -153,25 +191,43 @@ fn status(redis: &str, run: &str) -> Value {
     serde_json::from_str(&ok(&out, "lpkc status")).expect("status is JSON")
 }
 
-fn submit(redis: &str, store: &Store, file: &Path, args: &[&str]) -> String {
-    let out = lpkc()
-        .arg("submit")
+/// `lpkc submit FILE ARGS --redis REDIS --store STORE --no-progress`, to
+/// add to.
+fn submit_cmd(redis: &str, store: &Store, file: &Path, args: &[&str]) -> Command {
+    let mut cmd = lpkc();
+    cmd.arg("submit")
         .arg(file)
-        .args([
-            "--redis",
-            redis,
-            "--store",
-            &store.url(),
-            "--format",
-            "json",
-            "--no-progress",
-        ])
         .args(args)
-        .envs(store.env())
+        .args(["--redis", redis, "--store", &store.url(), "--no-progress"])
+        .envs(store.env());
+    cmd
+}
+
+/// Submits `file`, which must fail with exit 1; returns stdout and
+/// stderr.
+fn submit_fails(redis: &str, store: &Store, file: &Path, args: &[&str]) -> (String, String) {
+    let out = submit_cmd(redis, store, file, args)
+        .output()
+        .expect("run lpkc submit");
+    let stderr = fails(&out, 1);
+    (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+}
+
+/// Submits `file`; returns the run's id.
+fn submit(redis: &str, store: &Store, file: &Path, args: &[&str]) -> String {
+    let out = submit_cmd(redis, store, file, args)
+        .args(["--format", "json"])
         .output()
         .expect("run lpkc submit");
     let v: Value = serde_json::from_str(&ok(&out, "lpkc submit")).expect("submit prints JSON");
     v["run"].as_str().expect("a run id").to_string()
+}
+
+/// Runs `file` embedded into `dir`/embedded; returns that directory.
+fn embedded_in(dir: &Path, file: &Path, args: &[&str]) -> PathBuf {
+    let emb = dir.join("embedded");
+    embedded(file, args, &emb);
+    emb
 }
 
 fn embedded(file: &Path, args: &[&str], dir: &Path) {
@@ -187,14 +243,51 @@ fn embedded(file: &Path, args: &[&str], dir: &Path) {
     ok(&out, "embedded lpkc run");
 }
 
-fn collect(redis: &str, store: &Store, run: &str, dir: &Path) {
-    let out = lpkc()
+/// `lpkc collect` of `run` into `dir`, successful or not.
+fn try_collect(redis: &str, store: &Store, run: &str, dir: &Path) -> Output {
+    lpkc()
         .args(["collect", run, "--redis", redis, "--output-dir"])
         .arg(dir)
         .envs(store.env())
         .output()
-        .expect("run lpkc collect");
-    ok(&out, "lpkc collect");
+        .expect("run lpkc collect")
+}
+
+fn collect(redis: &str, store: &Store, run: &str, dir: &Path) {
+    ok(&try_collect(redis, store, run, dir), "lpkc collect");
+}
+
+/// Collects `run` into `dir`, which must then hold the same outputs as
+/// the embedded run's `embedded`.
+fn collect_same(redis: &str, store: &Store, run: &str, embedded: &Path, dir: &Path) {
+    collect(redis, store, run, dir);
+    assert_same_outputs(embedded, dir);
+}
+
+/// `lpkc run FILE ARGS --redis REDIS --store STORE`, to add to.
+fn run_on_redis(file: &Path, args: &[&str], redis: &str, store: &Store) -> Command {
+    let mut cmd = lpkc();
+    cmd.arg("run")
+        .arg(file)
+        .args(args)
+        .args(["--redis", redis, "--store", &store.url()]);
+    cmd
+}
+
+/// Runs one worker until it has been idle for `idle` seconds; returns
+/// what it printed, stdout then stderr.
+fn worker_until_idle(redis: &str, idle: &str) -> String {
+    let out = lpkc()
+        .args(["worker", "--redis", redis, "--idle", idle])
+        .output()
+        .expect("run a worker");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{all}");
+    all
 }
 
 /// Every `.npy` of the embedded run's output directory is byte-identical
@@ -219,34 +312,35 @@ fn assert_same_outputs(embedded: &Path, distributed: &Path) {
     assert!(distributed.join("_SUCCESS").exists());
 }
 
-/// Runs `file` distributed with `workers` workers while `fault` strikes
-/// every 60–210 ms, until the run is done (or `deadline` passes).
-/// Returns how many faults struck.
-#[allow(clippy::too_many_arguments)]
-fn run_under_faults(
-    db: u32,
-    file: &Path,
-    args: &[&str],
-    store: Store,
-    workers: usize,
-    worker_args: &[&str],
-    kill: bool,
-    min_faults: usize,
-    deadline: Duration,
-) {
+/// How faults strike a run: the test SIGKILLs workers, or the workers
+/// crash and stall by themselves (`--inject-faults` with this list).
+enum Fault {
+    Kill,
+    Inject(&'static str),
+}
+
+/// Runs example `file` distributed with three workers while faults
+/// strike every 60–210 ms, until the run is done (within 300 s); at least
+/// ten faults must strike. The store is `store`, or (`None`) a directory
+/// of the run's own.
+fn run_under_faults(db: u32, file: &str, args: &[&str], store: Option<Store>, fault: Fault) {
+    let (workers, min_faults, deadline) = (3, 10, Duration::from_secs(300));
+    let file = &example(file);
+    let kill = matches!(fault, Fault::Kill);
+    let mut worker_args = vec!["--lease", "1", "--idle", "60"];
+    if let Fault::Inject(faults) = fault {
+        worker_args.extend(["--inject-faults", faults]);
+    }
     let redis = redis_db(db);
     let tmp = tempfile::tempdir().expect("a temporary directory");
-    let emb = tmp.path().join("embedded");
-    embedded(file, args, &emb);
+    let store = store.unwrap_or_else(|| dir_store(&tmp));
+    let emb = embedded_in(tmp.path(), file, args);
     // Random kills hit the tasks of the run's sequential tail again and
     // again; the limit on expiries is tested on its own below.
     let mut submit_args = args.to_vec();
     submit_args.extend(["--max-expiries", "1000"]);
     let run = submit(&redis, &store, file, &submit_args);
-    let mut pool = Workers::new(&redis, &store, worker_args);
-    for _ in 0..workers {
-        pool.spawn();
-    }
+    let mut pool = Workers::start(&redis, &store, &worker_args, workers);
     let mut rng = Rng::new();
     let started = Instant::now();
     let mut faults = 0usize;
@@ -262,8 +356,7 @@ fn run_under_faults(
         );
         std::thread::sleep(Duration::from_millis(60 + rng.below(150)));
         if kill {
-            let k = rng.below(pool.children.len() as u64) as usize;
-            pool.kill_and_replace(k);
+            pool.kill_and_replace(&mut rng);
             faults += 1;
         }
         for code in pool.replace_exited() {
@@ -286,9 +379,7 @@ fn run_under_faults(
         faults >= min_faults,
         "only {faults} faults struck; the run was too short to prove anything"
     );
-    let dist = tmp.path().join("distributed");
-    collect(&redis, &store, &run, &dist);
-    assert_same_outputs(&emb, &dist);
+    collect_same(&redis, &store, &run, &emb, &tmp.path().join("distributed"));
     check_trace(&redis, &run, &final_state, tmp.path(), kill);
     if let Store::Dir(dir) = &store {
         assert_only_outputs_left(&dir.join(&run), &emb, &["A", "B"]);
@@ -368,18 +459,9 @@ fn check_trace(redis: &str, run: &str, status: &Value, dir: &Path, retried: bool
         .output()
         .expect("run lpkc trace");
     ok(&out, "lpkc trace");
-    let v: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("trace.json")).expect("JSON");
-    let events: Vec<&Value> = v["traceEvents"]
-        .as_array()
-        .expect("traceEvents")
-        .iter()
-        .filter(|e| e["ph"] == "X")
-        .collect();
+    let (events, tasks) = trace_executions(&json);
     let total = status["tasks_total"].as_u64().expect("tasks_total") as usize;
-    let names: std::collections::HashSet<&str> =
-        events.iter().filter_map(|e| e["name"].as_str()).collect();
-    assert_eq!(names.len(), total, "every task appears in the trace");
+    assert_eq!(tasks, total, "every task appears in the trace");
     assert!(events.len() >= total);
     assert!(events
         .iter()
@@ -396,6 +478,24 @@ fn check_trace(redis: &str, run: &str, status: &Value, dir: &Path, retried: bool
         text.starts_with("<svg") && text.contains("live workers") && text.contains("ready tasks")
     );
     assert_svg_renders(&svg);
+}
+
+/// The complete events (`"ph": "X"`, one per execution) of a trace file,
+/// and how many tasks they name.
+pub(crate) fn trace_executions(json: &Path) -> (Vec<Value>, usize) {
+    let text = std::fs::read_to_string(json).expect("the trace file");
+    let v: Value = serde_json::from_str(&text).expect("JSON");
+    let events: Vec<Value> = v["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .cloned()
+        .collect();
+    let names: std::collections::HashSet<&str> =
+        events.iter().filter_map(|e| e["name"].as_str()).collect();
+    let tasks = names.len();
+    (events, tasks)
 }
 
 /// Renders an SVG with librsvg (`rsvg-convert`, which scripts/test
@@ -422,86 +522,98 @@ fn dir_store(tmp: &tempfile::TempDir) -> Store {
     Store::Dir(tmp.path().join("store"))
 }
 
+/// A test's Redis database `db`, a temporary directory, and a store in it.
+fn redis_and_dir_store(db: u32) -> (String, tempfile::TempDir, Store) {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = dir_store(&tmp);
+    (redis_db(db), tmp, store)
+}
+
+/// A failed run's error message, asserting that its status says failed.
+fn failure(s: &Value) -> &str {
+    assert_eq!(s["state"], "failed", "{s}");
+    s["error"]["message"].as_str().unwrap_or_default()
+}
+
+/// The test Redis at `url`, to change behind the workers' backs.
+fn open_redis(url: &str) -> lpk_cluster::conn::Redis {
+    lpk_cluster::conn::Redis::open(url).expect("the test Redis")
+}
+
+/// Runs the Redis command `name` with `args` (one, or a tuple of them)
+/// on `r`; returns its reply.
+fn redis_do<T: lpk_cluster::redis::FromRedisValue>(
+    r: &mut lpk_cluster::conn::Redis,
+    name: &str,
+    args: impl lpk_cluster::redis::ToRedisArgs,
+) -> T {
+    r.query(lpk_cluster::redis::cmd(name).arg(args), name)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
 #[test]
 fn cholesky_survives_sigkill_of_workers() {
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    run_under_faults(
-        1,
-        &example("cholesky.lpk"),
-        &["--block", "256", "--input", "A=spd:4096"],
-        dir_store(&tmp),
-        3,
-        &["--lease", "1", "--idle", "60"],
-        true,
-        10,
-        Duration::from_secs(300),
-    );
+    run_under_faults(1, "cholesky.lpk", &CHOLESKY_4096, None, Fault::Kill);
 }
 
 #[test]
 fn cholesky_survives_injected_crashes_and_stalls() {
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    run_under_faults(
-        2,
-        &example("cholesky.lpk"),
-        &["--block", "256", "--input", "A=spd:4096"],
-        dir_store(&tmp),
-        3,
-        &[
-            "--lease",
-            "1",
-            "--idle",
-            "60",
-            "--inject-faults",
-            "crash-after-write=0.02,crash-before-write=0.02,stall=0.01",
-        ],
-        false,
-        10,
-        Duration::from_secs(300),
-    );
+    let faults = Fault::Inject("crash-after-write=0.02,crash-before-write=0.02,stall=0.01");
+    run_under_faults(2, "cholesky.lpk", &CHOLESKY_4096, None, faults);
 }
 
 #[test]
 fn gemm_tree_survives_sigkill_of_workers() {
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    run_under_faults(
-        3,
-        &example("gemm_tree.lpk"),
-        &[
-            "--block",
-            "256",
-            "--input",
-            "A=random:3072x3072",
-            "--input",
-            "B=random:3072x3072",
-        ],
-        dir_store(&tmp),
-        3,
-        &["--lease", "1", "--idle", "60"],
-        true,
-        10,
-        Duration::from_secs(300),
-    );
+    run_under_faults(3, "gemm_tree.lpk", &GEMM_TREE_3072, None, Fault::Kill);
 }
 
 #[test]
 fn s3_store_survives_sigkill_of_workers() {
-    let s3 = services::s3_endpoint();
-    let bucket = s3.fresh_bucket("kill");
-    run_under_faults(
-        4,
-        &example("cholesky.lpk"),
-        &["--block", "256", "--input", "A=spd:4096"],
-        Store::S3 {
-            url: s3.url(&bucket, "runs"),
-            env: s3.env(),
-        },
-        3,
-        &["--lease", "1", "--idle", "60"],
-        true,
-        10,
-        Duration::from_secs(300),
-    );
+    let store = Some(Store::s3("kill"));
+    run_under_faults(4, "cholesky.lpk", &CHOLESKY_4096, store, Fault::Kill);
+}
+
+/// Waits until `run` has done `tasks` tasks, within `deadline_secs`, while it
+/// runs (it must not finish first, `before` doing what); returns its
+/// status.
+fn wait_progress(redis: &str, run: &str, tasks: u64, deadline_secs: u64, before: &str) -> Value {
+    let (started, deadline) = (Instant::now(), Duration::from_secs(deadline_secs));
+    loop {
+        let s = status(redis, run);
+        assert_eq!(s["state"], "running", "finished before {before}: {s}");
+        if s["tasks_done"].as_u64().unwrap_or(0) >= tasks {
+            return s;
+        }
+        assert!(started.elapsed() < deadline, "{s}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `lpkc provision --autoscale POLICY --spawn COMMAND`.
+fn provision(redis: &str, policy: &str, command: &str) -> Output {
+    lpkc()
+        .args(["provision", "--redis", redis, "--autoscale", policy])
+        .args(["--spawn", command])
+        .output()
+        .expect("run lpkc provision")
+}
+
+/// `lpkc resume` of `run` from `store`.
+fn resume(redis: &str, store: &Store, run: &str) -> Output {
+    lpkc()
+        .args(["resume", run, "--redis", redis, "--store", &store.url()])
+        .envs(store.env())
+        .output()
+        .expect("lpkc resume")
+}
+
+/// `lpkc status` of a run Redis does not hold: exit 1; returns stderr.
+fn status_fails(redis: &str, run: &str) -> String {
+    let out = lpkc()
+        .args(["status", run, "--redis", redis])
+        .output()
+        .expect("lpkc status");
+    fails(&out, 1)
 }
 
 /// Waits until a run leaves `running`; returns its final status.
@@ -529,54 +641,26 @@ fn wait_finished(redis: &str, run: &str, deadline: Duration, pool: &mut Workers)
 
 #[test]
 fn a_kernel_error_fails_the_run_naming_the_task_and_submit_wait_exits_1() {
-    let redis = redis_db(5);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
-    let mut pool = Workers::new(&redis, &store, &["--lease", "2", "--idle", "30"]);
-    pool.spawn();
-    pool.spawn();
-    let out = lpkc()
-        .arg("submit")
-        .arg(example("cholesky.lpk"))
-        .args([
-            "--block",
-            "32",
-            "--input",
-            "A=random:128x128",
-            "--wait",
-            "--no-progress",
-        ])
-        .args(["--redis", &redis, "--store", &store.url()])
-        .output()
-        .expect("run lpkc submit --wait");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (redis, tmp, store) = redis_and_dir_store(5);
+    let _pool = Workers::start(&redis, &store, &["--lease", "2", "--idle", "30"], 2);
+    let args = ["--block", "32", "--input", "A=random:128x128", "--wait"];
+    let (stdout, stderr) = submit_fails(&redis, &store, &example("cholesky.lpk"), &args);
     assert!(
         stderr.contains("chol@") && stderr.contains("not positive definite"),
         "{stderr}"
     );
-    let run = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let run = stdout.trim().to_string();
     let s = status(&redis, &run);
-    assert_eq!(s["state"], "failed", "{s}");
+    assert!(failure(&s).contains("not positive definite"), "{s}");
     assert_eq!(s["error"]["task"]["kernel"], "chol", "{s}");
-    assert!(s["error"]["message"]
-        .as_str()
-        .is_some_and(|m| m.contains("not positive definite")));
     // Collecting a failed run is refused, saying why.
-    let out = lpkc()
-        .args(["collect", &run, "--redis", &redis, "--output-dir"])
-        .arg(tmp.path().join("out"))
-        .output()
-        .expect("run lpkc collect");
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("failed"));
+    let out = try_collect(&redis, &store, &run, &tmp.path().join("out"));
+    assert!(fails(&out, 1).contains("failed"));
 }
 
 #[test]
 fn a_task_that_kills_every_worker_fails_the_run_after_k_tries() {
-    let redis = redis_db(6);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
+    let (redis, _tmp, store) = redis_and_dir_store(6);
     let run = submit(
         &redis,
         &store,
@@ -590,7 +674,7 @@ fn a_task_that_kills_every_worker_fails_the_run_after_k_tries() {
             "2",
         ],
     );
-    let mut pool = Workers::new(
+    let mut pool = Workers::start(
         &redis,
         &store,
         &[
@@ -601,12 +685,10 @@ fn a_task_that_kills_every_worker_fails_the_run_after_k_tries() {
             "--inject-faults",
             "crash-before-write=1",
         ],
+        2,
     );
-    pool.spawn();
-    pool.spawn();
     let s = wait_finished(&redis, &run, Duration::from_secs(60), &mut pool);
-    assert_eq!(s["state"], "failed", "{s}");
-    let msg = s["error"]["message"].as_str().unwrap_or_default();
+    let msg = failure(&s);
     assert!(msg.contains("lease expired 2 times"), "{msg}");
     assert_eq!(s["error"]["task"]["kernel"], "chol", "{s}");
     assert_eq!(s["tasks_done"], 0);
@@ -614,9 +696,7 @@ fn a_task_that_kills_every_worker_fails_the_run_after_k_tries() {
 
 #[test]
 fn runs_share_one_redis_and_run_all_in_one_command() {
-    let redis = redis_db(7);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
+    let (redis, tmp, store) = redis_and_dir_store(7);
     // Two runs at once through the same workers.
     let chol = ["--block", "32", "--input", "A=spd:200"];
     let tsqr = ["--block", "16", "--input", "A=random:400x16"];
@@ -632,13 +712,12 @@ fn runs_share_one_redis_and_run_all_in_one_command() {
     let a = submit(&redis, &store, &example("cholesky.lpk"), &chol);
     let b = submit(&redis, &store, &example("tsqr.lpk"), &tsqr);
     let c = submit(&redis, &store, &example("gemm_tree_zero.lpk"), &zero);
-    let mut pool = Workers::new(
+    let mut pool = Workers::start(
         &redis,
         &store,
         &["--lease", "2", "--idle", "30", "--threads", "2"],
+        2,
     );
-    pool.spawn();
-    pool.spawn();
     for (run, file, args) in [
         (&a, "cholesky.lpk", &chol[..]),
         (&b, "tsqr.lpk", &tsqr[..]),
@@ -649,25 +728,13 @@ fn runs_share_one_redis_and_run_all_in_one_command() {
         let emb = tmp.path().join(format!("emb-{file}"));
         embedded(&example(file), args, &emb);
         let dist = tmp.path().join(format!("dist-{file}"));
-        collect(&redis, &store, run, &dist);
-        assert_same_outputs(&emb, &dist);
+        collect_same(&redis, &store, run, &emb, &dist);
     }
     drop(pool);
     // `run --redis` does all of it with its own workers.
     let dist = tmp.path().join("one-command");
-    let out = lpkc()
-        .arg("run")
-        .arg(example("cholesky.lpk"))
-        .args(chol)
-        .args([
-            "--redis",
-            &redis,
-            "--store",
-            &store.url(),
-            "--workers",
-            "2",
-            "--no-progress",
-        ])
+    let out = run_on_redis(&example("cholesky.lpk"), &chol, &redis, &store)
+        .args(["--workers", "2", "--no-progress"])
         .arg("--output-dir")
         .arg(&dist)
         .output()
@@ -679,71 +746,38 @@ fn runs_share_one_redis_and_run_all_in_one_command() {
 #[test]
 fn bad_urls_stores_and_runs_are_clear_errors() {
     let redis = redis_db(8);
-    let cases: Vec<(Vec<String>, i32, &str)> = vec![
+    let cholesky = example("cholesky.lpk").display().to_string();
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
         (
-            vec![
-                "status".into(),
-                "nosuchrun".into(),
-                "--redis".into(),
-                redis.clone(),
-            ],
+            vec!["status", "nosuchrun", "--redis", &redis],
             1,
             "no run `nosuchrun`",
         ),
         (
-            vec![
-                "status".into(),
-                "bad id!".into(),
-                "--redis".into(),
-                redis.clone(),
-            ],
+            vec!["status", "bad id!", "--redis", &redis],
             2,
             "is not a run id",
         ),
         (
-            vec![
-                "status".into(),
-                "r".into(),
-                "--redis".into(),
-                "http://x".into(),
-            ],
+            vec!["status", "r", "--redis", "http://x"],
             2,
             "not a Redis URL",
         ),
         (
-            vec![
-                "status".into(),
-                "r".into(),
-                "--redis".into(),
-                "redis://127.0.0.1:1".into(),
-            ],
+            vec!["status", "r", "--redis", "redis://127.0.0.1:1"],
             1,
             "Redis at redis://127.0.0.1:1",
         ),
         (
             vec![
-                "submit".into(),
-                example("cholesky.lpk").display().to_string(),
-                "--block".into(),
-                "8".into(),
-                "--input".into(),
-                "A=spd:16".into(),
-                "--redis".into(),
-                redis.clone(),
-                "--store".into(),
-                "mem".into(),
+                "submit", &cholesky, "--block", "8", "--input", "A=spd:16", "--redis", &redis,
+                "--store", "mem",
             ],
             2,
             "need a store they all reach",
         ),
         (
-            vec![
-                "worker".into(),
-                "--redis".into(),
-                redis.clone(),
-                "--inject-faults".into(),
-                "boom=1".into(),
-            ],
+            vec!["worker", "--redis", &redis, "--inject-faults", "boom=1"],
             2,
             "not a fault",
         ),
@@ -831,17 +865,14 @@ fn workers_reconnect_after_redis_is_killed_and_restarted() {
     let mut redis = OwnRedis::start(tmp.path());
     let url = redis.url();
     let store = dir_store(&tmp);
-    let args = ["--block", "256", "--input", "A=spd:4096"];
-    let emb = tmp.path().join("embedded");
-    embedded(&example("cholesky.lpk"), &args, &emb);
-    let run = submit(&url, &store, &example("cholesky.lpk"), &args);
-    let mut pool = Workers::new(
+    let emb = embedded_in(tmp.path(), &example("cholesky.lpk"), &CHOLESKY_4096);
+    let run = submit(&url, &store, &example("cholesky.lpk"), &CHOLESKY_4096);
+    let mut pool = Workers::start(
         &url,
         &store,
         &["--lease", "2", "--idle", "60", "--threads", "2"],
+        2,
     );
-    pool.spawn();
-    pool.spawn();
     // Let the run get going, then take Redis away twice while it runs.
     let mut restarts = 0;
     let started = Instant::now();
@@ -860,13 +891,9 @@ fn workers_reconnect_after_redis_is_killed_and_restarted() {
     }
     let s = wait_finished(&url, &run, Duration::from_secs(180), &mut pool);
     assert_eq!(s["state"], "done", "{s}");
-    let dist = tmp.path().join("distributed");
-    collect(&url, &store, &run, &dist);
-    assert_same_outputs(&emb, &dist);
+    collect_same(&url, &store, &run, &emb, &tmp.path().join("distributed"));
     // Every worker is still there: none gave up while Redis was away.
-    for c in &mut pool.children {
-        assert!(matches!(c.try_wait(), Ok(None)), "a worker exited");
-    }
+    pool.assert_all_running();
 }
 
 /// Runs `file` with two workers on a Redis without persistence, and twice
@@ -874,53 +901,32 @@ fn workers_reconnect_after_redis_is_killed_and_restarted() {
 /// and resumes the run from the store with `lpkc resume`; the same
 /// workers reconnect and finish it, bit-identical to the embedded run,
 /// leaving only inputs and outputs in the store.
-fn resume_after_redis_restarts_empty(file: &Path, args: &[&str], inputs: &[&str]) {
+fn resume_after_redis_restarts_empty(file: &str, args: &[&str], inputs: &[&str]) {
+    let file = &example(file);
     let tmp = tempfile::tempdir().expect("a temporary directory");
     let mut redis = OwnRedis::start_with(tmp.path(), false);
     let url = redis.url();
     let store = dir_store(&tmp);
-    let emb = tmp.path().join("embedded");
-    embedded(file, args, &emb);
+    let emb = embedded_in(tmp.path(), file, args);
     let run = submit(&url, &store, file, args);
-    let mut pool = Workers::new(
+    let mut pool = Workers::start(
         &url,
         &store,
         &["--lease", "2", "--idle", "120", "--threads", "2"],
+        2,
     );
-    pool.spawn();
-    pool.spawn();
     let total = status(&url, &run)["tasks_total"]
         .as_u64()
         .expect("tasks_total");
-    let started = Instant::now();
     let mut done_before = 0;
     for round in 1..=2u64 {
         // Let a third of the run (more) pass, then lose Redis.
-        loop {
-            let s = status(&url, &run);
-            assert_eq!(
-                s["state"], "running",
-                "finished before Redis could be lost twice: {s}"
-            );
-            if s["tasks_done"].as_u64().unwrap_or(0) >= round * total / 3 {
-                break;
-            }
-            assert!(started.elapsed() < Duration::from_secs(240), "{s}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_progress(&url, &run, round * total / 3, 240, "Redis is lost twice");
         redis.kill();
         std::thread::sleep(Duration::from_millis(300));
         redis.restart();
-        let out = lpkc()
-            .args(["status", &run, "--redis", &url])
-            .output()
-            .expect("lpkc status");
-        assert_eq!(out.status.code(), Some(1), "the run survived a restart");
-        let out = lpkc()
-            .args(["resume", &run, "--redis", &url, "--store", &store.url()])
-            .output()
-            .expect("lpkc resume");
-        ok(&out, "lpkc resume");
+        status_fails(&url, &run);
+        ok(&resume(&url, &store, &run), "lpkc resume");
         let s = status(&url, &run);
         let done = s["tasks_done"].as_u64().expect("tasks_done");
         assert!(
@@ -932,9 +938,7 @@ fn resume_after_redis_restarts_empty(file: &Path, args: &[&str], inputs: &[&str]
     let s = wait_finished(&url, &run, Duration::from_secs(240), &mut pool);
     assert_eq!(s["state"], "done", "{s}");
     assert_eq!(s["tasks_done"], s["tasks_total"]);
-    let dist = tmp.path().join("distributed");
-    collect(&url, &store, &run, &dist);
-    assert_same_outputs(&emb, &dist);
+    collect_same(&url, &store, &run, &emb, &tmp.path().join("distributed"));
     assert_only_outputs_left(&tmp.path().join("store").join(&run), &emb, inputs);
     // A directory store's done markers are the workers' logs, one per
     // worker process, not an object per task.
@@ -946,77 +950,40 @@ fn resume_after_redis_restarts_empty(file: &Path, args: &[&str], inputs: &[&str]
         !markers.is_empty() && markers.len() <= 2 && markers.iter().all(|m| m.ends_with(".log")),
         "{markers:?}"
     );
-    for c in &mut pool.children {
-        assert!(matches!(c.try_wait(), Ok(None)), "a worker exited");
-    }
+    pool.assert_all_running();
 }
 
 #[test]
 fn cholesky_resumes_twice_after_redis_restarts_empty() {
-    resume_after_redis_restarts_empty(
-        &example("cholesky.lpk"),
-        &["--block", "256", "--input", "A=spd:4096"],
-        &["A"],
-    );
+    resume_after_redis_restarts_empty("cholesky.lpk", &CHOLESKY_4096, &["A"]);
 }
 
 #[test]
 fn gemm_tree_resumes_twice_after_redis_restarts_empty() {
-    resume_after_redis_restarts_empty(
-        &example("gemm_tree.lpk"),
-        &[
-            "--block",
-            "256",
-            "--input",
-            "A=random:3072x3072",
-            "--input",
-            "B=random:3072x3072",
-        ],
-        &["A", "B"],
-    );
+    resume_after_redis_restarts_empty("gemm_tree.lpk", &GEMM_TREE_3072, &["A", "B"]);
 }
 
 #[test]
 fn status_blocked_says_what_a_stalled_run_waits_for() {
-    let redis = redis_db(9);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
-    let run = submit(
-        &redis,
-        &store,
-        &example("cholesky.lpk"),
-        &["--block", "128", "--input", "A=spd:2048"],
-    );
+    let (redis, _tmp, store) = redis_and_dir_store(9);
+    let args = ["--block", "128", "--input", "A=spd:2048"];
+    let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
     // One worker makes some progress, then dies: the run stalls.
-    let mut pool = Workers::new(&redis, &store, &["--lease", "30", "--idle", "60"]);
-    pool.spawn();
-    let started = Instant::now();
-    loop {
-        let s = status(&redis, &run);
-        let done = s["tasks_done"].as_u64().unwrap_or(0);
-        assert!(
-            s["state"] == "running",
-            "finished before it could be stopped: {s}"
-        );
-        if done >= 40 {
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "{s}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let pool = Workers::start(&redis, &store, &["--lease", "30", "--idle", "60"], 1);
+    wait_progress(&redis, &run, 40, 60, "it could be stopped");
     drop(pool);
+    let blocked = [
+        "status",
+        &run,
+        "--redis",
+        &redis,
+        "--blocked",
+        "--lease",
+        "0.001",
+    ];
     let out = lpkc()
-        .args([
-            "status",
-            &run,
-            "--redis",
-            &redis,
-            "--blocked",
-            "--lease",
-            "0.001",
-            "--format",
-            "json",
-        ])
+        .args(blocked)
+        .args(["--format", "json"])
         .output()
         .expect("run lpkc status");
     let s: Value = serde_json::from_str(&ok(&out, "lpkc status --blocked")).expect("JSON");
@@ -1040,18 +1007,7 @@ fn status_blocked_says_what_a_stalled_run_waits_for() {
             );
         }
     }
-    let text = lpkc()
-        .args([
-            "status",
-            &run,
-            "--redis",
-            &redis,
-            "--blocked",
-            "--lease",
-            "0.001",
-        ])
-        .output()
-        .expect("run lpkc status");
+    let text = lpkc().args(blocked).output().expect("run lpkc status");
     let text = ok(&text, "lpkc status --blocked");
     assert!(
         text.contains("waits for") && text.contains("running"),
@@ -1065,49 +1021,19 @@ fn a_run_lost_by_redis_resumes_from_its_done_markers() {
     // store's logs are resumed from in `resume_after_redis_restarts_empty`).
     let redis = redis_db(10);
     let tmp = tempfile::tempdir().expect("a temporary directory");
-    let s3 = services::s3_endpoint();
-    let bucket = s3.fresh_bucket("resume");
-    let store = Store::S3 {
-        url: s3.url(&bucket, "runs"),
-        env: s3.env(),
-    };
+    let store = Store::s3("resume");
     let args = ["--block", "128", "--input", "A=spd:2048"];
-    let emb = tmp.path().join("embedded");
-    embedded(&example("cholesky.lpk"), &args, &emb);
+    let emb = embedded_in(tmp.path(), &example("cholesky.lpk"), &args);
     let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
-    let mut pool = Workers::new(&redis, &store, &["--lease", "2", "--idle", "60"]);
-    pool.spawn();
-    pool.spawn();
-    let started = Instant::now();
-    loop {
-        let s = status(&redis, &run);
-        assert!(
-            s["state"] == "running",
-            "finished before Redis could lose it: {s}"
-        );
-        if s["tasks_done"].as_u64().unwrap_or(0) >= 150 {
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "{s}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut pool = Workers::start(&redis, &store, &["--lease", "2", "--idle", "60"], 2);
+    wait_progress(&redis, &run, 150, 60, "Redis could lose it");
     // Redis loses everything while workers run (they keep running).
-    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
-    r.query::<()>(&lpk_cluster::redis::cmd("FLUSHDB"), "flush")
+    let mut r = open_redis(&redis);
+    r.query::<()>(&lpk_cluster::redis::cmd("FLUSHDB"), "FLUSHDB")
         .expect("FLUSHDB");
-    let out = lpkc()
-        .args(["status", &run, "--redis", &redis])
-        .output()
-        .expect("lpkc status");
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no run"));
+    assert!(status_fails(&redis, &run).contains("no run"));
     // Resume from the store; the same workers pick the run up again.
-    let out = lpkc()
-        .args(["resume", &run, "--redis", &redis, "--store", &store.url()])
-        .envs(store.env())
-        .output()
-        .expect("lpkc resume");
-    let said = ok(&out, "lpkc resume");
+    let said = ok(&resume(&redis, &store, &run), "lpkc resume");
     assert!(said.contains("tasks done"), "{said}");
     let s = status(&redis, &run);
     let done_after_resume = s["tasks_done"].as_u64().unwrap_or(0);
@@ -1116,41 +1042,20 @@ fn a_run_lost_by_redis_resumes_from_its_done_markers() {
         "resume found fewer done tasks than were done: {s}"
     );
     // Resuming a run Redis holds is refused.
-    let out = lpkc()
-        .args(["resume", &run, "--redis", &redis, "--store", &store.url()])
-        .envs(store.env())
-        .output()
-        .expect("lpkc resume");
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("still in Redis"));
+    assert!(fails(&resume(&redis, &store, &run), 1).contains("still in Redis"));
     let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
     assert_eq!(s["state"], "done", "{s}");
-    let dist = tmp.path().join("distributed");
-    collect(&redis, &store, &run, &dist);
-    assert_same_outputs(&emb, &dist);
+    collect_same(&redis, &store, &run, &emb, &tmp.path().join("distributed"));
 }
 
 #[test]
 fn autoscale_starts_workers_for_the_ready_tasks_and_reports_worker_seconds() {
-    let redis = redis_db(11);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
+    let (redis, tmp, store) = redis_and_dir_store(11);
     let args = ["--block", "128", "--input", "A=spd:1536"];
-    let emb = tmp.path().join("embedded");
-    embedded(&example("cholesky.lpk"), &args, &emb);
+    let emb = embedded_in(tmp.path(), &example("cholesky.lpk"), &args);
     let dist = tmp.path().join("distributed");
-    let out = lpkc()
-        .arg("run")
-        .arg(example("cholesky.lpk"))
-        .args(args)
-        .args([
-            "--redis",
-            &redis,
-            "--store",
-            &store.url(),
-            "--autoscale",
-            "sf=0.25,max=3,idle=0.5",
-        ])
+    let out = run_on_redis(&example("cholesky.lpk"), &args, &redis, &store)
+        .args(["--autoscale", "sf=0.25,max=3,idle=0.5"])
         .args(["--no-progress", "--format", "json", "--output-dir"])
         .arg(&dist)
         .output()
@@ -1169,18 +1074,8 @@ fn autoscale_starts_workers_for_the_ready_tasks_and_reports_worker_seconds() {
         "max=2,idle=1",
         "sf=1,max=2,idle=1,x=3",
     ] {
-        let out = lpkc()
-            .arg("run")
-            .arg(example("cholesky.lpk"))
-            .args(args)
-            .args([
-                "--redis",
-                &redis,
-                "--store",
-                &store.url(),
-                "--autoscale",
-                bad,
-            ])
+        let out = run_on_redis(&example("cholesky.lpk"), &args, &redis, &store)
+            .args(["--autoscale", bad])
             .output()
             .expect("lpkc run");
         assert_eq!(out.status.code(), Some(2), "{bad}");
@@ -1189,36 +1084,20 @@ fn autoscale_starts_workers_for_the_ready_tasks_and_reports_worker_seconds() {
 
 #[test]
 fn provision_starts_workers_with_the_given_command_until_the_runs_are_done() {
-    let redis = redis_db(12);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
+    let (redis, tmp, store) = redis_and_dir_store(12);
     let args = ["--block", "128", "--input", "A=spd:1024"];
-    let emb = tmp.path().join("embedded");
-    embedded(&example("cholesky.lpk"), &args, &emb);
+    let emb = embedded_in(tmp.path(), &example("cholesky.lpk"), &args);
     let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
     let lpkc_path = env!("CARGO_BIN_EXE_lpkc");
     let spawn = format!("exec {lpkc_path} worker --redis {redis} --idle 0.5 --quiet");
     let started = Instant::now();
-    let out = lpkc()
-        .args([
-            "provision",
-            "--redis",
-            &redis,
-            "--autoscale",
-            "sf=0.5,max=2,idle=0.5",
-            "--spawn",
-            &spawn,
-        ])
-        .output()
-        .expect("lpkc provision");
+    let out = provision(&redis, "sf=0.5,max=2,idle=0.5", &spawn);
     let said = ok(&out, "lpkc provision");
     assert!(started.elapsed() < Duration::from_secs(120));
     assert!(said.contains("worker-seconds"), "{said}");
     let s = status(&redis, &run);
     assert_eq!(s["state"], "done", "{s}");
-    let dist = tmp.path().join("distributed");
-    collect(&redis, &store, &run, &dist);
-    assert_same_outputs(&emb, &dist);
+    collect_same(&redis, &store, &run, &emb, &tmp.path().join("distributed"));
 }
 
 /// `lpkc run --redis --output-dir` fetches the output tiles while the run
@@ -1227,34 +1106,15 @@ fn provision_starts_workers_with_the_given_command_until_the_runs_are_done() {
 /// are written, written again by a task run a second time, and read by
 /// the collector as their writers complete. Its `.npy` must be
 /// byte-identical to the embedded run's and to `lpkc collect`'s.
-fn run_collecting_under_kills(db: u32, file: &Path, args: &[&str]) {
-    let redis = redis_db(db);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
-    let emb = tmp.path().join("embedded");
-    embedded(file, args, &emb);
-    let mut pool = Workers::new(&redis, &store, &["--lease", "1", "--idle", "60"]);
-    pool.spawn();
-    pool.spawn();
+fn run_collecting_under_kills(db: u32, file: &str, args: &[&str]) {
+    let (redis, tmp, store) = redis_and_dir_store(db);
+    let file = &example(file);
+    let emb = embedded_in(tmp.path(), file, args);
+    let mut pool = Workers::start(&redis, &store, &["--lease", "1", "--idle", "60"], 2);
     let dist = tmp.path().join("distributed");
-    let run_cmd = lpkc()
-        .arg("run")
-        .arg(file)
-        .args(args)
-        .args([
-            "--redis",
-            &redis,
-            "--store",
-            &store.url(),
-            "--workers",
-            "1",
-            "--lease",
-            "1",
-            "--no-progress",
-            "--format",
-            "json",
-        ])
-        .arg("--output-dir")
+    let run_cmd = run_on_redis(file, args, &redis, &store)
+        .args(["--workers", "1", "--lease", "1"])
+        .args(["--no-progress", "--format", "json", "--output-dir"])
         .arg(&dist)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1273,8 +1133,7 @@ fn run_collecting_under_kills(db: u32, file: &Path, args: &[&str]) {
         );
         std::thread::sleep(Duration::from_millis(60 + rng.below(150)));
         if kills < 6 && child.try_wait().expect("poll lpkc run").is_none() {
-            let k = rng.below(pool.children.len() as u64) as usize;
-            pool.kill_and_replace(k);
+            pool.kill_and_replace(&mut rng);
             kills += 1;
         }
     }
@@ -1292,49 +1151,28 @@ fn run_collecting_under_kills(db: u32, file: &Path, args: &[&str]) {
     );
     assert_same_outputs(&emb, &dist);
     let run = v["run"].as_str().expect("a run id");
-    let again = tmp.path().join("collected");
-    collect(&redis, &store, run, &again);
-    assert_same_outputs(&emb, &again);
+    collect_same(&redis, &store, run, &emb, &tmp.path().join("collected"));
 }
 
 #[test]
 fn cholesky_run_collects_during_the_run_while_workers_are_killed() {
-    run_collecting_under_kills(
-        13,
-        &example("cholesky.lpk"),
-        &["--block", "256", "--input", "A=spd:4096"],
-    );
+    run_collecting_under_kills(13, "cholesky.lpk", &CHOLESKY_4096);
 }
 
 #[test]
 fn gemm_tree_run_collects_during_the_run_while_workers_are_killed() {
-    run_collecting_under_kills(
-        14,
-        &example("gemm_tree.lpk"),
-        &[
-            "--block",
-            "256",
-            "--input",
-            "A=random:3072x3072",
-            "--input",
-            "B=random:3072x3072",
-        ],
-    );
+    run_collecting_under_kills(14, "gemm_tree.lpk", &GEMM_TREE_3072);
 }
 
 /// Sets run `run`'s `uploading` key for `ms` milliseconds, as `submit`
-/// does while it uploads the inputs.
-fn set_uploading(r: &mut lpk_cluster::conn::Redis, run: &str, ms: u64) {
+/// does while it uploads the inputs, or (`None`) without a time to live,
+/// as no submitter does.
+fn set_uploading(r: &mut lpk_cluster::conn::Redis, run: &str, ms: Option<u64>) {
     let key = lpk_cluster::protocol::Keys::new(run).uploading();
-    r.query::<()>(
-        lpk_cluster::redis::cmd("SET")
-            .arg(&key)
-            .arg(1)
-            .arg("PX")
-            .arg(ms),
-        "set",
-    )
-    .expect("SET the uploading key");
+    match ms {
+        Some(ms) => redis_do::<()>(r, "SET", (key, 1, "PX", ms)),
+        None => redis_do::<()>(r, "SET", (key, 1)),
+    }
 }
 
 #[test]
@@ -1344,25 +1182,20 @@ fn workers_wait_for_an_input_tile_still_uploading_and_fail_the_run_when_the_uplo
     // keeping the run's `uploading` key alive; a worker that misses an input
     // tile waits while the key lives. Here the upload is replayed by hand:
     // the key set again and one tile of A held back.
-    let redis = redis_db(13);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
+    let (redis, tmp, store) = redis_and_dir_store(13);
     let Store::Dir(root) = &store else {
         unreachable!("a directory store")
     };
     let args = ["--block", "64", "--input", "A=spd:256"];
-    let emb = tmp.path().join("embedded");
-    embedded(&example("cholesky.lpk"), &args, &emb);
-    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
+    let emb = embedded_in(tmp.path(), &example("cholesky.lpk"), &args);
+    let mut r = open_redis(&redis);
 
     let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
     let tile = root.join(&run).join("A/3_2.npy");
     let aside = tmp.path().join("aside.npy");
     std::fs::rename(&tile, &aside).expect("hold the tile back");
-    set_uploading(&mut r, &run, 60_000);
-    let mut pool = Workers::new(&redis, &store, &["--lease", "2", "--idle", "60"]);
-    pool.spawn();
-    pool.spawn();
+    set_uploading(&mut r, &run, Some(60_000));
+    let mut pool = Workers::start(&redis, &store, &["--lease", "2", "--idle", "60"], 2);
     // The tasks that need A[3, 2] (and those after them) wait for it.
     std::thread::sleep(Duration::from_millis(1500));
     let s = status(&redis, &run);
@@ -1373,45 +1206,29 @@ fn workers_wait_for_an_input_tile_still_uploading_and_fail_the_run_when_the_uplo
     );
     std::fs::rename(&aside, &tile).expect("the tile arrives");
     let key = lpk_cluster::protocol::Keys::new(&run).uploading();
-    r.query::<()>(lpk_cluster::redis::cmd("DEL").arg(&key), "del")
-        .expect("DEL the uploading key");
+    redis_do::<()>(&mut r, "DEL", &key);
     let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
     assert_eq!(s["state"], "done", "{s}");
-    let dist = tmp.path().join("distributed");
-    collect(&redis, &store, &run, &dist);
-    assert_same_outputs(&emb, &dist);
+    collect_same(&redis, &store, &run, &emb, &tmp.path().join("distributed"));
 
     // The upload ended (no key) without the tile, or its submitter died
     // (the key ran out without renewal): the run fails naming the tile.
-    for ttl_ms in [None, Some(400)] {
+    // A key without a time to live was not set by a submitter (one always
+    // sets one, and renews it): the workers do not wait for it forever.
+    for (key, ended) in [(None, true), (Some(Some(400)), true), (Some(None), false)] {
         let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
         std::fs::remove_file(root.join(&run).join("A/3_2.npy")).expect("lose the tile");
-        if let Some(ms) = ttl_ms {
+        if let Some(ms) = key {
             set_uploading(&mut r, &run, ms);
         }
         let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
-        assert_eq!(s["state"], "failed", "{s}");
-        let message = s["error"]["message"].as_str().unwrap_or_default();
+        let message = failure(&s);
         assert!(
             message.contains("input tile A[3, 2] is not in the store")
-                && message.contains("the upload of the run's inputs ended without it"),
+                && (!ended || message.contains("the upload of the run's inputs ended without it")),
             "{s}"
         );
     }
-    // A key without a time to live was not set by a submitter (one always
-    // sets one, and renews it): the workers do not wait for it forever.
-    let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
-    std::fs::remove_file(root.join(&run).join("A/3_2.npy")).expect("lose the tile");
-    let key = lpk_cluster::protocol::Keys::new(&run).uploading();
-    r.query::<()>(lpk_cluster::redis::cmd("SET").arg(&key).arg(1), "SET")
-        .expect("SET the uploading key without a TTL");
-    let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
-    assert_eq!(s["state"], "failed", "{s}");
-    let message = s["error"]["message"].as_str().unwrap_or_default();
-    assert!(
-        message.contains("input tile A[3, 2] is not in the store"),
-        "{s}"
-    );
 }
 
 #[test]
@@ -1422,23 +1239,14 @@ fn a_submit_killed_while_it_uploads_fails_its_run_naming_a_missing_input_tile() 
     // waited for the rest, then fail the run naming an input tile that
     // never arrived. Nothing is reported done.
     let redis = redis_db(15);
-    let s3 = services::s3_endpoint();
-    let bucket = s3.fresh_bucket("killedsubmit");
-    let store = Store::S3 {
-        url: s3.url(&bucket, "runs"),
-        env: s3.env(),
-    };
-    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
+    let store = Store::s3("killedsubmit");
+    let mut r = open_redis(&redis);
     // The database is this test's own: no key of an earlier run is taken
     // for this one's.
-    r.query::<()>(&lpk_cluster::redis::cmd("FLUSHDB"), "flush")
+    r.query::<()>(&lpk_cluster::redis::cmd("FLUSHDB"), "FLUSHDB")
         .expect("FLUSHDB");
-    let mut submitter = lpkc()
-        .arg("submit")
-        .arg(example("cholesky.lpk"))
-        .args(["--block", "64", "--input", "A=spd:4096"])
-        .args(["--redis", &redis, "--store", &store.url(), "--no-progress"])
-        .envs(store.env())
+    let args = ["--block", "64", "--input", "A=spd:4096"];
+    let mut submitter = submit_cmd(&redis, &store, &example("cholesky.lpk"), &args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -1446,12 +1254,7 @@ fn a_submit_killed_while_it_uploads_fails_its_run_naming_a_missing_input_tile() 
     // The run is recorded and its upload under way once its key is set.
     let started = Instant::now();
     let key = loop {
-        let keys: Vec<String> = r
-            .query(
-                lpk_cluster::redis::cmd("KEYS").arg("lpk:*:uploading"),
-                "keys",
-            )
-            .expect("KEYS");
+        let keys: Vec<String> = redis_do(&mut r, "KEYS", "lpk:*:uploading");
         if let Some(k) = keys.into_iter().next() {
             break k;
         }
@@ -1481,13 +1284,10 @@ fn a_submit_killed_while_it_uploads_fails_its_run_naming_a_missing_input_tile() 
             "submit finished its upload before it could be killed: {exit:?}"
         );
     }
-    let mut pool = Workers::new(&redis, &store, &["--lease", "5", "--idle", "90"]);
-    pool.spawn();
-    pool.spawn();
+    let mut pool = Workers::start(&redis, &store, &["--lease", "5", "--idle", "90"], 2);
     let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
-    assert_eq!(s["state"], "failed", "{s}");
+    let message = failure(&s);
     assert!(s["tasks_done"].as_u64() < s["tasks_total"].as_u64(), "{s}");
-    let message = s["error"]["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("input tile A[")
             && message.contains("is not in the store")
@@ -1495,10 +1295,7 @@ fn a_submit_killed_while_it_uploads_fails_its_run_naming_a_missing_input_tile() 
         "{s}"
     );
     // The key ran out on its own (no one deleted it): it is gone.
-    let left: i64 = r
-        .query(lpk_cluster::redis::cmd("EXISTS").arg(&key), "exists")
-        .expect("EXISTS");
-    assert_eq!(left, 0);
+    assert_eq!(redis_do::<i64>(&mut r, "EXISTS", &key), 0);
 }
 
 /// `lpkc collect` of a run whose output tiles or Redis record someone
@@ -1506,13 +1303,9 @@ fn a_submit_killed_while_it_uploads_fails_its_run_naming_a_missing_input_tile() 
 /// never an output assembled with zeros where a task wrote a tile.
 #[test]
 fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
-    let redis = redis_db(18);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
-    let args = ["--block", "32", "--input", "A=spd:128"];
-    let run = submit(&redis, &store, &example("cholesky.lpk"), &args);
-    let mut pool = Workers::new(&redis, &store, &["--idle", "30", "--threads", "2"]);
-    pool.spawn();
+    let (redis, tmp, store) = redis_and_dir_store(18);
+    let run = submit(&redis, &store, &example("cholesky.lpk"), &CHOLESKY_128);
+    let mut pool = Workers::start(&redis, &store, &["--idle", "30", "--threads", "2"], 1);
     let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
     assert_eq!(s["state"], "done", "{s}");
     drop(pool);
@@ -1520,42 +1313,25 @@ fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
     collect(&redis, &store, &run, &good);
     assert!(good.join("_SUCCESS").exists());
 
-    let try_collect = |name: &str| -> (i32, String, PathBuf) {
+    // Each refusal: exit 1 and no `_SUCCESS`; returns what collect says.
+    let refused = |name: &str| -> String {
         let dir = tmp.path().join(name);
-        let out = lpkc()
-            .args(["collect", &run, "--redis", &redis, "--output-dir"])
-            .arg(&dir)
-            .output()
-            .expect("run lpkc collect");
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        (out.status.code().unwrap_or(-1), stderr, dir)
+        let stderr = fails(&try_collect(&redis, &store, &run, &dir), 1);
+        assert!(!dir.join("_SUCCESS").exists());
+        stderr
     };
-    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
+    let mut r = open_redis(&redis);
     let keys = lpk_cluster::protocol::Keys::new(&run);
 
     // Redis's counters lowered: the plans count the tasks.
-    let hset = |r: &mut lpk_cluster::conn::Redis, field: &str, value: u64| {
-        r.query::<()>(
-            lpk_cluster::redis::cmd("HSET")
-                .arg(keys.meta())
-                .arg(field)
-                .arg(value),
-            "HSET",
-        )
-        .expect("HSET the run's meta");
-    };
     let total: u64 = s["tasks_total"].as_u64().expect("tasks_total");
-    hset(&mut r, "done", 3);
-    hset(&mut r, "total", 3);
-    let (code, stderr, dir) = try_collect("counters");
-    assert_eq!(code, 1, "{stderr}");
+    redis_do::<()>(&mut r, "HSET", (keys.meta(), "done", 3, "total", 3));
+    let stderr = refused("counters");
     assert!(
         stderr.contains(&format!("the program has {total} tasks")),
         "{stderr}"
     );
-    assert!(!dir.join("_SUCCESS").exists());
-    hset(&mut r, "done", total);
-    hset(&mut r, "total", total);
+    redis_do::<()>(&mut r, "HSET", (keys.meta(), "done", total, "total", total));
 
     // An output tile in the dead set: collect deletes dead tiles, but
     // never an output's.
@@ -1563,17 +1339,9 @@ fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
         lpk_model::MatrixId::from_index(1).expect("a small index"),
         &[2, 1],
     );
-    r.query::<()>(
-        lpk_cluster::redis::cmd("SADD")
-            .arg(keys.dead())
-            .arg(&l_tile),
-        "SADD",
-    )
-    .expect("SADD to the dead set");
-    let (code, stderr, dir) = try_collect("dead");
-    assert_eq!(code, 1, "{stderr}");
+    redis_do::<()>(&mut r, "SADD", (keys.dead(), &l_tile));
+    let stderr = refused("dead");
     assert!(stderr.contains("its dead set names L[2, 1]"), "{stderr}");
-    assert!(!dir.join("_SUCCESS").exists());
     let tile_file = tmp
         .path()
         .join("store")
@@ -1581,13 +1349,7 @@ fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
         .join("L")
         .join("2_1.npy");
     assert!(tile_file.exists(), "the output tile was deleted");
-    r.query::<()>(
-        lpk_cluster::redis::cmd("SREM")
-            .arg(keys.dead())
-            .arg(&l_tile),
-        "SREM",
-    )
-    .expect("SREM from the dead set");
+    redis_do::<()>(&mut r, "SREM", (keys.dead(), &l_tile));
 
     // A tile of L changed in the store (one value), or its digest
     // removed from Redis: refused, naming the tile.
@@ -1596,45 +1358,21 @@ fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
     let last = changed.len() - 1;
     changed[last] ^= 0x01;
     std::fs::write(&tile_file, &changed).expect("change a tile of L");
-    let (code, stderr, dir) = try_collect("changed");
-    assert_eq!(code, 1, "{stderr}");
+    let stderr = refused("changed");
     assert!(
         stderr.contains("output tile L[2, 1] in the store")
             && stderr.contains("is not the tile its writer stored"),
         "{stderr}"
     );
-    assert!(!dir.join("_SUCCESS").exists());
     std::fs::write(&tile_file, &original).expect("restore the tile");
-    let sum: String = r
-        .query(
-            lpk_cluster::redis::cmd("HGET")
-                .arg(keys.sums())
-                .arg(&l_tile),
-            "HGET",
-        )
-        .expect("the writer recorded a digest");
-    r.query::<()>(
-        lpk_cluster::redis::cmd("HDEL")
-            .arg(keys.sums())
-            .arg(&l_tile),
-        "HDEL",
-    )
-    .expect("HDEL a digest");
-    let (code, stderr, dir) = try_collect("no-digest");
-    assert_eq!(code, 1, "{stderr}");
+    let sum: String = redis_do(&mut r, "HGET", (keys.sums(), &l_tile));
+    redis_do::<()>(&mut r, "HDEL", (keys.sums(), &l_tile));
+    let stderr = refused("no-digest");
     assert!(
         stderr.contains("L[2, 1]") && stderr.contains("has no digest in Redis"),
         "{stderr}"
     );
-    assert!(!dir.join("_SUCCESS").exists());
-    r.query::<()>(
-        lpk_cluster::redis::cmd("HSET")
-            .arg(keys.sums())
-            .arg(&l_tile)
-            .arg(&sum),
-        "HSET",
-    )
-    .expect("restore the digest");
+    redis_do::<()>(&mut r, "HSET", (keys.sums(), &l_tile, &sum));
     collect(&redis, &store, &run, &tmp.path().join("again"));
     assert_eq!(
         std::fs::read(good.join("L.npy")).expect("the first L"),
@@ -1643,43 +1381,29 @@ fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
 
     // A tile of L deleted from the store.
     std::fs::remove_file(&tile_file).expect("delete a tile of L");
-    let (code, stderr, dir) = try_collect("missing");
-    assert_eq!(code, 1, "{stderr}");
+    let stderr = refused("missing");
     assert!(
         stderr.contains("output tile L[2, 1] is not in the store"),
         "{stderr}"
     );
     assert!(stderr.contains("although trsm@"), "{stderr}");
-    assert!(!dir.join("_SUCCESS").exists());
 }
 
 /// A run whose ready queue someone deleted from Redis: a worker skips it,
 /// saying so, instead of asking for it thousands of times a second.
 #[test]
 fn a_worker_skips_a_run_whose_queue_was_deleted_without_spinning() {
-    let redis = redis_db(16);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
-    let run = submit(
-        &redis,
-        &store,
-        &example("cholesky.lpk"),
-        &["--block", "32", "--input", "A=spd:128"],
+    let (redis, _tmp, store) = redis_and_dir_store(16);
+    let run = submit(&redis, &store, &example("cholesky.lpk"), &CHOLESKY_128);
+    let mut r = open_redis(&redis);
+    redis_do::<()>(
+        &mut r,
+        "DEL",
+        lpk_cluster::protocol::Keys::new(&run).queue(),
     );
-    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
-    let queue = lpk_cluster::protocol::Keys::new(&run).queue();
-    r.query::<()>(lpk_cluster::redis::cmd("DEL").arg(&queue), "DEL")
-        .expect("delete the run's queue");
     let started = Instant::now();
-    let out = lpkc()
-        .args(["worker", "--redis", &redis, "--idle", "3"])
-        .output()
-        .expect("run a worker");
-    let err = String::from_utf8_lossy(&out.stderr);
-    let log = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{log}{err}");
-    assert!(started.elapsed() < Duration::from_secs(30), "{log}{err}");
-    let all = format!("{log}{err}");
+    let all = worker_until_idle(&redis, "3");
+    assert!(started.elapsed() < Duration::from_secs(30), "{all}");
     assert!(
         all.contains(&format!("skipping run {run}: its ready queue is gone")),
         "{all}"
@@ -1692,13 +1416,7 @@ fn a_worker_skips_a_run_whose_queue_was_deleted_without_spinning() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no round-trip count in: {all}"));
     assert!(trips < 1000, "{trips} round trips in 3 s idle: {all}");
-    r.query::<()>(
-        lpk_cluster::redis::cmd("SREM")
-            .arg(lpk_cluster::protocol::RUNS)
-            .arg(&run),
-        "SREM",
-    )
-    .expect("forget the run");
+    redis_do::<()>(&mut r, "SREM", (lpk_cluster::protocol::RUNS, &run));
 }
 
 /// `lpkc provision` whose worker command fails at once stops after a few
@@ -1706,30 +1424,11 @@ fn a_worker_skips_a_run_whose_queue_was_deleted_without_spinning() {
 /// again forever.
 #[test]
 fn provision_stops_when_its_workers_keep_failing() {
-    let redis = redis_db(17);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
-    let run = submit(
-        &redis,
-        &store,
-        &example("cholesky.lpk"),
-        &["--block", "32", "--input", "A=spd:128"],
-    );
+    let (redis, _tmp, store) = redis_and_dir_store(17);
+    let run = submit(&redis, &store, &example("cholesky.lpk"), &CHOLESKY_128);
     let started = Instant::now();
-    let out = lpkc()
-        .args([
-            "provision",
-            "--redis",
-            &redis,
-            "--autoscale",
-            "sf=1,max=2,idle=5",
-            "--spawn",
-            "exit 3",
-        ])
-        .output()
-        .expect("run lpkc provision");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let out = provision(&redis, "sf=1,max=2,idle=5", "exit 3");
+    let err = fails(&out, 1);
     assert!(started.elapsed() < Duration::from_secs(60), "{err}");
     assert!(
         err.contains("workers in a row exited with a failure"),
@@ -1738,8 +1437,7 @@ fn provision_stops_when_its_workers_keep_failing() {
     assert!(err.contains("exit status: 3"), "{err}");
     assert!(err.contains("`exit 3`"), "{err}");
     // The run is still there for real workers.
-    let mut pool = Workers::new(&redis, &store, &["--idle", "30"]);
-    pool.spawn();
+    let mut pool = Workers::start(&redis, &store, &["--idle", "30"], 1);
     let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
     assert_eq!(s["state"], "done", "{s}");
 }
@@ -1750,29 +1448,16 @@ fn provision_stops_when_its_workers_keep_failing() {
 /// once. `submit` refuses it before uploading anything, naming the task.
 #[test]
 fn submit_refuses_a_task_with_more_children_than_a_worker_completes() {
-    let redis = redis_db(19);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
-    let out = lpkc()
-        .arg("submit")
-        .arg(example("trsolve.lpk"))
-        .args([
-            "--block",
-            "1",
-            "--input",
-            "L=spd:1",
-            "--input",
-            "B=random:1x2000000",
-            "--redis",
-            &redis,
-            "--store",
-            &store.url(),
-            "--no-progress",
-        ])
-        .output()
-        .expect("run lpkc submit");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let (redis, tmp, store) = redis_and_dir_store(19);
+    let args = [
+        "--block",
+        "1",
+        "--input",
+        "L=spd:1",
+        "--input",
+        "B=random:1x2000000",
+    ];
+    let (_, err) = submit_fails(&redis, &store, &example("trsolve.lpk"), &args);
     assert!(
         err.contains("task trtri@") && err.contains("has more than 1048576 children"),
         "{err}"
@@ -1786,25 +1471,12 @@ fn submit_refuses_a_task_with_more_children_than_a_worker_completes() {
 /// parameters were raised in Redis is refused by the workers.
 #[test]
 fn per_run_limits_are_refused_at_submit_and_enforced_while_running() {
-    let redis = redis_db(20);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
+    let (redis, tmp, store) = redis_and_dir_store(20);
     let file = example("cholesky.lpk");
-    // 4 x 4 tiles of 32: 20 tasks; the lower triangle of A, 10 tiles of
+    // CHOLESKY_128 has 20 tasks; the lower triangle of A, 10 tiles of
     // 8,192 bytes, is uploaded.
-    let base = ["--block", "32", "--input", "A=spd:128"];
     let refused = |extra: &[&str]| -> String {
-        let out = lpkc()
-            .arg("submit")
-            .arg(&file)
-            .args(base)
-            .args(["--redis", &redis, "--store", &store.url(), "--no-progress"])
-            .args(extra)
-            .output()
-            .expect("run lpkc submit");
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert_eq!(out.status.code(), Some(1), "{extra:?}: {err}");
-        err
+        submit_fails(&redis, &store, &file, &[&CHOLESKY_128[..], extra].concat()).1
     };
     let err = refused(&["--max-tasks", "19"]);
     assert!(
@@ -1824,43 +1496,24 @@ fn per_run_limits_are_refused_at_submit_and_enforced_while_running() {
         &store,
         &file,
         &[
-            &base[..],
+            &CHOLESKY_128[..],
             &["--max-store-bytes", "85000", "--max-tasks", "20"],
         ]
         .concat(),
     );
-    let mut pool = Workers::new(&redis, &store, &["--idle", "30"]);
-    pool.spawn();
+    let mut pool = Workers::start(&redis, &store, &["--idle", "30"], 1);
     let s = wait_finished(&redis, &run, Duration::from_secs(120), &mut pool);
-    assert_eq!(s["state"], "failed", "{s}");
-    let message = s["error"]["message"].as_str().unwrap_or_default();
     assert!(
-        message.contains("more than its --max-store-bytes 85000"),
+        failure(&s).contains("more than its --max-store-bytes 85000"),
         "{s}"
     );
     assert_eq!(s["error"]["task"]["kernel"], "chol", "{s}");
 
     // Parameters raised in Redis after submission: no worker runs it.
-    let run = submit(&redis, &store, &file, &base);
-    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
-    r.query::<()>(
-        lpk_cluster::redis::cmd("HSET")
-            .arg(lpk_cluster::protocol::Keys::new(&run).meta())
-            .arg("params")
-            .arg("40"),
-        "HSET",
-    )
-    .expect("raise N in Redis");
-    let out = lpkc()
-        .args(["worker", "--redis", &redis, "--idle", "2"])
-        .output()
-        .expect("run a worker");
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{all}");
+    let run = submit(&redis, &store, &file, &CHOLESKY_128);
+    let meta = lpk_cluster::protocol::Keys::new(&run).meta();
+    redis_do::<()>(&mut open_redis(&redis), "HSET", (meta, "params", "40"));
+    let all = worker_until_idle(&redis, "2");
     assert!(
         all.contains(&format!(
             "skipping run {run}: run {run}: its parameters make "
@@ -1876,94 +1529,64 @@ fn per_run_limits_are_refused_at_submit_and_enforced_while_running() {
 /// finish a clean run submitted beside them.
 #[test]
 fn hostile_redis_contents_fail_their_run_and_the_worker_serves_the_others() {
-    let redis = redis_db(21);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
+    let (redis, tmp, store) = redis_and_dir_store(21);
     let file = example("cholesky.lpk");
-    let base = ["--block", "32", "--input", "A=spd:128"];
-    let clean = submit(&redis, &store, &file, &base);
-    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
-    let mut cmd = |c: &mut lpk_cluster::redis::Cmd| {
-        r.query::<lpk_cluster::redis::Value>(c, "tampering")
-            .expect("a Redis command");
-    };
+    let clean = submit(&redis, &store, &file, &CHOLESKY_128);
+    let mut r = open_redis(&redis);
     let meta = |run: &str| lpk_cluster::protocol::Keys::new(run).meta();
-    let queue = |run: &str| lpk_cluster::protocol::Keys::new(run).queue();
     // (run, what was done to it, what its error must say)
     let mut cases: Vec<(String, &str, &str)> = Vec::new();
 
-    let run = submit(&redis, &store, &file, &base);
     let mut noise = Rng(7);
     let garbage: Vec<u8> = (0..8 << 20).map(|_| noise.below(256) as u8).collect();
-    cmd(lpk_cluster::redis::cmd("HSET")
-        .arg(meta(&run))
-        .arg("artifact")
-        .arg(garbage));
-    cases.push((run, "an 8 MiB random artifact", "its program does not load"));
-
-    let run = submit(&redis, &store, &file, &base);
-    cmd(lpk_cluster::redis::cmd("XADD")
-        .arg(queue(&run))
-        .arg("*")
-        .arg("t")
-        .arg("../../../../etc/passwd"));
-    cases.push((
-        run,
-        "a task id with `..`",
-        "which is not a task of this run",
-    ));
-
-    let run = submit(&redis, &store, &file, &base);
-    cmd(lpk_cluster::redis::cmd("XADD")
-        .arg(queue(&run))
-        .arg("*")
-        .arg("t")
-        .arg("9".repeat(4 << 20)));
-    cases.push((run, "a 4 MiB task id", "which is not a task of this run"));
-
-    let run = submit(&redis, &store, &file, &base);
-    cmd(lpk_cluster::redis::cmd("HSET")
-        .arg(meta(&run))
-        .arg("id")
-        .arg(&clean));
-    cases.push((run, "a record naming another tenant's run", "names run"));
-
-    let run = submit(&redis, &store, &file, &base);
-    cmd(lpk_cluster::redis::cmd("HSET")
-        .arg(meta(&run))
-        .arg("block")
-        .arg("0"));
-    cases.push((run, "block 0", "block: must be at least 1"));
-
-    let run = submit(&redis, &store, &file, &base);
-    cmd(lpk_cluster::redis::cmd("HSET")
-        .arg(meta(&run))
-        .arg("total")
-        .arg("1000000000000"));
-    cases.push((
-        run,
-        "a task count that is not the plans'",
-        "its record was changed in Redis",
-    ));
+    // (a field of the run's record, its new value, what, what the error says)
+    let fields: [(&str, Vec<u8>, &str, &str); 4] = [
+        (
+            "artifact",
+            garbage,
+            "an 8 MiB random artifact",
+            "its program does not load",
+        ),
+        (
+            "id",
+            clean.clone().into_bytes(),
+            "a record naming another tenant's run",
+            "names run",
+        ),
+        (
+            "block",
+            b"0".to_vec(),
+            "block 0",
+            "block: must be at least 1",
+        ),
+        (
+            "total",
+            b"1000000000000".to_vec(),
+            "a task count that is not the plans'",
+            "its record was changed in Redis",
+        ),
+    ];
+    for (field, value, what, says) in fields {
+        let run = submit(&redis, &store, &file, &CHOLESKY_128);
+        redis_do::<()>(&mut r, "HSET", (meta(&run), field, value));
+        cases.push((run, what, says));
+    }
+    let task_ids = [
+        ("../../../../etc/passwd".to_string(), "a task id with `..`"),
+        ("9".repeat(4 << 20), "a 4 MiB task id"),
+    ];
+    for (id, what) in task_ids {
+        let run = submit(&redis, &store, &file, &CHOLESKY_128);
+        let queue = lpk_cluster::protocol::Keys::new(&run).queue();
+        redis_do::<()>(&mut r, "XADD", (queue, "*", "t", id));
+        cases.push((run, what, "which is not a task of this run"));
+    }
 
     // Run ids that are none: skipped, never used as a key or a path.
-    cmd(lpk_cluster::redis::cmd("SADD")
-        .arg(lpk_cluster::protocol::RUNS)
-        .arg("../../escape"));
-    cmd(lpk_cluster::redis::cmd("SADD")
-        .arg(lpk_cluster::protocol::RUNS)
-        .arg("x".repeat(1 << 20)));
+    let not_ids = ["../../escape".to_string(), "x".repeat(1 << 20)];
+    redis_do::<()>(&mut r, "SADD", (lpk_cluster::protocol::RUNS, &not_ids[..]));
 
-    let out = lpkc()
-        .args(["worker", "--redis", &redis, "--idle", "3"])
-        .output()
-        .expect("run a worker");
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{all}");
+    let all = worker_until_idle(&redis, "3");
     assert!(
         all.len() < 200_000,
         "the worker echoed what it read: {} bytes",
@@ -1974,17 +1597,9 @@ fn hostile_redis_contents_fail_their_run_and_the_worker_serves_the_others() {
         "{all}"
     );
     assert_eq!(status(&redis, &clean)["state"], "done", "{all}");
-    let mut r = lpk_cluster::conn::Redis::open(&redis).expect("the test Redis");
     for (run, what, says) in &cases {
-        let (state, error): (Option<String>, Option<String>) = r
-            .query(
-                lpk_cluster::redis::cmd("HMGET")
-                    .arg(meta(run))
-                    .arg("state")
-                    .arg("error"),
-                "HMGET",
-            )
-            .expect("read the record");
+        let (state, error): (Option<String>, Option<String>) =
+            redis_do(&mut r, "HMGET", (meta(run), "state", "error"));
         let error = error.unwrap_or_default();
         eprintln!("{what}: the worker answers: {error}");
         assert_eq!(state.as_deref(), Some("failed"), "{what}: {all}");
@@ -1997,15 +1612,7 @@ fn hostile_redis_contents_fail_their_run_and_the_worker_serves_the_others() {
         assert!(all.contains(&format!("run {run} failed")), "{what}: {all}");
     }
     assert!(!tmp.path().join("escape").exists());
-    for run in ["../../escape".to_string(), "x".repeat(1 << 20)] {
-        r.query::<()>(
-            lpk_cluster::redis::cmd("SREM")
-                .arg(lpk_cluster::protocol::RUNS)
-                .arg(run),
-            "SREM",
-        )
-        .expect("forget the hostile ids");
-    }
+    redis_do::<()>(&mut r, "SREM", (lpk_cluster::protocol::RUNS, &not_ids[..]));
 }
 
 /// A `.npy` file (version 1) of `f8` zeros with the given header shape
@@ -2029,12 +1636,9 @@ fn npy_bytes(shape: &str, elements: usize) -> Vec<u8> {
 /// what the header claims; a clean run beside them finishes.
 #[test]
 fn hostile_store_contents_fail_their_run_naming_the_tile() {
-    let redis = redis_db(22);
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let store = dir_store(&tmp);
+    let (redis, tmp, store) = redis_and_dir_store(22);
     let file = example("cholesky.lpk");
-    let base = ["--block", "32", "--input", "A=spd:128"];
-    let clean = submit(&redis, &store, &file, &base);
+    let clean = submit(&redis, &store, &file, &CHOLESKY_128);
     let mut noise = Rng(11);
     let random: Vec<u8> = (0..8192).map(|_| noise.below(256) as u8).collect();
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
@@ -2057,7 +1661,7 @@ fn hostile_store_contents_fail_their_run_naming_the_tile() {
     ];
     let mut runs = Vec::new();
     for (what, bytes, _) in &cases {
-        let run = submit(&redis, &store, &file, &base);
+        let run = submit(&redis, &store, &file, &CHOLESKY_128);
         let tile = tmp
             .path()
             .join("store")
@@ -2068,22 +1672,12 @@ fn hostile_store_contents_fail_their_run_naming_the_tile() {
         std::fs::write(&tile, bytes).expect("overwrite an input tile");
         runs.push(run);
     }
-    let out = lpkc()
-        .args(["worker", "--redis", &redis, "--idle", "3"])
-        .output()
-        .expect("run a worker");
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{all}");
+    let all = worker_until_idle(&redis, "3");
     assert_eq!(status(&redis, &clean)["state"], "done", "{all}");
     for ((what, _, says), run) in cases.iter().zip(&runs) {
         let s = status(&redis, run);
-        let message = s["error"]["message"].as_str().unwrap_or_default();
-        eprintln!("{what}: the worker answers: {message}");
-        assert_eq!(s["state"], "failed", "{what}: {s}");
+        eprintln!("{what}: the worker answers: {}", s["error"]["message"]);
+        let message = failure(&s);
         assert!(message.contains(says), "{what}: {message}");
         assert!(
             message.contains("A[0, 0]") || message.contains("A[0,0]"),

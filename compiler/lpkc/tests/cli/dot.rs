@@ -3,10 +3,7 @@
 //! Graphviz `dot -Tsvg`, failing on any warning. Graphviz must be
 //! installed: a missing `dot` fails these tests rather than skipping them.
 
-use crate::binary::lpkc;
-
-use std::io::Write;
-use std::process::{Command, Stdio};
+use crate::binary::{lpkc, run};
 
 const EXAMPLES: [&str; 8] = [
     "caqr",
@@ -22,26 +19,10 @@ const EXAMPLES: [&str; 8] = [
 /// Renders DOT text with `dot -Tsvg` and returns the SVG; panics on a
 /// non-zero exit or any output on stderr (Graphviz warnings).
 fn render(what: &str, dot_text: &str) -> String {
-    let mut child = Command::new("dot")
-        .arg("-Tsvg")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!("Graphviz `dot` is needed by this test (apt-get install graphviz): {e}")
-        });
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(dot_text.as_bytes())
-        .expect("write to dot");
-    let out = child.wait_with_output().expect("dot runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{what}: dot failed: {stderr}");
+    let (code, out, stderr) = run("dot", &["-Tsvg"], dot_text);
+    assert_eq!(code, 0, "{what}: dot failed: {stderr}");
     assert!(stderr.trim().is_empty(), "{what}: dot warned: {stderr}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    out
 }
 
 fn dot_of(args: &[&str]) -> String {

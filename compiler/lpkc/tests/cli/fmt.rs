@@ -2,14 +2,12 @@
 //! takes several files; the examples are in canonical form, and the
 //! formatter keeps every comment and is idempotent on them.
 
-use crate::binary::lpkc;
+use crate::binary::{lpkc, scratch_dir};
 use std::path::PathBuf;
 
-/// A fresh temporary directory for one test.
+/// A temporary directory for one test.
 fn tmp_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lpk-fmt-{}-{test}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+    scratch_dir(&format!("fmt-{test}"))
 }
 
 /// A source that is formatted but for the two spaces after `input` and

@@ -3,7 +3,8 @@
 //! never ends or prints `inf`, METIS writing into a JSON report. Each gets
 //! a clear error (or a correct answer) in bounded time and memory.
 
-use crate::binary::lpkc;
+use crate::binary::{lpkc, scratch_dir};
+use crate::simulate::SIMULATE_CHOLESKY;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -21,19 +22,22 @@ fn answers(args: &[&str], code: i32, limit: Duration) -> (String, String) {
 
 const SECONDS: Duration = Duration::from_secs(30);
 
-/// `lpkc run --redis` at a port where nothing listens (the flags are
-/// refused before any connection).
-const RUN_REDIS: [&str; 9] = [
+/// `lpkc run` of a cholesky of 2 x 2 tiles, to add flags to.
+pub(crate) const RUN_CHOLESKY: [&str; 6] = [
     "run",
     "examples/cholesky.lpk",
     "--block",
     "4",
     "--input",
     "A=spd:8",
-    "--redis",
-    "redis://127.0.0.1:1",
-    "--no-progress",
 ];
+
+/// [`RUN_CHOLESKY`] with `--redis` at a port where nothing listens (the
+/// flags are refused before any connection) and `extra`.
+fn run_redis<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let redis = ["--redis", "redis://127.0.0.1:1", "--no-progress"];
+    [&RUN_CHOLESKY[..], &redis, extra].concat()
+}
 
 #[test]
 fn huge_and_negative_seconds_are_usage_errors_not_panics() {
@@ -68,11 +72,7 @@ fn huge_and_negative_seconds_are_usage_errors_not_panics() {
             "NaN",
         ),
         (
-            [
-                &RUN_REDIS[..],
-                &["--store", "/tmp/lpk-never", "--lease", "1e20"],
-            ]
-            .concat(),
+            run_redis(&["--store", "/tmp/lpk-never", "--lease", "1e20"]),
             "1e20",
         ),
         (
@@ -91,29 +91,14 @@ fn huge_and_negative_seconds_are_usage_errors_not_panics() {
     }
 }
 
-fn simulate(extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "simulate",
-        "examples/cholesky.lpk",
-        "-p",
-        "N=4",
-        "--block",
-        "64",
-        "--workers",
-        "2",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args
+fn simulate<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    [&SIMULATE_CHOLESKY[..], extra].concat()
 }
 
 #[test]
 fn simulate_takes_any_cache_size_in_bounded_memory() {
     for n in ["100000000", "18446744073709551615"] {
         let args = simulate(&["--cache-tiles", n, "--format", "json"]);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (out, _) = answers(&args, 0, SECONDS);
         let v: Value = serde_json::from_str(out.trim()).expect("one JSON object");
         assert_eq!(v["tasks"], 20, "{v}");
@@ -123,7 +108,6 @@ fn simulate_takes_any_cache_size_in_bounded_memory() {
 #[test]
 fn simulate_with_a_failure_rate_near_one_ends_with_an_error() {
     let args = simulate(&["--fail-rate", "0.999999", "--lease", "0.001"]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     // The setting makes the run impossible: a usage error, as a rate of 1.
     let (_, err) = answers(&args, 2, SECONDS);
     assert!(err.contains("does not finish"), "{err}");
@@ -140,7 +124,6 @@ fn simulate_refuses_times_that_overflow_instead_of_printing_inf_or_hanging() {
         vec!["--gflops", "1e-300"],
     ] {
         let args = simulate(&extra);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (out, err) = answers(&args, 2, SECONDS);
         assert!(!out.contains("inf") && !out.contains("NaN"), "{out}");
         assert!(err.contains("must be"), "{extra:?}: {err}");
@@ -185,7 +168,6 @@ fn endless_files_are_refused_after_a_bounded_read() {
     }
     for flag in ["--costs", "--startup"] {
         let args = simulate(&[flag, "/dev/zero"]);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (_, err) = answers(&args, 2, SECONDS);
         assert!(err.contains("larger than 16 MiB"), "{flag}: {err}");
     }
@@ -194,8 +176,7 @@ fn endless_files_are_refused_after_a_bounded_read() {
 #[test]
 fn the_file_system_root_is_no_tile_store() {
     for store in ["/", "file:///", "dir:/"] {
-        let mut args = RUN_REDIS.to_vec();
-        args.extend(["--store", store]);
+        let args = run_redis(&["--store", store]);
         let (_, err) = answers(&args, 2, SECONDS);
         assert!(
             err.contains("the file system's root is not a tile store"),
@@ -267,8 +248,7 @@ fn heft_with_65536_workers_answers() {
 /// its tasks fail).
 #[test]
 fn an_index_that_cannot_be_evaluated_is_named_with_its_line_everywhere() {
-    let dir = std::env::temp_dir().join(format!("lpk-log0-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a directory");
+    let dir = scratch_dir("log0");
     let file = dir.join("log0.lpk");
     std::fs::write(
         &file,
@@ -313,8 +293,7 @@ fn an_index_that_cannot_be_evaluated_is_named_with_its_line_everywhere() {
 /// program lint finds an error in, would have refused a valid program.
 #[test]
 fn instances_that_fail_for_another_reason_do_not_make_requires_unsatisfiable() {
-    let dir = std::env::temp_dir().join(format!("lpk-e0506-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a directory");
+    let dir = scratch_dir("e0506");
     let file = dir.join("late.lpk");
     std::fs::write(
         &file,

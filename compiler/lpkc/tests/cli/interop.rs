@@ -8,7 +8,7 @@
 // The tests print the figures they measure (sizes, answer counts).
 #![allow(clippy::print_stdout)]
 
-use crate::binary::{lpkc_with_stdin, run};
+use crate::binary::{lpkc_with_stdin, run, scratch_dir};
 
 fn python(args: &[String], stdin: &str) -> (i32, String, String) {
     let mut a = vec!["tests/interop/lpka.py".to_string()];
@@ -27,8 +27,7 @@ fn cbor2_is_installed() {
 
 #[test]
 fn python_loader_answers_as_lpkc_does() {
-    let dir = std::env::temp_dir().join(format!("lpk-interop-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch_dir("interop");
     let examples = lpk_test_support::examples();
     assert!(examples.len() >= 7);
     let mut compared = 0usize;

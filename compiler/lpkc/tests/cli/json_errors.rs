@@ -4,7 +4,7 @@
 //! unknown or missing parameter, missing file, corrupt artifact), with the
 //! exit codes of the contract, and points at the source where it can.
 
-use crate::binary::lpkc;
+use crate::binary::{lpkc, scratch_dir};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -35,8 +35,7 @@ struct Fixtures {
 fn fixtures() -> &'static Fixtures {
     static F: std::sync::OnceLock<Fixtures> = std::sync::OnceLock::new();
     F.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("lpk-json-errors-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
+        let dir = scratch_dir("json-errors");
         let path = |name: &str| dir.join(name).display().to_string();
         let requires = path("requires.lpk");
         std::fs::write(&requires, REQUIRES_EIGHT).expect("write");
@@ -284,8 +283,7 @@ fn run_and_bench_failures_are_json_too() {
 
 #[test]
 fn a_file_without_a_program_is_an_error_of_the_input() {
-    let dir = std::env::temp_dir().join(format!("lpk-no-program-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch_dir("no-program");
     let file: PathBuf = dir.join("kernels.lpk");
     std::fs::write(&file, "kernel copy(a) -> (b);\n").expect("write");
     let file = file.display().to_string();

@@ -4,6 +4,7 @@
 //! `self::` paths are all followed; and ARCHITECTURE.md's codemap names
 //! every module file of every crate, in that crate's section.
 
+use crate::binary::scratch_dir;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -218,8 +219,7 @@ fn no_module_imports_one_that_imports_it_back() {
 #[test]
 fn the_import_scan_sees_a_circle() {
     // The scan itself: two modules that name each other are found.
-    let dir = std::env::temp_dir().join(format!("lpk-layout-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch_dir("layout");
     std::fs::write(dir.join("lib.rs"), "mod a;\nmod b;\nmod c;\n").expect("write");
     std::fs::write(dir.join("a.rs"), "use crate::{b::X, c};\n").expect("write");
     std::fs::write(
@@ -244,7 +244,7 @@ fn the_import_scan_sees_a_circle() {
 fn the_import_scan_sees_a_circle_through_super_and_three_modules() {
     // x/a.rs -> x/b.rs (super::b) -> c.rs (crate::c) -> x/a.rs
     // (crate::x::a): one circle of three, found at file level.
-    let dir = std::env::temp_dir().join(format!("lpk-layout3-{}", std::process::id()));
+    let dir = scratch_dir("layout3");
     std::fs::create_dir_all(dir.join("x")).expect("temp dir");
     std::fs::write(dir.join("lib.rs"), "mod x;\nmod c;\n").expect("write");
     std::fs::write(dir.join("x/mod.rs"), "mod a;\nmod b;\n").expect("write");

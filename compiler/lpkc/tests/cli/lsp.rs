@@ -182,6 +182,19 @@ impl Client {
         self.request(method, params)
     }
 
+    /// The code actions at a position (an empty range).
+    fn code_actions(&mut self, uri: &str, (line, character): (u32, u32)) -> Value {
+        let at = json!({ "line": line, "character": character });
+        self.request(
+            "textDocument/codeAction",
+            json!({
+                "textDocument": { "uri": uri },
+                "range": { "start": at, "end": at },
+                "context": { "diagnostics": [] },
+            }),
+        )
+    }
+
     /// `shutdown` then `exit`; the exit status.
     fn shutdown(mut self) -> i32 {
         let r = self.request("shutdown", Value::Null);
@@ -579,15 +592,7 @@ fn lsp_diagnostics_follow_edits_and_fixes_apply() {
     let mut c = Client::start();
     c.open(EDITED, BROKEN);
     let first = c.diagnostics(EDITED, 1);
-    let (l, col) = find(BROKEN, "chol(A[0])", 0, 10);
-    let semicolon = c.request(
-        "textDocument/codeAction",
-        json!({
-            "textDocument": { "uri": EDITED },
-            "range": { "start": { "line": l, "character": col }, "end": { "line": l, "character": col } },
-            "context": { "diagnostics": [] },
-        }),
-    );
+    let semicolon = c.code_actions(EDITED, find(BROKEN, "chol(A[0])", 0, 10));
     // Fix it, misspell a matrix and add an unused `let`.
     let second_text = BROKEN
         .replace("chol(A[0])\n", "chol(A[0]);\n")
@@ -595,27 +600,11 @@ fn lsp_diagnostics_follow_edits_and_fixes_apply() {
         .replace("    for i", "    let unused = N + 1;\n    for i");
     c.change(EDITED, 2, &second_text);
     let second = c.diagnostics(EDITED, 2);
-    let (l, col) = find(&second_text, "trsn", 0, 0);
-    let rename = c.request(
-        "textDocument/codeAction",
-        json!({
-            "textDocument": { "uri": EDITED },
-            "range": { "start": { "line": l, "character": col }, "end": { "line": l, "character": col } },
-            "context": { "diagnostics": [] },
-        }),
-    );
+    let rename = c.code_actions(EDITED, find(&second_text, "trsn", 0, 0));
     let third_text = second_text.replace("trsn", "trsm");
     c.change(EDITED, 3, &third_text);
     let third = c.linted(EDITED, 3);
-    let (l, col) = find(&third_text, "unused", 0, 0);
-    let remove = c.request(
-        "textDocument/codeAction",
-        json!({
-            "textDocument": { "uri": EDITED },
-            "range": { "start": { "line": l, "character": col }, "end": { "line": l, "character": col } },
-            "context": { "diagnostics": [] },
-        }),
-    );
+    let remove = c.code_actions(EDITED, find(&third_text, "unused", 0, 0));
     let mut report = String::new();
     for (title, diagnostics, fixes) in [
         ("version 1: a missing `;`", &first, &semicolon),

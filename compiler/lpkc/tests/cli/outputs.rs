@@ -2,7 +2,7 @@
 //! and names the instance checked with `-p`; `compile` without `-o` says
 //! where it wrote the artifact.
 
-use crate::binary::lpkc;
+use crate::binary::{lpkc, scratch_dir};
 
 #[test]
 fn lint_prints_its_report_on_stdout_and_its_diagnostics_on_stderr() {
@@ -48,8 +48,7 @@ fn lint_with_parameters_names_the_instance_it_checked() {
 
 #[test]
 fn compile_without_output_says_where_it_wrote() {
-    let dir = std::env::temp_dir().join(format!("lpk-outputs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch_dir("outputs");
     let src = dir.join("gemm.lpk");
     std::fs::copy(
         lpk_test_support::workspace_root().join("examples/gemm.lpk"),

@@ -5,6 +5,7 @@
 //! on any process's command line while the run goes on, not in the
 //! output, the errors, Redis's values, the store or the trace.
 
+use crate::binary::ok;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -92,11 +93,7 @@ fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
             .current_dir(dir)
             .output()
             .expect("run openssl");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        ok(&out, &format!("openssl {args:?}"));
     };
     std::fs::write(p("san.ext"), "subjectAltName=IP:127.0.0.1\n").expect("write san.ext");
     openssl(&[

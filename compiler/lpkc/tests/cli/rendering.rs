@@ -3,12 +3,11 @@
 //! one line, and a line of thousands of characters, whose snippet is cut
 //! around its label).
 
-use crate::binary::lpkc;
+use crate::binary::{lpkc, scratch_dir};
 
 /// Writes `text` to a fresh temporary file and returns its path.
 fn source(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("lpk-rendering-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch_dir("rendering");
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write the source");
     path.display().to_string()
@@ -25,11 +24,19 @@ fn program(n: usize, line: &str) -> String {
 /// Text output worth reading stays under this size, whatever the input.
 const BOUND: usize = 100_000;
 
+/// The stderr of `lpkc COMMAND --color never FILE`, which must exit with
+/// `code` and stay under [`BOUND`].
+fn text(command: &str, file: &str, code: i32) -> String {
+    let (got, _, err) = lpkc(&[command, "--color", "never", file]);
+    assert_eq!(got, code, "{err}");
+    assert!(err.len() < BOUND, "{} bytes of diagnostics", err.len());
+    err
+}
+
 #[test]
 fn errors_close_with_rustcs_count_in_the_right_number() {
     let one = source("one.lpk", &program(2, "B[0] = copy(Q[0]);"));
-    let (code, _, err) = lpkc(&["check", "--color", "never", &one]);
-    assert_eq!(code, 1);
+    let err = text("check", &one, 1);
     assert!(
         err.ends_with("error: aborting due to 1 previous error\n\n"),
         "{err}"
@@ -39,7 +46,7 @@ fn errors_close_with_rustcs_count_in_the_right_number() {
         "two.lpk",
         &program(2, "B[0] = copy(Q[0]);\n    B[1] = copy(R[1]);"),
     );
-    let (_, _, err) = lpkc(&["check", "--color", "never", &two]);
+    let err = text("check", &two, 1);
     assert!(
         err.ends_with("error: aborting due to 2 previous errors\n\n"),
         "{err}"
@@ -57,8 +64,7 @@ fn warnings_are_counted_alone_or_after_the_errors() {
             "B[0] = copy(A[0]); B[1] = copy(A[1]); B[2] = copy(A[2]);",
         ),
     );
-    let (code, _, err) = lpkc(&["lint", "--color", "never", &warn]);
-    assert_eq!(code, 0, "{err}");
+    let err = text("lint", &warn, 0);
     assert!(err.ends_with("warning: 2 warnings emitted\n\n"), "{err}");
 
     // A write to an input (E0502) and the same two warnings.
@@ -69,8 +75,7 @@ fn warnings_are_counted_alone_or_after_the_errors() {
             "A[0] = copy(A[1]); B[1] = copy(A[1]); B[2] = copy(A[2]);",
         ),
     );
-    let (code, _, err) = lpkc(&["lint", "--color", "never", &both]);
-    assert_eq!(code, 1, "{err}");
+    let err = text("lint", &both, 1);
     assert!(
         err.ends_with("error: aborting due to 1 previous error; 2 warnings emitted\n\n"),
         "{err}"
@@ -96,9 +101,7 @@ fn a_thousand_different_errors_on_one_line_stop_after_a_hundred() {
         .map(|i| format!("B[0] = copy(Q{i}[0]); "))
         .collect();
     let path = source("distinct.lpk", &program(1, &line));
-    let (code, _, err) = lpkc(&["check", "--color", "never", &path]);
-    assert_eq!(code, 1);
-    assert!(err.len() < BOUND, "{} bytes of diagnostics", err.len());
+    let err = text("check", &path, 1);
     assert_eq!(err.matches("error[E0103]").count(), 100);
     assert!(
         err.contains("error: too many errors; stopping after 100 diagnostics (900 more not shown)"),
@@ -118,9 +121,7 @@ fn a_thousand_different_errors_on_one_line_stop_after_a_hundred() {
 fn a_thousand_identical_errors_on_one_line_are_drawn_once() {
     let line = "B[0] = copy(Q[0]); ".repeat(1000);
     let path = source("identical.lpk", &program(1, &line));
-    let (code, _, err) = lpkc(&["check", "--color", "never", &path]);
-    assert_eq!(code, 1);
-    assert!(err.len() < BOUND, "{} bytes of diagnostics", err.len());
+    let err = text("check", &path, 1);
     assert_eq!(err.matches("error[E0103]").count(), 1, "{err}");
     assert!(
         err.contains("= and 999 more like this on this line"),
@@ -135,9 +136,7 @@ fn two_thousand_calls_on_one_line_are_one_bounded_warning() {
         .map(|i| format!("B[{i}] = copy(A[{i}]); "))
         .collect();
     let path = source("calls.lpk", &program(2000, &line));
-    let (code, _, err) = lpkc(&["lint", "--color", "never", &path]);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.len() < BOUND, "{} bytes of diagnostics", err.len());
+    let err = text("lint", &path, 0);
     assert_eq!(err.matches("warning[W0509]").count(), 1, "{err}");
     assert!(
         err.contains("= and 1998 more like this on this line"),
@@ -158,8 +157,7 @@ fn a_long_line_is_cut_around_its_label() {
     assert!(line.len() > 5000);
     let column = line.find("Q[1]").expect("the error") + 5; // 4 of indent, 1-based
     let path = source("long.lpk", &program(3, &line));
-    let (code, _, err) = lpkc(&["check", "--color", "never", &path]);
-    assert_eq!(code, 1);
+    let err = text("check", &path, 1);
     assert!(err.len() < 2000, "{err}");
     // The header still says the real line and column.
     assert!(err.contains(&format!("long.lpk:6:{column}")), "{err}");

@@ -6,7 +6,7 @@
 //! Ctrl-D leaving. tmux must be installed: without it these tests fail
 //! rather than skip.
 
-use crate::binary::lpkc_with_stdin;
+use crate::binary::{lpkc_with_stdin, ok};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -59,12 +59,7 @@ impl Tty {
             .args(args)
             .output()
             .expect("tmux runs");
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        ok(&out, &format!("tmux {args:?}"))
     }
 
     /// Types literal text.
@@ -77,6 +72,20 @@ impl Tty {
         let mut args = vec!["send-keys", "-t", "main"];
         args.extend_from_slice(keys);
         self.tmux(&args);
+    }
+
+    /// Types a line and presses Enter.
+    fn enter(&self, line: &str) {
+        self.type_text(line);
+        self.keys(&["Enter"]);
+    }
+
+    /// Types `text`, presses Tab, and waits for the last line to be
+    /// `completed`.
+    fn complete(&self, text: &str, completed: &str) {
+        self.type_text(text);
+        self.keys(&["Tab"]);
+        self.wait_last_line(completed);
     }
 
     fn screen(&self) -> String {
@@ -126,12 +135,17 @@ impl Tty {
         }
     }
 
-    /// Presses Ctrl-D at an empty prompt and waits for the REPL to exit
-    /// with status 0. A keystroke that arrives while rustyline is between
-    /// raw-mode sessions can be eaten by the terminal's line discipline, so
-    /// Ctrl-D is pressed again (at most five times) if nothing happened
-    /// within two seconds; the REPL must still exit on a Ctrl-D.
+    /// Waits for the empty prompt, presses Ctrl-D and waits for the REPL
+    /// to exit with status 0. Ctrl-D must reach rustyline in raw mode: a
+    /// ^D typed before the prompt is back goes to the terminal's line
+    /// discipline and is lost, so it waits a little after the prompt
+    /// shows; and a keystroke that arrives while rustyline is between
+    /// raw-mode sessions can be eaten too, so Ctrl-D is pressed again (at
+    /// most five times) if nothing happened within two seconds; the REPL
+    /// must still exit on a Ctrl-D.
     fn ctrl_d_exits(&self) {
+        self.wait_last_line("cholesky>");
+        std::thread::sleep(Duration::from_millis(300));
         for _ in 0..5 {
             let _ = Command::new("tmux")
                 .args(["-L", &self.socket, "send-keys", "-t", "main", "C-d"])
@@ -200,15 +214,10 @@ fn completion_history_errors_and_ctrl_d() {
     tty.wait_last_line("cholesky>");
 
     // Tab completes a command name.
-    tty.type_text("chi");
-    tty.keys(&["Tab"]);
-    tty.wait_last_line("cholesky> children");
+    tty.complete("chi", "cholesky> children");
     // ... and a kernel name with its `@`, then a statement line.
-    tty.type_text(" cho");
-    tty.keys(&["Tab"]);
-    tty.wait_last_line("cholesky> children chol@");
-    tty.type_text("37(k=0)");
-    tty.keys(&["Enter"]);
+    tty.complete(" cho", "cholesky> children chol@");
+    tty.enter("37(k=0)");
     let screen = tty.wait_for("trsm@44(k=0, i=2)  via L[0, 0]");
     assert!(
         screen.contains("trsm@44(k=0, i=1)  via L[0, 0]"),
@@ -232,27 +241,19 @@ fn completion_history_errors_and_ctrl_d() {
     tty.wait_last_line("cholesky>");
 
     // An error is reported and the REPL goes on.
-    tty.type_text("frobnicate");
-    tty.keys(&["Enter"]);
+    tty.enter("frobnicate");
     tty.wait_for("error: unknown command `frobnicate`; `help` lists the commands");
-    tty.type_text("cou");
-    tty.keys(&["Tab"]);
-    tty.wait_last_line("cholesky> count");
+    tty.complete("cou", "cholesky> count");
     tty.keys(&["Enter"]);
     tty.wait_for("total                10");
 
     // `set` rebinds without restarting.
-    tty.type_text("set N=5");
-    tty.keys(&["Enter"]);
+    tty.enter("set N=5");
     tty.wait_for("N=5");
-    tty.type_text("count");
-    tty.keys(&["Enter"]);
+    tty.enter("count");
     tty.wait_for("total                35");
-    tty.wait_last_line("cholesky>");
 
-    // Ctrl-D leaves with exit status 0 and saves the history (after a
-    // pause, so that it reaches rustyline in raw mode).
-    std::thread::sleep(Duration::from_millis(300));
+    // Ctrl-D leaves with exit status 0 and saves the history.
     tty.ctrl_d_exits();
     let saved = std::fs::read_to_string(&history).expect("history saved");
     let lines: Vec<&str> = saved.lines().filter(|l| !l.starts_with('#')).collect();
@@ -280,8 +281,6 @@ fn completion_history_errors_and_ctrl_d() {
     again.wait_last_line("cholesky> set N=5");
     // Ctrl-D leaves only on an empty line: clear it first.
     again.keys(&["C-u"]);
-    again.wait_last_line("cholesky>");
-    std::thread::sleep(Duration::from_millis(300));
     again.ctrl_d_exits();
     let _ = std::fs::remove_file(&history);
 }
@@ -302,30 +301,28 @@ fn ctrl_c_cancels_a_long_command() {
     tty.wait_last_line("cholesky>");
     // 10.7 million tasks (allowed by --max-tasks), each with a parents
     // query: many seconds.
-    tty.type_text("critical-path");
-    tty.keys(&["Enter"]);
+    tty.enter("critical-path");
     tty.wait_last_line("cholesky> critical-path");
     std::thread::sleep(Duration::from_millis(300));
     tty.keys(&["C-c"]);
     tty.wait_for("error: cancelled");
     tty.wait_last_line("cholesky>");
     // The session goes on with the same binding.
-    tty.type_text("count 37");
-    tty.keys(&["Enter"]);
+    tty.enter("count 37");
     tty.wait_for("total                1");
-    // Ctrl-D must reach rustyline in raw mode: a ^D typed before the prompt
-    // is back goes to the terminal's line discipline and is lost.
-    tty.wait_last_line("cholesky>");
-    std::thread::sleep(Duration::from_millis(300));
     tty.ctrl_d_exits();
+}
+
+/// `lpkc repl examples/EXAMPLE.lpk -p PARAM --no-history` reading `stdin`
+/// from a pipe.
+fn piped(example: &str, param: &str, stdin: &[u8]) -> (i32, String, String) {
+    let file = format!("examples/{example}.lpk");
+    lpkc_with_stdin(&["repl", &file, "-p", param, "--no-history"], stdin)
 }
 
 #[test]
 fn without_a_terminal_it_reads_stdin_like_query() {
-    let (code, out, err) = lpkc_with_stdin(
-        &["repl", "examples/tsqr.lpk", "-p", "N=4", "--no-history"],
-        b"children qr_factor@41(j=1)\nnope\ncount\n",
-    );
+    let (code, out, err) = piped("tsqr", "N=4", b"children qr_factor@41(j=1)\nnope\ncount\n");
     assert_eq!(code, 1, "a failed command gives exit code 1");
     assert_eq!(
         out,
@@ -340,10 +337,7 @@ fn without_a_terminal_it_reads_stdin_like_query() {
 
 #[test]
 fn a_line_that_is_not_utf8_is_reported_and_the_session_goes_on() {
-    let (code, out, err) = lpkc_with_stdin(
-        &["repl", "examples/cholesky.lpk", "-p", "N=2", "--no-history"],
-        b"tasks 37\n\xff\xfe bad\ntasks 37\n",
-    );
+    let (code, out, err) = piped("cholesky", "N=2", b"tasks 37\n\xff\xfe bad\ntasks 37\n");
     assert_eq!(code, 1, "the bad line counts as a failure");
     assert_eq!(
         out, "chol@37(k=0)\nchol@37(k=0)\n",
@@ -366,10 +360,7 @@ fn a_typed_byte_that_is_not_utf8_does_not_end_the_terminal_session() {
     tty.keys(&["Enter"]);
     std::thread::sleep(Duration::from_millis(300));
     tty.wait_last_line("cholesky>");
-    tty.type_text("count 37");
-    tty.keys(&["Enter"]);
+    tty.enter("count 37");
     tty.wait_for("total                1");
-    tty.wait_last_line("cholesky>");
-    std::thread::sleep(Duration::from_millis(300));
     tty.ctrl_d_exits();
 }

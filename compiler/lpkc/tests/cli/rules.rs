@@ -125,9 +125,13 @@ fn errors_of(json: &str) -> Vec<(String, u64, String)> {
         .collect()
 }
 
-/// `lpkc run` of `file` refuses with exactly lint's errors, writes nothing,
+/// `lpkc run` of program `source` (written to a scratch `NAME.lpk`)
+/// refuses with exactly lint's errors, among them `code`, writes nothing,
 /// and says so in text too.
-fn run_refuses_like_lint(file: &str, code: &str, out_dir: &Path) {
+fn run_refuses_like_lint(name: &str, source: &str, code: &str) {
+    let s = Scratch::new(name);
+    let file = &s.write(&format!("{name}.lpk"), source);
+    let out_dir = &s.path("out");
     let want = lint_errors(file);
     assert!(want.iter().any(|(c, _, _)| c == code), "{want:?}");
     let dir = out_dir.display().to_string();
@@ -151,23 +155,17 @@ fn run_refuses_like_lint(file: &str, code: &str, out_dir: &Path) {
 
 #[test]
 fn run_refuses_a_tile_written_twice_with_lints_code_and_lines() {
-    let s = Scratch::new("twice");
-    let file = s.write("twice.lpk", TWICE);
-    run_refuses_like_lint(&file, "E0501", &s.path("out"));
+    run_refuses_like_lint("twice", TWICE, "E0501");
 }
 
 #[test]
 fn run_refuses_a_read_before_its_write_with_lints_code_and_lines() {
-    let s = Scratch::new("early");
-    let file = s.write("early.lpk", EARLY);
-    run_refuses_like_lint(&file, "E0504", &s.path("out"));
+    run_refuses_like_lint("early", EARLY, "E0504");
 }
 
 #[test]
 fn run_refuses_an_output_tile_written_twice_without_output_dir() {
-    let s = Scratch::new("output-twice");
-    let file = s.write("output_twice.lpk", OUTPUT_TWICE);
-    run_refuses_like_lint(&file, "E0501", &s.path("out"));
+    run_refuses_like_lint("output_twice", OUTPUT_TWICE, "E0501");
 }
 
 #[test]

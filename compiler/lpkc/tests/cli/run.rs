@@ -65,6 +65,17 @@ const TSQR: [&str; 7] = [
     "--no-progress",
 ];
 
+/// `lpkc run` of [`TSQR`] with `--output-dir` a fresh scratch directory
+/// `name` and `extra`, which succeeds; returns the directory, stdout and
+/// stderr.
+fn tsqr_into(name: &str, extra: &[&str]) -> (std::path::PathBuf, String, String) {
+    let dir = scratch(name);
+    let dir_s = dir.display().to_string();
+    let (code, out, err) = lpkc(&[&TSQR[..], &["--output-dir", &dir_s], extra].concat());
+    assert_eq!(code, 0, "{err}");
+    (dir, out, err)
+}
+
 #[test]
 fn outputs_not_asked_for_are_not_warned_about() {
     let (code, out, err) = lpkc(&TSQR);
@@ -73,12 +84,7 @@ fn outputs_not_asked_for_are_not_warned_about() {
     assert!(out.starts_with("ran tsqr (N=8)"), "{out}");
 
     // Asked for R's final tile only: V is not written, nor mentioned.
-    let dir = scratch("final-r");
-    let dir_s = dir.display().to_string();
-    let mut args = TSQR.to_vec();
-    args.extend(["--output-dir", &dir_s, "--output", "R[3, 0]"]);
-    let (code, _, err) = lpkc(&args);
-    assert_eq!(code, 0, "{err}");
+    let (dir, _, err) = tsqr_into("final-r", &["--output", "R[3, 0]"]);
     assert_eq!(err, "");
     let r = lpk_runtime::npy::read_file(&dir.join("R[3,0].npy")).expect("the final R");
     assert_eq!((r.nrows(), r.ncols()), (64, 64));
@@ -88,12 +94,8 @@ fn outputs_not_asked_for_are_not_warned_about() {
 
 #[test]
 fn an_output_that_forms_no_grid_is_said_once_and_written_as_tiles() {
-    let dir = scratch("no-grid");
+    let (dir, out, err) = tsqr_into("no-grid", &["--format", "json"]);
     let dir_s = dir.display().to_string();
-    let mut args = TSQR.to_vec();
-    args.extend(["--output-dir", &dir_s, "--format", "json"]);
-    let (code, out, err) = lpkc(&args);
-    assert_eq!(code, 0, "{err}");
     assert_eq!(
         err,
         format!(
@@ -214,19 +216,9 @@ fn trace_writes_one_event_per_task_and_a_gantt_chart() {
         svg.to_str().expect("a UTF-8 path"),
     ]);
     assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("trace.json")).expect("JSON");
-    let events: Vec<&serde_json::Value> = v["traceEvents"]
-        .as_array()
-        .expect("traceEvents")
-        .iter()
-        .filter(|e| e["ph"] == "X")
-        .collect();
+    let (events, tasks) = crate::distributed::trace_executions(&json);
     // N = 5: 5 chol, 10 trsm, 20 syrk.
-    assert_eq!(events.len(), 35);
-    let names: std::collections::HashSet<&str> =
-        events.iter().filter_map(|e| e["name"].as_str()).collect();
-    assert_eq!(names.len(), 35);
+    assert_eq!((events.len(), tasks), (35, 35));
     assert!(events
         .iter()
         .all(|e| e["args"]["read_bytes"].as_u64().is_some_and(|b| b > 0)));

@@ -6,6 +6,7 @@
 
 use crate::binary::lpkc;
 use serde_json::Value;
+use std::path::Path;
 
 fn json(args: &[&str]) -> Value {
     let (code, out, err) = lpkc(args);
@@ -35,6 +36,34 @@ const CASES: [(&str, &[&str]); 5] = [
         &["-p", "M=1", "-p", "N=2", "-p", "K=5"],
     ),
 ];
+
+/// A small simulation of two workers (a cholesky of 4 x 4 tiles), to add
+/// flags to.
+pub(crate) const SIMULATE_CHOLESKY: [&str; 8] = [
+    "simulate",
+    "examples/cholesky.lpk",
+    "-p",
+    "N=4",
+    "--block",
+    "64",
+    "--workers",
+    "2",
+];
+
+/// `lpkc calibrate --kernels KERNELS --block BLOCKS --min-time 0 EXTRA`
+/// into `costs.json` of `dir`; returns its path and the model it holds.
+fn calibrate(dir: &Path, kernels: &str, blocks: &str, extra: &[&str]) -> (String, Value) {
+    let costs = dir.join("costs.json");
+    let c = costs.to_str().expect("utf-8").to_string();
+    let mut a = vec!["calibrate", "--block", blocks, "--kernels", kernels];
+    a.extend(["--min-time", "0"]);
+    a.extend_from_slice(extra);
+    a.extend(["-o", &c]);
+    let (code, _, err) = lpkc(&a);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&costs).expect("written");
+    (c, serde_json::from_str(&text).expect("JSON"))
+}
 
 fn args<'a>(file: &'a str, params: &'a [&'a str], extra: &[&'a str]) -> Vec<&'a str> {
     let mut a = vec!["simulate", file];
@@ -176,23 +205,9 @@ fn autoscaling_start_up_bounds_and_failures() {
 #[test]
 fn calibrate_writes_a_model_simulate_reads() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let costs = dir.path().join("costs.json");
-    let c = costs.to_str().expect("utf-8");
-    let (code, _, err) = lpkc(&[
-        "calibrate",
-        "--block",
-        "8,16",
-        "--kernels",
-        "chol,trsm,syrk,qr_apply_pair",
-        "--min-time",
-        "0",
-        "-o",
-        c,
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let model: Value =
-        serde_json::from_str(&std::fs::read_to_string(&costs).expect("written")).expect("JSON");
-    for k in ["chol", "trsm", "syrk", "qr_apply_pair"] {
+    let kernels = "chol,trsm,syrk,qr_apply_pair";
+    let (c, model) = calibrate(dir.path(), kernels, "8,16", &[]);
+    for k in kernels.split(',') {
         let times = model["kernels"][k].as_array().expect("times");
         assert_eq!(times.len(), 2, "{k}");
         assert!(
@@ -216,21 +231,18 @@ fn calibrate_writes_a_model_simulate_reads() {
             "--workers",
             "1",
             "--costs",
-            c,
+            &c,
             "--store-latency",
             "0",
         ],
     ));
     let at16 = |k: &str| model["kernels"][k][1]["seconds"].as_f64().expect("a time");
     let sum = 2.0 * at16("chol") + at16("trsm") + at16("syrk");
-    let bw = num(&v, "written_bytes")
-        / model["store"]["bandwidth_bytes_per_s"]
-            .as_f64()
-            .expect("bw");
-    let reads = num(&v, "remote_read_bytes")
-        / model["store"]["bandwidth_bytes_per_s"]
-            .as_f64()
-            .expect("bw");
+    let rate = model["store"]["bandwidth_bytes_per_s"]
+        .as_f64()
+        .expect("bw");
+    let bw = num(&v, "written_bytes") / rate;
+    let reads = num(&v, "remote_read_bytes") / rate;
     assert!((num(&v, "work_s") - sum).abs() <= 1e-12 + 1e-9 * sum, "{v}");
     assert!(
         (num(&v, "makespan_s") - (sum + bw + reads)).abs() <= 1e-9 * (sum + bw + reads),
@@ -252,108 +264,63 @@ fn bad_input_gets_a_clear_error() {
         few.to_str().expect("utf-8"),
         nan.to_str().expect("utf-8"),
     );
-    let chol = [
-        "simulate",
-        "examples/cholesky.lpk",
-        "-p",
-        "N=4",
-        "--block",
-        "64",
+    // (flags, exit code, what stderr says): without the workers, then
+    // beside `--workers 2`.
+    let no_workers: [(&[&str], i32, &str); 3] = [
+        (&["--autoscale", "sf=0.5,max=0,idle=1"], 2, "max=MAX"),
+        (&["--autoscale", "speed=2"], 2, "not an autoscale setting"),
+        (&[], 2, "--workers"),
     ];
-    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
-        (vec!["--workers", "2", "--costs", b], 2, "lpkc calibrate"),
+    let two_workers: [(&[&str], i32, &str); 17] = [
+        (&["--costs", b], 2, "lpkc calibrate"),
         (
-            vec!["--workers", "2", "--costs", "/nonexistent/costs.json"],
+            &["--costs", "/nonexistent/costs.json"],
             2,
             "cannot read the costs",
         ),
-        (vec!["--autoscale", "sf=0.5,max=0,idle=1"], 2, "max=MAX"),
+        (&["--startup", f, "--ahead"], 2, "cannot bound"),
+        (&["--startup", n], 2, "`soon` is not a delay"),
+        (&["--max-tasks", "5"], 1, "--max-tasks"),
+        (&["--fail-rate", "1.5"], 2, "--fail-rate"),
+        (&["--gflops", "0"], 2, "gflops"),
         (
-            vec!["--autoscale", "speed=2"],
-            2,
-            "not an autoscale setting",
-        ),
-        (vec![], 2, "--workers"),
-        (
-            vec!["--workers", "2", "--startup", f, "--ahead"],
-            2,
-            "cannot bound",
-        ),
-        (
-            vec!["--workers", "2", "--startup", n],
-            2,
-            "`soon` is not a delay",
-        ),
-        (vec!["--workers", "2", "--max-tasks", "5"], 1, "--max-tasks"),
-        (
-            vec!["--workers", "2", "--fail-rate", "1.5"],
-            2,
-            "--fail-rate",
-        ),
-        (vec!["--workers", "2", "--gflops", "0"], 2, "gflops"),
-        (
-            vec!["--workers", "2", "--stragglers", "rate=1.5,slow=10"],
+            &["--stragglers", "rate=1.5,slow=10"],
             2,
             "rate must be from 0 to 1",
         ),
         (
-            vec!["--workers", "2", "--stragglers", "rate=0.1,slow=0.5"],
+            &["--stragglers", "rate=0.1,slow=0.5"],
             2,
             "slow must be at least 1",
         ),
+        (&["--stragglers", "rate=0.1"], 2, "expected rate=P"),
+        (&["--stragglers", "often"], 2, "expected KEY=VALUE"),
         (
-            vec!["--workers", "2", "--stragglers", "rate=0.1"],
-            2,
-            "expected rate=P",
-        ),
-        (
-            vec!["--workers", "2", "--stragglers", "often"],
-            2,
-            "expected KEY=VALUE",
-        ),
-        (
-            vec!["--workers", "2", "--speculate", "q=1"],
+            &["--speculate", "q=1"],
             2,
             "q must be strictly between 0 and 1",
         ),
+        (&["--speculate", "min=0"], 2, "min must be a whole number"),
+        (&["--speculate", "k=3"], 2, "not a speculation setting"),
         (
-            vec!["--workers", "2", "--speculate", "min=0"],
-            2,
-            "min must be a whole number",
-        ),
-        (
-            vec!["--workers", "2", "--speculate", "k=3"],
-            2,
-            "not a speculation setting",
-        ),
-        (
-            vec!["--workers", "2", "--lease", "auto:factor=0.5"],
+            &["--lease", "auto:factor=0.5"],
             2,
             "factor must be at least 1",
         ),
-        (
-            vec!["--workers", "2", "--lease", "soon"],
-            2,
-            "`soon` is not a lease",
-        ),
-        (
-            vec!["--workers", "2", "--lease", "0"],
-            2,
-            "`0` is not a lease",
-        ),
+        (&["--lease", "soon"], 2, "`soon` is not a lease"),
+        (&["--lease", "0"], 2, "`0` is not a lease"),
     ];
-    for (extra, want, text) in cases {
-        let mut a = chol.to_vec();
-        a.extend_from_slice(&extra);
-        let (code, _, err) = lpkc(&a);
-        assert_eq!(code, want, "{extra:?}: {err}");
+    let cases = (no_workers.iter().map(|c| (&SIMULATE_CHOLESKY[..6], c)))
+        .chain(two_workers.iter().map(|c| (&SIMULATE_CHOLESKY[..], c)));
+    for (base, (extra, want, text)) in cases {
+        let (code, _, err) = lpkc(&[base, extra].concat());
+        assert_eq!(code, *want, "{extra:?}: {err}");
         assert!(err.contains(text), "{extra:?}: `{text}` not in {err}");
         assert!(!err.contains("panicked"), "{extra:?}: {err}");
     }
     // The JSON error object on stdout with --format json.
-    let mut a = chol.to_vec();
-    a.extend_from_slice(&["--workers", "2", "--max-tasks", "5", "--format", "json"]);
-    let (code, out, _) = lpkc(&a);
+    let json_error = ["--max-tasks", "5", "--format", "json"];
+    let (code, out, _) = lpkc(&[&SIMULATE_CHOLESKY[..], &json_error].concat());
     assert_eq!(code, 1);
     assert!(serde_json::from_str::<Value>(&out).is_ok(), "{out}");
 }
@@ -389,23 +356,7 @@ fn the_svg_chart_is_written() {
 #[test]
 fn calibrate_no_store_models_cuts_and_fresh_memory() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let costs = dir.path().join("costs.json");
-    let c = costs.to_str().expect("utf-8");
-    let (code, _, err) = lpkc(&[
-        "calibrate",
-        "--block",
-        "16",
-        "--kernels",
-        "gemm,add,add4,copy",
-        "--min-time",
-        "0",
-        "--no-store",
-        "-o",
-        c,
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let model: Value =
-        serde_json::from_str(&std::fs::read_to_string(&costs).expect("written")).expect("JSON");
+    let (c, model) = calibrate(dir.path(), "gemm,add,add4,copy", "16", &["--no-store"]);
     assert_eq!(model["store"]["latency_s"].as_f64(), Some(0.0), "{model}");
     assert!(
         model["input_cut"]["bandwidth_bytes_per_s"]
@@ -422,7 +373,7 @@ fn calibrate_no_store_models_cuts_and_fresh_memory() {
     let v = json(&args(
         "examples/gemm_tree.lpk",
         &["-p", "M=2", "-p", "N=2", "-p", "K=5"],
-        &["--block", "16", "--workers", "1", "--costs", c],
+        &["--block", "16", "--workers", "1", "--costs", &c],
     ));
     let peak = num(&v, "peak_live_bytes");
     assert!(peak > 0.0 && peak < num(&v, "written_bytes"), "{v}");

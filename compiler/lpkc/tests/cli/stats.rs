@@ -2,7 +2,7 @@
 //! examples), against hand sums of the flop models, and against the
 //! expanded DAG (`lpk_model::dag::expand`) of every example.
 
-use crate::binary::lpkc;
+use crate::binary::{lpkc, scratch_dir};
 
 use lpk_compiler::explore::stats::{analyse, profile_rows, Stats, StatsOptions};
 use lpk_model::flops::flops;
@@ -255,8 +255,7 @@ fn json_keeps_the_old_fields_and_adds_the_new() {
 
 #[test]
 fn svg_chart_is_written() {
-    let dir = std::env::temp_dir().join(format!("lpk-stats-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch_dir("stats");
     let out = dir.join("profile.svg");
     let out_s = out.to_string_lossy().into_owned();
     let (code, _, err) = lpkc(&[

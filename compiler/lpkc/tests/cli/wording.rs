@@ -2,13 +2,12 @@
 //! spaces, one header, each `--help` default on a line of its own, and no
 //! Rust `Debug` text in artifact errors.
 
-use crate::binary::lpkc;
+use crate::binary::{lpkc, scratch_dir};
 use lpk_model::artifact::{crc32, FORMAT_MAJOR, FORMAT_MINOR, MAGIC};
 
 /// A fresh temporary file path for this module.
 fn tmp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("lpk-wording-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch_dir("wording");
     dir.join(name).display().to_string()
 }
 
