@@ -290,12 +290,7 @@ fn waiting_tasks(
         }
     }
     found.truncate(limit);
-    let inst = program
-        .bind_values(record.params.clone())
-        .map_err(|source| ClusterError::Bind {
-            run: record.id.clone(),
-            source: Box::new(source),
-        })?;
+    let inst = record.bind(program)?;
     let mut engine = lpk_model::query::Engine::new(&inst);
     let mut out = Vec::new();
     for key in found {
