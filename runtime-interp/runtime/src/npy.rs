@@ -1105,20 +1105,7 @@ impl NpyTiles {
     /// Reads rows `r0..r0 + nr` and columns `c0..c0 + nc`.
     pub fn read_block(&self, r0: usize, c0: usize, nr: usize, nc: usize) -> Result<Tile, NpyError> {
         let h = &self.header;
-        let inside = r0.checked_add(nr).is_some_and(|e| e <= h.rows)
-            && c0.checked_add(nc).is_some_and(|e| e <= h.cols);
-        if !inside {
-            return Err(io_err(
-                &self.name,
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!(
-                        "block of {nr}×{nc} at ({r0}, {c0}) is outside the {}×{} array",
-                        h.rows, h.cols
-                    ),
-                ),
-            ));
-        }
+        check_block(&self.name, (h.rows, h.cols), (r0, c0), (nr, nc))?;
         let size = h.dtype.size();
         let mut tile = Tile::zeros(nr, nc);
         if nr == 0 || nc == 0 {
@@ -1180,6 +1167,29 @@ impl NpyTiles {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<(), NpyError> {
         positioned::read_exact_at(&self.file, buf, offset).map_err(|e| io_err(&self.name, e))
     }
+}
+
+/// Refuses a block of `size` (rows, columns) at `at` (its top-left
+/// element) that does not lie inside an array of `shape` in file `name`.
+fn check_block(
+    name: &str,
+    shape: (usize, usize),
+    at: (usize, usize),
+    size: (usize, usize),
+) -> Result<(), NpyError> {
+    let ((rows, cols), (r0, c0), (nr, nc)) = (shape, at, size);
+    let inside = r0.checked_add(nr).is_some_and(|e| e <= rows)
+        && c0.checked_add(nc).is_some_and(|e| e <= cols);
+    if inside {
+        return Ok(());
+    }
+    Err(io_err(
+        name,
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("block of {nr}×{nc} at ({r0}, {c0}) is outside the {rows}×{cols} array"),
+        ),
+    ))
 }
 
 /// A `<f8` Fortran-order `.npy` file written block by block, in place:
@@ -1246,20 +1256,7 @@ impl NpyBlockWriter {
     /// Writes `block` with its top-left element at (`r0`, `c0`).
     pub fn write_block(&self, r0: usize, c0: usize, block: &Tile) -> Result<(), NpyError> {
         let (nr, nc) = (block.nrows(), block.ncols());
-        let inside = r0.checked_add(nr).is_some_and(|e| e <= self.rows)
-            && c0.checked_add(nc).is_some_and(|e| e <= self.cols);
-        if !inside {
-            return Err(io_err(
-                &self.name,
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!(
-                        "block of {nr}×{nc} at ({r0}, {c0}) is outside the {}×{} array",
-                        self.rows, self.cols
-                    ),
-                ),
-            ));
-        }
+        check_block(&self.name, (self.rows, self.cols), (r0, c0), (nr, nc))?;
         let native = cfg!(target_endian = "little");
         let mut buf = vec![0u8; if native { 0 } else { nr * 8 }];
         for j in 0..nc {
