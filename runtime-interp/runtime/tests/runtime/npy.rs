@@ -64,6 +64,16 @@ fn c_order_bytes(tile: &Tile) -> Vec<u8> {
     out
 }
 
+/// `tile` as the C-order `<f8` `.npy` file numpy writes by default.
+pub(crate) fn c_order_npy(tile: &Tile) -> Vec<u8> {
+    let (r, c) = (tile.nrows(), tile.ncols());
+    raw(
+        (1, 0),
+        &format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({r}, {c}), }}"),
+        &c_order_bytes(tile),
+    )
+}
+
 fn read(bytes: &[u8]) -> Result<Tile, NpyError> {
     npy::read_bytes(bytes, "t.npy", &ReadLimit::default())
 }
@@ -155,12 +165,7 @@ fn reads_c_order_across_row_blocks() {
     // 2 x 70000 is wider than a block, so each row is its own block.
     for (r, c) in [(3, 7), (300, 400), (2, 70000)] {
         let t = sample(r, c);
-        let bytes = raw(
-            (1, 0),
-            &format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({r}, {c}), }}"),
-            &c_order_bytes(&t),
-        );
-        assert_same(&read(&bytes).unwrap(), &t);
+        assert_same(&read(&c_order_npy(&t)).unwrap(), &t);
     }
 }
 
@@ -507,7 +512,7 @@ proptest! {
         let mut bytes = if fortran {
             npy::to_bytes(&t)
         } else {
-            raw((1, 0), "{'descr': '<f8', 'fortran_order': False, 'shape': (4, 5), }", &c_order_bytes(&t))
+            c_order_npy(&t)
         };
         let len = bytes.len();
         for (at, bit) in flips {
