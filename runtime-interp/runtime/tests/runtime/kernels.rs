@@ -672,18 +672,22 @@ fn qr_factor_of_rank_deficient_tiles_is_still_standard() {
     }
 }
 
+/// (m0, m1, n) for the pair kernels: r0 (or c0) m0×n on top of r1 (or
+/// c1) m1×n.
+const PAIR_SHAPES: &[(usize, usize, usize)] = &[
+    (1, 1, 1),
+    (4, 4, 4),
+    (3, 5, 4),
+    (9, 2, 7),
+    (64, 64, 64),
+    (70, 60, 70),
+    (2, 3, 9),
+];
+
 #[test]
 fn qr_pair_factors_the_stacked_tiles() {
     let mut rng = Rng::new(15);
-    for &(m0, m1, n) in &[
-        (1, 1, 1),
-        (4, 4, 4),
-        (3, 5, 4),
-        (9, 2, 7),
-        (64, 64, 64),
-        (70, 60, 70),
-        (2, 3, 9),
-    ] {
+    for &(m0, m1, n) in PAIR_SHAPES {
         // r0 upper triangular, as in tiled QR, and a general r0.
         let general = rng.mat(m0, n);
         let r1 = rng.mat(m1, n);
@@ -720,14 +724,7 @@ fn qr_apply_equals_the_explicit_q_transposed() {
 #[test]
 fn qr_apply_pair_equals_the_explicit_q_transposed() {
     let mut rng = Rng::new(17);
-    for &(m0, m1, n) in &[
-        (1, 1, 1),
-        (3, 5, 4),
-        (9, 2, 7),
-        (64, 64, 64),
-        (70, 60, 70),
-        (2, 3, 9),
-    ] {
+    for &(m0, m1, n) in PAIR_SHAPES {
         let (r0, r1) = (rng.mat(m0, n), rng.mat(m1, n));
         let out = run("qr_pair", &[&r0, &r1]);
         let (v, t) = (&out[0], &out[1]);
