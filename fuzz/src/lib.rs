@@ -368,20 +368,16 @@ fn compare_with_oracle(inst: &Instance<'_>, params: &[i64]) {
                 p.tile_name(&e.tile)
             )
         };
-        let missing: Vec<String> = oracle
-            .edges
-            .iter()
-            .filter(|e| !planned.edges.contains(e))
-            .take(5)
-            .map(show)
-            .collect();
-        let extra: Vec<String> = planned
-            .edges
-            .iter()
-            .filter(|e| !oracle.edges.contains(e))
-            .take(5)
-            .map(show)
-            .collect();
+        // The first few edges of `a` that `b` lacks.
+        let lacking = |a: &[lpk_model::dag::Edge], b: &[lpk_model::dag::Edge]| -> Vec<String> {
+            a.iter()
+                .filter(|e| !b.contains(e))
+                .take(5)
+                .map(show)
+                .collect()
+        };
+        let missing = lacking(&oracle.edges, &planned.edges);
+        let extra = lacking(&planned.edges, &oracle.edges);
         panic!("{at}: the plans' edges differ from the expansion's\nmissing: {missing:?}\nextra: {extra:?}");
     }
     let mut into: Vec<Vec<(Task, lpk_model::task::TileRef)>> = vec![Vec::new(); oracle.tasks.len()];
