@@ -273,6 +273,20 @@ impl Expansion<'_, '_> {
             .is_some_and(|m| m.role == Role::Input)
     }
 
+    /// Whether `tile` lies inside its matrix; if not, records that `task`
+    /// reads (or writes) it out of bounds.
+    fn check_bounds(&mut self, tile: &TileRef, task: &Task, write: bool) -> bool {
+        let inside = in_bounds(self.inst, tile);
+        if !inside {
+            self.violations.push(Violation::OutOfBounds {
+                tile: tile.clone(),
+                task: task.clone(),
+                write,
+            });
+        }
+        inside
+    }
+
     /// Records the reads of task `id`: an edge from each tile's writer, or
     /// an early read if it has none yet.
     fn reads(&mut self, id: usize, task: &Task, reads: Vec<TileRef>) {
@@ -282,12 +296,7 @@ impl Expansion<'_, '_> {
                 continue;
             }
             seen_reads.push(tile.clone());
-            if !in_bounds(self.inst, &tile) {
-                self.violations.push(Violation::OutOfBounds {
-                    tile,
-                    task: task.clone(),
-                    write: false,
-                });
+            if !self.check_bounds(&tile, task, false) {
                 continue;
             }
             if self.is_input(&tile) {
@@ -308,12 +317,7 @@ impl Expansion<'_, '_> {
     fn writes(&mut self, id: usize, task: &Task, writes: Vec<TileRef>) {
         let mut seen_writes: Vec<TileRef> = Vec::new();
         for tile in writes {
-            if !in_bounds(self.inst, &tile) {
-                self.violations.push(Violation::OutOfBounds {
-                    tile,
-                    task: task.clone(),
-                    write: true,
-                });
+            if !self.check_bounds(&tile, task, true) {
                 continue;
             }
             if self.is_input(&tile) {
