@@ -203,6 +203,9 @@ impl ObjectStoreTiles {
                 Ok(Self::from_store(store, prefix, url))
             }
             ObjectStoreScheme::AmazonS3 => {
+                let options = options
+                    .into_iter()
+                    .map(|(key, value)| (key.as_ref().to_string(), value.into()));
                 Self::open_s3(url, &parsed, s3_builder(url, options, limits)?)
             }
             _ => Err(StoreError::UnsupportedScheme {
@@ -525,16 +528,11 @@ fn open_url_error(url: &str) -> impl Fn(object_store::Error) -> StoreError + '_ 
 
 /// An S3 store's builder for `url`: its client bounded by `limits`, then
 /// `options` applied by name (an unknown name is an error).
-fn s3_builder<I, K, V>(
+fn s3_builder(
     url: &str,
-    options: I,
+    options: impl Iterator<Item = (String, String)>,
     limits: &StoreLimits,
-) -> Result<AmazonS3Builder, StoreError>
-where
-    I: IntoIterator<Item = (K, V)>,
-    K: AsRef<str>,
-    V: Into<String>,
-{
+) -> Result<AmazonS3Builder, StoreError> {
     let client = ClientOptions::new()
         .with_connect_timeout(limits.connect_timeout)
         .with_timeout(limits.request_timeout);
@@ -552,11 +550,10 @@ where
         .with_client_options(client)
         .with_retry(retry);
     for (key, value) in options {
-        let name = key.as_ref().to_ascii_lowercase();
-        let Ok(config) = AmazonS3ConfigKey::from_str(&name) else {
+        let Ok(config) = AmazonS3ConfigKey::from_str(&key.to_ascii_lowercase()) else {
             return Err(StoreError::BadOption {
                 spec: url.to_string(),
-                key: key.as_ref().to_string(),
+                key,
             });
         };
         builder = builder.with_config(config, value);
