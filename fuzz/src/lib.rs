@@ -14,7 +14,9 @@ use lpk_compiler::explore::query::{parse_command, AnswerFormat, Answerer};
 use lpk_compiler::explore::repl::Session;
 use lpk_compiler::front::hir;
 use lpk_compiler::lint::{lint_program, LintOptions};
-use lpk_compiler::pipeline::{check_source, compile_source, try_compile_program, LintGate};
+use lpk_compiler::pipeline::{
+    check_source, compile_source, try_compile_program, Checked, LintGate,
+};
 use lpk_grammar::ast::FileId;
 use lpk_model::artifact::{self, Artifact, SourceInfo};
 use lpk_model::program::{Instance, Program, TreeNode};
@@ -81,6 +83,18 @@ fn compile_all<'m>(
         .take(MAX_PROGRAMS)
         .filter_map(|p| try_compile_program(module, p, sources).ok().map(|c| (p, c)))
         .collect()
+}
+
+/// The input checked as a source, with the source map its diagnostics
+/// point into, when it is short enough to compile and has no errors: what
+/// the targets that only look at compiled programs start from.
+fn check_clean(data: &[u8]) -> Option<(SourceMap, Checked)> {
+    if data.len() > MAX_COMPILE_BYTES {
+        return None;
+    }
+    let mut sources = SourceMap::new();
+    let checked = check_source(&mut sources, FILE, &text(data));
+    (!checked.has_errors()).then_some((sources, checked))
 }
 
 /// Target `check`: the front end on any text, its diagnostics rendered
@@ -261,15 +275,9 @@ pub fn fmt_roundtrip(data: &[u8]) {
 /// with small budgets (bound 6, 2000 tasks), with the instance where every
 /// parameter is 2 when it binds, its report rendered.
 pub fn lint(data: &[u8]) {
-    if data.len() > MAX_COMPILE_BYTES {
+    let Some((sources, checked)) = check_clean(data) else {
         return;
-    }
-    let src = text(data);
-    let mut sources = SourceMap::new();
-    let checked = check_source(&mut sources, FILE, &src);
-    if checked.has_errors() {
-        return;
-    }
+    };
     let opts = LintOptions {
         bound: 6,
         task_budget: 2000,
@@ -307,15 +315,9 @@ const PLANS_VALUES: [i64; 4] = [1, 2, 3, 4];
 /// expansion (same tasks in the same order, same edges), and `parents`
 /// of each task agrees with the edges into it.
 pub fn plans(data: &[u8]) {
-    if data.len() > MAX_COMPILE_BYTES {
+    let Some((sources, checked)) = check_clean(data) else {
         return;
-    }
-    let src = text(data);
-    let mut sources = SourceMap::new();
-    let checked = check_source(&mut sources, FILE, &src);
-    if checked.has_errors() {
-        return;
-    }
+    };
     for (_, program) in compile_all(&checked.module, &sources) {
         let n = program.params.len();
         let mut tuples: Vec<Vec<i64>> = PLANS_VALUES.iter().map(|&v| vec![v; n]).collect();
@@ -369,20 +371,16 @@ fn compare_with_oracle(inst: &Instance<'_>, params: &[i64]) {
                 p.tile_name(&e.tile)
             )
         };
-        let missing: Vec<String> = oracle
-            .edges
-            .iter()
-            .filter(|e| !planned.edges.contains(e))
-            .take(5)
-            .map(show)
-            .collect();
-        let extra: Vec<String> = planned
-            .edges
-            .iter()
-            .filter(|e| !oracle.edges.contains(e))
-            .take(5)
-            .map(show)
-            .collect();
+        // The first few edges of `a` that `b` lacks.
+        let lacking = |a: &[lpk_model::dag::Edge], b: &[lpk_model::dag::Edge]| -> Vec<String> {
+            a.iter()
+                .filter(|e| !b.contains(e))
+                .take(5)
+                .map(show)
+                .collect()
+        };
+        let missing = lacking(&oracle.edges, &planned.edges);
+        let extra = lacking(&planned.edges, &oracle.edges);
         panic!("{at}: the plans' edges differ from the expansion's\nmissing: {missing:?}\nextra: {extra:?}");
     }
     let mut into: Vec<Vec<(Task, lpk_model::task::TileRef)>> = vec![Vec::new(); oracle.tasks.len()];

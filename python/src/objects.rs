@@ -40,6 +40,28 @@ fn compare(op: CompareOp, o: Ordering) -> bool {
     op.matches(o)
 }
 
+/// A Python bool.
+fn py_bool(py: Python<'_>, b: bool) -> PyResult<PyObject> {
+    Ok(b.into_pyobject(py)?.to_owned().into_any().unbind())
+}
+
+/// The answer of `==` or `!=` between two objects that are the same or
+/// not; they have no order, so any other comparison is not implemented.
+fn equality(py: Python<'_>, op: CompareOp, same: bool) -> PyResult<PyObject> {
+    match op {
+        CompareOp::Eq => py_bool(py, same),
+        CompareOp::Ne => py_bool(py, !same),
+        _ => Ok(py.NotImplemented()),
+    }
+}
+
+/// Whether a string a user wrote names what `lpkc` calls `name`, white
+/// space aside.
+fn names(s: &str, name: &str) -> bool {
+    let squash = |x: &str| x.split_whitespace().collect::<String>();
+    squash(s) == squash(name)
+}
+
 /// The hash of a name, as Python's `hash(str)`.
 fn str_hash(py: Python<'_>, s: &str) -> PyResult<isize> {
     PyString::new(py, s).hash()
@@ -72,27 +94,12 @@ impl PyTask {
                 } else {
                     o
                 };
-                return Ok(compare(op, o)
-                    .into_pyobject(py)?
-                    .to_owned()
-                    .into_any()
-                    .unbind());
+                return py_bool(py, compare(op, o));
             }
-            let (a, b) = (self.name(), t.name());
-            return match op {
-                CompareOp::Eq => Ok((a == b).into_pyobject(py)?.to_owned().into_any().unbind()),
-                CompareOp::Ne => Ok((a != b).into_pyobject(py)?.to_owned().into_any().unbind()),
-                _ => Ok(py.NotImplemented()),
-            };
+            return equality(py, op, self.name() == t.name());
         }
         if let Ok(s) = other.extract::<String>() {
-            let same = s.split_whitespace().collect::<String>()
-                == self.name().split_whitespace().collect::<String>();
-            return match op {
-                CompareOp::Eq => Ok(same.into_pyobject(py)?.to_owned().into_any().unbind()),
-                CompareOp::Ne => Ok((!same).into_pyobject(py)?.to_owned().into_any().unbind()),
-                _ => Ok(py.NotImplemented()),
-            };
+            return equality(py, op, names(&s, &self.name()));
         }
         Ok(py.NotImplemented())
     }
@@ -169,20 +176,10 @@ impl PyTile {
         let key = |t: &PyTile| (t.matrix(), t.tile.index.clone());
         if let Ok(t) = other.downcast::<PyTile>() {
             let o = key(self).cmp(&key(t.get()));
-            return Ok(compare(op, o)
-                .into_pyobject(py)?
-                .to_owned()
-                .into_any()
-                .unbind());
+            return py_bool(py, compare(op, o));
         }
         if let Ok(s) = other.extract::<String>() {
-            let squash = |x: &str| x.split_whitespace().collect::<String>();
-            let same = squash(&s) == squash(&self.program.tile_name(&self.tile));
-            return match op {
-                CompareOp::Eq => Ok(same.into_pyobject(py)?.to_owned().into_any().unbind()),
-                CompareOp::Ne => Ok((!same).into_pyobject(py)?.to_owned().into_any().unbind()),
-                _ => Ok(py.NotImplemented()),
-            };
+            return equality(py, op, names(&s, &self.program.tile_name(&self.tile)));
         }
         Ok(py.NotImplemented())
     }

@@ -10,6 +10,7 @@ use crate::record::{Kernels, RunRecord, RunState};
 use crate::submit::grid;
 use crate::tiles::open_run_store;
 use lpk_model::program::{Instance, Program, Role};
+use lpk_runtime::dense::{tile_layout, TileLayout};
 use lpk_runtime::job::MARKER;
 use lpk_runtime::kernels::Tile;
 use lpk_runtime::npy::{self, NpyBlockWriter};
@@ -45,82 +46,14 @@ pub struct Early {
 
 /// A 2-D output's `.npy` written in place while the run goes on, on a
 /// guess of its layout (the tile rows' heights and the tile columns'
-/// widths, those not seen yet taken as [`layout`] fills them in). At the
+/// widths, those not seen yet taken as [`tile_layout`] fills them in). At the
 /// end the layout of all the tiles must be the guess, else the file is
 /// dropped and the matrix assembled as [`collect`] does.
 struct InPlace {
     writer: NpyBlockWriter,
-    layout: Layout,
+    layout: TileLayout,
     /// Tiles written into it.
     written: HashSet<Vec<i64>>,
-}
-
-/// Where the tiles of a 2-D matrix go in its dense form: the height of
-/// every tile row and the width of every tile column.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Layout {
-    heights: Vec<usize>,
-    widths: Vec<usize>,
-}
-
-impl Layout {
-    fn rows(&self) -> usize {
-        self.heights.iter().sum()
-    }
-    fn cols(&self) -> usize {
-        self.widths.iter().sum()
-    }
-    /// The top-left element of tile (i, j).
-    fn at(&self, i: usize, j: usize) -> (usize, usize) {
-        (
-            self.heights.iter().take(i).sum(),
-            self.widths.iter().take(j).sum(),
-        )
-    }
-}
-
-/// The layout `lpk_runtime::dense::assemble` gives the tiles of a matrix of
-/// `tr` × `tc` tiles (the same rules: a tile row is as high as its tiles,
-/// a row without tiles as high as all the known rows if they agree, else
-/// `block`; columns alike), or `None` where it refuses them (a tile
-/// outside the grid, tiles of one row or column that disagree, too many
-/// elements).
-fn layout<'a>(
-    tr: usize,
-    tc: usize,
-    tiles: impl Iterator<Item = (&'a [i64], &'a Tile)>,
-    block: usize,
-) -> Option<Layout> {
-    let mut heights: Vec<Option<usize>> = vec![None; tr];
-    let mut widths: Vec<Option<usize>> = vec![None; tc];
-    for (idx, t) in tiles {
-        let &[i, j] = idx else {
-            return None;
-        };
-        let (i, j) = (usize::try_from(i).ok()?, usize::try_from(j).ok()?);
-        for (slot, v) in [
-            (heights.get_mut(i)?, t.nrows()),
-            (widths.get_mut(j)?, t.ncols()),
-        ] {
-            match slot {
-                Some(h) if *h != v => return None,
-                _ => *slot = Some(v),
-            }
-        }
-    }
-    let fill = |sizes: &[Option<usize>]| -> usize {
-        let mut known = sizes.iter().flatten();
-        match known.next() {
-            Some(&first) if known.all(|&s| s == first) => first,
-            _ => block,
-        }
-    };
-    let (fill_h, fill_w) = (fill(&heights), fill(&widths));
-    let l = Layout {
-        heights: heights.into_iter().map(|h| h.unwrap_or(fill_h)).collect(),
-        widths: widths.into_iter().map(|w| w.unwrap_or(fill_w)).collect(),
-    };
-    (l.rows().saturating_mul(l.cols()) <= lpk_runtime::dense::MAX_GENERATED_ELEMENTS).then_some(l)
 }
 
 /// The tile grid of a 2-D matrix, `None` for any other.
@@ -160,7 +93,7 @@ pub fn collect_with(
     let record = RunRecord::read(redis, run)?;
     check_collectable(run, &record)?;
     let program = record.load_program()?;
-    let inst = bind_counted(run, &record, &program)?;
+    let inst = bind_counted(&record, &program)?;
     let store = open_run_store(&record.store, run)?;
     delete_dead(redis, run, &program, &store)?;
     std::fs::create_dir_all(dir).map_err(|e| output_error(dir, &e))?;
@@ -221,26 +154,16 @@ fn check_collectable(run: &str, record: &RunRecord) -> Result<(), ClusterError> 
 /// The run's instance, bound from its record; refused when Redis's counts
 /// are not the plans' (Redis's counters are not trusted).
 fn bind_counted<'p>(
-    run: &str,
     record: &RunRecord,
     program: &'p Program,
 ) -> Result<Instance<'p>, ClusterError> {
-    let inst = program
-        .bind_values(record.params.clone())
-        .map_err(|source| ClusterError::Bind {
-            run: run.to_string(),
-            source: Box::new(source),
-        })?;
-    // Redis's counters are not trusted: the plans count the run's tasks.
-    let counted = inst
-        .count_tasks(lpk_model::task::COUNT_BUDGET)
-        .map_err(|e| ClusterError::Refused(format!("run {run}: cannot count its tasks: {e}")))?
-        .total();
+    let inst = record.bind(program)?;
+    let counted = record.count_tasks(&inst)?;
     if record.total != counted || record.done != counted {
         return Err(ClusterError::Refused(format!(
-            "run {run}: Redis says {} of {} tasks are done, but the program has {counted} tasks; \
+            "run {}: Redis says {} of {} tasks are done, but the program has {counted} tasks; \
              its record was changed by someone else, and nothing was collected",
-            record.done, record.total
+            record.id, record.done, record.total
         )));
     }
     Ok(inst)
@@ -612,12 +535,7 @@ fn fetch_early(
         return Ok(());
     }
     let program = record.load_program()?;
-    let inst = program
-        .bind_values(record.params.clone())
-        .map_err(|source| ClusterError::Bind {
-            run: run.to_string(),
-            source: Box::new(source),
-        })?;
+    let inst = record.bind(&program)?;
     let store = open_run_store(&record.store, run)?;
     let keys = Keys::new(run);
     let mut pending = output_writers(&inst, early);
@@ -760,7 +678,7 @@ fn place(early: &mut Early, m: usize, extents: &[i64], block: usize, path: &Path
         .iter()
         .filter(|((mm, _), _)| *mm == m)
         .map(|((_, idx), t)| (idx.as_slice(), &**t));
-    let Some(guess) = layout(tr, tc, mine, block) else {
+    let Ok(guess) = tile_layout(tr, tc, mine, block) else {
         early.files.remove(&m);
         return;
     };
@@ -822,12 +740,13 @@ fn finish_in_place(
     path: &Path,
 ) -> Option<(usize, usize)> {
     let (tr, tc) = grid_2d(extents)?;
-    let all = layout(
+    let all = tile_layout(
         tr,
         tc,
         tiles.iter().map(|(i, t)| (i.as_slice(), &**t)),
         block,
-    )?;
+    )
+    .ok()?;
     if all != file.layout || file.writer.path() != path {
         return None;
     }
@@ -973,10 +892,10 @@ mod tests {
     fn the_layout_is_the_one_assembling_gives() {
         let t = tile(3, 2, 0.0);
         let u = tile(4, 2, 0.0);
-        let l = layout(2, 2, [(&[0i64, 0][..], &*t)].into_iter(), 7).expect("a layout");
+        let l = tile_layout(2, 2, [(&[0i64, 0][..], &*t)].into_iter(), 7).expect("a layout");
         assert_eq!(l.heights, vec![3, 3]);
         assert_eq!(l.widths, vec![2, 2]);
-        let l = layout(
+        let l = tile_layout(
             3,
             1,
             [(&[0i64, 0][..], &*t), (&[1i64, 0][..], &*u)].into_iter(),
@@ -985,6 +904,9 @@ mod tests {
         .expect("a layout");
         assert_eq!(l.heights, vec![3, 4, 7], "rows seen disagree: the block");
         assert_eq!(l.at(2, 0), (7, 0));
-        assert!(layout(1, 1, [(&[1i64, 0][..], &*t)].into_iter(), 7).is_none());
+        assert_eq!(
+            tile_layout(1, 1, [(&[1i64, 0][..], &*t)].into_iter(), 7),
+            Err(lpk_runtime::dense::AssembleError::OutsideGrid { index: vec![1, 0] })
+        );
     }
 }

@@ -209,6 +209,21 @@ impl Redis {
         Ok(self.con.insert(con))
     }
 
+    /// Runs `call` on the connection (opened first if there is none); a
+    /// failure forgets a broken connection ([`Self::after`]) and says
+    /// `what` failed.
+    fn with_connection<T>(
+        &mut self,
+        what: &str,
+        call: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>,
+    ) -> Result<T, ClusterError> {
+        let con = self.connection(what)?;
+        call(con).map_err(|e| {
+            self.after(&e);
+            self.error(what, e)
+        })
+    }
+
     /// Forgets a connection that failed, so the next call reconnects.
     fn after(&mut self, e: &redis::RedisError) {
         if e.is_io_error()
@@ -229,27 +244,36 @@ impl Redis {
         pipe: &Pipeline,
         what: &str,
     ) -> Result<Vec<redis::Value>, ClusterError> {
-        let con = self.connection(what)?;
         let packed = pipe.get_packed_pipeline();
-        match redis::ConnectionLike::req_packed_commands(con, &packed, 0, pipe.len()) {
-            Ok(v) => Ok(v),
-            Err(e) => {
-                self.after(&e);
-                Err(self.error(what, e))
-            }
-        }
+        self.with_connection(what, |con| {
+            redis::ConnectionLike::req_packed_commands(con, &packed, 0, pipe.len())
+        })
     }
 
     /// Runs one command.
     pub fn query<T: FromRedisValue>(&mut self, cmd: &Cmd, what: &str) -> Result<T, ClusterError> {
-        let con = self.connection(what)?;
-        match cmd.query(con) {
-            Ok(v) => Ok(v),
-            Err(e) => {
-                self.after(&e);
-                Err(self.error(what, e))
-            }
-        }
+        self.with_connection(what, |con| cmd.query(con))
+    }
+
+    /// One round of `SCAN` from `cursor` over the keys that match
+    /// `pattern`, a thousand keys at a time: the next cursor (`0` once the
+    /// scan is complete) and the keys found. SCAN, not KEYS: KEYS blocks
+    /// the server for every other run while it walks the whole key space.
+    pub(crate) fn scan(
+        &mut self,
+        cursor: &str,
+        pattern: &str,
+        what: &str,
+    ) -> Result<(String, Vec<String>), ClusterError> {
+        self.query(
+            redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(pattern)
+                .arg("COUNT")
+                .arg(1000),
+            what,
+        )
     }
 
     /// Runs a pipeline (one round trip).
@@ -258,14 +282,7 @@ impl Redis {
         pipe: &Pipeline,
         what: &str,
     ) -> Result<T, ClusterError> {
-        let con = self.connection(what)?;
-        match pipe.query(con) {
-            Ok(v) => Ok(v),
-            Err(e) => {
-                self.after(&e);
-                Err(self.error(what, e))
-            }
-        }
+        self.with_connection(what, |con| pipe.query(con))
     }
 
     /// Runs a script once (loading it if the server does not have it).

@@ -4,6 +4,7 @@
 use crate::conn::Redis;
 use crate::error::{check_run_id, ClusterError};
 use crate::protocol::{Keys, PROTOCOL};
+use lpk_model::program::{Instance, Program};
 use std::collections::HashMap;
 
 /// The state of a run.
@@ -242,6 +243,28 @@ impl RunRecord {
                 run: self.id.clone(),
                 source: Box::new(source),
             })
+    }
+
+    /// The run's program ([`Self::load_program`]) bound to the run's
+    /// parameters.
+    pub(crate) fn bind<'p>(&self, program: &'p Program) -> Result<Instance<'p>, ClusterError> {
+        program
+            .bind_values(self.params.clone())
+            .map_err(|source| ClusterError::Bind {
+                run: self.id.clone(),
+                source: Box::new(source),
+            })
+    }
+
+    /// How many tasks the run's instance has, counted by its plans: the
+    /// record's own counts are in Redis, which nothing trusts.
+    pub(crate) fn count_tasks(&self, inst: &Instance<'_>) -> Result<u64, ClusterError> {
+        let counts = inst
+            .count_tasks(lpk_model::task::COUNT_BUDGET)
+            .map_err(|e| {
+                ClusterError::Refused(format!("run {}: cannot count its tasks: {e}", self.id))
+            })?;
+        Ok(counts.total())
     }
 }
 

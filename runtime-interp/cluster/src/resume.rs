@@ -353,22 +353,12 @@ fn stored_tile_bytes(store: &ObjectStoreTiles) -> Result<u64, ClusterError> {
         .sum())
 }
 
-/// Deletes every key of the run left in Redis. SCAN, not KEYS: KEYS
-/// blocks the server for every other run while it walks the whole key
-/// space.
+/// Deletes every key of the run left in Redis ([`Redis::scan`]).
 fn clear_run_keys(redis: &mut Redis, keys: &Keys) -> Result<(), ClusterError> {
     let pattern = keys.pattern();
     let mut cursor = "0".to_string();
     loop {
-        let (next, old): (String, Vec<String>) = redis.query(
-            redis::cmd("SCAN")
-                .arg(&cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1000),
-            "clearing the run's old keys",
-        )?;
+        let (next, old) = redis.scan(&cursor, &pattern, "clearing the run's old keys")?;
         for chunk in old.chunks(1000) {
             redis.query::<()>(redis::cmd("DEL").arg(chunk), "clearing the run's old keys")?;
         }

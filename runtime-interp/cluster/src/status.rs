@@ -274,15 +274,7 @@ fn waiting_tasks(
     let mut cursor = "0".to_string();
     // A bounded scan: at most 100 rounds.
     for _ in 0..100 {
-        let (next, batch): (String, Vec<String>) = redis.query(
-            redis::cmd("SCAN")
-                .arg(&cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1000),
-            "listing waiting tasks",
-        )?;
+        let (next, batch) = redis.scan(&cursor, &pattern, "listing waiting tasks")?;
         found.extend(batch);
         cursor = next;
         if cursor == "0" || found.len() >= limit {
@@ -290,12 +282,7 @@ fn waiting_tasks(
         }
     }
     found.truncate(limit);
-    let inst = program
-        .bind_values(record.params.clone())
-        .map_err(|source| ClusterError::Bind {
-            run: record.id.clone(),
-            source: Box::new(source),
-        })?;
+    let inst = record.bind(program)?;
     let mut engine = lpk_model::query::Engine::new(&inst);
     let mut out = Vec::new();
     for key in found {

@@ -145,7 +145,8 @@ pub fn submit(
             store.describe()
         ));
         let source = InputSource::new(program, &prepared.inputs, s.block);
-        upload_inputs(redis, &keys, store, program, &source, &uploads.jobs)?;
+        let uploaded = upload(redis, &keys, store, program, &source, &uploads.jobs);
+        end_upload(redis, &keys, uploaded)?;
     }
     Ok(Submitted {
         run,
@@ -374,18 +375,14 @@ fn new_record(
     }
 }
 
-/// Uploads the input tiles ([`upload`]), failing the run if that fails
-/// (the workers stop taking its tasks; the error names the tile), then
-/// ends the upload (deletes the `uploading` key).
-fn upload_inputs(
+/// Ends the upload of the input tiles ([`upload`]) that gave `uploaded`:
+/// fails the run if it failed (the workers stop taking its tasks; the
+/// error names the tile), then deletes the `uploading` key.
+fn end_upload(
     redis: &mut Redis,
     keys: &Keys,
-    store: &ObjectStoreTiles,
-    program: &Program,
-    source: &InputSource<'_, '_>,
-    jobs: &[(MatrixId, Vec<i64>)],
+    uploaded: Result<(), ClusterError>,
 ) -> Result<(), ClusterError> {
-    let uploaded = upload(redis, keys, store, program, source, jobs);
     if let Err(e) = &uploaded {
         // The workers stop taking its tasks; the error names the tile.
         let _ = redis.script::<i64>(

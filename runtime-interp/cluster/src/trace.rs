@@ -14,50 +14,32 @@ use redis::Value;
 /// The most entries a run's trace keeps (older ones are trimmed).
 pub(crate) const TRACE_MAX: u64 = 10_000_000;
 
-/// One execution as a worker records it.
-#[derive(Clone, Debug)]
-pub(crate) struct TraceEvent {
-    /// The task id.
-    pub task: String,
-    /// The worker thread.
-    pub worker: String,
-    /// Start (µs since the epoch).
-    pub start_us: u64,
-    /// End (µs since the epoch).
-    pub end_us: u64,
-    /// Bytes of tiles read.
-    pub read_bytes: u64,
-    /// Bytes of tiles written.
-    pub written_bytes: u64,
-    /// Whether it was a retry.
-    pub retry: bool,
-}
+/// One execution as a worker records it: the task by its id.
+pub(crate) type TraceEvent = Event<String>;
 
-impl TraceEvent {
-    /// Adds the `XADD` of this event to a pipeline (its reply ignored).
-    pub fn add_to(&self, pipe: &mut redis::Pipeline, key: &str) {
-        pipe.cmd("XADD")
-            .arg(key)
-            .arg("MAXLEN")
-            .arg("~")
-            .arg(TRACE_MAX)
-            .arg("*")
-            .arg("t")
-            .arg(&self.task)
-            .arg("w")
-            .arg(&self.worker)
-            .arg("s")
-            .arg(self.start_us)
-            .arg("e")
-            .arg(self.end_us)
-            .arg("r")
-            .arg(self.read_bytes)
-            .arg("b")
-            .arg(self.written_bytes)
-            .arg("x")
-            .arg(u8::from(self.retry))
-            .ignore();
-    }
+/// Adds the `XADD` of `event` to a pipeline (its reply ignored).
+pub(crate) fn add_to(pipe: &mut redis::Pipeline, key: &str, event: &TraceEvent) {
+    pipe.cmd("XADD")
+        .arg(key)
+        .arg("MAXLEN")
+        .arg("~")
+        .arg(TRACE_MAX)
+        .arg("*")
+        .arg("t")
+        .arg(&event.task)
+        .arg("w")
+        .arg(&event.worker)
+        .arg("s")
+        .arg(event.start_us)
+        .arg("e")
+        .arg(event.end_us)
+        .arg("r")
+        .arg(event.read_bytes)
+        .arg("b")
+        .arg(event.written_bytes)
+        .arg("x")
+        .arg(u8::from(event.retry))
+        .ignore();
 }
 
 /// Every recorded execution of run `run`, oldest first; entries this

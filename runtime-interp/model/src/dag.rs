@@ -203,32 +203,21 @@ pub fn expand(inst: &Instance<'_>, max_tasks: usize) -> Result<(Dag, Vec<Violati
         edges: Vec::new(),
         violations: Vec::new(),
     };
-    let mut failure: Option<ExpandError> = None;
-    inst.for_each_task(&mut |task| {
+    inst.try_for_each_task(&mut |task| {
         if x.tasks.len() >= max_tasks {
-            failure = Some(ExpandError::TooLarge(max_tasks));
-            return ControlFlow::Break(());
+            return Err(ExpandError::TooLarge(max_tasks));
         }
         let id = x.tasks.len();
         x.tasks.push(task.clone());
         let Some(st) = p.get_statement(task.stmt) else {
-            return ControlFlow::Continue(());
+            return Ok(ControlFlow::Continue(()));
         };
-        let (reads, writes) = match task_tiles(inst, task, st) {
-            Ok(tiles) => tiles,
-            Err(e) => {
-                failure = Some(e);
-                return ControlFlow::Break(());
-            }
-        };
+        let (reads, writes) = task_tiles(inst, task, st)?;
         // Reads first: a kernel reads its arguments before it writes.
         x.reads(id, task, reads);
         x.writes(id, task, writes);
-        ControlFlow::Continue(())
+        Ok(ControlFlow::Continue(()))
     })?;
-    if let Some(f) = failure {
-        return Err(f);
-    }
     Ok(x.finish())
 }
 
@@ -284,6 +273,20 @@ impl Expansion<'_, '_> {
             .is_some_and(|m| m.role == Role::Input)
     }
 
+    /// Whether `tile` lies inside its matrix; if not, records that `task`
+    /// reads (or writes) it out of bounds.
+    fn check_bounds(&mut self, tile: &TileRef, task: &Task, write: bool) -> bool {
+        let inside = in_bounds(self.inst, tile);
+        if !inside {
+            self.violations.push(Violation::OutOfBounds {
+                tile: tile.clone(),
+                task: task.clone(),
+                write,
+            });
+        }
+        inside
+    }
+
     /// Records the reads of task `id`: an edge from each tile's writer, or
     /// an early read if it has none yet.
     fn reads(&mut self, id: usize, task: &Task, reads: Vec<TileRef>) {
@@ -293,12 +296,7 @@ impl Expansion<'_, '_> {
                 continue;
             }
             seen_reads.push(tile.clone());
-            if !in_bounds(self.inst, &tile) {
-                self.violations.push(Violation::OutOfBounds {
-                    tile,
-                    task: task.clone(),
-                    write: false,
-                });
+            if !self.check_bounds(&tile, task, false) {
                 continue;
             }
             if self.is_input(&tile) {
@@ -319,12 +317,7 @@ impl Expansion<'_, '_> {
     fn writes(&mut self, id: usize, task: &Task, writes: Vec<TileRef>) {
         let mut seen_writes: Vec<TileRef> = Vec::new();
         for tile in writes {
-            if !in_bounds(self.inst, &tile) {
-                self.violations.push(Violation::OutOfBounds {
-                    tile,
-                    task: task.clone(),
-                    write: true,
-                });
+            if !self.check_bounds(&tile, task, true) {
                 continue;
             }
             if self.is_input(&tile) {
@@ -538,53 +531,40 @@ pub fn walk_sequential(inst: &Instance<'_>) -> Result<SequentialWalkStats, Expan
     let mut stats = SequentialWalkStats::default();
     let (mut notified, mut expected) = ([0u64; 2], [0u64; 2]);
     let mut expected_edges = 0u64;
-    let mut failure: Option<ExpandError> = None;
     let mut children: Vec<Task> = Vec::new();
-    inst.for_each_task(&mut |t| {
-        let step = (|| -> Result<(), ExpandError> {
-            let d = engine.in_degree(t)? as u64;
-            if d == 0 {
-                stats.roots += 1;
+    inst.try_for_each_task::<ExpandError>(&mut |t| {
+        let d = engine.in_degree(t)? as u64;
+        if d == 0 {
+            stats.roots += 1;
+        }
+        stats.tasks += 1;
+        expected_edges += d;
+        for (k, e) in expected.iter_mut().enumerate() {
+            *e = e.wrapping_add(d.wrapping_mul(task_hash(k as u64, t.stmt, &t.vars)));
+        }
+        children.clear();
+        engine.for_each_child(t, &mut |stmt, vars, _, _| {
+            children.push(Task {
+                stmt,
+                vars: vars.into(),
+            })
+        })?;
+        for c in &children {
+            if p.sequential_cmp(t, c) != std::cmp::Ordering::Less {
+                return Err(QueryError::NotATask(format!(
+                    "edge {} -> {} goes backwards in sequential order",
+                    p.task_name(t),
+                    p.task_name(c)
+                ))
+                .into());
             }
-            stats.tasks += 1;
-            expected_edges += d;
-            for (k, e) in expected.iter_mut().enumerate() {
-                *e = e.wrapping_add(d.wrapping_mul(task_hash(k as u64, t.stmt, &t.vars)));
-            }
-            children.clear();
-            engine.for_each_child(t, &mut |stmt, vars, _, _| {
-                children.push(Task {
-                    stmt,
-                    vars: vars.into(),
-                })
-            })?;
-            for c in &children {
-                if p.sequential_cmp(t, c) != std::cmp::Ordering::Less {
-                    return Err(QueryError::NotATask(format!(
-                        "edge {} -> {} goes backwards in sequential order",
-                        p.task_name(t),
-                        p.task_name(c)
-                    ))
-                    .into());
-                }
-                stats.edges += 1;
-                for (k, n) in notified.iter_mut().enumerate() {
-                    *n = n.wrapping_add(task_hash(k as u64, c.stmt, &c.vars));
-                }
-            }
-            Ok(())
-        })();
-        match step {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                failure = Some(e);
-                ControlFlow::Break(())
+            stats.edges += 1;
+            for (k, n) in notified.iter_mut().enumerate() {
+                *n = n.wrapping_add(task_hash(k as u64, c.stmt, &c.vars));
             }
         }
+        Ok(ControlFlow::Continue(()))
     })?;
-    if let Some(f) = failure {
-        return Err(f);
-    }
     if stats.edges != expected_edges || notified != expected {
         return Err(QueryError::NotATask(format!(
             "the children plans gave {} edges, the parents plans {} (or the edge multisets differ)",

@@ -460,15 +460,7 @@ impl<'i, 'p> Engine<'i, 'p> {
         visit: &mut dyn FnMut(&Task, bool) -> ControlFlow<()>,
     ) -> Result<(), QueryError> {
         let inst = self.inst;
-        let mut failure = None;
-        inst.for_each_task(&mut |t| match self.has_parent(t) {
-            Ok(parent) => visit(t, !parent),
-            Err(e) => {
-                failure = Some(e);
-                ControlFlow::Break(())
-            }
-        })?;
-        failure.map_or(Ok(()), Err)
+        inst.try_for_each_task(&mut |t| Ok(visit(t, !self.has_parent(t)?)))
     }
 
     /// Whether a task has any parent (stops at the first one found).

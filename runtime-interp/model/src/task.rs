@@ -409,6 +409,24 @@ impl Instance<'_> {
         self.for_each_task_of(None, visit)
     }
 
+    /// [`for_each_task`](Self::for_each_task) with a `visit` that may fail:
+    /// its first error stops the walk and is what this returns, as is a
+    /// walk error, converted.
+    pub fn try_for_each_task<E: From<WalkError>>(
+        &self,
+        visit: &mut dyn FnMut(&Task) -> Result<ControlFlow<()>, E>,
+    ) -> Result<(), E> {
+        let mut failure = None;
+        self.for_each_task(&mut |t| match visit(t) {
+            Ok(flow) => flow,
+            Err(e) => {
+                failure = Some(e);
+                ControlFlow::Break(())
+            }
+        })?;
+        failure.map_or(Ok(()), Err)
+    }
+
     /// [`for_each_task`](Self::for_each_task) restricted to the tasks of
     /// statement `only` (every task with `None`): loops that do not enclose
     /// it are not run at all, so a statement with one task costs one walk

@@ -508,27 +508,50 @@ impl CollectSink {
     }
 }
 
-/// Assembles the tiles of a 2-D matrix (or 1-D row blocks) into one dense
-/// matrix. Tile rows and columns take their sizes from the tiles written
-/// in them; unwritten tiles are zero; a row (column) of the tile grid with
-/// no tile at all takes the height (width) of the other rows (columns)
-/// when they all have one, else `block`, so that a tree's outputs, whose
-/// tiles are all smaller than the block, keep that size where no task
-/// wrote. Inconsistent shapes are an error.
-pub fn assemble(
-    extents: &[i64],
-    tiles: &BTreeMap<Vec<i64>, Arc<Tile>>,
+/// Where the tiles of a matrix go in its dense form: the height of every
+/// tile row and the width of every tile column ([`tile_layout`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileLayout {
+    /// The height of each tile row.
+    pub heights: Vec<usize>,
+    /// The width of each tile column.
+    pub widths: Vec<usize>,
+}
+
+impl TileLayout {
+    /// The dense matrix's rows.
+    pub fn rows(&self) -> usize {
+        self.heights.iter().sum()
+    }
+
+    /// The dense matrix's columns.
+    pub fn cols(&self) -> usize {
+        self.widths.iter().sum()
+    }
+
+    /// The top-left element of tile (i, j).
+    pub fn at(&self, i: usize, j: usize) -> (usize, usize) {
+        (
+            self.heights.iter().take(i).sum(),
+            self.widths.iter().take(j).sum(),
+        )
+    }
+}
+
+/// The layout of `tiles` on a grid of `tr` × `tc` tiles, as [`assemble`]
+/// places them: a tile row is as high as its tiles, a row with no tile at
+/// all as high as the other rows when they all agree, else `block`, so
+/// that a tree's outputs, whose tiles are all smaller than the block, keep
+/// that size where no task wrote; columns alike. A tile index is (row,
+/// column), a missing column 0. A tile outside the grid, tiles of one row
+/// (column) of different heights (widths) and a result above
+/// [`MAX_GENERATED_ELEMENTS`] are errors.
+pub fn tile_layout<'a>(
+    tr: usize,
+    tc: usize,
+    tiles: impl Iterator<Item = (&'a [i64], &'a Tile)>,
     block: usize,
-) -> Result<Tile, AssembleError> {
-    let (tr, tc) = match *extents {
-        [r] => (r.max(0) as usize, 1),
-        [r, c] => (r.max(0) as usize, c.max(0) as usize),
-        _ => {
-            return Err(AssembleError::Dimensions {
-                dims: extents.len(),
-            })
-        }
-    };
+) -> Result<TileLayout, AssembleError> {
     let mut heights: Vec<Option<usize>> = vec![None; tr];
     let mut widths: Vec<Option<usize>> = vec![None; tc];
     for (idx, t) in tiles {
@@ -539,7 +562,9 @@ pub fn assemble(
             (widths.get_mut(j), t.ncols(), "column", j),
         ] {
             let Some(slot) = slot else {
-                return Err(AssembleError::OutsideGrid { index: idx.clone() });
+                return Err(AssembleError::OutsideGrid {
+                    index: idx.to_vec(),
+                });
             };
             match slot {
                 Some(h) if *h != v => {
@@ -562,30 +587,51 @@ pub fn assemble(
         }
     };
     let (fill_h, fill_w) = (fill(&heights), fill(&widths));
-    let heights: Vec<usize> = heights.into_iter().map(|h| h.unwrap_or(fill_h)).collect();
-    let widths: Vec<usize> = widths.into_iter().map(|w| w.unwrap_or(fill_w)).collect();
-    let rows: usize = heights.iter().sum();
-    let cols: usize = widths.iter().sum();
+    let layout = TileLayout {
+        heights: heights.into_iter().map(|h| h.unwrap_or(fill_h)).collect(),
+        widths: widths.into_iter().map(|w| w.unwrap_or(fill_w)).collect(),
+    };
+    let (rows, cols) = (layout.rows(), layout.cols());
     if rows.saturating_mul(cols) > MAX_GENERATED_ELEMENTS {
         return Err(AssembleError::TooLarge { rows, cols });
     }
-    let mut out = Tile::zeros(rows, cols);
-    let row_at: Vec<usize> = heights
-        .iter()
-        .scan(0, |s, h| {
-            let at = *s;
-            *s += h;
-            Some(at)
-        })
-        .collect();
-    let col_at: Vec<usize> = widths
-        .iter()
-        .scan(0, |s, w| {
-            let at = *s;
-            *s += w;
-            Some(at)
-        })
-        .collect();
+    Ok(layout)
+}
+
+/// Assembles the tiles of a 2-D matrix (or 1-D row blocks) into one dense
+/// matrix, on their [`tile_layout`]; unwritten tiles are zero.
+pub fn assemble(
+    extents: &[i64],
+    tiles: &BTreeMap<Vec<i64>, Arc<Tile>>,
+    block: usize,
+) -> Result<Tile, AssembleError> {
+    let (tr, tc) = match *extents {
+        [r] => (r.max(0) as usize, 1),
+        [r, c] => (r.max(0) as usize, c.max(0) as usize),
+        _ => {
+            return Err(AssembleError::Dimensions {
+                dims: extents.len(),
+            })
+        }
+    };
+    let layout = tile_layout(
+        tr,
+        tc,
+        tiles.iter().map(|(idx, t)| (idx.as_slice(), &**t)),
+        block,
+    )?;
+    let mut out = Tile::zeros(layout.rows(), layout.cols());
+    let starts = |sizes: &[usize]| -> Vec<usize> {
+        sizes
+            .iter()
+            .scan(0, |s, h| {
+                let at = *s;
+                *s += h;
+                Some(at)
+            })
+            .collect()
+    };
+    let (row_at, col_at) = (starts(&layout.heights), starts(&layout.widths));
     for (idx, t) in tiles {
         let i = *idx.first().unwrap_or(&0) as usize;
         let j = *idx.get(1).unwrap_or(&0) as usize;

@@ -770,12 +770,20 @@ pub fn to_bytes(tile: &Tile) -> Vec<u8> {
     out
 }
 
-/// A staging file beside `file_name` in `dir`, renamed over it when
-/// complete. It is created with the mode an ordinary file gets (0666 less
-/// the umask, as `_SUCCESS` and every other tool's outputs): a temporary
-/// file's private 0600 would survive the rename and hide the outputs from
-/// the user's group.
-fn staging(dir: &Path, file_name: &str) -> io::Result<tempfile::NamedTempFile> {
+/// A staging file beside `path` in its directory, renamed over it when
+/// complete (by [`persist`]). It is created with the mode an ordinary file
+/// gets (0666 less the umask, as `_SUCCESS` and every other tool's
+/// outputs): a temporary file's private 0600 would survive the rename and
+/// hide the outputs from the user's group.
+fn staging(path: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let file_name = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let prefix = format!(".{file_name}.");
     let mut b = tempfile::Builder::new();
     b.prefix(&prefix).suffix(".tmp");
@@ -787,29 +795,27 @@ fn staging(dir: &Path, file_name: &str) -> io::Result<tempfile::NamedTempFile> {
     b.tempfile_in(dir)
 }
 
+/// Syncs a complete staging file and renames it over `path`; `name` is
+/// `path` as errors show it. On failure the staging file is removed when
+/// `tmp` is dropped.
+fn persist(tmp: tempfile::NamedTempFile, path: &Path, name: &str) -> Result<(), NpyError> {
+    tmp.as_file().sync_all().map_err(|e| io_err(name, e))?;
+    tmp.persist(path).map_err(|e| io_err(name, e.error))?;
+    Ok(())
+}
+
 /// Writes `tile` to `path` atomically: the bytes go to a temporary file in
 /// the same directory, which is synced and then renamed over `path`, so a
 /// crash never leaves a half-written file under the final name.
 pub fn write_file(path: &Path, tile: &Tile) -> Result<(), NpyError> {
     let name = path.display().to_string();
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let file_name = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut tmp = staging(dir, &file_name).map_err(|e| io_err(&name, e))?;
+    let mut tmp = staging(path).map_err(|e| io_err(&name, e))?;
     {
         let mut w = io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
         write(&mut w, tile).map_err(|e| io_err(&name, e))?;
         w.flush().map_err(|e| io_err(&name, e))?;
     }
-    tmp.as_file().sync_all().map_err(|e| io_err(&name, e))?;
-    // On failure the temporary file is removed when `tmp` is dropped.
-    tmp.persist(path).map_err(|e| io_err(&name, e.error))?;
-    Ok(())
+    persist(tmp, path, &name)
 }
 
 /// The three values of a header dict.
@@ -1099,20 +1105,7 @@ impl NpyTiles {
     /// Reads rows `r0..r0 + nr` and columns `c0..c0 + nc`.
     pub fn read_block(&self, r0: usize, c0: usize, nr: usize, nc: usize) -> Result<Tile, NpyError> {
         let h = &self.header;
-        let inside = r0.checked_add(nr).is_some_and(|e| e <= h.rows)
-            && c0.checked_add(nc).is_some_and(|e| e <= h.cols);
-        if !inside {
-            return Err(io_err(
-                &self.name,
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!(
-                        "block of {nr}×{nc} at ({r0}, {c0}) is outside the {}×{} array",
-                        h.rows, h.cols
-                    ),
-                ),
-            ));
-        }
+        check_block(&self.name, (h.rows, h.cols), (r0, c0), (nr, nc))?;
         let size = h.dtype.size();
         let mut tile = Tile::zeros(nr, nc);
         if nr == 0 || nc == 0 {
@@ -1176,6 +1169,29 @@ impl NpyTiles {
     }
 }
 
+/// Refuses a block of `size` (rows, columns) at `at` (its top-left
+/// element) that does not lie inside an array of `shape` in file `name`.
+fn check_block(
+    name: &str,
+    shape: (usize, usize),
+    at: (usize, usize),
+    size: (usize, usize),
+) -> Result<(), NpyError> {
+    let ((rows, cols), (r0, c0), (nr, nc)) = (shape, at, size);
+    let inside = r0.checked_add(nr).is_some_and(|e| e <= rows)
+        && c0.checked_add(nc).is_some_and(|e| e <= cols);
+    if inside {
+        return Ok(());
+    }
+    Err(io_err(
+        name,
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("block of {nr}×{nc} at ({r0}, {c0}) is outside the {rows}×{cols} array"),
+        ),
+    ))
+}
+
 /// A `<f8` Fortran-order `.npy` file written block by block, in place:
 /// the header first, then each block at its offset with positioned writes
 /// (any number of threads at once), then one sync and a rename to the
@@ -1195,15 +1211,7 @@ impl NpyBlockWriter {
     /// `rows` × `cols` array, its data zero (a sparse file until written).
     pub fn create(path: &Path, rows: usize, cols: usize) -> Result<NpyBlockWriter, NpyError> {
         let name = path.display().to_string();
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let file_name = path
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut tmp = staging(dir, &file_name).map_err(|e| io_err(&name, e))?;
+        let mut tmp = staging(path).map_err(|e| io_err(&name, e))?;
         let header = header_bytes(rows, cols);
         let data = (rows as u64)
             .checked_mul(cols as u64)
@@ -1248,20 +1256,7 @@ impl NpyBlockWriter {
     /// Writes `block` with its top-left element at (`r0`, `c0`).
     pub fn write_block(&self, r0: usize, c0: usize, block: &Tile) -> Result<(), NpyError> {
         let (nr, nc) = (block.nrows(), block.ncols());
-        let inside = r0.checked_add(nr).is_some_and(|e| e <= self.rows)
-            && c0.checked_add(nc).is_some_and(|e| e <= self.cols);
-        if !inside {
-            return Err(io_err(
-                &self.name,
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!(
-                        "block of {nr}×{nc} at ({r0}, {c0}) is outside the {}×{} array",
-                        self.rows, self.cols
-                    ),
-                ),
-            ));
-        }
+        check_block(&self.name, (self.rows, self.cols), (r0, c0), (nr, nc))?;
         let native = cfg!(target_endian = "little");
         let mut buf = vec![0u8; if native { 0 } else { nr * 8 }];
         for j in 0..nc {
@@ -1293,15 +1288,7 @@ impl NpyBlockWriter {
 
     /// Syncs the file and renames it to its final name.
     pub fn finish(self) -> Result<(), NpyError> {
-        self.tmp
-            .as_file()
-            .sync_all()
-            .map_err(|e| io_err(&self.name, e))?;
-        let name = self.name;
-        self.tmp
-            .persist(&self.path)
-            .map_err(|e| io_err(&name, e.error))?;
-        Ok(())
+        persist(self.tmp, &self.path, &self.name)
     }
 }
 

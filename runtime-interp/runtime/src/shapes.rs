@@ -163,6 +163,29 @@ struct Checker<'a, 'p> {
     work: usize,
 }
 
+impl<'a, 'p> Checker<'a, 'p> {
+    /// A checker with nothing evaluated yet, `work` tasks of its
+    /// [`TASK_BUDGET`] already spent.
+    fn new(
+        inst: &'a Instance<'p>,
+        registry: &'a Registry,
+        inputs: &'a BTreeMap<MatrixId, (usize, usize)>,
+        block: usize,
+        work: usize,
+    ) -> Self {
+        Checker {
+            inst,
+            registry,
+            engine: Engine::new(inst),
+            inputs,
+            block,
+            shapes: FxHashMap::default(),
+            evaluated: FxHashSet::default(),
+            work,
+        }
+    }
+}
+
 /// Checks that no task would meet two tiles of different sizes where its
 /// kernel's shape rule ties them. `inputs` holds the shape (rows, columns)
 /// of every input matrix, whose tile grids already fit the instance.
@@ -175,16 +198,7 @@ pub fn check(
     if block == 0 {
         return Ok(());
     }
-    let mut checker = Checker {
-        inst,
-        registry,
-        engine: Engine::new(inst),
-        inputs,
-        block,
-        shapes: FxHashMap::default(),
-        evaluated: FxHashSet::default(),
-        work: 0,
-    };
+    let mut checker = Checker::new(inst, registry, inputs, block, 0);
     match checker.run() {
         Ok(()) | Err(Stop::Query) | Err(Stop::Budget) => Ok(()),
         Err(Stop::Found(d)) => Err(d),
@@ -218,16 +232,7 @@ pub(crate) fn predict_output(
     if tr <= 0 || tc <= 0 {
         return None;
     }
-    let mut checker = Checker {
-        inst,
-        registry,
-        engine: Engine::new(inst),
-        inputs,
-        block,
-        shapes: FxHashMap::default(),
-        evaluated: FxHashSet::default(),
-        work: TASK_BUDGET - PREDICT_BUDGET,
-    };
+    let mut checker = Checker::new(inst, registry, inputs, block, TASK_BUDGET - PREDICT_BUDGET);
     let corners = [(0, 0), (tr - 1, 0), (0, tc - 1), (tr - 1, tc - 1)];
     for (i, j) in corners {
         let tile = TileRef {

@@ -21,11 +21,12 @@ pub fn now_us() -> u64 {
         .unwrap_or(0)
 }
 
-/// One execution of one task.
+/// One execution of one task. The task is a [`Task`] here; a distributed
+/// run's workers record the same event with the task's id (`T` a string).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Event {
+pub struct Event<T = Task> {
     /// The task.
-    pub task: Task,
+    pub task: T,
     /// The worker (thread) that ran it.
     pub worker: String,
     /// Start, in microseconds since the Unix epoch.

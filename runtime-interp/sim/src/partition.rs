@@ -75,7 +75,6 @@ fn walk(
         bytes: Vec::new(),
         edges: FxHashMap::default(),
     };
-    let mut failure: Option<SimError> = None;
     let mut over = false;
     let mut children: Vec<(Task, lpk_model::MatrixId)> = Vec::new();
     let node_of = |g: &mut Graph, k: Key| -> u32 {
@@ -86,57 +85,45 @@ fn walk(
             n
         })
     };
-    inst.for_each_task(&mut |t| {
-        let step = (|| -> Result<(), SimError> {
-            let Some(k) = key(&engine, t, shift)? else {
-                return Ok(());
+    inst.try_for_each_task::<SimError>(&mut |t| {
+        let Some(k) = key(&engine, t, shift)? else {
+            return Ok(ControlFlow::Continue(()));
+        };
+        let a = node_of(&mut g, k);
+        if let Some(c) = costs.get(t.stmt.index()) {
+            g.secs[a as usize] += c.seconds;
+            g.bytes[a as usize] += c.write_bytes.iter().sum::<u64>() as f64;
+        }
+        children.clear();
+        engine.for_each_child(t, &mut |stmt, vars, matrix, _| {
+            children.push((
+                Task {
+                    stmt,
+                    vars: vars.into(),
+                },
+                matrix,
+            ))
+        })?;
+        for (c, _) in children.drain(..) {
+            let Some(kc) = key(&engine, &c, shift)? else {
+                continue;
             };
-            let a = node_of(&mut g, k);
-            if let Some(c) = costs.get(t.stmt.index()) {
-                g.secs[a as usize] += c.seconds;
-                g.bytes[a as usize] += c.write_bytes.iter().sum::<u64>() as f64;
-            }
-            children.clear();
-            engine.for_each_child(t, &mut |stmt, vars, matrix, _| {
-                children.push((
-                    Task {
-                        stmt,
-                        vars: vars.into(),
-                    },
-                    matrix,
-                ))
-            })?;
-            for (c, _) in children.drain(..) {
-                let Some(kc) = key(&engine, &c, shift)? else {
-                    continue;
-                };
-                let b = node_of(&mut g, kc);
-                if a != b {
-                    let bytes = costs
-                        .get(c.stmt.index())
-                        .and_then(|s| s.read_bytes.first())
-                        .copied()
-                        .unwrap_or(0) as f64;
-                    *g.edges.entry((a.min(b), a.max(b))).or_insert(0.0) += bytes;
-                }
-            }
-            Ok(())
-        })();
-        match step {
-            Ok(()) if g.ids.len() > max_nodes => {
-                over = true;
-                ControlFlow::Break(())
-            }
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                failure = Some(e);
-                ControlFlow::Break(())
+            let b = node_of(&mut g, kc);
+            if a != b {
+                let bytes = costs
+                    .get(c.stmt.index())
+                    .and_then(|s| s.read_bytes.first())
+                    .copied()
+                    .unwrap_or(0) as f64;
+                *g.edges.entry((a.min(b), a.max(b))).or_insert(0.0) += bytes;
             }
         }
+        if g.ids.len() > max_nodes {
+            over = true;
+            return Ok(ControlFlow::Break(()));
+        }
+        Ok(ControlFlow::Continue(()))
     })?;
-    if let Some(f) = failure {
-        return Err(f);
-    }
     Ok((!over).then_some(g))
 }
 

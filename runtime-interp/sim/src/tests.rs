@@ -45,6 +45,17 @@ fn cases() -> Vec<(&'static str, Vec<Params>)> {
     ]
 }
 
+/// Calls `f` with every case: the fixture, the parameters and the bound
+/// instance.
+fn for_each_case(mut f: impl FnMut(&str, &Params, &Instance<'_>)) {
+    for (file, sets) in cases() {
+        let p = program(file);
+        for params in sets {
+            f(file, &params, &bind(&p, &params));
+        }
+    }
+}
+
 fn bind<'p>(p: &'p Program, params: &[(&str, i64)]) -> Instance<'p> {
     let given: Vec<(String, i64)> = params.iter().map(|&(n, v)| (n.to_string(), v)).collect();
     p.bind(&given)
@@ -62,8 +73,36 @@ fn with_store() -> CostModel {
     }
 }
 
+/// A configuration of `workers` for tiles of order `block`, scheduled by
+/// `policy`.
+fn config(block: u64, workers: Workers, policy: Policy) -> Config {
+    let mut cfg = Config::new(block, workers);
+    cfg.policy = policy;
+    cfg
+}
+
+/// [`config`] with the store costs of [`with_store`].
+fn stored(block: u64, workers: Workers, policy: Policy) -> Config {
+    let mut cfg = config(block, workers, policy);
+    cfg.costs = with_store();
+    cfg
+}
+
 fn run(inst: &Instance<'_>, cfg: &Config) -> Report {
     simulate(inst, cfg).unwrap_or_else(|e| panic!("{} {:?}: {e}", inst.program.name, inst.params))
+}
+
+/// Checks that a run on `w` fixed workers is no shorter than its critical
+/// path or its work spread over the workers, kept the workers busy no
+/// longer than they lived, and never had more than `w` of them busy.
+fn assert_within_bounds(r: &Report, w: usize, what: &str) {
+    assert!(r.makespan_s >= r.critical_path_s * (1.0 - 1e-12), "{what}");
+    assert!(
+        r.makespan_s >= r.work_s / w as f64 * (1.0 - 1e-12),
+        "{what}"
+    );
+    assert!(r.busy_seconds <= r.worker_seconds * (1.0 + 1e-12), "{what}");
+    assert!(r.peak_busy <= w, "{what}");
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -72,94 +111,73 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn one_worker_without_store_costs_takes_the_sum_of_the_costs() {
-    for (file, sets) in cases() {
-        let p = program(file);
-        for params in sets {
-            let inst = bind(&p, &params);
-            for policy in Policy::ALL {
-                let mut cfg = Config::new(64, Workers::Fixed(1));
-                cfg.policy = policy;
-                let r = run(&inst, &cfg);
-                assert!(
-                    close(r.makespan_s, r.work_s),
-                    "{file} {params:?} {policy:?}: makespan {} work {}",
-                    r.makespan_s,
-                    r.work_s
-                );
-                assert!(r.work_s > 0.0);
-                assert_eq!(r.peak_workers, 1);
-            }
+    for_each_case(|file, params, inst| {
+        for policy in Policy::ALL {
+            let cfg = config(64, Workers::Fixed(1), policy);
+            let r = run(inst, &cfg);
+            assert!(
+                close(r.makespan_s, r.work_s),
+                "{file} {params:?} {policy:?}: makespan {} work {}",
+                r.makespan_s,
+                r.work_s
+            );
+            assert!(r.work_s > 0.0);
+            assert_eq!(r.peak_workers, 1);
         }
-    }
+    });
 }
 
 #[test]
 fn makespan_is_never_below_the_bounds_and_every_task_runs_once() {
-    for (file, sets) in cases() {
-        let p = program(file);
-        for params in sets {
-            let inst = bind(&p, &params);
-            let counted = inst
-                .count_tasks(lpk_model::task::COUNT_BUDGET)
-                .expect("counts")
-                .total();
-            let walked = lpk_model::dag::walk(&inst).expect("walks");
-            for policy in Policy::ALL {
-                for w in [1usize, 2, 3, 7] {
-                    let mut cfg = Config::new(32, Workers::Fixed(w));
-                    cfg.policy = policy;
-                    cfg.costs = with_store();
-                    cfg.cache_tiles = 4;
-                    let r = run(&inst, &cfg);
-                    let what = format!("{file} {params:?} {policy:?} W={w}");
-                    assert_eq!(r.tasks, counted, "{what}");
-                    assert_eq!(r.executions, counted, "{what}");
-                    assert_eq!(r.edges, walked.edges, "{what}");
-                    assert!(r.makespan_s >= r.critical_path_s * (1.0 - 1e-12), "{what}");
-                    assert!(
-                        r.makespan_s >= r.work_s / w as f64 * (1.0 - 1e-12),
-                        "{what}"
-                    );
-                    assert!(r.remote_read_bytes <= r.read_bytes, "{what}");
-                    assert!(r.busy_seconds <= r.worker_seconds * (1.0 + 1e-12), "{what}");
-                    assert!(r.peak_busy <= w, "{what}");
-                }
+    for_each_case(|file, params, inst| {
+        let counted = inst
+            .count_tasks(lpk_model::task::COUNT_BUDGET)
+            .expect("counts")
+            .total();
+        let walked = lpk_model::dag::walk(inst).expect("walks");
+        for policy in Policy::ALL {
+            for w in [1usize, 2, 3, 7] {
+                let mut cfg = stored(32, Workers::Fixed(w), policy);
+                cfg.cache_tiles = 4;
+                let r = run(inst, &cfg);
+                let what = format!("{file} {params:?} {policy:?} W={w}");
+                assert_eq!(r.tasks, counted, "{what}");
+                assert_eq!(r.executions, counted, "{what}");
+                assert_eq!(r.edges, walked.edges, "{what}");
+                assert_within_bounds(&r, w, &what);
+                assert!(r.remote_read_bytes <= r.read_bytes, "{what}");
             }
         }
-    }
+    });
 }
 
 /// The critical path the simulator finds in its forward walk equals the
 /// longest path of the expanded DAG (the brute-force oracle).
 #[test]
 fn critical_path_matches_the_expanded_dag() {
-    for (file, sets) in cases() {
-        let p = program(file);
-        for params in sets {
-            let inst = bind(&p, &params);
-            let cfg = Config::new(48, Workers::Fixed(2));
-            let r = run(&inst, &cfg);
-            let costs = crate::cost::statement_costs(&inst, &cfg.costs, &cfg.kernels, 48);
-            let dag = lpk_model::dag::from_plans(&inst, 1 << 20).expect("expands");
-            let cost = |i: usize| costs[dag.tasks[i].stmt.index()].seconds;
-            // Tasks are in sequential order, a topological order.
-            let mut finish: Vec<f64> = (0..dag.tasks.len()).map(cost).collect();
-            let mut parents: Vec<Vec<usize>> = vec![Vec::new(); dag.tasks.len()];
-            for e in &dag.edges {
-                parents[e.to].push(e.from);
-            }
-            for i in 0..dag.tasks.len() {
-                let start = parents[i].iter().map(|&j| finish[j]).fold(0.0, f64::max);
-                finish[i] = start + cost(i);
-            }
-            let cp = finish.iter().cloned().fold(0.0, f64::max);
-            assert!(
-                close(r.critical_path_s, cp),
-                "{file} {params:?}: {} vs {cp}",
-                r.critical_path_s
-            );
+    for_each_case(|file, params, inst| {
+        let cfg = Config::new(48, Workers::Fixed(2));
+        let r = run(inst, &cfg);
+        let costs = crate::cost::statement_costs(inst, &cfg.costs, &cfg.kernels, 48);
+        let dag = lpk_model::dag::from_plans(inst, 1 << 20).expect("expands");
+        let cost = |i: usize| costs[dag.tasks[i].stmt.index()].seconds;
+        // Tasks are in sequential order, a topological order.
+        let mut finish: Vec<f64> = (0..dag.tasks.len()).map(cost).collect();
+        let mut parents: Vec<Vec<usize>> = vec![Vec::new(); dag.tasks.len()];
+        for e in &dag.edges {
+            parents[e.to].push(e.from);
         }
-    }
+        for i in 0..dag.tasks.len() {
+            let start = parents[i].iter().map(|&j| finish[j]).fold(0.0, f64::max);
+            finish[i] = start + cost(i);
+        }
+        let cp = finish.iter().cloned().fold(0.0, f64::max);
+        assert!(
+            close(r.critical_path_s, cp),
+            "{file} {params:?}: {} vs {cp}",
+            r.critical_path_s
+        );
+    });
 }
 
 #[test]
@@ -167,9 +185,7 @@ fn failures_rerun_tasks_and_keep_the_bounds() {
     let p = program("cholesky.lpka");
     let inst = bind(&p, &[("N", 6)]);
     for policy in Policy::ALL {
-        let mut cfg = Config::new(64, Workers::Fixed(3));
-        cfg.policy = policy;
-        cfg.costs = with_store();
+        let mut cfg = stored(64, Workers::Fixed(3), policy);
         cfg.failures = Some(Failures {
             rate: 0.2,
             lease: Lease::Fixed(0.05),
@@ -189,16 +205,15 @@ fn autoscaling_stays_within_its_maximum() {
     let p = program("gemm_tree.lpka");
     let inst = bind(&p, &[("M", 3), ("N", 3), ("K", 9)]);
     for policy in Policy::ALL {
-        let mut cfg = Config::new(
+        let cfg = stored(
             64,
             Workers::Autoscale {
                 sf: 0.5,
                 max: 6,
                 idle: 0.001,
             },
+            policy,
         );
-        cfg.policy = policy;
-        cfg.costs = with_store();
         let r = run(&inst, &cfg);
         assert!(
             r.peak_workers <= 6 && r.peak_workers >= 1,
@@ -276,9 +291,7 @@ fn every_policy_uses_every_worker_on_a_wide_dag() {
                 idle: 1.0,
             },
         ] {
-            let mut cfg = Config::new(64, workers);
-            cfg.policy = policy;
-            cfg.costs = with_store();
+            let cfg = stored(64, workers, policy);
             let r = run(&inst, &cfg);
             assert_eq!(r.peak_busy, 4, "{policy:?} {workers:?}");
             // 32 equal gemm roots on 4 workers: no worse than twice the
@@ -319,48 +332,41 @@ fn outcome(r: &Report) -> (u64, u64, u64, u64, u64, u64, [u64; 4]) {
 /// it in one test process may partition differently.)
 #[test]
 fn without_stragglers_the_flags_change_nothing() {
-    for (file, sets) in cases() {
-        let p = program(file);
-        for params in sets {
-            let inst = bind(&p, &params);
-            for policy in [Policy::Fifo, Policy::CriticalPath, Policy::Heft] {
-                let what = format!("{file} {params:?} {policy:?}");
-                // A store and failures: stragglers at rate 0.
-                let mut cfg = Config::new(32, Workers::Fixed(3));
-                cfg.policy = policy;
-                cfg.costs = with_store();
-                cfg.cache_tiles = 4;
-                cfg.failures = Some(Failures {
-                    rate: 0.1,
-                    lease: Lease::Fixed(0.5),
-                });
-                let base = run(&inst, &cfg);
-                cfg.stragglers = Some(Stragglers {
-                    rate: 0.0,
-                    slow: 10.0,
-                });
-                let zero = run(&inst, &cfg);
-                assert_eq!(outcome(&base), outcome(&zero), "{what}");
-                assert_eq!(zero.stragglers, 0, "{what}");
-                // A free store: speculation from the first sample on.
-                let mut cfg = Config::new(32, Workers::Fixed(3));
-                cfg.policy = policy;
-                let base = run(&inst, &cfg);
-                cfg.stragglers = Some(Stragglers {
-                    rate: 0.0,
-                    slow: 10.0,
-                });
-                cfg.speculation = Some(Speculation {
-                    q: 0.5,
-                    c: 0.5,
-                    min: 1,
-                });
-                let spec = run(&inst, &cfg);
-                assert_eq!(outcome(&base), outcome(&spec), "{what}");
-                assert_eq!(spec.backups, 0, "{what}");
-            }
+    for_each_case(|file, params, inst| {
+        for policy in [Policy::Fifo, Policy::CriticalPath, Policy::Heft] {
+            let what = format!("{file} {params:?} {policy:?}");
+            // A store and failures: stragglers at rate 0.
+            let mut cfg = stored(32, Workers::Fixed(3), policy);
+            cfg.cache_tiles = 4;
+            cfg.failures = Some(Failures {
+                rate: 0.1,
+                lease: Lease::Fixed(0.5),
+            });
+            let base = run(inst, &cfg);
+            cfg.stragglers = Some(Stragglers {
+                rate: 0.0,
+                slow: 10.0,
+            });
+            let zero = run(inst, &cfg);
+            assert_eq!(outcome(&base), outcome(&zero), "{what}");
+            assert_eq!(zero.stragglers, 0, "{what}");
+            // A free store: speculation from the first sample on.
+            let mut cfg = config(32, Workers::Fixed(3), policy);
+            let base = run(inst, &cfg);
+            cfg.stragglers = Some(Stragglers {
+                rate: 0.0,
+                slow: 10.0,
+            });
+            cfg.speculation = Some(Speculation {
+                q: 0.5,
+                c: 0.5,
+                min: 1,
+            });
+            let spec = run(inst, &cfg);
+            assert_eq!(outcome(&base), outcome(&spec), "{what}");
+            assert_eq!(spec.backups, 0, "{what}");
         }
-    }
+    });
 }
 
 /// Stragglers, aggressive speculation, failures and an automatic lease
@@ -372,59 +378,47 @@ fn with_backups_every_task_completes_exactly_once() {
     let mut backups = 0;
     let mut won = 0;
     let mut reruns = 0;
-    for (file, sets) in cases() {
-        let p = program(file);
-        for params in sets {
-            let inst = bind(&p, &params);
-            let walked = lpk_model::dag::walk(&inst).expect("walks");
-            for policy in Policy::ALL {
-                for w in [2usize, 3, 7] {
-                    let what = format!("{file} {params:?} {policy:?} W={w}");
-                    let mut cfg = Config::new(32, Workers::Fixed(w));
-                    cfg.policy = policy;
-                    cfg.costs = with_store();
-                    cfg.cache_tiles = 4;
-                    cfg.stragglers = Some(Stragglers {
-                        rate: 0.2,
-                        slow: 10.0,
-                    });
-                    cfg.speculation = Some(Speculation {
+    for_each_case(|file, params, inst| {
+        let walked = lpk_model::dag::walk(inst).expect("walks");
+        for policy in Policy::ALL {
+            for w in [2usize, 3, 7] {
+                let what = format!("{file} {params:?} {policy:?} W={w}");
+                let mut cfg = stored(32, Workers::Fixed(w), policy);
+                cfg.cache_tiles = 4;
+                cfg.stragglers = Some(Stragglers {
+                    rate: 0.2,
+                    slow: 10.0,
+                });
+                cfg.speculation = Some(Speculation {
+                    q: 0.5,
+                    c: 0.5,
+                    min: 2,
+                });
+                cfg.failures = Some(Failures {
+                    rate: 0.05,
+                    lease: Lease::Auto(AutoLease {
                         q: 0.5,
                         c: 0.5,
+                        factor: 1.0,
                         min: 2,
-                    });
-                    cfg.failures = Some(Failures {
-                        rate: 0.05,
-                        lease: Lease::Auto(AutoLease {
-                            q: 0.5,
-                            c: 0.5,
-                            factor: 1.0,
-                            min: 2,
-                            fallback_s: 0.01,
-                        }),
-                    });
-                    let r = run(&inst, &cfg);
-                    assert_eq!(r.edges, walked.edges, "{what}");
-                    assert_eq!(r.executions, r.tasks + r.failures + r.cancelled, "{what}");
-                    let observed: usize = r.kernels.iter().map(|k| k.samples.len()).sum();
-                    assert_eq!(observed as u64, r.tasks + r.cancelled, "{what}");
-                    assert!(r.backups_won <= r.backups, "{what}");
-                    assert!(r.lease_reruns_won <= r.lease_reruns, "{what}");
-                    assert!(r.cancelled <= r.backups + r.lease_reruns, "{what}");
-                    assert!(r.makespan_s >= r.critical_path_s * (1.0 - 1e-12), "{what}");
-                    assert!(
-                        r.makespan_s >= r.work_s / w as f64 * (1.0 - 1e-12),
-                        "{what}"
-                    );
-                    assert!(r.busy_seconds <= r.worker_seconds * (1.0 + 1e-12), "{what}");
-                    assert!(r.peak_busy <= w, "{what}");
-                    backups += r.backups;
-                    won += r.backups_won;
-                    reruns += r.lease_reruns;
-                }
+                        fallback_s: 0.01,
+                    }),
+                });
+                let r = run(inst, &cfg);
+                assert_eq!(r.edges, walked.edges, "{what}");
+                assert_eq!(r.executions, r.tasks + r.failures + r.cancelled, "{what}");
+                let observed: usize = r.kernels.iter().map(|k| k.samples.len()).sum();
+                assert_eq!(observed as u64, r.tasks + r.cancelled, "{what}");
+                assert!(r.backups_won <= r.backups, "{what}");
+                assert!(r.lease_reruns_won <= r.lease_reruns, "{what}");
+                assert!(r.cancelled <= r.backups + r.lease_reruns, "{what}");
+                assert_within_bounds(&r, w, &what);
+                backups += r.backups;
+                won += r.backups_won;
+                reruns += r.lease_reruns;
             }
         }
-    }
+    });
     // The checks above were exercised.
     assert!(
         backups > 0 && won > 0 && reruns > 0,
@@ -638,37 +632,33 @@ fn bad_straggler_speculation_and_lease_settings_are_refused() {
 /// cut per (task, distinct input tile) of the expanded DAG.
 #[test]
 fn every_read_of_an_input_tile_pays_the_cut() {
-    for (file, sets) in cases() {
-        let p = program(file);
-        for params in sets {
-            let inst = bind(&p, &params);
-            let (dag, _) = lpk_model::dag::expand(&inst, 1_000_000).expect("expands");
-            let engine = lpk_model::query::Engine::new(&inst);
-            let mut cuts = 0u64;
-            for t in &dag.tasks {
-                let reads = engine.reads(t).expect("reads");
-                for (i, r) in reads.iter().enumerate() {
-                    let input =
-                        p.matrices[r.matrix.index()].role == lpk_model::program::Role::Input;
-                    if input && !reads[..i].contains(r) {
-                        cuts += 1;
-                    }
+    for_each_case(|file, params, inst| {
+        let (dag, _) = lpk_model::dag::expand(inst, 1_000_000).expect("expands");
+        let engine = lpk_model::query::Engine::new(inst);
+        let mut cuts = 0u64;
+        for t in &dag.tasks {
+            let reads = engine.reads(t).expect("reads");
+            for (i, r) in reads.iter().enumerate() {
+                let input =
+                    inst.program.matrices[r.matrix.index()].role == lpk_model::program::Role::Input;
+                if input && !reads[..i].contains(r) {
+                    cuts += 1;
                 }
             }
-            let mut cfg = Config::new(64, Workers::Fixed(1));
-            cfg.costs.input_cut = Some(StoreCost {
-                latency_s: 1e-3,
-                bandwidth_bytes_per_s: 0.0,
-            });
-            let r = run(&inst, &cfg);
-            let expect = r.work_s + cuts as f64 * 1e-3;
-            assert!(
-                close(r.makespan_s, expect),
-                "{file} {params:?}: makespan {} expected {expect} ({cuts} cuts)",
-                r.makespan_s
-            );
         }
-    }
+        let mut cfg = Config::new(64, Workers::Fixed(1));
+        cfg.costs.input_cut = Some(StoreCost {
+            latency_s: 1e-3,
+            bandwidth_bytes_per_s: 0.0,
+        });
+        let r = run(inst, &cfg);
+        let expect = r.work_s + cuts as f64 * 1e-3;
+        assert!(
+            close(r.makespan_s, expect),
+            "{file} {params:?}: makespan {} expected {expect} ({cuts} cuts)",
+            r.makespan_s
+        );
+    });
 }
 
 /// With a fresh-memory cost, the tasks together pay exactly the peak of
@@ -677,52 +667,47 @@ fn every_read_of_an_input_tile_pays_the_cut() {
 /// some written tile has a reader, and never exceeds the bytes written.
 #[test]
 fn fresh_memory_is_paid_once_up_to_the_peak() {
-    for (file, sets) in cases() {
-        let p = program(file);
-        for params in sets {
-            let inst = bind(&p, &params);
-            let read_results = {
-                let (dag, _) = lpk_model::dag::expand(&inst, 1_000_000).expect("expands");
-                let mut engine = lpk_model::query::Engine::new(&inst);
-                let mut any = false;
-                for t in &dag.tasks {
-                    for w in engine.writes(t).expect("writes") {
-                        any |= !engine.readers(&w).expect("readers").is_empty();
-                    }
+    for_each_case(|file, params, inst| {
+        let read_results = {
+            let (dag, _) = lpk_model::dag::expand(inst, 1_000_000).expect("expands");
+            let mut engine = lpk_model::query::Engine::new(inst);
+            let mut any = false;
+            for t in &dag.tasks {
+                for w in engine.writes(t).expect("writes") {
+                    any |= !engine.readers(&w).expect("readers").is_empty();
                 }
-                any
-            };
-            for workers in [1, 3] {
-                for policy in Policy::ALL {
-                    let mut cfg = Config::new(64, Workers::Fixed(workers));
-                    cfg.policy = policy;
-                    let plain = run(&inst, &cfg);
-                    assert_eq!(plain.peak_live_bytes, None);
-                    cfg.costs.fresh_memory_bytes_per_s = Some(1e6);
-                    let r = run(&inst, &cfg);
-                    let peak = r
-                        .peak_live_bytes
-                        .expect("a peak with the fresh-memory cost");
-                    let paid = r.busy_seconds - plain.busy_seconds;
-                    assert!(
-                        close(paid, peak as f64 / 1e6),
-                        "{file} {params:?} {workers} {policy:?}: paid {paid} for a peak of {peak} bytes"
-                    );
-                    assert!(
-                        peak <= r.written_bytes,
-                        "{file}: peak {peak} > written {}",
-                        r.written_bytes
-                    );
-                    assert_eq!(peak > 0, read_results, "{file} {params:?}: peak {peak}");
-                    if workers == 1 {
-                        assert!(close(r.makespan_s, r.work_s + peak as f64 / 1e6));
-                        if file.starts_with("gemm_tree") {
-                            // Its partial sums die as the tree adds them.
-                            assert!(peak < r.written_bytes, "{file}: nothing was freed");
-                        }
+            }
+            any
+        };
+        for workers in [1, 3] {
+            for policy in Policy::ALL {
+                let mut cfg = config(64, Workers::Fixed(workers), policy);
+                let plain = run(inst, &cfg);
+                assert_eq!(plain.peak_live_bytes, None);
+                cfg.costs.fresh_memory_bytes_per_s = Some(1e6);
+                let r = run(inst, &cfg);
+                let peak = r
+                    .peak_live_bytes
+                    .expect("a peak with the fresh-memory cost");
+                let paid = r.busy_seconds - plain.busy_seconds;
+                assert!(
+                close(paid, peak as f64 / 1e6),
+                "{file} {params:?} {workers} {policy:?}: paid {paid} for a peak of {peak} bytes"
+            );
+                assert!(
+                    peak <= r.written_bytes,
+                    "{file}: peak {peak} > written {}",
+                    r.written_bytes
+                );
+                assert_eq!(peak > 0, read_results, "{file} {params:?}: peak {peak}");
+                if workers == 1 {
+                    assert!(close(r.makespan_s, r.work_s + peak as f64 / 1e6));
+                    if file.starts_with("gemm_tree") {
+                        // Its partial sums die as the tree adds them.
+                        assert!(peak < r.written_bytes, "{file}: nothing was freed");
                     }
                 }
             }
         }
-    }
+    });
 }

@@ -162,7 +162,7 @@ fn completion_pipe(
     for (args, trace_key, event) in completions {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
         scripts.complete.add_to(&mut pipe, &a);
-        event.add_to(&mut pipe, trace_key);
+        crate::trace::add_to(&mut pipe, trace_key, event);
     }
     if let Some((consumer, count)) = read {
         pipe.cmd("XREADGROUP")

@@ -99,18 +99,10 @@ fn load_run(r: &mut Redis, id: &str, worker: &str) -> Result<RunCtx, ClusterErro
     let rec = RunRecord::read(r, id)?;
     let program = rec.load_program()?;
     // Check the binding once; each batch binds again (cheap).
-    let inst = program
-        .bind_values(rec.params.clone())
-        .map_err(|source| ClusterError::Bind {
-            run: id.to_string(),
-            source: Box::new(source),
-        })?;
+    let inst = rec.bind(&program)?;
     // Nothing in Redis is trusted: parameters raised after submission
     // would make tasks (and tiles) the submitter never counted.
-    let counted = inst
-        .count_tasks(lpk_model::task::COUNT_BUDGET)
-        .map_err(|e| ClusterError::Refused(format!("run {id}: cannot count its tasks: {e}")))?
-        .total();
+    let counted = rec.count_tasks(&inst)?;
     if counted != rec.total {
         return Err(ClusterError::Refused(format!(
             "run {id}: its parameters make {counted} tasks, but it was submitted with {}; \

@@ -45,6 +45,46 @@ fn fresh_run(r: &mut Redis, tag: &str, total: u64) -> (String, Keys) {
     (run, keys)
 }
 
+/// Adds one task to the run's ready stream and has worker `a` read it;
+/// returns its entry id.
+fn add_and_read(r: &mut Redis, keys: &Keys) -> String {
+    let id: String = r
+        .query(
+            redis::cmd("XADD")
+                .arg(keys.queue())
+                .arg("*")
+                .arg("t")
+                .arg("0:"),
+            "t",
+        )
+        .expect("XADD");
+    let _: redis::Value = r
+        .query(
+            redis::cmd("XREADGROUP")
+                .arg("GROUP")
+                .arg(GROUP)
+                .arg("a")
+                .arg("STREAMS")
+                .arg(keys.queue())
+                .arg(">"),
+            "t",
+        )
+        .expect("XREADGROUP");
+    id
+}
+
+/// Runs COMPLETE with these arguments; returns the tiles it says to delete.
+fn complete_deleting(r: &mut Redis, s: &Script, args: &[&str]) -> Vec<String> {
+    let v: Vec<redis::Value> = r.script(s, args, "complete").expect("COMPLETE");
+    v.iter()
+        .skip(3)
+        .map(|x| match x {
+            redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
 fn complete(
     r: &mut Redis,
     s: &Script,
@@ -150,30 +190,7 @@ fn leases_are_renewed_by_their_holder_and_taken_over_when_they_expire() {
     let renew = Script::new(RENEW);
     let reclaim = Script::new(RECLAIM);
     let (_run, keys) = fresh_run(&mut r, "l", 1);
-    let id: String = r
-        .query(
-            redis::cmd("XADD")
-                .arg(keys.queue())
-                .arg("*")
-                .arg("t")
-                .arg("0:"),
-            "t",
-        )
-        .expect("XADD");
-    let _: redis::Value = r
-        .query(
-            redis::cmd("XREADGROUP")
-                .arg("GROUP")
-                .arg(GROUP)
-                .arg("a")
-                .arg("COUNT")
-                .arg(1)
-                .arg("STREAMS")
-                .arg(keys.queue())
-                .arg(">"),
-            "t",
-        )
-        .expect("XREADGROUP");
+    let id = add_and_read(&mut r, &keys);
     std::thread::sleep(Duration::from_millis(150));
     // The holder renews: a 100 ms lease has not expired right after.
     let lost: Vec<String> = r
@@ -215,28 +232,7 @@ fn completing_a_task_of_an_unknown_run_leaves_its_entry_pending() {
     let mut r = Redis::open(&services::redis_url()).expect("the test Redis");
     let s = Script::new(COMPLETE);
     let (_run, keys) = fresh_run(&mut r, "u", 2);
-    let id: String = r
-        .query(
-            redis::cmd("XADD")
-                .arg(keys.queue())
-                .arg("*")
-                .arg("t")
-                .arg("0:"),
-            "t",
-        )
-        .expect("XADD");
-    let _: redis::Value = r
-        .query(
-            redis::cmd("XREADGROUP")
-                .arg("GROUP")
-                .arg(GROUP)
-                .arg("a")
-                .arg("STREAMS")
-                .arg(keys.queue())
-                .arg(">"),
-            "t",
-        )
-        .expect("XREADGROUP");
+    let id = add_and_read(&mut r, &keys);
     // The record is gone (Redis lost it, `lpkc resume` has not written it yet).
     let _: () = r
         .query(redis::cmd("DEL").arg(keys.meta()), "t")
@@ -292,14 +288,7 @@ fn the_last_reader_of_a_tile_deletes_it_once() {
             "2",
             "100",
         ];
-        let v: Vec<redis::Value> = r.script(&s, &args, "complete").expect("COMPLETE");
-        v.iter()
-            .skip(3)
-            .map(|x| match x {
-                redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-                other => format!("{other:?}"),
-            })
-            .collect()
+        complete_deleting(r, &s, &args)
     };
     assert!(call(&mut r, "0:").is_empty());
     assert!(
@@ -308,12 +297,14 @@ fn the_last_reader_of_a_tile_deletes_it_once() {
     );
     assert_eq!(call(&mut r, "1:"), vec!["5:0".to_string()]);
     assert!(call(&mut r, "1:").is_empty(), "deleted once");
-    let stored: i64 = r
-        .query(redis::cmd("HGET").arg(keys.meta()).arg("stored_bytes"), "t")
-        .expect("stored");
-    let peak: i64 = r
-        .query(redis::cmd("HGET").arg(keys.meta()).arg("peak_bytes"), "t")
-        .expect("peak");
+    let stored = int(
+        &mut r,
+        redis::cmd("HGET").arg(keys.meta()).arg("stored_bytes"),
+    );
+    let peak = int(
+        &mut r,
+        redis::cmd("HGET").arg(keys.meta()).arg("peak_bytes"),
+    );
     assert_eq!((stored, peak), (100 + 10 + 10 - 100, 120));
 }
 
@@ -323,16 +314,7 @@ fn a_late_copy_of_a_writer_deletes_what_it_wrote_again() {
     let s = Script::new(COMPLETE);
     let (_run, keys) = fresh_run(&mut r, "g", 3);
     // Writer 0: wrote tile 5:0 (10 bytes); reader 1: its only reader.
-    let complete = |r: &mut Redis, args: &[&str]| -> Vec<String> {
-        let v: Vec<redis::Value> = r.script(&s, args, "complete").expect("COMPLETE");
-        v.iter()
-            .skip(3)
-            .map(|x| match x {
-                redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-                other => format!("{other:?}"),
-            })
-            .collect()
-    };
+    let complete = |r: &mut Redis, args: &[&str]| complete_deleting(r, &s, args);
     let p = keys.prefix.as_str();
     assert!(complete(&mut r, &[p, "", "0:", "0", "10", "0", "1", "5:0", "0"]).is_empty());
     assert_eq!(

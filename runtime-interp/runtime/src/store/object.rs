@@ -172,10 +172,7 @@ impl ObjectStoreTiles {
             spec: url.to_string(),
             source,
         })?;
-        let open_error = |source: object_store::Error| StoreError::OpenUrl {
-            spec: url.to_string(),
-            source,
-        };
+        let open_error = open_url_error(url);
         // Before `object_store` parses it, which would only say that it
         // does not recognise the URL.
         if matches!(parsed.scheme(), "s3" | "s3a")
@@ -203,37 +200,24 @@ impl ObjectStoreTiles {
             }
             ObjectStoreScheme::Memory => {
                 let (store, prefix) = object_store::parse_url(&parsed).map_err(open_error)?;
-                Ok(ObjectStoreTiles {
-                    store: Arc::from(store),
-                    prefix,
-                    url: url.to_string(),
-                    driver: Driver::Inline,
-                    s3: None,
-                    local: None,
-                })
+                Ok(Self::from_store(store, prefix, url))
             }
-            ObjectStoreScheme::AmazonS3 => Self::open_s3(url, &parsed, options, limits),
+            ObjectStoreScheme::AmazonS3 => {
+                let options = options
+                    .into_iter()
+                    .map(|(key, value)| (key.as_ref().to_string(), value.into()));
+                Self::open_s3(url, &parsed, s3_builder(url, options, limits)?)
+            }
             _ => Err(StoreError::UnsupportedScheme {
                 spec: url.to_string(),
             }),
         }
     }
 
-    /// Opens an S3 store: its builder (from `options` and `limits`), the
-    /// bucket and endpoint its messages name, and the tokio runtime its
-    /// requests run on.
-    fn open_s3<I, K, V>(
-        url: &str,
-        parsed: &url::Url,
-        options: I,
-        limits: &StoreLimits,
-    ) -> Result<Self, StoreError>
-    where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<str>,
-        V: Into<String>,
-    {
-        let builder = s3_builder(url, options, limits)?;
+    /// Opens an S3 store from its builder ([`s3_builder`]): the bucket and
+    /// endpoint its messages name, and the tokio runtime its requests run
+    /// on.
+    fn open_s3(url: &str, parsed: &url::Url, builder: AmazonS3Builder) -> Result<Self, StoreError> {
         // `s3://BUCKET/..` and `s3a://`; the https:// forms of AWS name
         // the bucket in ways only the builder parses, so messages quote
         // the URL instead.
@@ -264,19 +248,10 @@ impl ObjectStoreTiles {
                 endpoint,
             });
         }
-        let store = builder.build().map_err(|source| StoreError::OpenUrl {
-            spec: url.to_string(),
-            source,
-        })?;
-        let (_, path) = ObjectStoreScheme::parse(parsed).map_err(|source| StoreError::OpenUrl {
-            spec: url.to_string(),
-            source: source.into(),
-        })?;
-        let prefix =
-            object_store::path::Path::parse(path).map_err(|source| StoreError::OpenUrl {
-                spec: url.to_string(),
-                source: source.into(),
-            })?;
+        let open_error = open_url_error(url);
+        let store = builder.build().map_err(&open_error)?;
+        let (_, path) = ObjectStoreScheme::parse(parsed).map_err(|e| open_error(e.into()))?;
+        let prefix = object_store::path::Path::parse(path).map_err(|e| open_error(e.into()))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(IO_THREADS)
             .thread_name("lpk-store-io")
@@ -543,18 +518,21 @@ impl ObjectStoreTiles {
     }
 }
 
+/// The error of opening the store at `url` that `object_store` refused.
+fn open_url_error(url: &str) -> impl Fn(object_store::Error) -> StoreError + '_ {
+    move |source| StoreError::OpenUrl {
+        spec: url.to_string(),
+        source,
+    }
+}
+
 /// An S3 store's builder for `url`: its client bounded by `limits`, then
 /// `options` applied by name (an unknown name is an error).
-fn s3_builder<I, K, V>(
+fn s3_builder(
     url: &str,
-    options: I,
+    options: impl Iterator<Item = (String, String)>,
     limits: &StoreLimits,
-) -> Result<AmazonS3Builder, StoreError>
-where
-    I: IntoIterator<Item = (K, V)>,
-    K: AsRef<str>,
-    V: Into<String>,
-{
+) -> Result<AmazonS3Builder, StoreError> {
     let client = ClientOptions::new()
         .with_connect_timeout(limits.connect_timeout)
         .with_timeout(limits.request_timeout);
@@ -572,11 +550,10 @@ where
         .with_client_options(client)
         .with_retry(retry);
     for (key, value) in options {
-        let name = key.as_ref().to_ascii_lowercase();
-        let Ok(config) = AmazonS3ConfigKey::from_str(&name) else {
+        let Ok(config) = AmazonS3ConfigKey::from_str(&key.to_ascii_lowercase()) else {
             return Err(StoreError::BadOption {
                 spec: url.to_string(),
-                key: key.as_ref().to_string(),
+                key,
             });
         };
         builder = builder.with_config(config, value);

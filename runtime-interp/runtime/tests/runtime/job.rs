@@ -3,11 +3,13 @@
 //! number of workers and equal to the tiles of an in-memory run, the
 //! marker, and a stale marker removed by a failed run.
 
+use super::npy::c_order_npy;
 use crate::program;
+use lpk_model::program::Program;
 use lpk_runtime::dense::{self, InputSpec};
 use lpk_runtime::exec::{ExecConfig, Progress};
 use lpk_runtime::in_memory;
-use lpk_runtime::job::{run_job, Job, JobError, MARKER};
+use lpk_runtime::job::{run_job, Job, JobError, JobReport, MARKER};
 use lpk_runtime::kernels::{Registry, Tile};
 use lpk_runtime::npy::{self, NpyTiles};
 use std::collections::BTreeMap;
@@ -22,25 +24,18 @@ fn scratch(name: &str) -> PathBuf {
 
 /// `tile` as a C-order `<f8` `.npy` file (numpy's default layout).
 fn write_c_order(path: &Path, tile: &Tile) {
-    let dict = format!(
-        "{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}), }}",
-        tile.nrows(),
-        tile.ncols()
-    );
-    let mut header = dict.into_bytes();
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(b' ');
-    }
-    header.push(b'\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(&header);
-    for i in 0..tile.nrows() {
-        for j in 0..tile.ncols() {
-            out.extend_from_slice(&tile[(i, j)].to_le_bytes());
-        }
-    }
-    std::fs::write(path, out).expect("write");
+    std::fs::write(path, c_order_npy(tile)).expect("write");
+}
+
+/// Runs `job` of `p` with the standard kernels on `workers` threads.
+fn run<'p>(p: &'p Program, job: &Job<'_>, workers: usize) -> Result<JobReport<'p>, JobError> {
+    run_job(
+        p,
+        job,
+        &Registry::standard(),
+        &ExecConfig { workers },
+        &Progress::default(),
+    )
 }
 
 fn job<'a>(
@@ -107,14 +102,7 @@ fn npy_inputs_in_either_order_give_the_in_memory_result_in_place() {
         let out = dir.join(format!("out-{workers}"));
         let inputs: BTreeMap<lpk_model::MatrixId, InputSpec> =
             [(crate::matrix(0), InputSpec::File(file.clone()))].into();
-        let done = run_job(
-            &p,
-            &job(&inputs, &out, true),
-            &Registry::standard(),
-            &ExecConfig { workers },
-            &Progress::default(),
-        )
-        .expect("runs");
+        let done = run(&p, &job(&inputs, &out, true), workers).expect("runs");
         assert!(done.residual.expect("verified").ok());
         assert_eq!(done.written.len(), 1);
         assert_eq!(
@@ -149,15 +137,7 @@ fn a_failed_run_leaves_no_marker_and_no_output_file() {
     // Not positive definite: the task fails while L.npy is being written.
     let inputs: BTreeMap<lpk_model::MatrixId, InputSpec> =
         [(crate::matrix(0), InputSpec::Random { rows: 20, cols: 20 })].into();
-    let e = run_job(
-        &p,
-        &job(&inputs, &dir, false),
-        &Registry::standard(),
-        &ExecConfig { workers: 2 },
-        &Progress::default(),
-    )
-    .err()
-    .expect("fails");
+    let e = run(&p, &job(&inputs, &dir, false), 2).err().expect("fails");
     assert!(e.to_string().contains("positive definite"), "{e}");
     assert!(matches!(e, JobError::Run(_)));
     assert!(files(&dir).is_empty(), "{:?}", files(&dir));
@@ -170,15 +150,7 @@ fn a_failed_run_leaves_no_marker_and_no_output_file() {
     std::fs::write(&bad, bytes).expect("write");
     let inputs: BTreeMap<lpk_model::MatrixId, InputSpec> =
         [(crate::matrix(0), InputSpec::File(bad))].into();
-    let e = run_job(
-        &p,
-        &job(&inputs, &dir, false),
-        &Registry::standard(),
-        &ExecConfig { workers: 1 },
-        &Progress::default(),
-    )
-    .err()
-    .expect("fails");
+    let e = run(&p, &job(&inputs, &dir, false), 1).err().expect("fails");
     assert!(matches!(e, JobError::Input { .. }), "{e}");
     assert!(e.to_string().starts_with("input `A`: "), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -191,18 +163,11 @@ fn an_unmet_require_is_a_bind_error_with_the_parameters_bound() {
     let inputs: BTreeMap<lpk_model::MatrixId, InputSpec> =
         [(crate::matrix(0), InputSpec::Spd(8))].into();
     let params = [("N".to_string(), 0)];
-    let e = run_job(
-        &p,
-        &Job {
-            params: &params,
-            ..job(&inputs, &dir, false)
-        },
-        &Registry::standard(),
-        &ExecConfig { workers: 1 },
-        &Progress::default(),
-    )
-    .err()
-    .expect("fails");
+    let with_params = Job {
+        params: &params,
+        ..job(&inputs, &dir, false)
+    };
+    let e = run(&p, &with_params, 1).err().expect("fails");
     let JobError::Bind { error, params } = &e else {
         panic!("not a bind error: {e}");
     };

@@ -167,6 +167,26 @@ fn spd(rng: &mut Rng, n: usize) -> Tile {
     a
 }
 
+/// `a`'s upper trapezoid: `a` with every entry below the diagonal zero.
+fn upper(a: &Tile) -> Tile {
+    Tile::from_fn(
+        a.nrows(),
+        a.ncols(),
+        |i, j| if i <= j { a[(i, j)] } else { 0.0 },
+    )
+}
+
+/// `top` above `bottom`.
+fn stack(top: &Tile, bottom: &Tile) -> Tile {
+    assert_eq!(top.ncols(), bottom.ncols());
+    let mut s = zeros(top.nrows() + bottom.nrows(), top.ncols());
+    s.as_mut().subrows_mut(0, top.nrows()).copy_from(top);
+    s.as_mut()
+        .subrows_mut(top.nrows(), bottom.nrows())
+        .copy_from(bottom);
+    s
+}
+
 fn hilbert(m: usize, n: usize) -> Tile {
     Tile::from_fn(m, n, |i, j| 1.0 / (i + j + 1) as f64)
 }
@@ -253,38 +273,8 @@ fn syrk_is_c_minus_a_times_b_transposed() {
 // ---------------------------------------------------------------------------
 // Triangular solves
 
-/// x with x · lᵀ = b, by substitution along each row.
-fn naive_trsm(l: &Tile, b: &Tile) -> Tile {
-    let mut x = zeros(b.nrows(), b.ncols());
-    for i in 0..b.nrows() {
-        for j in 0..b.ncols() {
-            let mut s = b[(i, j)];
-            for p in 0..j {
-                s -= x[(i, p)] * l[(j, p)];
-            }
-            x[(i, j)] = s / l[(j, j)];
-        }
-    }
-    x
-}
-
-/// x with l · x = b, l unit lower (its diagonal and upper part ignored).
-fn naive_trsm_ll(l: &Tile, b: &Tile) -> Tile {
-    let mut x = zeros(b.nrows(), b.ncols());
-    for j in 0..b.ncols() {
-        for i in 0..b.nrows() {
-            let mut s = b[(i, j)];
-            for p in 0..i {
-                s -= l[(i, p)] * x[(p, j)];
-            }
-            x[(i, j)] = s;
-        }
-    }
-    x
-}
-
-/// x with x · u = b, u upper.
-fn naive_trsm_ru(u: &Tile, b: &Tile) -> Tile {
+/// x with x · u = b, u upper, by substitution along each row.
+fn naive_right_upper(u: &Tile, b: &Tile) -> Tile {
     let mut x = zeros(b.nrows(), b.ncols());
     for i in 0..b.nrows() {
         for j in 0..b.ncols() {
@@ -298,6 +288,22 @@ fn naive_trsm_ru(u: &Tile, b: &Tile) -> Tile {
     x
 }
 
+/// x with l · x = b, l lower (its upper part ignored), by substitution
+/// down each column; a `unit` l's diagonal is taken as one and not read.
+fn naive_left_lower(l: &Tile, b: &Tile, unit: bool) -> Tile {
+    let mut x = zeros(b.nrows(), b.ncols());
+    for j in 0..b.ncols() {
+        for i in 0..b.nrows() {
+            let mut s = b[(i, j)];
+            for p in 0..i {
+                s -= l[(i, p)] * x[(p, j)];
+            }
+            x[(i, j)] = if unit { s } else { s / l[(i, i)] };
+        }
+    }
+    x
+}
+
 #[test]
 fn triangular_solves_match_substitution() {
     let mut rng = Rng::new(4);
@@ -306,7 +312,7 @@ fn triangular_solves_match_substitution() {
         let l = lower(&mut rng, n);
         let b = rng.mat(m, n);
         let x = run("trsm", &[&l, &b]).remove(0);
-        assert_close("trsm", &x, &naive_trsm(&l, &b), m.max(n));
+        assert_close("trsm", &x, &naive_right_upper(&transpose(&l), &b), m.max(n));
         assert_close("trsm residual", &mul(&x, &transpose(&l)), &b, m.max(n));
         // Garbage above the diagonal must not be read.
         let mut l_dirty = l.clone();
@@ -317,7 +323,7 @@ fn triangular_solves_match_substitution() {
 
         let u = transpose(&lower(&mut rng, n));
         let x = run("trsm_ru", &[&u, &b]).remove(0);
-        assert_close("trsm_ru", &x, &naive_trsm_ru(&u, &b), m.max(n));
+        assert_close("trsm_ru", &x, &naive_right_upper(&u, &b), m.max(n));
         assert_close("trsm_ru residual", &mul(&x, &u), &b, m.max(n));
 
         // trsm_ll: l m×m unit lower, b m×n; diagonal and upper part are
@@ -330,7 +336,7 @@ fn triangular_solves_match_substitution() {
             }
         }
         let x = run("trsm_ll", &[&l, &b]).remove(0);
-        let want = naive_trsm_ll(&l, &b);
+        let want = naive_left_lower(&l, &b, true);
         assert_close("trsm_ll", &x, &want, m.max(n));
     }
 }
@@ -408,19 +414,19 @@ fn chol_of_ill_conditioned_matrices_has_a_small_residual() {
     }
 }
 
+/// Checks that chol of `a` fails at `pivot` ("3 is -2.500e-1").
+fn assert_chol_pivot(a: &Tile, pivot: &str) {
+    let want = format!("chol: a is not positive definite (pivot {pivot})");
+    assert_eq!(fail("chol", &[a]), want);
+}
+
 #[test]
 fn chol_names_the_failing_pivot() {
     let mut a = eye(6);
     a[(3, 3)] = -0.25;
-    assert_eq!(
-        fail("chol", &[&a]),
-        "chol: a is not positive definite (pivot 3 is -2.500e-1)"
-    );
+    assert_chol_pivot(&a, "3 is -2.500e-1");
     let a = Tile::from_fn(2, 2, |i, j| if i == j { 1.0 } else { 2.0 });
-    assert_eq!(
-        fail("chol", &[&a]),
-        "chol: a is not positive definite (pivot 1 is -3.000e0)"
-    );
+    assert_chol_pivot(&a, "1 is -3.000e0");
     // Deep inside a blocked factorisation: a = L·Lᵀ with unit lower L, so
     // every pivot is 1; lowering a[70, 70] by 1.5 makes pivot 70 −0.5.
     let mut rng = Rng::new(8);
@@ -431,33 +437,21 @@ fn chol_names_the_failing_pivot() {
     }
     let mut a = mul(&l, &transpose(&l));
     a[(70, 70)] -= 1.5;
-    assert_eq!(
-        fail("chol", &[&a]),
-        "chol: a is not positive definite (pivot 70 is -5.000e-1)"
-    );
+    assert_chol_pivot(&a, "70 is -5.000e-1");
 }
 
 #[test]
 fn chol_rejects_nan() {
     let mut a = eye(4);
     a[(0, 0)] = f64::NAN;
-    assert_eq!(
-        fail("chol", &[&a]),
-        "chol: a is not positive definite (pivot 0 is NaN)"
-    );
+    assert_chol_pivot(&a, "0 is NaN");
     let mut rng = Rng::new(9);
     let mut a = spd(&mut rng, 8);
     a[(5, 2)] = f64::NAN;
-    assert_eq!(
-        fail("chol", &[&a]),
-        "chol: a is not positive definite (pivot 5 is NaN)"
-    );
+    assert_chol_pivot(&a, "5 is NaN");
     let mut a = eye(3);
     a[(1, 1)] = f64::INFINITY;
-    assert_eq!(
-        fail("chol", &[&a]),
-        "chol: a is not positive definite (pivot 1 is inf)"
-    );
+    assert_chol_pivot(&a, "1 is inf");
 }
 
 // ---------------------------------------------------------------------------
@@ -542,24 +536,9 @@ fn trtri_inverts_lower_triangular_tiles() {
         let l = lower(&mut rng, n);
         let x = run("trtri", &[&l]).remove(0);
         assert_zero_above("x", &x);
-        assert_close("trtri", &x, &naive_trsm_ll_nonunit(&l, &eye(n)), n);
+        assert_close("trtri", &x, &naive_left_lower(&l, &eye(n), false), n);
         assert_close("trtri residual", &mul(&x, &l), &eye(n), n);
     }
-}
-
-/// x with l · x = b, l lower with its diagonal.
-fn naive_trsm_ll_nonunit(l: &Tile, b: &Tile) -> Tile {
-    let mut x = zeros(b.nrows(), b.ncols());
-    for j in 0..b.ncols() {
-        for i in 0..b.nrows() {
-            let mut s = b[(i, j)];
-            for p in 0..i {
-                s -= l[(i, p)] * x[(p, j)];
-            }
-            x[(i, j)] = s / l[(i, i)];
-        }
-    }
-    x
 }
 
 #[test]
@@ -636,8 +615,7 @@ fn check_qr(what: &str, a: &Tile, out: &[Tile]) {
     assert_close(&format!("{what} t is dlarft's"), t, &naive_larft(v, t), m);
     let q = form_q(v, t);
     assert_close(&format!("{what} QᵀQ"), &mul(&transpose(&q), &q), &eye(m), m);
-    let mut r0 = zeros(m, n);
-    r0.as_mut().subrows_mut(0, k).copy_from(r);
+    let r0 = stack(r, &zeros(m - k, n));
     assert_close(&format!("{what} a = Q[r; 0]"), &mul(&q, &r0), a, m.max(n));
 }
 
@@ -687,44 +665,35 @@ fn qr_factor_of_rank_deficient_tiles_is_still_standard() {
     let c2 = a.col(2).to_owned();
     a.col_mut(5).copy_from(&c2);
     cases.push(("repeated column".into(), a));
-    let mut a = rng.mat(12, 12);
-    for j in 0..12 {
-        for i in j + 1..12 {
-            a[(i, j)] = 0.0;
-        }
-    }
-    cases.push(("upper triangular".into(), a));
+    cases.push(("upper triangular".into(), upper(&rng.mat(12, 12))));
     for (what, a) in &cases {
         let out = run("qr_factor", &[a]);
         check_qr(what, a, &out);
     }
 }
 
+/// (m0, m1, n) for the pair kernels: r0 (or c0) m0×n on top of r1 (or
+/// c1) m1×n.
+const PAIR_SHAPES: &[(usize, usize, usize)] = &[
+    (1, 1, 1),
+    (4, 4, 4),
+    (3, 5, 4),
+    (9, 2, 7),
+    (64, 64, 64),
+    (70, 60, 70),
+    (2, 3, 9),
+];
+
 #[test]
 fn qr_pair_factors_the_stacked_tiles() {
     let mut rng = Rng::new(15);
-    for &(m0, m1, n) in &[
-        (1, 1, 1),
-        (4, 4, 4),
-        (3, 5, 4),
-        (9, 2, 7),
-        (64, 64, 64),
-        (70, 60, 70),
-        (2, 3, 9),
-    ] {
+    for &(m0, m1, n) in PAIR_SHAPES {
         // r0 upper triangular, as in tiled QR, and a general r0.
-        let mut r0 = rng.mat(m0, n);
+        let general = rng.mat(m0, n);
         let r1 = rng.mat(m1, n);
-        let general = r0.clone();
-        for j in 0..n {
-            for i in j + 1..m0 {
-                r0[(i, j)] = 0.0;
-            }
-        }
+        let r0 = upper(&general);
         for top in [&r0, &general] {
-            let mut a = zeros(m0 + m1, n);
-            a.as_mut().subrows_mut(0, m0).copy_from(top);
-            a.as_mut().subrows_mut(m0, m1).copy_from(&r1);
+            let a = stack(top, &r1);
             let out = run("qr_pair", &[top, &r1]);
             check_qr(&format!("qr_pair {m0}+{m1}×{n}"), &a, &out);
         }
@@ -746,9 +715,7 @@ fn qr_apply_equals_the_explicit_q_transposed() {
         }
         // Qᵀ·a = [r; 0].
         let d = run("qr_apply", &[v, t, &a]).remove(0);
-        let k = m.min(n);
-        let mut r0 = zeros(m, n);
-        r0.as_mut().subrows_mut(0, k).copy_from(r);
+        let r0 = stack(r, &zeros(m - m.min(n), n));
         let e = norm(&sub(&d, &r0)) / norm(&a);
         assert!(e <= tol(m.max(n)), "Qᵀa = [r; 0] for {m}×{n}: {e:e}");
     }
@@ -757,24 +724,14 @@ fn qr_apply_equals_the_explicit_q_transposed() {
 #[test]
 fn qr_apply_pair_equals_the_explicit_q_transposed() {
     let mut rng = Rng::new(17);
-    for &(m0, m1, n) in &[
-        (1, 1, 1),
-        (3, 5, 4),
-        (9, 2, 7),
-        (64, 64, 64),
-        (70, 60, 70),
-        (2, 3, 9),
-    ] {
+    for &(m0, m1, n) in PAIR_SHAPES {
         let (r0, r1) = (rng.mat(m0, n), rng.mat(m1, n));
         let out = run("qr_pair", &[&r0, &r1]);
         let (v, t) = (&out[0], &out[1]);
         let qt = transpose(&form_q(v, t));
         for p in [1, 5, 40] {
             let (c0, c1) = (rng.mat(m0, p), rng.mat(m1, p));
-            let mut c = zeros(m0 + m1, p);
-            c.as_mut().subrows_mut(0, m0).copy_from(&c0);
-            c.as_mut().subrows_mut(m0, m1).copy_from(&c1);
-            let want = mul(&qt, &c);
+            let want = mul(&qt, &stack(&c0, &c1));
             let d = run("qr_apply_pair", &[v, t, &c0, &c1]);
             let dim = (m0 + m1).max(p);
             assert_close(

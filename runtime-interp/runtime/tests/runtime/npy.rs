@@ -6,6 +6,7 @@
 // test failure, which is what `allow-unwrap-in-tests` permits.
 #![allow(clippy::unwrap_used)]
 
+use super::store::assert_same;
 use lpk_runtime::kernels::Tile;
 use lpk_runtime::npy::{self, NpyError, ReadLimit};
 use proptest::prelude::*;
@@ -21,23 +22,6 @@ fn fixture(name: &str) -> PathBuf {
 /// A distinct value per element, exact in f32 and i32 for small shapes.
 fn sample(rows: usize, cols: usize) -> Tile {
     Tile::from_fn(rows, cols, |i, j| 10.0 * i as f64 + j as f64 + 0.5)
-}
-
-fn assert_same(a: &Tile, b: &Tile) {
-    assert_eq!(
-        (a.nrows(), a.ncols()),
-        (b.nrows(), b.ncols()),
-        "shapes differ"
-    );
-    for j in 0..a.ncols() {
-        for i in 0..a.nrows() {
-            assert_eq!(
-                a[(i, j)].to_bits(),
-                b[(i, j)].to_bits(),
-                "element ({i}, {j})"
-            );
-        }
-    }
 }
 
 /// A `.npy` file from its parts, with the header padded like numpy does.
@@ -78,6 +62,16 @@ fn c_order_bytes(tile: &Tile) -> Vec<u8> {
         }
     }
     out
+}
+
+/// `tile` as the C-order `<f8` `.npy` file numpy writes by default.
+pub(crate) fn c_order_npy(tile: &Tile) -> Vec<u8> {
+    let (r, c) = (tile.nrows(), tile.ncols());
+    raw(
+        (1, 0),
+        &format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({r}, {c}), }}"),
+        &c_order_bytes(tile),
+    )
 }
 
 fn read(bytes: &[u8]) -> Result<Tile, NpyError> {
@@ -171,33 +165,38 @@ fn reads_c_order_across_row_blocks() {
     // 2 x 70000 is wider than a block, so each row is its own block.
     for (r, c) in [(3, 7), (300, 400), (2, 70000)] {
         let t = sample(r, c);
-        let bytes = raw(
-            (1, 0),
-            &format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({r}, {c}), }}"),
-            &c_order_bytes(&t),
-        );
-        assert_same(&read(&bytes).unwrap(), &t);
+        assert_same(&read(&c_order_npy(&t)).unwrap(), &t);
     }
 }
+
+/// The fixtures that hold `sample(3, 4)`, in every float dtype, byte
+/// order, memory order and format version numpy writes.
+const SAMPLE_FIXTURES: [&str; 8] = [
+    "f8_c.npy",
+    "f8_f.npy",
+    "f8_be.npy",
+    "f8_be_f.npy",
+    "f4_c.npy",
+    "f4_be.npy",
+    "f8_v2.npy",
+    "f8_v3.npy",
+];
+
+/// The fixtures that hold `sample(3, 4)` less its halves, as integers.
+const INT_FIXTURES: [&str; 2] = ["i8_c.npy", "i4_f.npy"];
+
+/// The fixtures that hold a vector, a row and an empty array.
+const OTHER_FIXTURES: [&str; 3] = ["vec.npy", "row.npy", "empty.npy"];
 
 #[test]
 fn reads_files_written_by_numpy() {
     let m = sample(3, 4);
-    for name in [
-        "f8_c.npy",
-        "f8_f.npy",
-        "f8_be.npy",
-        "f8_be_f.npy",
-        "f4_c.npy",
-        "f4_be.npy",
-        "f8_v2.npy",
-        "f8_v3.npy",
-    ] {
+    for name in SAMPLE_FIXTURES {
         let t = npy::read_file(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_same(&t, &m);
     }
     let ints = Tile::from_fn(3, 4, |i, j| 10.0 * i as f64 + j as f64);
-    for name in ["i8_c.npy", "i4_f.npy"] {
+    for name in INT_FIXTURES {
         assert_same(&npy::read_file(&fixture(name)).unwrap(), &ints);
     }
     let vec = Tile::from_fn(5, 1, |i, _| 10.0 * i as f64 + 0.5);
@@ -513,7 +512,7 @@ proptest! {
         let mut bytes = if fortran {
             npy::to_bytes(&t)
         } else {
-            raw((1, 0), "{'descr': '<f8', 'fortran_order': False, 'shape': (4, 5), }", &c_order_bytes(&t))
+            c_order_npy(&t)
         };
         let len = bytes.len();
         for (at, bit) in flips {
@@ -611,21 +610,11 @@ fn devices_and_directories_are_read_as_streams_with_named_errors() {
 /// same block of the whole array; blocks beyond the array are errors.
 #[test]
 fn blocks_read_by_position_match_the_whole_array() {
-    for name in [
-        "f8_c.npy",
-        "f8_f.npy",
-        "f8_be.npy",
-        "f8_be_f.npy",
-        "f4_c.npy",
-        "f4_be.npy",
-        "i4_f.npy",
-        "i8_c.npy",
-        "f8_v2.npy",
-        "f8_v3.npy",
-        "vec.npy",
-        "row.npy",
-        "empty.npy",
-    ] {
+    for name in SAMPLE_FIXTURES
+        .into_iter()
+        .chain(INT_FIXTURES)
+        .chain(OTHER_FIXTURES)
+    {
         let path = fixture(name);
         let whole = npy::read_file(&path).unwrap();
         let tiles = npy::NpyTiles::open(&path).unwrap();

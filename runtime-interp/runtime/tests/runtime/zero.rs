@@ -5,7 +5,7 @@
 //! zero matrix.
 
 use crate::program;
-use lpk_model::program::Program;
+use lpk_model::program::{Instance, Program};
 use lpk_model::task::Task;
 use lpk_model::MatrixId;
 use lpk_runtime::dense::{self, RunError};
@@ -46,57 +46,48 @@ fn shapes(tiles: &[Arc<Tile>]) -> Vec<(usize, usize)> {
     tiles.iter().map(|t| (t.nrows(), t.ncols())).collect()
 }
 
+/// The padded tree at M = N = 1 and K = 3, a K that needs padding.
+fn small_tree(p: &Program) -> Instance<'_> {
+    p.bind(&[("M".into(), 1), ("N".into(), 1), ("K".into(), 3)])
+        .expect("binds")
+}
+
 #[test]
 fn a_zero_tile_takes_the_shape_its_kernel_ties_to_the_other_tiles() {
     let p = program("gemm_tree_zero");
-    let inst = p
-        .bind(&[("M".into(), 1), ("N".into(), 1), ("K".into(), 3)])
-        .expect("binds");
+    let inst = small_tree(&p);
+    let kernels = std_kernels(&p);
+    let make = |task: &Task, tiles: Vec<Option<Arc<Tile>>>, block: Option<usize>| {
+        zero_tiles(&inst, &kernels, task, tiles, block).expect("made")
+    };
     let add = task_of(&p, "add");
     // The padded right child is the left child's shape, an edge tile too.
-    let made = zero_tiles(
-        &inst,
-        &std_kernels(&p),
-        &add,
-        vec![tile(3, 2), None],
-        Some(8),
-    )
-    .expect("made");
+    let made = make(&add, vec![tile(3, 2), None], Some(8));
     assert_eq!(shapes(&made), [(3, 2), (3, 2)]);
     assert!(made[1].col_iter().all(|c| c.iter().all(|&x| x == 0.0)));
     assert_eq!(made[0][(2, 1)], 5.0, "a loaded tile is passed through");
-    let made =
-        zero_tiles(&inst, &std_kernels(&p), &add, vec![None, tile(1, 7)], None).expect("made");
+    let made = make(&add, vec![None, tile(1, 7)], None);
     assert_eq!(shapes(&made), [(1, 7), (1, 7)]);
     // Nothing tied: the block size.
-    let made = zero_tiles(&inst, &std_kernels(&p), &add, vec![None, None], Some(5)).expect("made");
+    let made = make(&add, vec![None, None], Some(5));
     assert_eq!(shapes(&made), [(5, 5), (5, 5)]);
     // gemm(a, b) ties a's columns to b's rows only; a's rows are the block.
     let gemm = task_of(&p, "gemm");
-    let made = zero_tiles(
-        &inst,
-        &std_kernels(&p),
-        &gemm,
-        vec![None, tile(4, 6)],
-        Some(5),
-    )
-    .expect("made");
+    let made = make(&gemm, vec![None, tile(4, 6)], Some(5));
     assert_eq!(shapes(&made), [(5, 4), (4, 6)]);
     let copy = task_of(&p, "copy");
-    let made = zero_tiles(&inst, &std_kernels(&p), &copy, vec![None], Some(2)).expect("made");
+    let made = make(&copy, vec![None], Some(2));
     assert_eq!(shapes(&made), [(2, 2)]);
     // Nothing loaded to make: the same tiles back.
     let kept = tile(2, 2);
-    let made = zero_tiles(&inst, &std_kernels(&p), &copy, vec![kept.clone()], None).expect("made");
+    let made = make(&copy, vec![kept.clone()], None);
     assert!(Arc::ptr_eq(&made[0], kept.as_ref().expect("a tile")));
 }
 
 #[test]
 fn a_zero_tile_of_no_known_size_is_an_error_naming_it() {
     let p = program("gemm_tree_zero");
-    let inst = p
-        .bind(&[("M".into(), 1), ("N".into(), 1), ("K".into(), 3)])
-        .expect("binds");
+    let inst = small_tree(&p);
     let e = zero_tiles(
         &inst,
         &std_kernels(&p),
