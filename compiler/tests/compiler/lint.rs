@@ -1,34 +1,46 @@
 //! Lint: the diagnostics of `lint_program` rendered as the terminal shows
-//! them without colour, then the one-line-per-rule summary of `lpkc lint`.
+//! them without colour, then the summary of `lpkc lint` with the rules
+//! that stand alike on one line (`E0501 E0502: proved for all N up to
+//! 2^20`).
 //! The exhaustive part is bounded at 8 to keep the tests fast.
 
 use lpk_compiler::lint::{lint_program, LintOptions};
 
-fn check(src: &str) -> String {
-    let (sources, compiled) = crate::compile_text(src);
-    let opts = LintOptions {
+/// The options of these tests: the exhaustive part bounded at 8.
+fn options() -> LintOptions {
+    LintOptions {
         bound: 8,
         ..LintOptions::default()
-    };
+    }
+}
+
+fn check(src: &str) -> String {
+    let (sources, compiled) = crate::compile_text(src);
     let report = lint_program(
         &compiled.checked.module,
         compiled.hir(),
         &compiled.program,
         compiled.checked.file,
-        &opts,
+        &options(),
         None,
     );
     let mut out = sources.render_plain(&report.diagnostics);
     out.push_str(&format!("lint of `{}`:\n", compiled.program.name));
+    // Rules that stand alike share a line, in the order of their first.
+    let mut alike: Vec<(String, Vec<&str>)> = Vec::new();
     for line in &report.summary {
-        if line.code.is_empty() {
-            out.push_str(&format!(
-                "  {}: {}: {}\n",
-                line.rule, line.status, line.detail
-            ));
+        let (name, standing) = if line.code.is_empty() {
+            (line.rule, format!("{}: {}", line.status, line.detail))
         } else {
-            out.push_str(&format!("  {} {}: {}\n", line.code, line.rule, line.detail));
+            (line.code, line.detail.clone())
+        };
+        match alike.iter_mut().find(|(s, _)| *s == standing) {
+            Some((_, names)) => names.push(name),
+            None => alike.push((standing, vec![name])),
         }
+    }
+    for (standing, names) in alike {
+        out.push_str(&format!("  {}: {standing}\n", names.join(" ")));
     }
     out
 }
@@ -47,11 +59,7 @@ program p(N: int) {
 }
 "), @r#"
     lint of `p`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
+      E0501 E0502 E0503 E0504 E0505: proved for all N up to 2^20
     "#);
 }
 
@@ -82,11 +90,9 @@ program chain(N: int) {
        = help: check the indices and the guards of this read against its writers
 
     lint of `chain`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: violated (see the errors)
-      E0504 every read comes after its write: checked for N <= 8
-      E0505 indices inside the extents: proved for all N up to 2^20
+      E0501 E0502 E0505: proved for all N up to 2^20
+      E0503: violated (see the errors)
+      E0504: checked for N <= 8
     "#);
 }
 
@@ -112,11 +118,7 @@ program p(N: int, M: int) {
       = help: remove the parameter, or name it `_name` if callers must still pass it
 
     lint of `p`:
-      E0501 single assignment: proved for all N, M up to 2^20
-      E0502 no write to an input: proved for all N, M up to 2^20
-      E0503 every read tile is written: proved for all N, M up to 2^20
-      E0504 every read comes after its write: proved for all N, M up to 2^20
-      E0505 indices inside the extents: proved for all N, M up to 2^20
+      E0501 E0502 E0503 E0504 E0505: proved for all N, M up to 2^20
     "#);
 }
 
@@ -151,11 +153,7 @@ program trees(N: int) {
 fn a_tree_per_panel_is_proved() {
     insta::assert_snapshot!(check(&TREE_PER_PANEL.replace("LO", "k")), @r#"
     lint of `trees`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
+      E0501 E0502 E0503 E0504 E0505: proved for all N up to 2^20
     "#);
 }
 
@@ -172,11 +170,9 @@ fn a_tree_per_panel_with_a_missing_leaf_is_not_proved() {
        = help: check the indices and the guards of this read against its writers
 
     lint of `trees`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: violated (see the errors)
-      E0504 every read comes after its write: checked for N <= 8
-      E0505 indices inside the extents: proved for all N up to 2^20
+      E0501 E0502 E0505: proved for all N up to 2^20
+      E0503: violated (see the errors)
+      E0504: checked for N <= 8
     "#);
 }
 
@@ -207,11 +203,7 @@ program shifted(N: int) {
 fn a_writer_term_at_a_shifted_iteration_is_proved() {
     insta::assert_snapshot!(check(&SHIFTED_GUARD.replace('K', "2")), @r#"
     lint of `shifted`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
+      E0501 E0502 E0503 E0504 E0505: proved for all N up to 2^20
     "#);
 }
 
@@ -228,11 +220,9 @@ fn a_reader_guard_one_wider_than_the_writer_is_a_violation() {
        = help: check the indices and the guards of this read against its writers
 
     lint of `shifted`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: violated (see the errors)
-      E0504 every read comes after its write: checked for N <= 8
-      E0505 indices inside the extents: proved for all N up to 2^20
+      E0501 E0502 E0505: proved for all N up to 2^20
+      E0503: violated (see the errors)
+      E0504: checked for N <= 8
     "#);
 }
 
@@ -257,11 +247,7 @@ program start(N: int) {
 fn a_writer_bound_the_reader_never_mentions_is_proved() {
     insta::assert_snapshot!(check(&LOG_START.replace("LO", "L")), @r#"
     lint of `start`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
+      E0501 E0502 E0503 E0504 E0505: proved for all N up to 2^20
     "#);
 }
 
@@ -287,11 +273,9 @@ fn a_writer_that_starts_one_late_is_a_violation() {
        = help: check the indices and the guards of this read against its writers
 
     lint of `start`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: violated (see the errors)
-      E0504 every read comes after its write: checked for N <= 8
-      E0505 indices inside the extents: proved for all N up to 2^20
+      E0501 E0502 E0505: proved for all N up to 2^20
+      E0503: violated (see the errors)
+      E0504: checked for N <= 8
     "#);
 }
 
@@ -319,11 +303,7 @@ program even(N: int) {
 fn a_read_of_the_even_tiles_is_proved() {
     insta::assert_snapshot!(check(&EVEN_TILES.replace("GUARD", "i % 2 == 0")), @r#"
     lint of `even`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
+      E0501 E0502 E0503 E0504 E0505: proved for all N up to 2^20
     "#);
 }
 
@@ -340,11 +320,9 @@ fn a_read_of_every_tile_is_a_violation() {
        = help: check the indices and the guards of this read against its writers
 
     lint of `even`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: violated (see the errors)
-      E0504 every read comes after its write: checked for N <= 8
-      E0505 indices inside the extents: proved for all N up to 2^20
+      E0501 E0502 E0505: proved for all N up to 2^20
+      E0503: violated (see the errors)
+      E0504: checked for N <= 8
     "#);
 }
 
@@ -355,13 +333,10 @@ fn writers_that_cover_no_read_are_left_out_past_the_search_limit() {
     let out = check(include_str!(
         "../../../tests/regress/writers_that_cover_nothing.lpk"
     ));
-    for code in ["E0501", "E0502", "E0503", "E0504", "E0505"] {
-        assert!(
-            out.lines()
-                .any(|l| l.trim_start().starts_with(code) && l.contains("proved for all")),
-            "{code} not proved:\n{out}"
-        );
-    }
+    assert!(
+        out.contains("  E0501 E0502 E0503 E0504 E0505: proved for all"),
+        "not every rule proved:\n{out}"
+    );
 }
 
 #[test]
@@ -389,11 +364,7 @@ program p(N: int) {
 }
 "), @r#"
     lint of `p`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
+      E0501 E0502 E0503 E0504 E0505: proved for all N up to 2^20
     "#);
 }
 
@@ -434,11 +405,7 @@ program butterfly(N: int) {
 }
 "), @r#"
     lint of `butterfly`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
+      E0501 E0502 E0503 E0504 E0505: proved for all N up to 2^20
     "#);
 }
 
@@ -481,11 +448,7 @@ program panels(N: int) {
 }
 "), @r#"
     lint of `panels`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
+      E0501 E0502 E0503 E0504 E0505: proved for all N up to 2^20
     "#);
 }
 
@@ -496,6 +459,7 @@ program panels(N: int) {
 #[test]
 fn a_cancelled_lint_proves_and_finds_only_what_the_full_lint_does() {
     use lpk_compiler::lint::{analyze, RuleStatus};
+    use lpk_model::program::Program;
     let twice = "
 kernel copy(a) -> (b);
 program p(N: int) {
@@ -508,24 +472,22 @@ program p(N: int) {
 ";
     let mut sources: Vec<(String, String)> = vec![("written twice".into(), twice.into())];
     for example in ["cholesky.lpk", "lu.lpk", "tsqr.lpk"] {
-        let path = lpk_test_support::workspace_root()
-            .join("examples")
-            .join(example);
         sources.push((
             example.into(),
-            std::fs::read_to_string(&path).expect("an example"),
+            lpk_test_support::read(&format!("examples/{example}")),
         ));
     }
-    for (name, src) in &sources {
-        let (_, compiled) = crate::compile_text(src);
-        let opts = LintOptions {
-            bound: 8,
-            ..LintOptions::default()
-        };
-        let full = analyze(&compiled.program, &opts, None);
+    // A lint cancelled before it starts.
+    let cancelled_lint = |program: &Program, opts: &LintOptions| {
         let token = lpk_compiler::cancel::Cancel::new();
         token.cancel();
-        let cancelled = token.run(|| analyze(&compiled.program, &opts, None));
+        token.run(|| analyze(program, opts, None))
+    };
+    for (name, src) in &sources {
+        let (_, compiled) = crate::compile_text(src);
+        let opts = options();
+        let full = analyze(&compiled.program, &opts, None);
+        let cancelled = cancelled_lint(&compiled.program, &opts);
         for ((kind, status), (_, full_status)) in cancelled.rules.iter().zip(&full.rules) {
             if *status == RuleStatus::Proved {
                 assert_eq!(*full_status, RuleStatus::Proved, "{name}: {kind:?}");
@@ -541,9 +503,7 @@ program p(N: int) {
     // cancelled one.
     let (_, compiled) = crate::compile_text(twice);
     let opts = LintOptions::default();
-    let token = lpk_compiler::cancel::Cancel::new();
-    token.cancel();
-    let cancelled = token.run(|| analyze(&compiled.program, &opts, None));
+    let cancelled = cancelled_lint(&compiled.program, &opts);
     assert_ne!(cancelled.rules[0].1, RuleStatus::Proved);
     assert!(!analyze(&compiled.program, &opts, None).findings.is_empty());
 }

@@ -23,7 +23,7 @@ mod resolve;
 mod types;
 
 use lpk_compiler::diag::SourceMap;
-use lpk_compiler::pipeline::{compile_source, Compiled, LintGate};
+use lpk_compiler::pipeline::{compile_source, CompileError, Compiled, LintGate};
 use lpk_model::program::Program;
 
 /// Compiles a source text (the only program in it) as file `test.lpk`,
@@ -44,5 +44,18 @@ fn compile_example(path: &str) -> Program {
     match compile_source(&mut sources, path, &text, None, LintGate::Off) {
         Ok(compiled) => compiled.program,
         Err(e) => panic!("{path}: {e:?}"),
+    }
+}
+
+/// Compiles a generated program text (as file `generated.lpk`); the error
+/// carries the text and, when it does not compile, its diagnostics.
+fn compile_generated(text: &str) -> Result<Program, String> {
+    let mut sources = SourceMap::new();
+    match compile_source(&mut sources, "generated.lpk", text, None, LintGate::Off) {
+        Ok(compiled) => Ok(compiled.program),
+        Err(CompileError::Diagnostics(diagnostics)) => Err(format!(
+            "generated program does not compile (a generator bug):\n{text}\n{diagnostics:#?}"
+        )),
+        Err(e) => Err(format!("{e}\n{text}")),
     }
 }
