@@ -24,7 +24,7 @@ mod types;
 
 use lpk_compiler::diag::SourceMap;
 use lpk_compiler::pipeline::{compile_source, CompileError, Compiled, LintGate};
-use lpk_model::program::Program;
+use lpk_model::program::{BindError, Instance, Program};
 
 /// Compiles a source text (the only program in it) as file `test.lpk`,
 /// panicking with the diagnostics when it does not compile.
@@ -57,5 +57,29 @@ fn compile_generated(text: &str) -> Result<Program, String> {
             "generated program does not compile (a generator bug):\n{text}\n{diagnostics:#?}"
         )),
         Err(e) => Err(format!("{e}\n{text}")),
+    }
+}
+
+/// Binds named parameter values: `Ok(None)` when a `require` excludes
+/// them.
+fn bind<'p>(
+    program: &'p Program,
+    params: &[(&str, i64)],
+) -> Result<Option<Instance<'p>>, BindError> {
+    let given: Vec<(String, i64)> = params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    match program.bind(&given) {
+        Ok(inst) => Ok(Some(inst)),
+        Err(BindError::Require { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The instance of named parameter values, which must bind.
+#[track_caller]
+fn instance<'p>(program: &'p Program, params: &[(&str, i64)]) -> Instance<'p> {
+    match bind(program, params) {
+        Ok(Some(inst)) => inst,
+        Ok(None) => panic!("{params:?}: excluded by a require"),
+        Err(e) => panic!("{params:?}: {e}"),
     }
 }
