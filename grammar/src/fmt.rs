@@ -210,6 +210,18 @@ impl<'a> Printer<'a> {
         self.pending_space = true;
     }
 
+    /// A keyword and the space after it.
+    fn keyword(&mut self, text: &str, kind: Tok<'_>) {
+        self.token(text, kind);
+        self.space();
+    }
+
+    /// A token between spaces (`->`, `=`, `in`).
+    fn spaced(&mut self, text: &str, kind: Tok<'_>) {
+        self.space();
+        self.keyword(text, kind);
+    }
+
     /// Ends the line before the next token, which goes at column `indent`
     /// (as do later continuation lines of the statement).
     fn break_line(&mut self, indent: usize) {
@@ -333,23 +345,18 @@ impl<'a> Printer<'a> {
     }
 
     fn kernel(&mut self, k: &KernelDecl) {
-        self.token("kernel", Tok::Kernel);
-        self.space();
+        self.keyword("kernel", Tok::Kernel);
         self.ident(&k.name);
         self.token("(", Tok::LParen);
         for (i, param) in k.params.iter().enumerate() {
             self.comma(i);
             self.ident(&param.name);
             if let Some(ty) = &param.ty {
-                self.token(":", Tok::Colon);
-                self.space();
-                self.scalar_type(ty.kind);
+                self.annotation(ty.kind);
             }
         }
         self.token(")", Tok::RParen);
-        self.space();
-        self.token("->", Tok::Arrow);
-        self.space();
+        self.spaced("->", Tok::Arrow);
         self.token("(", Tok::LParen);
         for (i, result) in k.results.iter().enumerate() {
             self.comma(i);
@@ -360,20 +367,15 @@ impl<'a> Printer<'a> {
     }
 
     fn program(&mut self, p: &ProgramDecl) {
-        self.token("program", Tok::Program);
-        self.space();
+        self.keyword("program", Tok::Program);
         self.ident(&p.name);
         self.token("(", Tok::LParen);
         for (i, param) in p.params.iter().enumerate() {
             self.comma(i);
             self.ident(&param.name);
-            self.token(":", Tok::Colon);
-            self.space();
-            self.scalar_type(param.ty.kind);
+            self.annotation(param.ty.kind);
             if let Some(default) = &param.default {
-                self.space();
-                self.token("=", Tok::Assign);
-                self.space();
+                self.spaced("=", Tok::Assign);
                 self.expr(default);
             }
         }
@@ -382,7 +384,10 @@ impl<'a> Printer<'a> {
         self.block(&p.body);
     }
 
-    fn scalar_type(&mut self, ty: ScalarType) {
+    /// `: int` or `: real`.
+    fn annotation(&mut self, ty: ScalarType) {
+        self.token(":", Tok::Colon);
+        self.space();
         match ty {
             ScalarType::Int => self.token("int", Tok::IntKw),
             ScalarType::Real => self.token("real", Tok::RealKw),
@@ -416,8 +421,7 @@ impl<'a> Printer<'a> {
         self.start_stmt();
         match &s.kind {
             StmtKind::Require(cond) => {
-                self.token("require", Tok::Require);
-                self.space();
+                self.keyword("require", Tok::Require);
                 self.expr(cond);
                 self.token(";", Tok::Semi);
             }
@@ -427,16 +431,13 @@ impl<'a> Printer<'a> {
                     Role::Output => Tok::Output,
                     Role::Temporary => Tok::Matrix,
                 };
-                self.token(d.role.keyword(), kind);
-                self.space();
+                self.keyword(d.role.keyword(), kind);
                 self.ident(&d.name);
                 self.token("[", Tok::LBracket);
                 self.list(&d.extents);
                 self.token("]", Tok::RBracket);
                 if let Some(init) = &d.init {
-                    self.space();
-                    self.token("=", Tok::Assign);
-                    self.space();
+                    self.spaced("=", Tok::Assign);
                     self.expr(init);
                 }
                 self.token(";", Tok::Semi);
@@ -446,12 +447,9 @@ impl<'a> Printer<'a> {
                 self.call(call, layout);
             }
             StmtKind::For(f) => {
-                self.token("for", Tok::For);
-                self.space();
+                self.keyword("for", Tok::For);
                 self.ident(&f.var);
-                self.space();
-                self.token("in", Tok::In);
-                self.space();
+                self.spaced("in", Tok::In);
                 self.token("range", Tok::Range);
                 self.token("(", Tok::LParen);
                 self.list(&f.range_args);
@@ -462,30 +460,22 @@ impl<'a> Printer<'a> {
             StmtKind::If(stmt) => {
                 for (i, (cond, block)) in stmt.branches.iter().enumerate() {
                     if i > 0 {
-                        self.space();
                         self.else_keyword();
-                        self.space();
                     }
-                    self.token("if", Tok::If);
-                    self.space();
+                    self.keyword("if", Tok::If);
                     self.expr(cond);
                     self.space();
                     self.block(block);
                 }
                 if let Some(block) = &stmt.else_block {
-                    self.space();
                     self.else_keyword();
-                    self.space();
                     self.block(block);
                 }
             }
             StmtKind::Let(l) => {
-                self.token("let", Tok::Let);
-                self.space();
+                self.keyword("let", Tok::Let);
                 self.ident(&l.name);
-                self.space();
-                self.token("=", Tok::Assign);
-                self.space();
+                self.spaced("=", Tok::Assign);
                 self.expr(&l.value);
                 self.token(";", Tok::Semi);
             }
@@ -507,9 +497,10 @@ impl<'a> Printer<'a> {
         }
     }
 
-    /// `else` after a `}`; what follows it on a new line is a continuation.
+    /// ` else ` after a `}`; what follows it on a new line is a
+    /// continuation.
     fn else_keyword(&mut self) {
-        self.token("else", Tok::Else);
+        self.spaced("else", Tok::Else);
         self.line_indent = self.indent + INDENT;
     }
 
@@ -616,8 +607,7 @@ impl<'a> Printer<'a> {
                 self.expr(operand);
             }
             ExprKind::Unary(UnOp::Not, operand) => {
-                self.token("not", Tok::Not);
-                self.space();
+                self.keyword("not", Tok::Not);
                 self.expr(operand);
             }
             ExprKind::Binary(op, lhs, rhs) => {

@@ -1473,11 +1473,7 @@ impl<'c> Gen<'c> {
                 let args = self.plain_args(owner, n);
                 self.path.pop();
                 let other = self.call(outs, args);
-                vec![St::If {
-                    cond: g,
-                    then: vec![call],
-                    els: vec![other],
-                }]
+                vec![if_else(g, call, other)]
             }
             _ => {
                 for r in first_record..self.records.len() {
@@ -2091,15 +2087,7 @@ impl<'c> Gen<'c> {
         arms.push((None, last));
         let body = chain(arms);
         self.leave_loops(2, saved);
-        out.push(St::For {
-            var: lv,
-            form: 0,
-            body: vec![St::For {
-                var: jv,
-                form: 2,
-                body,
-            }],
-        });
+        out.push(nest2((lv, 0), (jv, 2), body));
         out
     }
 
@@ -2153,19 +2141,11 @@ impl<'c> Gen<'c> {
                 form: 0,
                 body: vec![
                     leaves,
-                    St::For {
-                        var: lv,
-                        form: 0,
-                        body: vec![St::For {
-                            var: iv,
-                            form: 2,
-                            body: vec![St::If {
-                                cond: cmp(Cmp::Lt, add(Ex::Var(iv), s), n),
-                                then: vec![pair],
-                                els: vec![single],
-                            }],
-                        }],
-                    },
+                    nest2(
+                        (lv, 0),
+                        (iv, 2),
+                        vec![if_else(cmp(Cmp::Lt, add(Ex::Var(iv), s), n), pair, single)],
+                    ),
                 ],
             },
         ]
@@ -2227,15 +2207,11 @@ impl<'c> Gen<'c> {
         vec![
             St::Comment("butterfly".into()),
             first,
-            St::For {
-                var: lv,
-                form: 0,
-                body: vec![St::For {
-                    var: jv2,
-                    form: 0,
-                    body: chain(vec![(Some(c0), a0), (Some(c1), a1), (None, a2)]),
-                }],
-            },
+            nest2(
+                (lv, 0),
+                (jv2, 0),
+                chain(vec![(Some(c0), a0), (Some(c1), a1), (None, a2)]),
+            ),
         ]
     }
 
@@ -2277,20 +2253,16 @@ impl<'c> Gen<'c> {
         let z = |x: &Ex| cmp(Cmp::Eq, x.clone(), Ex::Int(0));
         vec![
             St::Comment("wavefront".into()),
-            St::For {
-                var: iv,
-                form: 0,
-                body: vec![St::For {
-                    var: jv,
-                    form: 1,
-                    body: chain(vec![
-                        (Some(and(z(&i), z(&j))), s0),
-                        (Some(z(&i)), s1),
-                        (Some(z(&j)), s2),
-                        (None, s3),
-                    ]),
-                }],
-            },
+            nest2(
+                (iv, 0),
+                (jv, 1),
+                chain(vec![
+                    (Some(and(z(&i), z(&j))), s0),
+                    (Some(z(&i)), s1),
+                    (Some(z(&j)), s2),
+                    (None, s3),
+                ]),
+            ),
         ]
     }
 
@@ -2327,19 +2299,11 @@ impl<'c> Gen<'c> {
         self.leave_loops(2, saved);
         vec![
             St::Comment("triangular sweep".into()),
-            St::For {
-                var: kv,
-                form: 0,
-                body: vec![St::For {
-                    var: iv,
-                    form: 1,
-                    body: vec![St::If {
-                        cond: cmp(Cmp::Eq, k, Ex::Int(0)),
-                        then: vec![s0],
-                        els: vec![s1],
-                    }],
-                }],
-            },
+            nest2(
+                (kv, 0),
+                (iv, 1),
+                vec![if_else(cmp(Cmp::Eq, k, Ex::Int(0)), s0, s1)],
+            ),
         ]
     }
 
@@ -2368,11 +2332,7 @@ impl<'c> Gen<'c> {
             St::For {
                 var: iv,
                 form: 0,
-                body: vec![St::If {
-                    cond: cmp(Cmp::Lt, i, Ex::Int(d)),
-                    then: vec![s0],
-                    els: vec![s1],
-                }],
+                body: vec![if_else(cmp(Cmp::Lt, i, Ex::Int(d)), s0, s1)],
             },
         ]
     }
@@ -2635,6 +2595,29 @@ impl<'c> Gen<'c> {
             out.push_str(&kernels);
         }
         out
+    }
+}
+
+/// `for OUTER { for INNER { body } }`, each loop given as its variable
+/// and its form.
+fn nest2(outer: (usize, u8), inner: (usize, u8), body: Vec<St>) -> St {
+    St::For {
+        var: outer.0,
+        form: outer.1,
+        body: vec![St::For {
+            var: inner.0,
+            form: inner.1,
+            body,
+        }],
+    }
+}
+
+/// `if cond { then } else { els }`.
+fn if_else(cond: Co, then: St, els: St) -> St {
+    St::If {
+        cond,
+        then: vec![then],
+        els: vec![els],
     }
 }
 

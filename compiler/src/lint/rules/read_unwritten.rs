@@ -392,10 +392,7 @@ impl<'a> Subst<'a> {
     }
 
     fn constraint(&mut self, c: &Constraint) -> Option<Constraint> {
-        Some(match c {
-            Constraint::Ge(f) => Constraint::Ge(self.affine(f)?),
-            Constraint::Eq(f) => Constraint::Eq(self.affine(f)?),
-        })
+        c.try_map(|f| self.affine(f))
     }
 
     fn guard(&mut self, cond: ExprRef, positive: bool) -> Option<Dnf> {
