@@ -347,39 +347,28 @@ impl<'a> Printer<'a> {
     fn kernel(&mut self, k: &KernelDecl) {
         self.keyword("kernel", Tok::Kernel);
         self.ident(&k.name);
-        self.token("(", Tok::LParen);
-        for (i, param) in k.params.iter().enumerate() {
-            self.comma(i);
-            self.ident(&param.name);
+        self.parenthesized(&k.params, |p, param| {
+            p.ident(&param.name);
             if let Some(ty) = &param.ty {
-                self.annotation(ty.kind);
+                p.annotation(ty.kind);
             }
-        }
-        self.token(")", Tok::RParen);
+        });
         self.spaced("->", Tok::Arrow);
-        self.token("(", Tok::LParen);
-        for (i, result) in k.results.iter().enumerate() {
-            self.comma(i);
-            self.ident(result);
-        }
-        self.token(")", Tok::RParen);
+        self.parenthesized(&k.results, Self::ident);
         self.token(";", Tok::Semi);
     }
 
     fn program(&mut self, p: &ProgramDecl) {
         self.keyword("program", Tok::Program);
         self.ident(&p.name);
-        self.token("(", Tok::LParen);
-        for (i, param) in p.params.iter().enumerate() {
-            self.comma(i);
-            self.ident(&param.name);
-            self.annotation(param.ty.kind);
+        self.parenthesized(&p.params, |p, param| {
+            p.ident(&param.name);
+            p.annotation(param.ty.kind);
             if let Some(default) = &param.default {
-                self.spaced("=", Tok::Assign);
-                self.expr(default);
+                p.spaced("=", Tok::Assign);
+                p.expr(default);
             }
-        }
-        self.token(")", Tok::RParen);
+        });
         self.space();
         self.block(&p.body);
     }
@@ -432,10 +421,7 @@ impl<'a> Printer<'a> {
                     Role::Temporary => Tok::Matrix,
                 };
                 self.keyword(d.role.keyword(), kind);
-                self.ident(&d.name);
-                self.token("[", Tok::LBracket);
-                self.list(&d.extents);
-                self.token("]", Tok::RBracket);
+                self.indexed(&d.name, &d.extents);
                 if let Some(init) = &d.init {
                     self.spaced("=", Tok::Assign);
                     self.expr(init);
@@ -451,9 +437,7 @@ impl<'a> Printer<'a> {
                 self.ident(&f.var);
                 self.spaced("in", Tok::In);
                 self.token("range", Tok::Range);
-                self.token("(", Tok::LParen);
-                self.list(&f.range_args);
-                self.token(")", Tok::RParen);
+                self.parenthesized(&f.range_args, Self::expr);
                 self.space();
                 self.block(&f.body);
             }
@@ -553,10 +537,7 @@ impl<'a> Printer<'a> {
     }
 
     fn tile_ref(&mut self, t: &TileRef) {
-        self.ident(&t.matrix);
-        self.token("[", Tok::LBracket);
-        self.list(&t.indices);
-        self.token("]", Tok::RBracket);
+        self.indexed(&t.matrix, &t.indices);
     }
 
     // ---- expressions ----
@@ -573,11 +554,27 @@ impl<'a> Printer<'a> {
         }
     }
 
-    fn list(&mut self, exprs: &[Expr]) {
-        for (i, e) in exprs.iter().enumerate() {
+    /// `items` separated by commas, each printed by `item`.
+    fn list<T>(&mut self, items: &[T], item: impl Fn(&mut Self, &T)) {
+        for (i, x) in items.iter().enumerate() {
             self.comma(i);
-            self.expr(e);
+            item(self, x);
         }
+    }
+
+    /// `(a, b)`, each item printed by `item`.
+    fn parenthesized<T>(&mut self, items: &[T], item: impl Fn(&mut Self, &T)) {
+        self.token("(", Tok::LParen);
+        self.list(items, item);
+        self.token(")", Tok::RParen);
+    }
+
+    /// `name[i, j]`.
+    fn indexed(&mut self, name: &Ident, indices: &[Expr]) {
+        self.ident(name);
+        self.token("[", Tok::LBracket);
+        self.list(indices, Self::expr);
+        self.token("]", Tok::RBracket);
     }
 
     fn expr(&mut self, e: &Expr) {
@@ -590,17 +587,10 @@ impl<'a> Printer<'a> {
             ExprKind::Bool(true) => self.token("true", Tok::True),
             ExprKind::Bool(false) => self.token("false", Tok::False),
             ExprKind::Name(id) => self.ident(id),
-            ExprKind::Index(name, indices) => {
-                self.ident(name);
-                self.token("[", Tok::LBracket);
-                self.list(indices);
-                self.token("]", Tok::RBracket);
-            }
+            ExprKind::Index(name, indices) => self.indexed(name, indices),
             ExprKind::Call(name, args) => {
                 self.ident(name);
-                self.token("(", Tok::LParen);
-                self.list(args);
-                self.token(")", Tok::RParen);
+                self.parenthesized(args, Self::expr);
             }
             ExprKind::Unary(UnOp::Neg, operand) => {
                 self.token("-", Tok::Minus);
