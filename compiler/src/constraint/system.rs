@@ -676,7 +676,7 @@ impl System {
                 k => k,
             })
         };
-        let rename_c = |c: &Constraint| c.map(&rename);
+        let rename_c = |c: &Constraint| c.map(rename);
         self.conj.extend(other.conj.iter().map(rename_c));
         self.facts.extend(other.facts.iter().map(rename_c));
         for d in &other.fact_disj {
