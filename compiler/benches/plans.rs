@@ -47,20 +47,20 @@ fn bench(c: &mut Criterion) {
     let inst = program.bind(&[("N".to_string(), n)]).expect("binds");
     let tasks = random_tasks(&program, n, 4096);
     let mut engine = Engine::new(&inst);
-    let mut i = 0;
+    let mut drawn = tasks.iter().cycle();
     c.bench_function("cholesky_n256/children_random_task", |b| {
         b.iter(|| {
-            let t = &tasks[i % tasks.len()];
-            i += 1;
-            engine.children(t).expect("children")
+            engine
+                .children(drawn.next().expect("tasks"))
+                .expect("children")
         })
     });
-    let mut i = 0;
+    let mut drawn = tasks.iter().cycle();
     c.bench_function("cholesky_n256/parents_random_task", |b| {
         b.iter(|| {
-            let t = &tasks[i % tasks.len()];
-            i += 1;
-            engine.parents(t).expect("parents")
+            engine
+                .parents(drawn.next().expect("tasks"))
+                .expect("parents")
         })
     });
     let chol0 = Task {

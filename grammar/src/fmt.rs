@@ -210,6 +210,18 @@ impl<'a> Printer<'a> {
         self.pending_space = true;
     }
 
+    /// A keyword and the space after it.
+    fn keyword(&mut self, text: &str, kind: Tok<'_>) {
+        self.token(text, kind);
+        self.space();
+    }
+
+    /// A token between spaces (`->`, `=`, `in`).
+    fn spaced(&mut self, text: &str, kind: Tok<'_>) {
+        self.space();
+        self.keyword(text, kind);
+    }
+
     /// Ends the line before the next token, which goes at column `indent`
     /// (as do later continuation lines of the statement).
     fn break_line(&mut self, indent: usize) {
@@ -333,56 +345,38 @@ impl<'a> Printer<'a> {
     }
 
     fn kernel(&mut self, k: &KernelDecl) {
-        self.token("kernel", Tok::Kernel);
-        self.space();
+        self.keyword("kernel", Tok::Kernel);
         self.ident(&k.name);
-        self.token("(", Tok::LParen);
-        for (i, param) in k.params.iter().enumerate() {
-            self.comma(i);
-            self.ident(&param.name);
+        self.parenthesized(&k.params, |p, param| {
+            p.ident(&param.name);
             if let Some(ty) = &param.ty {
-                self.token(":", Tok::Colon);
-                self.space();
-                self.scalar_type(ty.kind);
+                p.annotation(ty.kind);
             }
-        }
-        self.token(")", Tok::RParen);
-        self.space();
-        self.token("->", Tok::Arrow);
-        self.space();
-        self.token("(", Tok::LParen);
-        for (i, result) in k.results.iter().enumerate() {
-            self.comma(i);
-            self.ident(result);
-        }
-        self.token(")", Tok::RParen);
+        });
+        self.spaced("->", Tok::Arrow);
+        self.parenthesized(&k.results, Self::ident);
         self.token(";", Tok::Semi);
     }
 
     fn program(&mut self, p: &ProgramDecl) {
-        self.token("program", Tok::Program);
-        self.space();
+        self.keyword("program", Tok::Program);
         self.ident(&p.name);
-        self.token("(", Tok::LParen);
-        for (i, param) in p.params.iter().enumerate() {
-            self.comma(i);
-            self.ident(&param.name);
-            self.token(":", Tok::Colon);
-            self.space();
-            self.scalar_type(param.ty.kind);
+        self.parenthesized(&p.params, |p, param| {
+            p.ident(&param.name);
+            p.annotation(param.ty.kind);
             if let Some(default) = &param.default {
-                self.space();
-                self.token("=", Tok::Assign);
-                self.space();
-                self.expr(default);
+                p.spaced("=", Tok::Assign);
+                p.expr(default);
             }
-        }
-        self.token(")", Tok::RParen);
+        });
         self.space();
         self.block(&p.body);
     }
 
-    fn scalar_type(&mut self, ty: ScalarType) {
+    /// `: int` or `: real`.
+    fn annotation(&mut self, ty: ScalarType) {
+        self.token(":", Tok::Colon);
+        self.space();
         match ty {
             ScalarType::Int => self.token("int", Tok::IntKw),
             ScalarType::Real => self.token("real", Tok::RealKw),
@@ -416,8 +410,7 @@ impl<'a> Printer<'a> {
         self.start_stmt();
         match &s.kind {
             StmtKind::Require(cond) => {
-                self.token("require", Tok::Require);
-                self.space();
+                self.keyword("require", Tok::Require);
                 self.expr(cond);
                 self.token(";", Tok::Semi);
             }
@@ -427,16 +420,10 @@ impl<'a> Printer<'a> {
                     Role::Output => Tok::Output,
                     Role::Temporary => Tok::Matrix,
                 };
-                self.token(d.role.keyword(), kind);
-                self.space();
-                self.ident(&d.name);
-                self.token("[", Tok::LBracket);
-                self.list(&d.extents);
-                self.token("]", Tok::RBracket);
+                self.keyword(d.role.keyword(), kind);
+                self.indexed(&d.name, &d.extents);
                 if let Some(init) = &d.init {
-                    self.space();
-                    self.token("=", Tok::Assign);
-                    self.space();
+                    self.spaced("=", Tok::Assign);
                     self.expr(init);
                 }
                 self.token(";", Tok::Semi);
@@ -446,46 +433,33 @@ impl<'a> Printer<'a> {
                 self.call(call, layout);
             }
             StmtKind::For(f) => {
-                self.token("for", Tok::For);
-                self.space();
+                self.keyword("for", Tok::For);
                 self.ident(&f.var);
-                self.space();
-                self.token("in", Tok::In);
-                self.space();
+                self.spaced("in", Tok::In);
                 self.token("range", Tok::Range);
-                self.token("(", Tok::LParen);
-                self.list(&f.range_args);
-                self.token(")", Tok::RParen);
+                self.parenthesized(&f.range_args, Self::expr);
                 self.space();
                 self.block(&f.body);
             }
             StmtKind::If(stmt) => {
                 for (i, (cond, block)) in stmt.branches.iter().enumerate() {
                     if i > 0 {
-                        self.space();
                         self.else_keyword();
-                        self.space();
                     }
-                    self.token("if", Tok::If);
-                    self.space();
+                    self.keyword("if", Tok::If);
                     self.expr(cond);
                     self.space();
                     self.block(block);
                 }
                 if let Some(block) = &stmt.else_block {
-                    self.space();
                     self.else_keyword();
-                    self.space();
                     self.block(block);
                 }
             }
             StmtKind::Let(l) => {
-                self.token("let", Tok::Let);
-                self.space();
+                self.keyword("let", Tok::Let);
                 self.ident(&l.name);
-                self.space();
-                self.token("=", Tok::Assign);
-                self.space();
+                self.spaced("=", Tok::Assign);
                 self.expr(&l.value);
                 self.token(";", Tok::Semi);
             }
@@ -507,9 +481,10 @@ impl<'a> Printer<'a> {
         }
     }
 
-    /// `else` after a `}`; what follows it on a new line is a continuation.
+    /// ` else ` after a `}`; what follows it on a new line is a
+    /// continuation.
     fn else_keyword(&mut self) {
-        self.token("else", Tok::Else);
+        self.spaced("else", Tok::Else);
         self.line_indent = self.indent + INDENT;
     }
 
@@ -562,10 +537,7 @@ impl<'a> Printer<'a> {
     }
 
     fn tile_ref(&mut self, t: &TileRef) {
-        self.ident(&t.matrix);
-        self.token("[", Tok::LBracket);
-        self.list(&t.indices);
-        self.token("]", Tok::RBracket);
+        self.indexed(&t.matrix, &t.indices);
     }
 
     // ---- expressions ----
@@ -582,11 +554,27 @@ impl<'a> Printer<'a> {
         }
     }
 
-    fn list(&mut self, exprs: &[Expr]) {
-        for (i, e) in exprs.iter().enumerate() {
+    /// `items` separated by commas, each printed by `item`.
+    fn list<T>(&mut self, items: &[T], item: impl Fn(&mut Self, &T)) {
+        for (i, x) in items.iter().enumerate() {
             self.comma(i);
-            self.expr(e);
+            item(self, x);
         }
+    }
+
+    /// `(a, b)`, each item printed by `item`.
+    fn parenthesized<T>(&mut self, items: &[T], item: impl Fn(&mut Self, &T)) {
+        self.token("(", Tok::LParen);
+        self.list(items, item);
+        self.token(")", Tok::RParen);
+    }
+
+    /// `name[i, j]`.
+    fn indexed(&mut self, name: &Ident, indices: &[Expr]) {
+        self.ident(name);
+        self.token("[", Tok::LBracket);
+        self.list(indices, Self::expr);
+        self.token("]", Tok::RBracket);
     }
 
     fn expr(&mut self, e: &Expr) {
@@ -599,25 +587,17 @@ impl<'a> Printer<'a> {
             ExprKind::Bool(true) => self.token("true", Tok::True),
             ExprKind::Bool(false) => self.token("false", Tok::False),
             ExprKind::Name(id) => self.ident(id),
-            ExprKind::Index(name, indices) => {
-                self.ident(name);
-                self.token("[", Tok::LBracket);
-                self.list(indices);
-                self.token("]", Tok::RBracket);
-            }
+            ExprKind::Index(name, indices) => self.indexed(name, indices),
             ExprKind::Call(name, args) => {
                 self.ident(name);
-                self.token("(", Tok::LParen);
-                self.list(args);
-                self.token(")", Tok::RParen);
+                self.parenthesized(args, Self::expr);
             }
             ExprKind::Unary(UnOp::Neg, operand) => {
                 self.token("-", Tok::Minus);
                 self.expr(operand);
             }
             ExprKind::Unary(UnOp::Not, operand) => {
-                self.token("not", Tok::Not);
-                self.space();
+                self.keyword("not", Tok::Not);
                 self.expr(operand);
             }
             ExprKind::Binary(op, lhs, rhs) => {

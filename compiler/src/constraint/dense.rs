@@ -24,6 +24,49 @@ pub(crate) enum Constraint {
     Eq(Affine),
 }
 
+impl Constraint {
+    /// The form, and whether it is an equation.
+    pub(crate) fn parts(&self) -> (&Affine, bool) {
+        match self {
+            Constraint::Ge(f) => (f, false),
+            Constraint::Eq(f) => (f, true),
+        }
+    }
+
+    /// Whether a constraint of a constant form holds; `None` when the
+    /// form is not constant.
+    pub(crate) fn constant_holds(&self) -> Option<bool> {
+        let (f, is_eq) = self.parts();
+        f.is_constant().then(|| {
+            let v = f.constant_part();
+            if is_eq {
+                v.is_zero()
+            } else {
+                v.n >= 0
+            }
+        })
+    }
+
+    /// The same comparison of `map(form)`.
+    pub(crate) fn map(&self, map: impl FnOnce(&Affine) -> Affine) -> Constraint {
+        match self {
+            Constraint::Ge(f) => Constraint::Ge(map(f)),
+            Constraint::Eq(f) => Constraint::Eq(map(f)),
+        }
+    }
+
+    /// The same comparison of `map(form)`; `None` when `map` gives none.
+    pub(crate) fn try_map(
+        &self,
+        map: impl FnOnce(&Affine) -> Option<Affine>,
+    ) -> Option<Constraint> {
+        Some(match self {
+            Constraint::Ge(f) => Constraint::Ge(map(f)?),
+            Constraint::Eq(f) => Constraint::Eq(map(f)?),
+        })
+    }
+}
+
 /// Coefficients far below `i128::MAX`, so one multiply-add never
 /// overflows; past it the reduction gives up (and the system is solved
 /// as it was).
@@ -51,10 +94,7 @@ impl Dense {
         }
         let mut rows = Vec::with_capacity(constraints.len() + 8);
         for c in constraints {
-            let (f, is_eq) = match c {
-                Constraint::Ge(f) => (f, false),
-                Constraint::Eq(f) => (f, true),
-            };
+            let (f, is_eq) = c.parts();
             let mut den: i128 = f.constant_part().d;
             for (_, q) in f.iter() {
                 den = (den / gcd(den, q.d)).checked_mul(q.d)?;

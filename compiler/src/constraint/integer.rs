@@ -17,18 +17,10 @@ pub(crate) fn solve(constraints: &[&Constraint]) -> bool {
     // Constant constraints decide themselves.
     let mut pending: Vec<&Constraint> = Vec::with_capacity(constraints.len());
     for &c in constraints {
-        let (f, is_eq) = match c {
-            Constraint::Ge(f) => (f, false),
-            Constraint::Eq(f) => (f, true),
-        };
-        if f.is_constant() {
-            let v = f.constant_part();
-            let ok = if is_eq { v.is_zero() } else { v.n >= 0 };
-            if !ok {
-                return false;
-            }
-        } else {
-            pending.push(c);
+        match c.constant_holds() {
+            Some(false) => return false,
+            Some(true) => {}
+            None => pending.push(c),
         }
     }
     if pending.is_empty() {

@@ -73,10 +73,7 @@ pub(crate) fn relaxation_feasible(constraints: &[Constraint]) -> bool {
     let mut map: BTreeMap<Term, Variable> = BTreeMap::new();
     let mut rows = Vec::with_capacity(constraints.len());
     for c in constraints {
-        let (f, is_eq) = match c {
-            Constraint::Ge(f) => (f, false),
-            Constraint::Eq(f) => (f, true),
-        };
+        let (f, is_eq) = c.parts();
         let mut e = Expression::from(f.constant_part().to_f64());
         for (t, q) in f.iter() {
             let v = *map.entry(t).or_insert_with(|| vars.add(variable()));

@@ -676,10 +676,7 @@ impl System {
                 k => k,
             })
         };
-        let rename_c = |c: &Constraint| match c {
-            Constraint::Ge(f) => Constraint::Ge(rename(f)),
-            Constraint::Eq(f) => Constraint::Eq(rename(f)),
-        };
+        let rename_c = |c: &Constraint| c.map(rename);
         self.conj.extend(other.conj.iter().map(rename_c));
         self.facts.extend(other.facts.iter().map(rename_c));
         for d in &other.fact_disj {
@@ -729,15 +726,10 @@ impl System {
     /// `None` when it cannot hold, empty when it always holds. A comparison that holds was evaluated, so the
     /// argument is in the atom's domain there.
     fn translate(&self, c: &Constraint) -> Option<Vec<Constraint>> {
-        let (form, is_eq) = match c {
-            Constraint::Ge(f) => (f, false),
-            Constraint::Eq(f) => (f, true),
-        };
-        if form.is_constant() {
-            let v = form.constant_part();
-            let ok = if is_eq { v.is_zero() } else { v.n >= 0 };
-            return ok.then(Vec::new);
+        if let Some(holds) = c.constant_holds() {
+            return holds.then(Vec::new);
         }
+        let (form, is_eq) = c.parts();
         let mut keys = form.iter();
         let (Some((k, a)), None) = (keys.next(), keys.next()) else {
             return Some(vec![c.clone()]);
@@ -902,12 +894,7 @@ impl System {
             budget = budget.saturating_sub(calls);
             (!feasible).then_some(false)
         };
-        let sub = |c: &Constraint, v: &Affine| -> Option<Constraint> {
-            Some(match c {
-                Constraint::Ge(f) => Constraint::Ge(f.substitute(key, v)?),
-                Constraint::Eq(f) => Constraint::Eq(f.substitute(key, v)?),
-            })
-        };
+        let sub = |c: &Constraint, v: &Affine| c.try_map(|f| f.substitute(key, v));
         for v in 0..=top {
             let value = Affine::constant(v);
             let mut case = self.clone();

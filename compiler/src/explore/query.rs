@@ -348,6 +348,26 @@ fn push_int(out: &mut Vec<u8>, v: i64) {
     out.extend_from_slice(&digits[i..]);
 }
 
+/// Appends `head`, each variable's `name` (with what goes before its value)
+/// followed by its value, and `close`.
+fn write_vars(out: &mut Vec<u8>, head: &str, names: &[String], vars: &[i64], close: u8) {
+    out.extend_from_slice(head.as_bytes());
+    for (name, &v) in names.iter().zip(vars) {
+        out.extend_from_slice(name.as_bytes());
+        push_int(out, v);
+    }
+    out.push(close);
+}
+
+/// Each variable's name as `name` writes it, after `sep` from the second
+/// on.
+fn var_names(vars: &[String], sep: &str, name: impl Fn(&str) -> String) -> Vec<String> {
+    vars.iter()
+        .enumerate()
+        .map(|(i, v)| format!("{}{}", if i > 0 { sep } else { "" }, name(v)))
+        .collect()
+}
+
 impl Names {
     /// The names of a program's statements and matrices.
     pub fn new(program: &Program) -> Names {
@@ -375,24 +395,12 @@ impl Names {
                     .map_or_else(|| json_string(""), |k| json_string(&k.name));
                 StatementNames {
                     text_head,
-                    text_vars: st
-                        .vars
-                        .iter()
-                        .enumerate()
-                        .map(|(i, v)| format!("{}{v}=", if i > 0 { ", " } else { "" }))
-                        .collect(),
+                    text_vars: var_names(&st.vars, ", ", |v| format!("{v}=")),
                     json_head: format!(
                         "{{\"kernel\":{kernel_json},\"line\":{},\"column\":{},\"vars\":{{",
                         st.line, st.column
                     ),
-                    json_vars: st
-                        .vars
-                        .iter()
-                        .enumerate()
-                        .map(|(i, v)| {
-                            format!("{}{}:", if i > 0 { "," } else { "" }, json_string(v))
-                        })
-                        .collect(),
+                    json_vars: var_names(&st.vars, ",", |v| format!("{}:", json_string(v))),
                 }
             })
             .collect();
@@ -416,31 +424,19 @@ impl Names {
 
     /// Appends `kernel@LINE(i=0, j=1)` (as [`Program::task_name`] writes it).
     pub fn write_task_text(&self, out: &mut Vec<u8>, stmt: StmtId, vars: &[i64]) {
-        let Some(s) = self.statements.get(stmt.index()) else {
-            out.extend_from_slice(b"?@?");
-            return;
-        };
-        out.extend_from_slice(s.text_head.as_bytes());
-        for (name, &v) in s.text_vars.iter().zip(vars) {
-            out.extend_from_slice(name.as_bytes());
-            push_int(out, v);
+        match self.statements.get(stmt.index()) {
+            Some(s) => write_vars(out, &s.text_head, &s.text_vars, vars, b')'),
+            None => out.extend_from_slice(b"?@?"),
         }
-        out.push(b')');
     }
 
     /// Appends the JSON object of a task without its closing brace:
     /// `{"kernel":..,"line":..,"column":..,"vars":{..}`.
     fn write_task_json_open(&self, out: &mut Vec<u8>, stmt: StmtId, vars: &[i64]) {
-        let Some(s) = self.statements.get(stmt.index()) else {
-            out.extend_from_slice(b"{\"kernel\":\"\",\"line\":0,\"column\":0,\"vars\":{}");
-            return;
-        };
-        out.extend_from_slice(s.json_head.as_bytes());
-        for (name, &v) in s.json_vars.iter().zip(vars) {
-            out.extend_from_slice(name.as_bytes());
-            push_int(out, v);
+        match self.statements.get(stmt.index()) {
+            Some(s) => write_vars(out, &s.json_head, &s.json_vars, vars, b'}'),
+            None => out.extend_from_slice(b"{\"kernel\":\"\",\"line\":0,\"column\":0,\"vars\":{}"),
         }
-        out.push(b'}');
     }
 
     /// Appends `M[1, 2]`, the matrix name escaped for JSON when `json`.

@@ -59,34 +59,22 @@ impl ErrorKind {
 
     /// Its diagnostic code.
     pub fn code(self) -> Code {
-        match self {
-            ErrorKind::DoubleWrite => rules::single_assignment::CODE,
-            ErrorKind::WriteToInput => rules::write_to_input::CODE,
-            ErrorKind::ReadUnwritten => rules::read_unwritten::CODE,
-            ErrorKind::ReadBeforeWrite => rules::read_before_write::CODE,
-            ErrorKind::OutOfBounds => rules::out_of_bounds::CODE,
-        }
+        self.error_rule().code
     }
 
     /// The rule, as a noun phrase.
     pub fn rule(self) -> &'static str {
-        match self {
-            ErrorKind::DoubleWrite => rules::single_assignment::RULE,
-            ErrorKind::WriteToInput => rules::write_to_input::RULE,
-            ErrorKind::ReadUnwritten => rules::read_unwritten::RULE,
-            ErrorKind::ReadBeforeWrite => rules::read_before_write::RULE,
-            ErrorKind::OutOfBounds => rules::out_of_bounds::RULE,
-        }
+        self.error_rule().name
     }
 
-    /// What a finding of this kind says at its accesses.
-    pub(crate) fn text(self) -> rules::FindingText {
+    /// Its rule, with what a finding of this kind says at its accesses.
+    pub(crate) fn error_rule(self) -> &'static rules::ErrorRule {
         match self {
-            ErrorKind::DoubleWrite => rules::single_assignment::TEXT,
-            ErrorKind::WriteToInput => rules::write_to_input::TEXT,
-            ErrorKind::ReadUnwritten => rules::read_unwritten::TEXT,
-            ErrorKind::ReadBeforeWrite => rules::read_before_write::TEXT,
-            ErrorKind::OutOfBounds => rules::out_of_bounds::TEXT,
+            ErrorKind::DoubleWrite => &rules::single_assignment::RULE,
+            ErrorKind::WriteToInput => &rules::write_to_input::RULE,
+            ErrorKind::ReadUnwritten => &rules::read_unwritten::RULE,
+            ErrorKind::ReadBeforeWrite => &rules::read_before_write::RULE,
+            ErrorKind::OutOfBounds => &rules::out_of_bounds::RULE,
         }
     }
 }

@@ -523,7 +523,9 @@ fn finding_diagnostic(
     let primary = site_span(p, file, f.primary)
         .or_else(|| p.get_statement(f.primary.stmt).map(|s| span(file, s.span)))
         .expect("the oracle's tasks name statements of the program it expanded");
-    let rules::FindingText { here, there, help } = f.kind.text();
+    let &rules::ErrorRule {
+        here, there, help, ..
+    } = f.kind.error_rule();
     let mut d = Diagnostic::error(f.kind.code(), head, primary).with_primary_message(here);
     if let Some(sec) = f.secondary {
         if sec != f.primary {

@@ -8,10 +8,13 @@
 //! tiles are zero tiles in both runs (`lpk_runtime::zero::zero_tiles`).
 
 use crate::compile_example as compile;
+use crate::instance;
 use lpk_model::program::{Arg, Instance, Program, Role};
 use lpk_model::query::Engine;
 use lpk_runtime::dense::CollectSink;
-use lpk_runtime::exec::{execute, ExecConfig, Progress, TileError, TileSource};
+use lpk_runtime::exec::{
+    execute, ExecConfig, ExecError, Progress, RunReport, TileError, TileSource,
+};
 use lpk_runtime::kernels::{Kernel, KernelArg, KernelError, Registry, Tile};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -140,14 +143,33 @@ fn sequential(
     tiles
 }
 
+/// Runs an instance on `workers` threads with the mixing kernels of
+/// `reg` and the hashed inputs, into `sink`.
+fn run(
+    inst: &Instance<'_>,
+    reg: &Registry,
+    sink: &CollectSink,
+    workers: usize,
+    progress: &Progress,
+) -> Result<RunReport, ExecError> {
+    execute(
+        inst,
+        reg,
+        &Inputs,
+        sink,
+        false,
+        &ExecConfig { workers },
+        progress,
+    )
+}
+
 fn check(path: &str, sets: &[&[(&str, i64)]]) {
     let program = compile(path);
     let reg = registry(&program);
     for params in sets {
-        let given: Vec<(String, i64)> = params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-        let inst = match program.bind(&given) {
-            Ok(i) => i,
-            Err(lpk_model::program::BindError::Require { .. }) => continue,
+        let inst = match crate::bind(&program, params) {
+            Ok(Some(i)) => i,
+            Ok(None) => continue,
             Err(e) => panic!("{path} {params:?}: {e}"),
         };
         let reference = sequential(&inst, &reg);
@@ -159,16 +181,8 @@ fn check(path: &str, sets: &[&[(&str, i64)]]) {
         for workers in [1, 2, 4] {
             let sink = CollectSink::default();
             let progress = Progress::default();
-            let report = execute(
-                &inst,
-                &reg,
-                &Inputs,
-                &sink,
-                false,
-                &ExecConfig { workers },
-                &progress,
-            )
-            .unwrap_or_else(|e| panic!("{path} {params:?} workers={workers}: {e}"));
+            let report = run(&inst, &reg, &sink, workers, &progress)
+                .unwrap_or_else(|e| panic!("{path} {params:?} workers={workers}: {e}"));
             assert_eq!(report.tasks, total, "{path} {params:?}");
             let got: BTreeMap<_, _> = sink
                 .into_tiles()
@@ -246,18 +260,9 @@ fn qr_and_gemm_tree_match_sequential_run() {
 fn temporaries_are_freed_after_their_last_reader() {
     let program = compile("examples/cholesky.lpk");
     let reg = registry(&program);
-    let inst = program.bind(&[("N".into(), 24)]).expect("binds");
+    let inst = instance(&program, &[("N", 24)]);
     let sink = CollectSink::default();
-    let report = execute(
-        &inst,
-        &reg,
-        &Inputs,
-        &sink,
-        false,
-        &ExecConfig { workers: 1 },
-        &Progress::default(),
-    )
-    .expect("runs");
+    let report = run(&inst, &reg, &sink, 1, &Progress::default()).expect("runs");
     // Tiles are 1x2 (16 bytes) or 1x1 inputs. Without freeing, every S
     // tile (N^3/6 of them) would stay; the live set is O(N^2).
     let all_s = 24 * 23 * 25 / 6;
@@ -272,21 +277,12 @@ fn temporaries_are_freed_after_their_last_reader() {
 fn cancel_stops_a_run() {
     let program = compile("examples/cholesky.lpk");
     let reg = registry(&program);
-    let inst = program.bind(&[("N".into(), 8)]).expect("binds");
+    let inst = instance(&program, &[("N", 8)]);
     let progress = Progress::default();
     progress
         .cancel
         .store(true, std::sync::atomic::Ordering::Relaxed);
-    let err = execute(
-        &inst,
-        &reg,
-        &Inputs,
-        &CollectSink::default(),
-        false,
-        &ExecConfig { workers: 2 },
-        &progress,
-    )
-    .expect_err("cancelled");
+    let err = run(&inst, &reg, &CollectSink::default(), 2, &progress).expect_err("cancelled");
     assert!(err.to_string().contains("cancelled"), "{err}");
 }
 
@@ -304,14 +300,12 @@ fn a_failing_kernel_names_task_and_tiles() {
     let program = compile("examples/cholesky.lpk");
     let mut reg = registry(&program);
     reg.register(Arc::new(Fails));
-    let inst = program.bind(&[("N".into(), 3)]).expect("binds");
-    let err = execute(
+    let inst = instance(&program, &[("N", 3)]);
+    let err = run(
         &inst,
         &reg,
-        &Inputs,
         &CollectSink::default(),
-        false,
-        &ExecConfig { workers: 2 },
+        2,
         &Progress::default(),
     )
     .expect_err("fails");

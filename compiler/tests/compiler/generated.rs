@@ -9,10 +9,8 @@
 //!
 //! The generator, what it covers and why its programs are valid: see
 //! `lpk_test_support::gen`.
+use crate::compile_generated;
 use crate::oracle::{compare, Outcome};
-use lpk_compiler::diag::SourceMap;
-use lpk_compiler::pipeline::{compile_source, CompileError, LintGate};
-use lpk_model::program::Program;
 use lpk_test_support::gen::generate;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -21,18 +19,6 @@ use std::time::Instant;
 
 /// Tasks a generated instance may have; a larger one is skipped.
 const MAX_TASKS: usize = 20_000;
-
-/// Compiles a program text; errors are reported with the text.
-fn compile_text(text: &str) -> Result<Program, String> {
-    let mut sources = SourceMap::new();
-    match compile_source(&mut sources, "generated.lpk", text, None, LintGate::Off) {
-        Ok(compiled) => Ok(compiled.program),
-        Err(CompileError::Diagnostics(diagnostics)) => Err(format!(
-            "generated program does not compile (a generator bug):\n{text}\n{diagnostics:#?}"
-        )),
-        Err(e) => Err(format!("{e}\n{text}")),
-    }
-}
 
 // ---------------------------------------------------------------------------
 // The properties.
@@ -49,7 +35,7 @@ struct Tally {
 /// Compiles a program and compares every instance; an error carries the
 /// program text and the parameter values.
 fn check_program(text: &str, two_params: bool, tally: &Tally) -> Result<(), String> {
-    let program = compile_text(text)?;
+    let program = compile_generated(text)?;
     let mut max_tasks = 0;
     for n in 1..=6 {
         let ms: Vec<i64> = if two_params {

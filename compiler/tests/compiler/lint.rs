@@ -4,18 +4,22 @@
 
 use lpk_compiler::lint::{lint_program, LintOptions};
 
-fn check(src: &str) -> String {
-    let (sources, compiled) = crate::compile_text(src);
-    let opts = LintOptions {
+/// The options of these tests: the exhaustive part bounded at 8.
+fn options() -> LintOptions {
+    LintOptions {
         bound: 8,
         ..LintOptions::default()
-    };
+    }
+}
+
+fn check(src: &str) -> String {
+    let (sources, compiled) = crate::compile_text(src);
     let report = lint_program(
         &compiled.checked.module,
         compiled.hir(),
         &compiled.program,
         compiled.checked.file,
-        &opts,
+        &options(),
         None,
     );
     let mut out = sources.render_plain(&report.diagnostics);
@@ -33,9 +37,28 @@ fn check(src: &str) -> String {
     out
 }
 
+/// Asserts that program `name` of `src` lints clean: no diagnostic, and
+/// every rule proved for all values of `params` (as the summary writes
+/// them, `N` or `N, M`) up to 2^20.
+#[track_caller]
+fn assert_proved(src: &str, name: &str, params: &str) {
+    let mut expected = format!("lint of `{name}`:\n");
+    for rule in [
+        "E0501 single assignment",
+        "E0502 no write to an input",
+        "E0503 every read tile is written",
+        "E0504 every read comes after its write",
+        "E0505 indices inside the extents",
+    ] {
+        expected.push_str(&format!("  {rule}: proved for all {params} up to 2^20\n"));
+    }
+    assert_eq!(check(src), expected);
+}
+
 #[test]
 fn a_correct_program_is_proved() {
-    insta::assert_snapshot!(check("
+    assert_proved(
+        "
 kernel copy(a) -> (b);
 program p(N: int) {
     require N >= 1;
@@ -45,14 +68,10 @@ program p(N: int) {
         B[i] = copy(A[i]);
     }
 }
-"), @r#"
-    lint of `p`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
-    "#);
+",
+        "p",
+        "N",
+    );
 }
 
 #[test]
@@ -149,14 +168,7 @@ program trees(N: int) {
 
 #[test]
 fn a_tree_per_panel_is_proved() {
-    insta::assert_snapshot!(check(&TREE_PER_PANEL.replace("LO", "k")), @r#"
-    lint of `trees`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
-    "#);
+    assert_proved(&TREE_PER_PANEL.replace("LO", "k"), "trees", "N");
 }
 
 #[test]
@@ -205,14 +217,7 @@ program shifted(N: int) {
 
 #[test]
 fn a_writer_term_at_a_shifted_iteration_is_proved() {
-    insta::assert_snapshot!(check(&SHIFTED_GUARD.replace('K', "2")), @r#"
-    lint of `shifted`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
-    "#);
+    assert_proved(&SHIFTED_GUARD.replace('K', "2"), "shifted", "N");
 }
 
 #[test]
@@ -255,14 +260,7 @@ program start(N: int) {
 
 #[test]
 fn a_writer_bound_the_reader_never_mentions_is_proved() {
-    insta::assert_snapshot!(check(&LOG_START.replace("LO", "L")), @r#"
-    lint of `start`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
-    "#);
+    assert_proved(&LOG_START.replace("LO", "L"), "start", "N");
 }
 
 #[test]
@@ -317,14 +315,7 @@ program even(N: int) {
 
 #[test]
 fn a_read_of_the_even_tiles_is_proved() {
-    insta::assert_snapshot!(check(&EVEN_TILES.replace("GUARD", "i % 2 == 0")), @r#"
-    lint of `even`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
-    "#);
+    assert_proved(&EVEN_TILES.replace("GUARD", "i % 2 == 0"), "even", "N");
 }
 
 #[test]
@@ -369,7 +360,7 @@ fn a_guard_that_is_a_conjunction_of_many_unions_is_assumed_whole() {
     // Five `or`s in one `and`: 32 alternatives as one union, past the
     // case limit; assumed part by part, the guard is kept and the reads
     // it covers are proved.
-    insta::assert_snapshot!(check("
+    assert_proved("
 kernel copy(a) -> (b);
 program p(N: int) {
     require N >= 1;
@@ -387,14 +378,7 @@ program p(N: int) {
         }
     }
 }
-"), @r#"
-    lint of `p`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
-    "#);
+", "p", "N");
 }
 
 #[test]
@@ -403,7 +387,8 @@ fn a_butterfly_read_at_a_level_of_the_parameters_is_proved_by_cases_on_the_level
     // `X[i + 1, 0]` are three branches over `// 2 ** level % 2`. Too many
     // combinations for one search; one case per value of the logarithm
     // closes it.
-    insta::assert_snapshot!(check("
+    assert_proved(
+        "
 kernel leaf(a) -> (b);
 kernel pair(a, b) -> (c);
 kernel copy(a) -> (b);
@@ -432,14 +417,10 @@ program butterfly(N: int) {
         }
     }
 }
-"), @r#"
-    lint of `butterfly`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
-    "#);
+",
+        "butterfly",
+        "N",
+    );
 }
 
 #[test]
@@ -448,7 +429,8 @@ fn a_diagonal_read_of_per_panel_trees_is_proved_by_narrowing_the_reader_loop() {
     // the trees' level loop and meets writers of fixed levels; its `else`
     // branch splits on the same values plus a remainder, so the two
     // branches' single assignment is still proved.
-    insta::assert_snapshot!(check("
+    assert_proved(
+        "
 kernel leaf(a) -> (b);
 kernel pair(a, b) -> (c);
 kernel copy(a) -> (b);
@@ -479,14 +461,10 @@ program panels(N: int) {
         }
     }
 }
-"), @r#"
-    lint of `panels`:
-      E0501 single assignment: proved for all N up to 2^20
-      E0502 no write to an input: proved for all N up to 2^20
-      E0503 every read tile is written: proved for all N up to 2^20
-      E0504 every read comes after its write: proved for all N up to 2^20
-      E0505 indices inside the extents: proved for all N up to 2^20
-    "#);
+",
+        "panels",
+        "N",
+    );
 }
 
 /// A lint cancelled (as the language server cancels the lint of a version
@@ -496,6 +474,7 @@ program panels(N: int) {
 #[test]
 fn a_cancelled_lint_proves_and_finds_only_what_the_full_lint_does() {
     use lpk_compiler::lint::{analyze, RuleStatus};
+    use lpk_model::program::Program;
     let twice = "
 kernel copy(a) -> (b);
 program p(N: int) {
@@ -508,24 +487,22 @@ program p(N: int) {
 ";
     let mut sources: Vec<(String, String)> = vec![("written twice".into(), twice.into())];
     for example in ["cholesky.lpk", "lu.lpk", "tsqr.lpk"] {
-        let path = lpk_test_support::workspace_root()
-            .join("examples")
-            .join(example);
         sources.push((
             example.into(),
-            std::fs::read_to_string(&path).expect("an example"),
+            lpk_test_support::read(&format!("examples/{example}")),
         ));
     }
-    for (name, src) in &sources {
-        let (_, compiled) = crate::compile_text(src);
-        let opts = LintOptions {
-            bound: 8,
-            ..LintOptions::default()
-        };
-        let full = analyze(&compiled.program, &opts, None);
+    // A lint cancelled before it starts.
+    let cancelled_lint = |program: &Program, opts: &LintOptions| {
         let token = lpk_compiler::cancel::Cancel::new();
         token.cancel();
-        let cancelled = token.run(|| analyze(&compiled.program, &opts, None));
+        token.run(|| analyze(program, opts, None))
+    };
+    for (name, src) in &sources {
+        let (_, compiled) = crate::compile_text(src);
+        let opts = options();
+        let full = analyze(&compiled.program, &opts, None);
+        let cancelled = cancelled_lint(&compiled.program, &opts);
         for ((kind, status), (_, full_status)) in cancelled.rules.iter().zip(&full.rules) {
             if *status == RuleStatus::Proved {
                 assert_eq!(*full_status, RuleStatus::Proved, "{name}: {kind:?}");
@@ -541,9 +518,7 @@ program p(N: int) {
     // cancelled one.
     let (_, compiled) = crate::compile_text(twice);
     let opts = LintOptions::default();
-    let token = lpk_compiler::cancel::Cancel::new();
-    token.cancel();
-    let cancelled = token.run(|| analyze(&compiled.program, &opts, None));
+    let cancelled = cancelled_lint(&compiled.program, &opts);
     assert_ne!(cancelled.rules[0].1, RuleStatus::Proved);
     assert!(!analyze(&compiled.program, &opts, None).findings.is_empty());
 }

@@ -19,23 +19,21 @@
 //! (each is linted as generated and with one planted mutation);
 //! `LPK_LINT_HONESTY_SEED=0x...` draws another corpus.
 
-use lpk_compiler::diag::SourceMap;
+use crate::compile_generated;
 use lpk_compiler::lint::exhaustive::{combinations, ErrorKind};
 use lpk_compiler::lint::{analyze, LintOptions, RuleStatus};
-use lpk_compiler::pipeline::{compile_source, LintGate};
 use lpk_model::dag::{expand, ExpandError};
 use lpk_model::program::Program;
+use lpk_test_support::gen::{generate, Xorshift};
 use std::collections::BTreeSet;
 use std::time::Instant;
 
 const BOUND: i64 = 32;
 const BUDGET: usize = 5_000;
 
+/// A generated program, `None` when it does not compile.
 fn compile(text: &str) -> Option<Program> {
-    let mut sources = SourceMap::new();
-    compile_source(&mut sources, "t.lpk", text, None, LintGate::Off)
-        .ok()
-        .map(|compiled| compiled.program)
+    compile_generated(text).ok()
 }
 
 /// The violation kinds the expansion shows, visiting combinations as lint
@@ -73,6 +71,20 @@ struct Counts {
     beyond: usize,
     /// Violations of a proved rule seen in those instances.
     proofs_refuted: usize,
+}
+
+impl Counts {
+    /// Asserts that lint agreed with the expansion: no mismatch (the
+    /// `failures` describe them), no false positive or negative, every
+    /// counterexample reproduced and no proof refuted.
+    #[track_caller]
+    fn assert_agreed(&self, failures: &[String]) {
+        assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+        assert_eq!(self.false_positives, 0);
+        assert_eq!(self.false_negatives, 0);
+        assert_eq!(self.not_reproduced, 0);
+        assert_eq!(self.proofs_refuted, 0);
+    }
 }
 
 /// Lints one program and compares; returns a description of any mismatch.
@@ -135,7 +147,8 @@ fn compare(p: &Program, counts: &mut Counts) -> Option<String> {
         .collect();
     counts.proved_rules += proved.len();
     if !proved.is_empty() && !p.params.is_empty() {
-        let mut rng = Rng((counts.programs as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut rng =
+            Xorshift::new((counts.programs as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         for _ in 0..3 {
             let big = rng.below(p.params.len());
             let tuple: Vec<i64> = (0..p.params.len())
@@ -170,25 +183,6 @@ fn compare(p: &Program, counts: &mut Counts) -> Option<String> {
 
 /// Task limit of the instances that test proofs past the bound.
 const BEYOND_TASKS: usize = 20_000;
-
-/// A small deterministic generator of choice lists.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 16) as u32
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            self.next() as usize % n
-        }
-    }
-}
 
 /// Byte ranges of the top-level bracketed groups that start with `open`.
 fn groups(text: &str, opener: &str) -> Vec<(usize, usize)> {
@@ -235,7 +229,7 @@ fn top_commas(s: &str) -> Vec<usize> {
 /// Plants one bug in a program's text: an off-by-one loop bound (or
 /// stride), swapped tile indices, a wrong stride in an index, or a missing
 /// guard. `None` when the text offers no place for the chosen mutation.
-fn mutate(text: &str, rng: &mut Rng) -> Option<String> {
+fn mutate(text: &str, rng: &mut Xorshift) -> Option<String> {
     let body = text.find("program")?;
     match rng.below(4) {
         0 => {
@@ -319,9 +313,9 @@ fn run_cases(jobs: &[(usize, Vec<u32>, u64)]) -> (Counts, usize, Vec<String>) {
     let mut mutants = 0usize;
     let mut failures: Vec<String> = Vec::new();
     for (case, data, seed) in jobs {
-        let mut rng = Rng(*seed);
+        let mut rng = Xorshift::new(*seed);
         let two = case % 4 == 3;
-        let text = lpk_test_support::gen::generate(data.clone(), two);
+        let text = generate(data.clone(), two);
         let Some(p) = compile(&text) else {
             failures.push(format!("generated program does not compile:\n{text}"));
             continue;
@@ -357,26 +351,12 @@ fn run_cases(jobs: &[(usize, Vec<u32>, u64)]) -> (Counts, usize, Vec<String>) {
 const SHARDS: usize = 25;
 
 fn corpus() -> Vec<(usize, Vec<u32>, u64)> {
-    let cases: usize = std::env::var("LPK_LINT_HONESTY_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
+    let cases = lpk_test_support::env_number("LPK_LINT_HONESTY_CASES", 1000);
     // `LPK_LINT_HONESTY_SEED` draws another corpus (hex or decimal).
-    let seed = std::env::var("LPK_LINT_HONESTY_SEED")
-        .ok()
-        .and_then(|v| match v.strip_prefix("0x") {
-            Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16).ok(),
-            None => v.parse().ok(),
-        })
-        .unwrap_or(0x9e37_79b9_7f4a_7c15);
-    // (xorshift stays at 0 from 0.)
-    let mut rng = Rng(seed.max(1));
+    let seed = lpk_test_support::env_seed("LPK_LINT_HONESTY_SEED", 0x9e37_79b9_7f4a_7c15);
+    let mut rng = Xorshift::new(seed);
     (0..cases)
-        .map(|case| {
-            let len = 16 + rng.below(584);
-            let data: Vec<u32> = (0..len).map(|_| rng.next()).collect();
-            (case, data, u64::from(rng.next()) | 1)
-        })
+        .map(|case| (case, rng.choices(), u64::from(rng.next_u32()) | 1))
         .collect()
 }
 
@@ -403,11 +383,7 @@ fn shard(k: usize) {
         counts.proofs_refuted,
         start.elapsed()
     );
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    assert_eq!(counts.false_positives, 0);
-    assert_eq!(counts.false_negatives, 0);
-    assert_eq!(counts.not_reproduced, 0);
-    assert_eq!(counts.proofs_refuted, 0);
+    counts.assert_agreed(&failures);
     if chunk.len() >= 20 {
         // Sanity of the corpus itself (deterministic: fixed seeds).
         assert!(
@@ -480,8 +456,8 @@ fn zero_matrices_agree_with_the_expansion() {
     // Programs whose unwritten reads the zero matrices make valid.
     let mut relieved = 0usize;
     for (case, data, seed) in corpus().into_iter().take(40) {
-        let mut rng = Rng(seed);
-        let text = lpk_test_support::gen::generate(data, case % 4 == 3);
+        let mut rng = Xorshift::new(seed);
+        let text = generate(data, case % 4 == 3);
         let mut texts = vec![text.clone()];
         for _ in 0..8 {
             if let Some(m) = mutate(&text, &mut rng) {
@@ -510,11 +486,7 @@ fn zero_matrices_agree_with_the_expansion() {
         "zero matrices: {counts:?}, {relieved} made valid, in {:.1?}",
         start.elapsed()
     );
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    assert_eq!(counts.false_positives, 0);
-    assert_eq!(counts.false_negatives, 0);
-    assert_eq!(counts.not_reproduced, 0);
-    assert_eq!(counts.proofs_refuted, 0);
+    counts.assert_agreed(&failures);
     // The corpus is fixed, so these hold or the test tests nothing.
     assert!(counts.programs >= 40, "{counts:?}");
     assert!(counts.violating > 0, "{counts:?}");

@@ -4,11 +4,13 @@
 //! expansion sees no violation, and `writer`/`readers` agree with it.
 
 use crate::compile_example as compile;
+use crate::instance;
 use lpk_model::dag::{expand, from_plans, ExpandError};
-use lpk_model::program::Program;
+use lpk_model::program::{Instance, Program};
 use lpk_model::query::Engine;
 use lpk_model::task::{Task, TileRef};
 use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
 
 /// Tasks an example instance may have.
 const MAX_TASKS: usize = 2_000_000;
@@ -33,10 +35,9 @@ pub(crate) fn compare(
     params: &[(&str, i64)],
     max_tasks: usize,
 ) -> Result<Outcome, String> {
-    let given: Vec<(String, i64)> = params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    let inst = match program.bind(&given) {
-        Ok(i) => i,
-        Err(lpk_model::program::BindError::Require { .. }) => return Ok(Outcome::Excluded),
+    let inst = match crate::bind(program, params) {
+        Ok(Some(i)) => i,
+        Ok(None) => return Ok(Outcome::Excluded),
         Err(e) => return Err(format!("bind: {e}")),
     };
     let (oracle, violations) = match expand(&inst, max_tasks) {
@@ -188,7 +189,7 @@ fn check_instance(program: &Program, params: &[(&str, i64)]) {
     }
 }
 
-fn single(path: &str, param: &str, range: std::ops::RangeInclusive<i64>) {
+fn single(path: &str, param: &str, range: RangeInclusive<i64>) {
     let program = compile(path);
     for n in range {
         check_instance(&program, &[(param, n)]);
@@ -225,16 +226,36 @@ fn trsolve() {
     }
 }
 
-#[test]
-fn gemm_tree() {
-    let program = compile("examples/gemm_tree.lpk");
-    for m in 1..=3 {
-        for n in 1..=2 {
-            for k in 1..=20 {
-                check_instance(&program, &[("M", m), ("N", n), ("K", k)]);
+/// Checks every instance of a GEMM-shaped example for `M`, `N` and `K` in
+/// the ranges, and hands each to `more` with its values.
+fn check_mnk(
+    path: &str,
+    ms: RangeInclusive<i64>,
+    ns: RangeInclusive<i64>,
+    ks: RangeInclusive<i64>,
+    mut more: impl FnMut(&Instance<'_>, i64, i64, i64),
+) {
+    let program = compile(path);
+    for m in ms {
+        for n in ns.clone() {
+            for k in ks.clone() {
+                let params = [("M", m), ("N", n), ("K", k)];
+                check_instance(&program, &params);
+                more(&instance(&program, &params), m, n, k);
             }
         }
     }
+}
+
+#[test]
+fn gemm_tree() {
+    check_mnk(
+        "examples/gemm_tree.lpk",
+        1..=3,
+        1..=2,
+        1..=20,
+        |_, _, _, _| {},
+    );
 }
 
 /// The GEMM tree padded with a zero matrix: the DAG and the queries agree
@@ -242,42 +263,36 @@ fn gemm_tree() {
 /// padded reads are zero tiles), and the counts are those of its header.
 #[test]
 fn gemm_tree_zero() {
-    let program = compile("examples/gemm_tree_zero.lpk");
-    for m in 1..=2 {
-        for n in 1..=2 {
-            for k in 1..=17i64 {
-                check_instance(&program, &[("M", m), ("N", n), ("K", k)]);
-                let inst = program
-                    .bind(&[("M".into(), m), ("N".into(), n), ("K".into(), k)])
-                    .expect("binds");
-                let depth = (k as u64).next_power_of_two().trailing_zeros() as i64;
-                let adds: i64 = (0..depth).map(|l| (k + (2 << l) - 1) / (2 << l)).sum();
-                let s = lpk_compiler::explore::stats::stats(&inst, 1_000_000).expect("stats");
-                assert_eq!(s.tasks as i64, m * n * (k + adds + 1), "K={k}");
-                assert_eq!(s.critical_path as i64, depth + 2, "K={k}");
-                let walk = lpk_model::dag::walk(&inst).expect("walks");
-                assert_eq!(walk.reached, s.tasks, "K={k}");
-            }
-        }
-    }
+    check_mnk(
+        "examples/gemm_tree_zero.lpk",
+        1..=2,
+        1..=2,
+        1..=17,
+        |inst, m, n, k| {
+            let depth = (k as u64).next_power_of_two().trailing_zeros() as i64;
+            let adds: i64 = (0..depth).map(|l| (k + (2 << l) - 1) / (2 << l)).sum();
+            let s = lpk_compiler::explore::stats::stats(inst, 1_000_000).expect("stats");
+            assert_eq!(s.tasks as i64, m * n * (k + adds + 1), "K={k}");
+            assert_eq!(s.critical_path as i64, depth + 2, "K={k}");
+            let walk = lpk_model::dag::walk(inst).expect("walks");
+            assert_eq!(walk.reached, s.tasks, "K={k}");
+        },
+    );
 }
 
 #[test]
 fn gemm() {
-    let program = compile("examples/gemm.lpk");
-    for m in 1..=3 {
-        for n in 1..=3 {
-            for k in 1..=12 {
-                check_instance(&program, &[("M", m), ("N", n), ("K", k)]);
-                let inst = program
-                    .bind(&[("M".into(), m), ("N".into(), n), ("K".into(), k)])
-                    .expect("binds");
-                let s = lpk_compiler::explore::stats::stats(&inst, 1_000_000).expect("stats");
-                assert_eq!(s.tasks as i64, m * n * k, "M*N*K tasks");
-                assert_eq!(s.critical_path as i64, k, "a chain of K per tile");
-            }
-        }
-    }
+    check_mnk(
+        "examples/gemm.lpk",
+        1..=3,
+        1..=3,
+        1..=12,
+        |inst, m, n, k| {
+            let s = lpk_compiler::explore::stats::stats(inst, 1_000_000).expect("stats");
+            assert_eq!(s.tasks as i64, m * n * k, "M*N*K tasks");
+            assert_eq!(s.critical_path as i64, k, "a chain of K per tile");
+        },
+    );
 }
 
 #[test]
@@ -299,7 +314,7 @@ fn walking_the_dag_reaches_every_task_once() {
     ] {
         let program = compile(path);
         for n in 1..=max {
-            let inst = program.bind(&[(param.to_string(), n)]).expect("binds");
+            let inst = instance(&program, &[(param, n)]);
             let stats = lpk_model::dag::walk(&inst).expect("walks");
             let (dag, _) = expand(&inst, 1_000_000).expect("expands");
             assert_eq!(stats.reached as usize, dag.tasks.len(), "{path} {n}");
@@ -316,7 +331,7 @@ fn walking_the_dag_reaches_every_task_once() {
 fn cholesky_counts_match_closed_forms() {
     let program = compile("examples/cholesky.lpk");
     for n in 1..=24i64 {
-        let inst = program.bind(&[("N".to_string(), n)]).expect("binds");
+        let inst = instance(&program, &[("N", n)]);
         let s = lpk_compiler::explore::stats::stats(&inst, 1_000_000).expect("stats");
         assert_eq!(s.tasks as i64, n * (n + 1) * (n + 2) / 6, "N={n}");
         assert_eq!(s.critical_path as i64, 3 * n - 2, "N={n}");
@@ -395,7 +410,7 @@ fn the_sequential_walk_catches_a_missing_edge() {
     parts.plans[0].writes[0].partners.clear();
     let program =
         lpk_model::program::Program::validate(parts, &Default::default()).expect("still valid");
-    let inst = program.bind(&[("N".to_string(), 4)]).expect("binds");
+    let inst = instance(&program, &[("N", 4)]);
     let err = lpk_model::dag::walk_sequential(&inst).expect_err("must notice");
     assert!(err.to_string().contains("the children plans gave"), "{err}");
 }

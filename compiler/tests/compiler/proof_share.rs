@@ -20,11 +20,10 @@
 //! `LPK_PROOF_SHARE_SEED=0x...` draws another corpus (a fresh one, for
 //! the figure of issue 22).
 
-use lpk_compiler::diag::SourceMap;
+use crate::compile_generated;
 use lpk_compiler::lint::exhaustive::ErrorKind;
 use lpk_compiler::lint::{analyze, LintOptions, RuleStatus};
-use lpk_compiler::pipeline::{compile_source, LintGate};
-use lpk_model::program::Program;
+use lpk_test_support::gen::{generate, Xorshift};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -37,47 +36,12 @@ const SEED: u64 = 0x2022_0c0f_fee1_5eed;
 /// default 40 programs (97.2 % on 320; docs/lint.md).
 const FLOOR_PERCENT: f64 = 92.5;
 
-fn compile(text: &str) -> Option<Program> {
-    let mut sources = SourceMap::new();
-    compile_source(&mut sources, "t.lpk", text, None, LintGate::Off)
-        .ok()
-        .map(|c| c.program)
-}
-
-/// A small deterministic generator of choice lists (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 16) as u32
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            self.next() as usize % n
-        }
-    }
-}
-
 #[test]
 fn proof_share_on_a_generated_corpus() {
-    let cases: usize = std::env::var("LPK_PROOF_SHARE_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
+    let cases = lpk_test_support::env_number("LPK_PROOF_SHARE_CASES", 40);
     // `LPK_PROOF_SHARE_SEED` measures a fresh corpus (hex or decimal).
-    let seed = std::env::var("LPK_PROOF_SHARE_SEED")
-        .ok()
-        .and_then(|v| match v.strip_prefix("0x") {
-            Some(hex) => u64::from_str_radix(hex, 16).ok(),
-            None => v.parse().ok(),
-        })
-        .unwrap_or(SEED);
-    let mut rng = Rng(seed);
+    let seed = lpk_test_support::env_seed("LPK_PROOF_SHARE_SEED", SEED);
+    let mut rng = Xorshift::new(seed);
     let opts = LintOptions::default();
     let mut valid = 0usize;
     let mut all_proved = 0usize;
@@ -87,10 +51,8 @@ fn proof_share_on_a_generated_corpus() {
     let mut slowest = (Duration::ZERO, String::new());
     let mut unproved_examples: Vec<String> = Vec::new();
     for case in 0..cases {
-        let len = 16 + rng.below(584);
-        let data: Vec<u32> = (0..len).map(|_| rng.next()).collect();
-        let text = lpk_test_support::gen::generate(data, case % 4 == 3);
-        let Some(p) = compile(&text) else {
+        let text = generate(rng.choices(), case % 4 == 3);
+        let Ok(p) = compile_generated(&text) else {
             continue;
         };
         let t0 = Instant::now();
@@ -168,22 +130,6 @@ fn proof_share_on_a_generated_corpus() {
     );
 }
 
-/// The `.lpk` files under `dir`, recursively, in order.
-fn lpk_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            lpk_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "lpk") {
-            out.push(p);
-        }
-    }
-}
-
 /// Every example, and every valid program under `tests/` (it compiles
 /// and lint finds no violation): each error rule is proved, or lint names
 /// what stopped its proof (the statements and the atom). Prints each
@@ -192,18 +138,15 @@ fn lpk_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
 fn examples_are_proved_or_name_what_stops_them() {
     let opts = LintOptions::default();
     let mut problems = Vec::new();
-    let examples = lpk_test_support::examples();
+    let examples = lpk_test_support::lpk_files_under("examples");
     let mut files = examples.clone();
-    lpk_files(
-        &lpk_test_support::workspace_root().join("tests"),
-        &mut files,
-    );
+    files.extend(lpk_test_support::lpk_files_under("tests"));
     let mut checked = 0usize;
-    for f in files {
-        let text = std::fs::read_to_string(&f).expect("readable");
-        let is_example = examples.contains(&f);
-        let Some(p) = compile(&text) else {
-            assert!(!is_example, "{}: examples compile", f.display());
+    for name in &files {
+        let text = lpk_test_support::read(name);
+        let is_example = examples.contains(name);
+        let Ok(p) = compile_generated(&text) else {
+            assert!(!is_example, "{name}: examples compile");
             continue;
         };
         let t0 = Instant::now();
@@ -213,9 +156,6 @@ fn examples_are_proved_or_name_what_stops_them() {
             continue;
         }
         checked += 1;
-        let root = lpk_test_support::workspace_root();
-        let shown = f.strip_prefix(&root).unwrap_or(&f).display().to_string();
-        let name = shown.as_str();
         let unproved: Vec<ErrorKind> = a
             .rules
             .iter()

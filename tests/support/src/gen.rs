@@ -1473,11 +1473,7 @@ impl<'c> Gen<'c> {
                 let args = self.plain_args(owner, n);
                 self.path.pop();
                 let other = self.call(outs, args);
-                vec![St::If {
-                    cond: g,
-                    then: vec![call],
-                    els: vec![other],
-                }]
+                vec![if_else(g, call, other)]
             }
             _ => {
                 for r in first_record..self.records.len() {
@@ -1855,11 +1851,8 @@ impl<'c> Gen<'c> {
         let saved = self.est;
         self.est *= width.max(1.0);
         let body = self.block(depth + 1);
-        self.est = saved;
-        self.path.pop();
-        for _ in 0..pre.len() {
-            self.path.pop();
-        }
+        // The loop and the lets before it.
+        self.leave_loops(1 + pre.len(), saved);
         pre.push(St::For { var: v, form, body });
         pre
     }
@@ -1975,8 +1968,51 @@ impl<'c> Gen<'c> {
         }
     }
 
-    fn simple_loop(&mut self, name: String, lo: Ex, hi: Ex, lo_b: Lin, hi_b: Lin) -> usize {
+    /// Leaves the `count` innermost loops, the size estimate back at `est`
+    /// (what it was outside them).
+    fn leave_loops(&mut self, count: usize, est: f64) {
+        self.est = est;
+        for _ in 0..count {
+            self.path.pop();
+        }
+    }
+
+    /// `for NAME in range(lo, hi)`, a fresh name.
+    fn simple_loop(&mut self, lo: Ex, hi: Ex, lo_b: Lin, hi_b: Lin) -> usize {
+        let name = self.fresh_loop_name(false);
         self.push_loop(name, lo, hi, Ex::Int(1), lo_b, hi_b, None)
+    }
+
+    /// `for LEVEL in range(ceil(log_b(e)))` (see [`Gen::level_count`]), a
+    /// fresh level name; `bound` bounds `b ** LEVEL`.
+    fn level_loop(&mut self, e: &Ex, base: i64, global: bool, bound: Lin) -> usize {
+        let count = self.level_count(e, base, global);
+        let name = self.fresh_loop_name(true);
+        self.push_loop(
+            name,
+            Ex::Int(0),
+            Ex::Var(count),
+            Ex::Int(1),
+            Lin::k(0),
+            Lin::atom(Atom::S(count)),
+            Some((base, bound)),
+        )
+    }
+
+    /// `for NAME in range(lo, hi, base ** (level + 1))` inside level loop
+    /// `level`, a fresh name: the nodes of one level of a tree.
+    fn level_nodes_loop(
+        &mut self,
+        lo: Ex,
+        hi: Ex,
+        base: i64,
+        level: usize,
+        lo_b: Lin,
+        hi_b: Lin,
+    ) -> usize {
+        let name = self.fresh_loop_name(false);
+        let step = pow(base, add(Ex::Var(level), Ex::Int(1)));
+        self.push_loop(name, lo, hi, step, lo_b, hi_b, None)
     }
 
     /// Level count `ceil(log_b(E))` as a symbol (the global `L` when it fits).
@@ -2005,44 +2041,22 @@ impl<'c> Gen<'c> {
         let mut out = vec![St::Comment(format!("reduction tree, base {base}"))];
         // leaves
         let owner = self.new_owner();
-        let j = self.fresh_loop_name(false);
-        let jv = self.simple_loop(j, Ex::Int(0), e.clone(), Lin::k(0), eb.clone());
+        let jv = self.simple_loop(Ex::Int(0), e.clone(), Lin::k(0), eb.clone());
         let saved = self.est;
         self.est *= self.width(&Lin::k(0), &eb, &Ex::Int(1));
         let w = self.fixed_write(m, vec![Ex::Int(0), Ex::Var(jv)], owner);
         let n = 1 + self.ch.below(2);
         let args = self.plain_args(owner, n);
         let leaf = self.call(vec![w], args);
-        self.est = saved;
-        self.path.pop();
+        self.leave_loops(1, saved);
         out.push(St::For {
             var: jv,
             form: self.ch.below(2) as u8,
             body: vec![leaf],
         });
         // levels
-        let count = self.level_count(&e, base, true);
-        let lname = self.fresh_loop_name(true);
-        let lv = self.push_loop(
-            lname,
-            Ex::Int(0),
-            Ex::Var(count),
-            Ex::Int(1),
-            Lin::k(0),
-            Lin::atom(Atom::S(count)),
-            Some((base, eb.clone())),
-        );
-        let jname = self.fresh_loop_name(false);
-        let step = pow(base, add(Ex::Var(lv), Ex::Int(1)));
-        let jv = self.push_loop(
-            jname,
-            Ex::Int(0),
-            e.clone(),
-            step,
-            Lin::k(0),
-            eb.clone(),
-            None,
-        );
+        let lv = self.level_loop(&e, base, true, eb.clone());
+        let jv = self.level_nodes_loop(Ex::Int(0), e.clone(), base, lv, Lin::k(0), eb.clone());
         let saved = self.est;
         self.est *= 3.0 * self.width(&Lin::k(0), &eb, &Ex::Int(1));
         let owner = self.new_owner();
@@ -2072,18 +2086,8 @@ impl<'c> Gen<'c> {
         let last = self.call(vec![w.clone()], args);
         arms.push((None, last));
         let body = chain(arms);
-        self.est = saved;
-        self.path.pop();
-        self.path.pop();
-        out.push(St::For {
-            var: lv,
-            form: 0,
-            body: vec![St::For {
-                var: jv,
-                form: 2,
-                body,
-            }],
-        });
+        self.leave_loops(2, saved);
+        out.push(nest2((lv, 0), (jv, 2), body));
         out
     }
 
@@ -2093,22 +2097,19 @@ impl<'c> Gen<'c> {
         let n = self.n();
         let ln = Lin::atom(Atom::S(self.n));
         let m = self.new_matrix(3, false);
-        let pname = self.fresh_loop_name(false);
-        let p = self.simple_loop(pname, Ex::Int(0), n.clone(), Lin::k(0), ln.clone());
+        let p = self.simple_loop(Ex::Int(0), n.clone(), Lin::k(0), ln.clone());
         let lp = Lin::atom(Atom::S(p));
         let saved0 = self.est;
         self.est *= 6.0;
         // leaves
         let owner = self.new_owner();
-        let iname = self.fresh_loop_name(false);
-        let iv = self.simple_loop(iname, Ex::Var(p), n.clone(), lp.clone(), ln.clone());
+        let iv = self.simple_loop(Ex::Var(p), n.clone(), lp.clone(), ln.clone());
         let saved = self.est;
         self.est *= 6.0;
         let w = self.fixed_write(m, vec![Ex::Var(p), Ex::Int(0), Ex::Var(iv)], owner);
         let args = self.plain_args(owner, 1);
         let leaf = self.call(vec![w], args);
-        self.est = saved;
-        self.path.pop();
+        self.leave_loops(1, saved);
         let leaves = St::For {
             var: iv,
             form: 1,
@@ -2116,29 +2117,8 @@ impl<'c> Gen<'c> {
         };
         // levels
         let arg = sub(n.clone(), Ex::Var(p));
-        let count = self.level_count(&arg, 2, false);
-        let lname = self.fresh_loop_name(true);
-        let lv = self.push_loop(
-            lname,
-            Ex::Int(0),
-            Ex::Var(count),
-            Ex::Int(1),
-            Lin::k(0),
-            Lin::atom(Atom::S(count)),
-            Some((2, ln.plus(&lp, -1))),
-        );
-        let iname = self.fresh_loop_name(false);
-        let step = pow(2, add(Ex::Var(lv), Ex::Int(1)));
-        let iv = self.push_loop(
-            iname,
-            Ex::Var(p),
-            n.clone(),
-            step,
-            lp.clone(),
-            ln.clone(),
-            None,
-        );
-        let saved = self.est;
+        let lv = self.level_loop(&arg, 2, false, ln.plus(&lp, -1));
+        let iv = self.level_nodes_loop(Ex::Var(p), n.clone(), 2, lv, lp.clone(), ln.clone());
         self.est *= 8.0;
         let owner = self.new_owner();
         let w = self.fixed_write(
@@ -2153,11 +2133,7 @@ impl<'c> Gen<'c> {
         };
         let pair = self.call(vec![w.clone()], vec![Arg::Tile(at(0)), Arg::Tile(at(1))]);
         let single = self.call(vec![w], vec![Arg::Tile(at(0))]);
-        self.est = saved;
-        self.path.pop();
-        self.path.pop();
-        self.est = saved0;
-        self.path.pop();
+        self.leave_loops(3, saved0);
         vec![
             St::Comment("a tree per panel".into()),
             St::For {
@@ -2165,19 +2141,11 @@ impl<'c> Gen<'c> {
                 form: 0,
                 body: vec![
                     leaves,
-                    St::For {
-                        var: lv,
-                        form: 0,
-                        body: vec![St::For {
-                            var: iv,
-                            form: 2,
-                            body: vec![St::If {
-                                cond: cmp(Cmp::Lt, add(Ex::Var(iv), s), n),
-                                then: vec![pair],
-                                els: vec![single],
-                            }],
-                        }],
-                    },
+                    nest2(
+                        (lv, 0),
+                        (iv, 2),
+                        vec![if_else(cmp(Cmp::Lt, add(Ex::Var(iv), s), n), pair, single)],
+                    ),
                 ],
             },
         ]
@@ -2188,8 +2156,7 @@ impl<'c> Gen<'c> {
         let (e, eb) = self.positive_extent();
         let m = self.new_matrix(2, false);
         let owner = self.new_owner();
-        let j = self.fresh_loop_name(false);
-        let jv = self.simple_loop(j, Ex::Int(0), e.clone(), Lin::k(0), eb.clone());
+        let jv = self.simple_loop(Ex::Int(0), e.clone(), Lin::k(0), eb.clone());
         let saved = self.est;
         self.est *= self.width(&Lin::k(0), &eb, &Ex::Int(1));
         let w = self.fixed_write(m, vec![Ex::Int(0), Ex::Var(jv)], owner);
@@ -2201,19 +2168,8 @@ impl<'c> Gen<'c> {
             form: 0,
             body: vec![leaf],
         };
-        let count = self.level_count(&e, 2, true);
-        let lname = self.fresh_loop_name(true);
-        let lv = self.push_loop(
-            lname,
-            Ex::Int(0),
-            Ex::Var(count),
-            Ex::Int(1),
-            Lin::k(0),
-            Lin::atom(Atom::S(count)),
-            Some((2, eb.clone())),
-        );
-        let j = self.fresh_loop_name(false);
-        let jv2 = self.simple_loop(j, Ex::Int(0), e.clone(), Lin::k(0), eb.clone());
+        let lv = self.level_loop(&e, 2, true, eb.clone());
+        let jv2 = self.simple_loop(Ex::Int(0), e.clone(), Lin::k(0), eb.clone());
         self.est *= 3.0;
         let owner = self.new_owner();
         let (l, x) = (Ex::Var(lv), Ex::Var(jv2));
@@ -2247,21 +2203,15 @@ impl<'c> Gen<'c> {
             ],
         );
         let a2 = self.call(vec![w], vec![Arg::Tile(at(x.clone()))]);
-        self.est = saved;
-        self.path.pop();
-        self.path.pop();
+        self.leave_loops(2, saved);
         vec![
             St::Comment("butterfly".into()),
             first,
-            St::For {
-                var: lv,
-                form: 0,
-                body: vec![St::For {
-                    var: jv2,
-                    form: 0,
-                    body: chain(vec![(Some(c0), a0), (Some(c1), a1), (None, a2)]),
-                }],
-            },
+            nest2(
+                (lv, 0),
+                (jv2, 0),
+                chain(vec![(Some(c0), a0), (Some(c1), a1), (None, a2)]),
+            ),
         ]
     }
 
@@ -2271,10 +2221,8 @@ impl<'c> Gen<'c> {
         let (e1, b1) = self.positive_extent();
         let (e2, b2) = self.positive_extent();
         let m = self.new_matrix(2, false);
-        let iname = self.fresh_loop_name(false);
-        let iv = self.simple_loop(iname, Ex::Int(0), e1, Lin::k(0), b1.clone());
-        let jname = self.fresh_loop_name(false);
-        let jv = self.simple_loop(jname, Ex::Int(0), e2, Lin::k(0), b2.clone());
+        let iv = self.simple_loop(Ex::Int(0), e1, Lin::k(0), b1.clone());
+        let jv = self.simple_loop(Ex::Int(0), e2, Lin::k(0), b2.clone());
         let saved = self.est;
         self.est *=
             self.width(&Lin::k(0), &b1, &Ex::Int(1)) * self.width(&Lin::k(0), &b2, &Ex::Int(1));
@@ -2301,26 +2249,20 @@ impl<'c> Gen<'c> {
                 at(im, jm),
             ],
         );
-        self.est = saved;
-        self.path.pop();
-        self.path.pop();
+        self.leave_loops(2, saved);
         let z = |x: &Ex| cmp(Cmp::Eq, x.clone(), Ex::Int(0));
         vec![
             St::Comment("wavefront".into()),
-            St::For {
-                var: iv,
-                form: 0,
-                body: vec![St::For {
-                    var: jv,
-                    form: 1,
-                    body: chain(vec![
-                        (Some(and(z(&i), z(&j))), s0),
-                        (Some(z(&i)), s1),
-                        (Some(z(&j)), s2),
-                        (None, s3),
-                    ]),
-                }],
-            },
+            nest2(
+                (iv, 0),
+                (jv, 1),
+                chain(vec![
+                    (Some(and(z(&i), z(&j))), s0),
+                    (Some(z(&i)), s1),
+                    (Some(z(&j)), s2),
+                    (None, s3),
+                ]),
+            ),
         ]
     }
 
@@ -2329,11 +2271,9 @@ impl<'c> Gen<'c> {
     fn motif_triangle(&mut self) -> Vec<St> {
         let (e, eb) = self.positive_extent();
         let m = self.new_matrix(2, false);
-        let kname = self.fresh_loop_name(false);
-        let kv = self.simple_loop(kname, Ex::Int(0), e.clone(), Lin::k(0), eb.clone());
-        let iname = self.fresh_loop_name(false);
+        let kv = self.simple_loop(Ex::Int(0), e.clone(), Lin::k(0), eb.clone());
         let lk = Lin::atom(Atom::S(kv));
-        let iv = self.simple_loop(iname, Ex::Var(kv), e, lk, eb.clone());
+        let iv = self.simple_loop(Ex::Var(kv), e, lk, eb.clone());
         let saved = self.est;
         let wd = self.width(&Lin::k(0), &eb, &Ex::Int(1));
         self.est *= wd * wd;
@@ -2356,24 +2296,14 @@ impl<'c> Gen<'c> {
                 }),
             ],
         );
-        self.est = saved;
-        self.path.pop();
-        self.path.pop();
+        self.leave_loops(2, saved);
         vec![
             St::Comment("triangular sweep".into()),
-            St::For {
-                var: kv,
-                form: 0,
-                body: vec![St::For {
-                    var: iv,
-                    form: 1,
-                    body: vec![St::If {
-                        cond: cmp(Cmp::Eq, k, Ex::Int(0)),
-                        then: vec![s0],
-                        els: vec![s1],
-                    }],
-                }],
-            },
+            nest2(
+                (kv, 0),
+                (iv, 1),
+                vec![if_else(cmp(Cmp::Eq, k, Ex::Int(0)), s0, s1)],
+            ),
         ]
     }
 
@@ -2382,8 +2312,7 @@ impl<'c> Gen<'c> {
         let (e, eb) = self.positive_extent();
         let d = 1 + self.ch.below(2) as i64;
         let m = self.new_matrix(1, false);
-        let iname = self.fresh_loop_name(false);
-        let iv = self.simple_loop(iname, Ex::Int(0), e, Lin::k(0), eb.clone());
+        let iv = self.simple_loop(Ex::Int(0), e, Lin::k(0), eb.clone());
         let saved = self.est;
         self.est *= self.width(&Lin::k(0), &eb, &Ex::Int(1));
         let owner = self.new_owner();
@@ -2397,67 +2326,57 @@ impl<'c> Gen<'c> {
         })];
         args.extend(self.plain_args(owner, 1));
         let s1 = self.call(vec![w], args);
-        self.est = saved;
-        self.path.pop();
+        self.leave_loops(1, saved);
         vec![
             St::Comment("scan".into()),
             St::For {
                 var: iv,
                 form: 0,
-                body: vec![St::If {
-                    cond: cmp(Cmp::Lt, i, Ex::Int(d)),
-                    then: vec![s0],
-                    els: vec![s1],
-                }],
+                body: vec![if_else(cmp(Cmp::Lt, i, Ex::Int(d)), s0, s1)],
             },
         ]
     }
 
     // --- program ----------------------------------------------------------
 
+    /// A program-level `let NAME = ...` appended to `body`, in scope from
+    /// there on.
+    fn global_let(&mut self, name: &str, kind: Kind, body: &mut Vec<St>) -> usize {
+        let v = self.sym(name.into(), kind);
+        self.globals.push(v);
+        self.path.push(Item::Let(v));
+        body.push(St::Let(v));
+        v
+    }
+
     fn program(&mut self) -> Vec<St> {
         let mut body = Vec::new();
         // Program-level lets.
         if self.ch.chance(45) {
-            let l = self.sym(
-                "L".into(),
-                Kind::Log {
-                    arg: self.n(),
-                    base: 2,
-                    global: true,
-                    inline: false,
-                },
-            );
+            let log = Kind::Log {
+                arg: self.n(),
+                base: 2,
+                global: true,
+                inline: false,
+            };
+            let l = self.global_let("L", log, &mut body);
             self.global_l = Some(l);
-            self.globals.push(l);
-            self.path.push(Item::Let(l));
-            body.push(St::Let(l));
         }
         if self.ch.chance(20) {
-            let k = self.sym(
-                "K".into(),
-                Kind::Alias {
-                    def: add(self.n(), Ex::Int(1)),
-                    global: true,
-                },
-            );
-            self.globals.push(k);
-            self.path.push(Item::Let(k));
-            body.push(St::Let(k));
+            let alias = Kind::Alias {
+                def: add(self.n(), Ex::Int(1)),
+                global: true,
+            };
+            self.global_let("K", alias, &mut body);
         }
         if self.ch.chance(10) {
-            let q = self.sym(
-                "Q".into(),
-                Kind::Log {
-                    arg: self.n(),
-                    base: 4,
-                    global: true,
-                    inline: false,
-                },
-            );
-            self.globals.push(q);
-            self.path.push(Item::Let(q));
-            body.push(St::Let(q));
+            let log = Kind::Log {
+                arg: self.n(),
+                base: 4,
+                global: true,
+                inline: false,
+            };
+            self.global_let("Q", log, &mut body);
         }
         let nests = 1 + self.ch.weighted(&[10, 25, 30, 20, 15]);
         for k in 0..nests {
@@ -2679,6 +2598,29 @@ impl<'c> Gen<'c> {
     }
 }
 
+/// `for OUTER { for INNER { body } }`, each loop given as its variable
+/// and its form.
+fn nest2(outer: (usize, u8), inner: (usize, u8), body: Vec<St>) -> St {
+    St::For {
+        var: outer.0,
+        form: outer.1,
+        body: vec![St::For {
+            var: inner.0,
+            form: inner.1,
+            body,
+        }],
+    }
+}
+
+/// `if cond { then } else { els }`.
+fn if_else(cond: Co, then: St, els: St) -> St {
+    St::If {
+        cond,
+        then: vec![then],
+        els: vec![els],
+    }
+}
+
 /// `if c0 { s0 } else if c1 { s1 } ... else { last }`.
 fn chain(mut arms: Vec<(Option<Co>, St)>) -> Vec<St> {
     let (c, s) = arms.remove(0);
@@ -2714,4 +2656,38 @@ pub fn generate(data: Vec<u32>, two_params: bool) -> String {
     let default = g.ch.chance(20);
     let last = g.ch.chance(20);
     g.render(&body, default, last)
+}
+
+/// A small deterministic generator (xorshift) that draws the choice lists
+/// of a corpus from one seed, so that a corpus is fixed by its seed.
+pub struct Xorshift(u64);
+
+impl Xorshift {
+    /// Starts from `seed` (0, where xorshift would stay, is taken as 1).
+    pub fn new(seed: u64) -> Xorshift {
+        Xorshift(seed.max(1))
+    }
+
+    /// The next draw.
+    pub fn next_u32(&mut self) -> u32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 16) as u32
+    }
+
+    /// A draw in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            self.next_u32() as usize % n
+        }
+    }
+
+    /// A choice list for [`generate`]: 16 to 599 draws.
+    pub fn choices(&mut self) -> Vec<u32> {
+        let len = 16 + self.below(584);
+        (0..len).map(|_| self.next_u32()).collect()
+    }
 }

@@ -89,3 +89,24 @@ pub fn lpk_files_under(dir: &str) -> Vec<String> {
     rel.sort();
     rel
 }
+
+/// The number in the environment variable `var` (a count of generated
+/// cases, say), or `default` when it is unset or not a number.
+pub fn env_number(var: &str, default: usize) -> usize {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The seed in the environment variable `var`, hexadecimal (`0x9e37_79b9`)
+/// or decimal, or `default` when it is unset or not a number.
+pub fn env_seed(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| match v.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16).ok(),
+            None => v.parse().ok(),
+        })
+        .unwrap_or(default)
+}

@@ -37,8 +37,13 @@ pub(crate) mod write_to_input;
 use lpk_model::expr::{ExprPool, Node};
 use lpk_model::program::Access;
 
-/// What a finding of an error rule says at its accesses.
-pub(crate) struct FindingText {
+/// An error rule: what it is called and what a finding of it says at its
+/// accesses.
+pub(crate) struct ErrorRule {
+    /// The rule's code.
+    pub(crate) code: crate::diag::Code,
+    /// The rule, as a noun phrase.
+    pub(crate) name: &'static str,
     /// The primary label.
     pub(crate) here: &'static str,
     /// The label of the other access involved, if any.

@@ -6,7 +6,7 @@
 //! is at least the extent" are each an integer feasibility question over
 //! the statement's domain and the `require`s.
 
-use super::{blocked, blocked_by, Blocked, FindingText};
+use super::{blocked, blocked_by, Blocked, ErrorRule};
 use crate::constraint::affine::Affine;
 use crate::constraint::affine::Side;
 use crate::constraint::system::System;
@@ -15,12 +15,10 @@ use crate::lint::split::Split;
 use lpk_model::expr::{ExprPool, ExprRef};
 use lpk_model::program::{Access, Program, Statement};
 
-/// The rule's code.
-pub(crate) const CODE: Code = Code::E0505;
-/// The rule, as a noun phrase.
-pub(crate) const RULE: &str = "indices inside the extents";
-/// What a finding says.
-pub(crate) const TEXT: FindingText = FindingText {
+/// The rule: its code, its name and what its findings say.
+pub(crate) const RULE: ErrorRule = ErrorRule {
+    code: Code::E0505,
+    name: "indices inside the extents",
     here: "index outside the extents",
     there: "",
     help: "check the loop bounds against the matrix's declared extents",

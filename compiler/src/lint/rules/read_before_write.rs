@@ -6,15 +6,13 @@
 //! every read is covered by a writer iteration that comes *earlier*, which
 //! proves both rules at once; `lint::analyze` runs it once for both.
 
-use super::FindingText;
+use super::ErrorRule;
 use crate::diag::Code;
 
-/// The rule's code.
-pub(crate) const CODE: Code = Code::E0504;
-/// The rule, as a noun phrase.
-pub(crate) const RULE: &str = "every read comes after its write";
-/// What a finding says.
-pub(crate) const TEXT: FindingText = FindingText {
+/// The rule: its code, its name and what its findings say.
+pub(crate) const RULE: ErrorRule = ErrorRule {
+    code: Code::E0504,
+    name: "every read comes after its write",
     here: "read here",
     there: "written later here",
     help: "a tile must be written by an earlier task; reorder the statements or fix the indices",

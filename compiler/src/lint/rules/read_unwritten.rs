@@ -27,7 +27,7 @@
 //! ([`zero_read_proved`]); a writer that cannot be inverted leaves the
 //! read unproved.
 
-use super::{blocked, blocked_by, constant_clash, expr_text, Blocked, FindingText};
+use super::{blocked, blocked_by, constant_clash, expr_text, Blocked, ErrorRule};
 use crate::constraint::affine::Side;
 use crate::constraint::affine::{gcd, Affine, Term, Q};
 use crate::constraint::system::{Constraint, Dnf, System};
@@ -37,12 +37,10 @@ use lpk_model::expr::{BinOp, ExprPool, ExprRef, Node};
 use lpk_model::program::{Access, DomainItem, Program, Statement};
 use std::collections::HashMap;
 
-/// The rule's code.
-pub(crate) const CODE: Code = Code::E0503;
-/// The rule, as a noun phrase.
-pub(crate) const RULE: &str = "every read tile is written";
-/// What a finding says.
-pub(crate) const TEXT: FindingText = FindingText {
+/// The rule: its code, its name and what its findings say.
+pub(crate) const RULE: ErrorRule = ErrorRule {
+    code: Code::E0503,
+    name: "every read tile is written",
     here: "reads a tile no task writes",
     there: "",
     help: "check the indices and the guards of this read against its writers",
@@ -52,18 +50,37 @@ pub(crate) const TEXT: FindingText = FindingText {
 /// earlier task writes.
 pub(crate) fn proved(p: &Program, sp: &Split) -> Result<(), Blocked> {
     for (rs, ri, rv) in sp.all() {
-        for (a, r) in rv.st.reads.iter().enumerate() {
+        for r in &rv.st.reads {
             if super::is_input(p, r.matrix) {
                 continue;
             }
             if p.is_zero(r.matrix) {
-                zero_read_proved(p, sp, (rs, ri), rv, a)?;
+                zero_read_proved(p, sp, (rs, ri), rv, r)?;
             } else {
-                read_proved(p, sp, (rs, ri), rv, a)?;
+                read_proved(p, sp, (rs, ri), rv, r)?;
             }
         }
     }
     Ok(())
+}
+
+/// The writes that may write read `r`'s tiles, with their statements and
+/// variants: every write of its matrix but those a constant index rules
+/// out.
+fn writers_of<'s>(
+    sp: &'s Split,
+    pool: &ExprPool,
+    r: &Access,
+) -> Vec<(usize, &'s Variant, &'s Access)> {
+    let mut out = Vec::new();
+    for (ws, _, wv) in sp.all() {
+        for w in &wv.st.writes {
+            if w.matrix == r.matrix && !constant_clash(pool, w, r) {
+                out.push((ws, wv, w));
+            }
+        }
+    }
+    out
 }
 
 /// "Writer `ws`'s map `M[..]` cannot be inverted".
@@ -85,30 +102,22 @@ fn read_proved(
     sp: &Split,
     at: (usize, usize),
     rv: &Variant,
-    a: usize,
+    r: &Access,
 ) -> Result<(), Blocked> {
     // A copy of the pool: a writer's terms at the writer iteration become
     // new expressions over the reader's variables ([`Subst::transported`]).
     let mut exprs = sp.exprs.clone();
     let pool = &mut exprs;
-    let Some(r) = rv.st.reads.get(a) else {
-        return Err(blocked_by(&[at.0], "no such access".into()));
-    };
     let mut sys = sp.with_domain(at.0, at.1, Side::Second);
     let mut stuck: Vec<(usize, String)> = Vec::new();
     let mut writers: Vec<(Dnf, &Variant, &Access)> = Vec::new();
-    for (ws, _, wv) in sp.all() {
-        for w in &wv.st.writes {
-            if w.matrix != r.matrix || constant_clash(pool, w, r) {
-                continue;
-            }
-            if let Some(not_covered) = not_covered(&mut sys, pool, wv, w, &rv.st, r) {
-                writers.push((not_covered, wv, w));
-            } else {
-                // A writer that cannot be inverted covers nothing: no
-                // constraint.
-                stuck.push((ws, not_inverted(p, sp, wv, w)));
-            }
+    for (ws, wv, w) in writers_of(sp, pool, r) {
+        if let Some(not_covered) = not_covered(&mut sys, pool, wv, w, &rv.st, r) {
+            writers.push((not_covered, wv, w));
+        } else {
+            // A writer that cannot be inverted covers nothing: no
+            // constraint.
+            stuck.push((ws, not_inverted(p, sp, wv, w)));
         }
     }
     let mark = sys.mark();
@@ -148,28 +157,20 @@ fn zero_read_proved(
     sp: &Split,
     at: (usize, usize),
     rv: &Variant,
-    a: usize,
+    r: &Access,
 ) -> Result<(), Blocked> {
     let mut exprs = sp.exprs.clone();
     let pool = &mut exprs;
-    let Some(r) = rv.st.reads.get(a) else {
-        return Err(blocked_by(&[at.0], "no such access".into()));
-    };
-    for (ws, _, wv) in sp.all() {
-        for w in &wv.st.writes {
-            if w.matrix != r.matrix || constant_clash(pool, w, r) {
-                continue;
-            }
-            let mut sys = sp.with_domain(at.0, at.1, Side::Second);
-            let Some(late) = covered_late(&mut sys, pool, wv, w, &rv.st, r) else {
-                return Err(blocked_by(&[ws, at.0], not_inverted(p, sp, wv, w)));
-            };
-            for d in late {
-                sys.any(d);
-            }
-            if sys.feasible_by_cases() {
-                return Err(blocked(p, pool, &sys, &[ws, at.0]));
-            }
+    for (ws, wv, w) in writers_of(sp, pool, r) {
+        let mut sys = sp.with_domain(at.0, at.1, Side::Second);
+        let Some(late) = covered_late(&mut sys, pool, wv, w, &rv.st, r) else {
+            return Err(blocked_by(&[ws, at.0], not_inverted(p, sp, wv, w)));
+        };
+        for d in late {
+            sys.any(d);
+        }
+        if sys.feasible_by_cases() {
+            return Err(blocked(p, pool, &sys, &[ws, at.0]));
         }
     }
     Ok(())
@@ -245,20 +246,14 @@ fn writes_tile(
     for item in &w_st.domain {
         match *item {
             DomainItem::Loop { slot, lo, hi, step } => {
-                let yk = y.get(slot as usize)?;
-                let lo = sub.form(lo)?;
-                let hi = sub.form(hi)?;
+                let (yk, lo, hi, step) = sub.writer_loop(slot, lo, hi, step)?;
                 // lo <= yk <= hi - 1.
                 out.push(vec![vec![Constraint::Ge(yk.plus(&lo, -1)?)]]);
                 out.push(vec![vec![Constraint::Ge(
                     hi.plus(yk, -1)?.plus(&Affine::constant(1), -1)?,
                 )]]);
-                match sub.pool.get(step).copied() {
-                    Some(Node::Int(1)) => {}
-                    Some(Node::Int(s)) if s > 1 => {
-                        out.push(vec![vec![multiple_of(sub.sys, &yk.plus(&lo, -1)?, s)?]]);
-                    }
-                    _ => return None,
+                if step > 1 {
+                    out.push(vec![vec![multiple_of(sub.sys, &yk.plus(&lo, -1)?, step)?]]);
                 }
             }
             DomainItem::Guard { cond, positive } => {
@@ -288,10 +283,30 @@ struct Subst<'a> {
     scratch: System,
 }
 
-impl Subst<'_> {
+impl<'a> Subst<'a> {
     fn form(&mut self, e: ExprRef) -> Option<Affine> {
         let f = self.scratch.form(self.pool, Side::First, e)?;
         self.affine(&f)
+    }
+
+    /// The writer's loop `slot` at the writer iteration: its value, its
+    /// bounds over the reader's side and its stride; `None` when a bound
+    /// is no form or the stride no positive constant.
+    fn writer_loop(
+        &mut self,
+        slot: u32,
+        lo: ExprRef,
+        hi: ExprRef,
+        step: ExprRef,
+    ) -> Option<(&'a Affine, Affine, Affine, i64)> {
+        let y: &'a [Affine] = self.y;
+        let yk = y.get(slot as usize)?;
+        let lo = self.form(lo)?;
+        let hi = self.form(hi)?;
+        match self.pool.get(step).copied() {
+            Some(Node::Int(s)) if s >= 1 => Some((yk, lo, hi, s)),
+            _ => None,
+        }
     }
 
     fn affine(&mut self, f: &Affine) -> Option<Affine> {
@@ -377,10 +392,7 @@ impl Subst<'_> {
     }
 
     fn constraint(&mut self, c: &Constraint) -> Option<Constraint> {
-        Some(match c {
-            Constraint::Ge(f) => Constraint::Ge(self.affine(f)?),
-            Constraint::Eq(f) => Constraint::Eq(self.affine(f)?),
-        })
+        c.try_map(|f| self.affine(f))
     }
 
     fn guard(&mut self, cond: ExprRef, positive: bool) -> Option<Dnf> {
@@ -673,20 +685,14 @@ fn outside_writer(
     for item in &w_st.domain {
         match *item {
             DomainItem::Loop { slot, lo, hi, step } => {
-                let yk = y.get(slot as usize)?;
-                let lo = sub.form(lo)?;
-                let hi = sub.form(hi)?;
+                let (yk, lo, hi, step) = sub.writer_loop(slot, lo, hi, step)?;
                 // yk < lo, or yk >= hi.
                 out.push(vec![Constraint::Ge(
                     lo.plus(yk, -1)?.plus(&Affine::constant(1), -1)?,
                 )]);
                 out.push(vec![Constraint::Ge(yk.plus(&hi, -1)?)]);
-                match sub.pool.get(step).copied() {
-                    Some(Node::Int(1)) => {}
-                    Some(Node::Int(s)) if s > 1 => {
-                        out.push(not_multiple_of(sub.sys, &yk.plus(&lo, -1)?, s)?);
-                    }
-                    _ => return None,
+                if step > 1 {
+                    out.push(not_multiple_of(sub.sys, &yk.plus(&lo, -1)?, step)?);
                 }
             }
             DomainItem::Guard { cond, positive } => {

@@ -5,7 +5,7 @@
 //! different tasks only if their system (both domains, the `require`s, the
 //! index equations and "the tasks differ") is feasible.
 
-use super::{blocked, blocked_by, constant_clash, Blocked, FindingText};
+use super::{blocked, blocked_by, constant_clash, Blocked, ErrorRule};
 use crate::constraint::affine::Side;
 use crate::constraint::affine::{Affine, Term};
 use crate::constraint::system::System;
@@ -14,12 +14,10 @@ use crate::lint::split::Split;
 use lpk_model::expr::ExprPool;
 use lpk_model::program::{Access, Program, Statement};
 
-/// The rule's code.
-pub(crate) const CODE: Code = Code::E0501;
-/// The rule, as a noun phrase.
-pub(crate) const RULE: &str = "single assignment";
-/// What a finding says.
-pub(crate) const TEXT: FindingText = FindingText {
+/// The rule: its code, its name and what its findings say.
+pub(crate) const RULE: ErrorRule = ErrorRule {
+    code: Code::E0501,
+    name: "single assignment",
     here: "written again here",
     there: "first written here",
     help: "every tile may be written by one task only; make the index maps disjoint (check the loop bounds, strides and guards)",

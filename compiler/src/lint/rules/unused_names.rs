@@ -7,6 +7,7 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::front::hir::{self, ExprKind, StmtKind, VarKind};
+use lpk_grammar::ast::Span;
 
 /// Diagnostics for unused names of one program of a module. A name that
 /// starts with `_` is never reported.
@@ -48,30 +49,24 @@ pub(crate) fn unused_names(module: &hir::Module, program: &hir::ProgramDef) -> V
     if first {
         for (k, used) in module.kernels.iter().zip(&used_kernels) {
             if !used && !k.name.starts_with('_') {
-                out.push(
-                    Diagnostic::warning(
-                        Code::W0503,
-                        format!("kernel `{}` is never called", k.name),
-                        k.name_span,
-                    )
-                    .with_primary_message("declared here")
-                    .with_help("remove the declaration, or call the kernel"),
-                );
+                out.push(unused(
+                    Code::W0503,
+                    format!("kernel `{}` is never called", k.name),
+                    (k.name_span, "declared here"),
+                    "remove the declaration, or call the kernel",
+                ));
             }
         }
     }
     // An output with no access at all is reported as never written (W0508).
     for (m, used) in program.matrices.iter().zip(&used_matrices) {
         if !used && !m.name.starts_with('_') && m.role != lpk_grammar::ast::Role::Output {
-            out.push(
-                Diagnostic::warning(
-                    Code::W0504,
-                    format!("matrix `{}` is never read or written", m.name),
-                    m.name_span,
-                )
-                .with_primary_message("declared here")
-                .with_help("remove the declaration"),
-            );
+            out.push(unused(
+                Code::W0504,
+                format!("matrix `{}` is never read or written", m.name),
+                (m.name_span, "declared here"),
+                "remove the declaration",
+            ));
         }
     }
     for (v, used) in program.vars.iter().zip(&used_vars) {
@@ -91,11 +86,20 @@ pub(crate) fn unused_names(module: &hir::Module, program: &hir::ProgramDef) -> V
             ),
             VarKind::Let(_) => (Code::W0507, "`let`", "remove the `let`"),
         };
-        out.push(
-            Diagnostic::warning(code, format!("{what} `{}` is never used", v.name), v.span)
-                .with_primary_message("bound here")
-                .with_help(help),
-        );
+        out.push(unused(
+            code,
+            format!("{what} `{}` is never used", v.name),
+            (v.span, "bound here"),
+            help,
+        ));
     }
     out
+}
+
+/// The warning of an unused name: `message`, the name's span with its
+/// label, and the help.
+fn unused(code: Code, message: String, at: (Span, &str), help: &str) -> Diagnostic {
+    Diagnostic::warning(code, message, at.0)
+        .with_primary_message(at.1)
+        .with_help(help)
 }

@@ -3,18 +3,16 @@
 //! Proof: for each write access of an input, the statement's domain with
 //! the `require`s is infeasible (the statement never runs).
 
-use super::{blocked, Blocked, FindingText};
+use super::{blocked, Blocked, ErrorRule};
 use crate::constraint::affine::Side;
 use crate::diag::Code;
 use crate::lint::split::Split;
 use lpk_model::program::Program;
 
-/// The rule's code.
-pub(crate) const CODE: Code = Code::E0502;
-/// The rule, as a noun phrase.
-pub(crate) const RULE: &str = "no write to an input";
-/// What a finding says.
-pub(crate) const TEXT: FindingText = FindingText {
+/// The rule: its code, its name and what its findings say.
+pub(crate) const RULE: ErrorRule = ErrorRule {
+    code: Code::E0502,
+    name: "no write to an input",
     here: "writes an input",
     there: "",
     help: "write into an `output` or `matrix` instead; inputs are read-only",
