@@ -110,13 +110,20 @@ pub(super) fn syrk(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     Ok(vec![d])
 }
 
+/// Checks the arguments of `x · t = b` (`trsm`'s lᵀ, `trsm_ru`'s u): the
+/// triangle `t`, named `name`, square with no zero on its diagonal, and b's
+/// columns equal to its order.
+fn check_right_solve(kernel: &str, name: &str, t: &Tile, b: &Tile) -> Result<(), KernelError> {
+    square(kernel, name, t)?;
+    expect_equal(kernel, cols("b", b), order(name, t))?;
+    nonzero_diagonal(kernel, name, t)
+}
+
 /// `trsm(l, b) -> (x)`: x · lᵀ = b for lower-triangular l (n×n) and b m×n.
 /// Only the lower triangle of l is read.
 pub(super) fn trsm(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [l, b] = tiles("trsm", args)?;
-    square("trsm", "l", l)?;
-    expect_equal("trsm", cols("b", b), order("l", l))?;
-    nonzero_diagonal("trsm", "l", l)?;
+    check_right_solve("trsm", "l", l, b)?;
     // x · lᵀ = b is l · xᵀ = bᵀ: solve on the transposed view of x.
     let mut x = b.clone();
     solve_lower_triangular_in_place(l.as_ref(), x.as_mut().transpose_mut(), Par::Seq);
@@ -138,9 +145,7 @@ pub(super) fn trsm_ll(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> 
 /// m×n. Only the upper triangle of u is read.
 pub(super) fn trsm_ru(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [u, b] = tiles("trsm_ru", args)?;
-    square("trsm_ru", "u", u)?;
-    expect_equal("trsm_ru", cols("b", b), order("u", u))?;
-    nonzero_diagonal("trsm_ru", "u", u)?;
+    check_right_solve("trsm_ru", "u", u, b)?;
     // x · u = b is uᵀ · xᵀ = bᵀ with uᵀ lower triangular.
     let mut x = b.clone();
     solve_lower_triangular_in_place(u.transpose(), x.as_mut().transpose_mut(), Par::Seq);
