@@ -165,7 +165,7 @@ fn input_specs(
         };
         specs.insert(m, spec);
     }
-    let missing = crate::run::missing_inputs(prog, &specs);
+    let missing = lpk_runtime::pipeline::missing_inputs(prog, &specs);
     if !missing.is_empty() {
         return Err(PyValueError::new_err(format!(
             "program `{}` needs data for its input(s) {}",

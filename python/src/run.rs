@@ -11,7 +11,7 @@
 use crate::objects::PyInstance;
 use crate::{json_to_py, params_of, BindError, PyProgram, PyTile, RunError};
 use faer::{MatMut, MatRef};
-use lpk_model::program::{Program, Role};
+use lpk_model::program::Program;
 use lpk_model::MatrixId;
 use lpk_runtime::dense::{AssembleError, InputSpec};
 use lpk_runtime::exec::{self, ExecConfig, ExecError, Progress, TileError, TileSink};
@@ -405,7 +405,7 @@ fn givens<'py>(
             )));
         }
     }
-    let missing = missing_inputs(prog, &givens);
+    let missing = pipeline::missing_inputs(prog, &givens);
     if !missing.is_empty() {
         return Err(PyValueError::new_err(format!(
             "program `{}` needs data for its input(s) {}: pass them as inputs={{'{}': array, ...}} (float64, C-contiguous)",
@@ -417,41 +417,10 @@ fn givens<'py>(
     Ok(givens)
 }
 
-/// The input matrices of `prog` that `given` holds no data for, in
-/// matrix order.
-pub(crate) fn missing_inputs<'p, V>(
-    prog: &'p Program,
-    given: &BTreeMap<MatrixId, V>,
-) -> Vec<&'p str> {
-    prog.matrix_ids()
-        .filter(|(i, d)| d.role == Role::Input && !given.contains_key(i))
-        .map(|(_, d)| d.name.as_str())
-        .collect()
-}
-
 /// The index of the input matrix `name` (`lpk.run`'s and `lpk.submit`'s
 /// inputs): a name that is no matrix, or no input, is a `ValueError`.
 pub(crate) fn input_matrix(prog: &Program, name: &str) -> PyResult<MatrixId> {
-    let Some((m, decl)) = prog.matrix_ids().find(|(_, d)| d.name == name) else {
-        let known: Vec<&str> = prog
-            .matrices
-            .iter()
-            .filter(|d| d.role == Role::Input)
-            .map(|d| d.name.as_str())
-            .collect();
-        return Err(PyValueError::new_err(format!(
-            "`{name}` is not a matrix of program `{}` (its inputs: {})",
-            prog.name,
-            known.join(", ")
-        )));
-    };
-    if decl.role != Role::Input {
-        return Err(PyValueError::new_err(format!(
-            "`{name}` is not an input of program `{}`; only input matrices take data",
-            prog.name
-        )));
-    }
-    Ok(m)
+    pipeline::input_matrix(prog, name).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// One input's value: a spec string, a path, or a float64 C-contiguous

@@ -2,9 +2,10 @@
 //! commands that run a program (`run`, `submit`).
 
 use crate::error::CliError;
-use lpk_model::program::{Program, Role};
+use lpk_model::program::Program;
 use lpk_model::MatrixId;
 use lpk_runtime::dense::InputSpec;
+use lpk_runtime::pipeline;
 use std::collections::BTreeMap;
 
 /// Parses one `--input NAME=SPEC` (the spec itself is checked later,
@@ -27,41 +28,19 @@ pub(crate) fn specs(
     program: &Program,
     given: &[(String, String)],
 ) -> Result<BTreeMap<MatrixId, InputSpec>, CliError> {
-    // Inputs: every `input` matrix needs data; every --input must name one.
-    let mut specs: BTreeMap<MatrixId, (String, InputSpec)> = BTreeMap::new();
+    let mut specs: BTreeMap<MatrixId, InputSpec> = BTreeMap::new();
     for (name, spec) in given {
-        let Some((m, decl)) = program.matrix_ids().find(|(_, m)| m.name == *name) else {
-            let known: Vec<&str> = program
-                .matrices
-                .iter()
-                .filter(|m| m.role == Role::Input)
-                .map(|m| m.name.as_str())
-                .collect();
-            return Err(CliError::Usage(format!(
-                "`{name}` is not a matrix of program `{}` (its inputs: {})",
-                program.name,
-                known.join(", ")
-            )));
-        };
-        if decl.role != Role::Input {
-            return Err(CliError::Usage(format!(
-                "`{name}` is not an input of program `{}`; only input matrices take data",
-                program.name
-            )));
-        }
+        let m =
+            pipeline::input_matrix(program, name).map_err(|e| CliError::Usage(e.to_string()))?;
         let spec = match InputSpec::parse(spec) {
             Ok(s) => s,
             Err(e) => return Err(CliError::Usage(e.to_string())),
         };
-        if specs.insert(m, (name.clone(), spec)).is_some() {
+        if specs.insert(m, spec).is_some() {
             return Err(CliError::Usage(format!("--input {name} is given twice")));
         }
     }
-    let missing: Vec<&str> = program
-        .matrix_ids()
-        .filter(|(i, m)| m.role == Role::Input && !specs.contains_key(i))
-        .map(|(_, m)| m.name.as_str())
-        .collect();
+    let missing = pipeline::missing_inputs(program, &specs);
     if let Some(first) = missing.first() {
         return Err(CliError::Usage(format!(
             "input matrix `{first}` needs data: --input {first}=FILE.npy (or random:ROWSxCOLS, spd:N, identity:N){}",
@@ -72,5 +51,5 @@ pub(crate) fn specs(
             }
         )));
     }
-    Ok(specs.into_iter().map(|(m, (_, s))| (m, s)).collect())
+    Ok(specs)
 }

@@ -5,7 +5,7 @@
 //! are tested against, and it reports every rule violation it sees.
 
 use crate::expr::EvalError;
-use crate::frontier::{FrontierError, ReleaseError, Waiting};
+use crate::frontier::{ReleaseError, Waiting};
 use crate::ids::StmtId;
 use crate::program::{Access, Instance, Role, Statement};
 use crate::query::{Engine, QueryError};
@@ -461,12 +461,10 @@ pub fn walk(inst: &Instance<'_>) -> Result<WalkStats, ExpandError> {
                 Ok(Some((child, ()))) => ready.push(child),
                 Ok(None) => {}
                 Err(ReleaseError::Plan(e)) => return Err(e.into()),
-                Err(ReleaseError::Frontier(
-                    FrontierError::ReachedTwice(t) | FrontierError::NoCounter(t),
-                )) => {
+                Err(ReleaseError::Frontier(e)) => {
                     return Err(QueryError::NotATask(format!(
                         "{} reached twice",
-                        inst.program.task_name(&t)
+                        inst.program.task_name(e.task())
                     ))
                     .into())
                 }

@@ -685,15 +685,22 @@ pub fn int_pow(a: i64, b: i64) -> Result<i64, EvalError> {
     a.checked_pow(e).ok_or(EvalError::Overflow)
 }
 
-/// Exact `ceil(log(a) / log(b))`: the least `k >= 0` with `b ** k >= a` for
-/// `a >= 1`, negative results for `0 < a < 1` cannot occur with ints.
-pub fn ceil_log(a: i64, b: i64) -> Result<i64, EvalError> {
+/// Checks that `log(a) / log(b)` is defined on ints: both positive, and
+/// `b` not 1 (whose log, the divisor, is zero).
+fn log_domain(a: i64, b: i64) -> Result<(), EvalError> {
     if a <= 0 || b <= 0 {
         return Err(EvalError::LogOfNonPositive);
     }
     if b == 1 {
         return Err(EvalError::DivisionByZero);
     }
+    Ok(())
+}
+
+/// Exact `ceil(log(a) / log(b))`: the least `k >= 0` with `b ** k >= a` for
+/// `a >= 1`, negative results for `0 < a < 1` cannot occur with ints.
+pub fn ceil_log(a: i64, b: i64) -> Result<i64, EvalError> {
+    log_domain(a, b)?;
     let mut k = 0i64;
     let mut p: i128 = 1;
     while p < a as i128 {
@@ -705,12 +712,7 @@ pub fn ceil_log(a: i64, b: i64) -> Result<i64, EvalError> {
 
 /// Exact `floor(log(a) / log(b))`: the greatest `k` with `b ** k <= a`.
 pub fn floor_log(a: i64, b: i64) -> Result<i64, EvalError> {
-    if a <= 0 || b <= 0 {
-        return Err(EvalError::LogOfNonPositive);
-    }
-    if b == 1 {
-        return Err(EvalError::DivisionByZero);
-    }
+    log_domain(a, b)?;
     let mut k = 0i64;
     let mut p: i128 = b as i128;
     while p <= a as i128 {

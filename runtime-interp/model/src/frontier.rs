@@ -10,9 +10,13 @@
 //!
 //! Each entry carries a value of the walker's (the simulator keeps the
 //! latest finish time of the task's parents); `()` for none.
+//!
+//! The ready half is each walker's own heap, whose order is its policy;
+//! [`Queued`] is the one heap entry they share, ordered by a key alone.
 
 use crate::task::Task;
 use rustc_hash::FxHashMap;
+use std::cmp::Ordering;
 use std::collections::hash_map::Entry;
 
 /// What a walk got wrong: a plan and the walk disagree.
@@ -25,6 +29,15 @@ pub enum FrontierError {
     /// A parent of this task finished, but the task has no counter: it was
     /// never registered, or became ready already.
     NoCounter(Task),
+}
+
+impl FrontierError {
+    /// The task the walk and the plans disagree on, for a walker's message.
+    pub fn task(&self) -> &Task {
+        match self {
+            FrontierError::ReachedTwice(t) | FrontierError::NoCounter(t) => t,
+        }
+    }
 }
 
 /// Tasks waiting for parents, each with the parents it still waits for.
@@ -191,5 +204,34 @@ mod tests {
             w.register(t(2), 0, ()),
             Err(FrontierError::ReachedTwice(t(2)))
         );
+    }
+}
+
+/// An entry of a `BinaryHeap` ready queue (or event queue), ordered by
+/// `key` alone, so `item` needs no order of its own. The heap pops the
+/// greatest key: a walker that wants the smallest first keys by
+/// `std::cmp::Reverse`.
+#[derive(Clone, Debug)]
+pub struct Queued<K, T> {
+    /// What orders the entry.
+    pub key: K,
+    /// What was queued.
+    pub item: T,
+}
+
+impl<K: Ord, T> PartialEq for Queued<K, T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl<K: Ord, T> Eq for Queued<K, T> {}
+impl<K: Ord, T> PartialOrd for Queued<K, T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<K: Ord, T> Ord for Queued<K, T> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key.cmp(&other.key)
     }
 }

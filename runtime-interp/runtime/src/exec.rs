@@ -23,13 +23,13 @@
 use crate::kernels::{Kernel, KernelArg, Registry, Tile};
 use crate::timeline::now_us;
 use lpk_model::expr::{Env, Value};
-use lpk_model::frontier::{FrontierError, Waiting};
+use lpk_model::frontier::{Queued, Waiting};
 use lpk_model::program::{Arg, Instance, ParamKind, Role};
 use lpk_model::query::{Engine, QueryError};
 use lpk_model::task::{Task, TileRef, Vars, WalkError};
 use lpk_model::MatrixId;
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::cmp::Ordering as CmpOrdering;
+use std::cmp::{Ordering as CmpOrdering, Reverse};
 use std::collections::hash_map::Entry;
 use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
@@ -419,29 +419,9 @@ struct Stored {
     bytes: u64,
 }
 
-/// A ready task with its sequential-order key (smaller runs first).
-struct Ready {
-    key: Vec<i64>,
-    task: Task,
-}
-
-impl PartialEq for Ready {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl Eq for Ready {}
-impl PartialOrd for Ready {
-    fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Ready {
-    fn cmp(&self, other: &Self) -> CmpOrdering {
-        // BinaryHeap is a max-heap: the smallest key must compare greatest.
-        other.key.cmp(&self.key)
-    }
-}
+/// A ready task keyed by its sequential order, smaller first (reversed, as
+/// `BinaryHeap` pops the greatest).
+type Ready = Queued<Reverse<Vec<i64>>, Task>;
 
 struct Sched {
     ready: BinaryHeap<Ready>,
@@ -516,9 +496,9 @@ fn roots(inst: &Instance<'_>, progress: &Progress) -> Result<(BinaryHeap<Ready>,
     engine.for_each_task_rooted(&mut |t, root| {
         total += 1;
         if root {
-            roots.push(Ready {
-                key: order_key(inst, t),
-                task: t.clone(),
+            roots.push(Queued {
+                key: Reverse(order_key(inst, t)),
+                item: t.clone(),
             });
         }
         if progress.cancel.load(Ordering::Relaxed) {
@@ -693,7 +673,7 @@ fn worker(shared: &Shared<'_, '_>) {
                 }
                 if let Some(r) = sc.ready.pop() {
                     sc.running += 1;
-                    break r.task;
+                    break r.item;
                 }
                 if sc.running == 0 {
                     shared.wake.notify_all();
@@ -733,8 +713,8 @@ fn worker(shared: &Shared<'_, '_>) {
                 for (child, _, _) in children.drain(..) {
                     match sc.waiting.finish_parent(&child) {
                         Ok(Some((child, ()))) => {
-                            let key = order_key(shared.inst, &child);
-                            sc.ready.push(Ready { key, task: child });
+                            let key = Reverse(order_key(shared.inst, &child));
+                            sc.ready.push(Queued { key, item: child });
                         }
                         Ok(None) => {}
                         Err(_) => {
@@ -759,12 +739,10 @@ fn worker(shared: &Shared<'_, '_>) {
 /// Registers a child's counter on first sight (`d` = its in-degree).
 fn release(shared: &Shared<'_, '_>, sc: &mut Sched, child: Task, d: u64) {
     let degree = usize::try_from(d).unwrap_or(usize::MAX);
-    if let Err(FrontierError::ReachedTwice(child) | FrontierError::NoCounter(child)) =
-        sc.waiting.register(child, degree, ())
-    {
+    if let Err(e) = sc.waiting.register(child, degree, ()) {
         sc.failed.get_or_insert(ExecError::Inconsistent(format!(
             "{} has a parent but an in-degree of 0",
-            shared.inst.program.task_name(&child)
+            shared.inst.program.task_name(e.task())
         )));
     }
 }

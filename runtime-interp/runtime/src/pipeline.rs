@@ -3,7 +3,9 @@
 //! ([`crate::in_memory::run`]), Python's `lpk.run` on NumPy arrays and a
 //! distributed submission.
 //!
-//! 1. **Prepare** — [`bind`]: the parameters not given are inferred from
+//! 1. **Prepare** — [`input_matrix`] and [`missing_inputs`]: the names
+//!    given with the inputs' data against the program's input matrices;
+//!    [`bind`]: the parameters not given are inferred from
 //!    the inputs' shapes, the instance is bound (its `require`s checked),
 //!    each input's tile grid is checked against the instance and every
 //!    statement's arguments against its kernel's shape rule (from the
@@ -92,6 +94,64 @@ impl From<PrepareError> for crate::dense::RunError {
             PrepareError::Bind { error, .. } => Self::Bind(error),
         }
     }
+}
+
+/// Why a name given with an input's data names no input matrix of the
+/// program.
+#[derive(Debug, thiserror::Error)]
+pub enum InputNameError {
+    /// No matrix of the program has the name.
+    #[error("`{name}` is not a matrix of program `{program}` (its inputs: {})", inputs.join(", "))]
+    NotAMatrix {
+        /// The name given.
+        name: String,
+        /// The program's name.
+        program: String,
+        /// The program's input matrices, in matrix order.
+        inputs: Vec<String>,
+    },
+    /// The matrix is not an input, so it takes no data.
+    #[error("`{name}` is not an input of program `{program}`; only input matrices take data")]
+    NotAnInput {
+        /// The name given.
+        name: String,
+        /// The program's name.
+        program: String,
+    },
+}
+
+/// Prepare: the input matrix `name` of `program`, which a driver's data
+/// for that name fills.
+pub fn input_matrix(program: &Program, name: &str) -> Result<MatrixId, InputNameError> {
+    let Some((m, decl)) = program.matrix_ids().find(|(_, d)| d.name == name) else {
+        return Err(InputNameError::NotAMatrix {
+            name: name.to_string(),
+            program: program.name.clone(),
+            inputs: program
+                .matrices
+                .iter()
+                .filter(|d| d.role == Role::Input)
+                .map(|d| d.name.clone())
+                .collect(),
+        });
+    };
+    if decl.role != Role::Input {
+        return Err(InputNameError::NotAnInput {
+            name: name.to_string(),
+            program: program.name.clone(),
+        });
+    }
+    Ok(m)
+}
+
+/// Prepare: the input matrices of `program` that `given` holds no data
+/// for, in matrix order.
+pub fn missing_inputs<'p, V>(program: &'p Program, given: &BTreeMap<MatrixId, V>) -> Vec<&'p str> {
+    program
+        .matrix_ids()
+        .filter(|(i, d)| d.role == Role::Input && !given.contains_key(i))
+        .map(|(_, d)| d.name.as_str())
+        .collect()
 }
 
 /// Prepare: for each output matrix, its dense shape when it is 2-D and its

@@ -120,6 +120,72 @@ pub(super) fn mismatch(
     ))
 }
 
+/// One dimension of a named tile argument, as shape messages name it
+/// ("a's rows", "l's order").
+pub(super) struct ArgSize<'a> {
+    name: &'a str,
+    tile: &'a Tile,
+    what: &'static str,
+    size: usize,
+}
+
+/// The rows of argument `name`.
+pub(super) fn rows<'a>(name: &'a str, tile: &'a Tile) -> ArgSize<'a> {
+    ArgSize {
+        name,
+        tile,
+        what: "rows",
+        size: tile.nrows(),
+    }
+}
+
+/// The columns of argument `name`.
+pub(super) fn cols<'a>(name: &'a str, tile: &'a Tile) -> ArgSize<'a> {
+    ArgSize {
+        name,
+        tile,
+        what: "columns",
+        size: tile.ncols(),
+    }
+}
+
+/// The order of argument `name`, a tile already checked [`square`].
+pub(super) fn order<'a>(name: &'a str, tile: &'a Tile) -> ArgSize<'a> {
+    ArgSize {
+        name,
+        tile,
+        what: "order",
+        size: tile.nrows(),
+    }
+}
+
+/// Checks that `x` equals `y`, else the mismatch "x must equal y" (e.g.
+/// "a's rows must equal c's rows"), which shows the two tiles in the order
+/// of `kernel`'s parameters whichever of them the rule names first.
+pub(super) fn expect_equal(
+    kernel: &str,
+    x: ArgSize<'_>,
+    y: ArgSize<'_>,
+) -> Result<(), KernelError> {
+    if x.size == y.size {
+        return Ok(());
+    }
+    let rule = format!("{}'s {} must equal {}'s {}", x.name, x.what, y.name, y.what);
+    let names = param_names(kernel);
+    let position = |a: &ArgSize<'_>| names.iter().position(|n| *n == a.name);
+    let (first, second) = if position(&y) < position(&x) {
+        (&y, &x)
+    } else {
+        (&x, &y)
+    };
+    Err(mismatch(
+        kernel,
+        (first.name, first.tile),
+        (second.name, second.tile),
+        &rule,
+    ))
+}
+
 /// Checks that the named argument is square.
 pub(super) fn square(kernel: &str, name: &str, t: &Tile) -> Result<usize, KernelError> {
     if t.nrows() == t.ncols() {

@@ -6,7 +6,9 @@
 //! accumulator `c` or the right-hand side `b`) and calls faer's routine with
 //! `Par::Seq`: the executor parallelises across tasks, not inside one.
 
-use super::args::{mismatch, nonzero_diagonal, square, tile_and_real, tiles};
+use super::args::{
+    cols, expect_equal, mismatch, nonzero_diagonal, order, rows, square, tile_and_real, tiles,
+};
 use super::{KernelArg, KernelError, Tile};
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::{
@@ -65,14 +67,7 @@ pub(super) fn scale(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
 /// `gemm(a, b) -> (c)`: c = a · b.
 pub(super) fn gemm(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [a, b] = tiles("gemm", args)?;
-    if a.ncols() != b.nrows() {
-        return Err(mismatch(
-            "gemm",
-            ("a", a),
-            ("b", b),
-            "a's columns must equal b's rows",
-        ));
-    }
+    expect_equal("gemm", cols("a", a), rows("b", b))?;
     let mut c = Tile::zeros(a.nrows(), b.ncols());
     matmul(c.as_mut(), Accum::Replace, a, b, 1.0, Par::Seq);
     Ok(vec![c])
@@ -80,30 +75,9 @@ pub(super) fn gemm(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
 
 /// Checks the shapes of `c ± a · b` with c m×n, a m×k, b k×n.
 fn check_product(kernel: &str, c: &Tile, a: &Tile, b: &Tile) -> Result<(), KernelError> {
-    if a.nrows() != c.nrows() {
-        return Err(mismatch(
-            kernel,
-            ("c", c),
-            ("a", a),
-            "a's rows must equal c's rows",
-        ));
-    }
-    if b.ncols() != c.ncols() {
-        return Err(mismatch(
-            kernel,
-            ("c", c),
-            ("b", b),
-            "b's columns must equal c's columns",
-        ));
-    }
-    if a.ncols() != b.nrows() {
-        return Err(mismatch(
-            kernel,
-            ("a", a),
-            ("b", b),
-            "a's columns must equal b's rows",
-        ));
-    }
+    expect_equal(kernel, rows("a", a), rows("c", c))?;
+    expect_equal(kernel, cols("b", b), cols("c", c))?;
+    expect_equal(kernel, cols("a", a), rows("b", b))?;
     Ok(())
 }
 
@@ -128,49 +102,28 @@ pub(super) fn gemm_sub(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError>
 /// `syrk(c, a, b) -> (d)`: d = c − a · bᵀ, with c m×n, a m×k, b n×k.
 pub(super) fn syrk(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [c, a, b] = tiles("syrk", args)?;
-    if a.nrows() != c.nrows() {
-        return Err(mismatch(
-            "syrk",
-            ("c", c),
-            ("a", a),
-            "a's rows must equal c's rows",
-        ));
-    }
-    if b.nrows() != c.ncols() {
-        return Err(mismatch(
-            "syrk",
-            ("c", c),
-            ("b", b),
-            "b's rows must equal c's columns",
-        ));
-    }
-    if a.ncols() != b.ncols() {
-        return Err(mismatch(
-            "syrk",
-            ("a", a),
-            ("b", b),
-            "a's columns must equal b's columns",
-        ));
-    }
+    expect_equal("syrk", rows("a", a), rows("c", c))?;
+    expect_equal("syrk", rows("b", b), cols("c", c))?;
+    expect_equal("syrk", cols("a", a), cols("b", b))?;
     let mut d = c.clone();
     matmul(d.as_mut(), Accum::Add, a, b.transpose(), -1.0, Par::Seq);
     Ok(vec![d])
+}
+
+/// Checks the arguments of `x · t = b` (`trsm`'s lᵀ, `trsm_ru`'s u): the
+/// triangle `t`, named `name`, square with no zero on its diagonal, and b's
+/// columns equal to its order.
+fn check_right_solve(kernel: &str, name: &str, t: &Tile, b: &Tile) -> Result<(), KernelError> {
+    square(kernel, name, t)?;
+    expect_equal(kernel, cols("b", b), order(name, t))?;
+    nonzero_diagonal(kernel, name, t)
 }
 
 /// `trsm(l, b) -> (x)`: x · lᵀ = b for lower-triangular l (n×n) and b m×n.
 /// Only the lower triangle of l is read.
 pub(super) fn trsm(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [l, b] = tiles("trsm", args)?;
-    let n = square("trsm", "l", l)?;
-    if b.ncols() != n {
-        return Err(mismatch(
-            "trsm",
-            ("l", l),
-            ("b", b),
-            "b's columns must equal l's order",
-        ));
-    }
-    nonzero_diagonal("trsm", "l", l)?;
+    check_right_solve("trsm", "l", l, b)?;
     // x · lᵀ = b is l · xᵀ = bᵀ: solve on the transposed view of x.
     let mut x = b.clone();
     solve_lower_triangular_in_place(l.as_ref(), x.as_mut().transpose_mut(), Par::Seq);
@@ -181,15 +134,8 @@ pub(super) fn trsm(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
 /// b m×n. The diagonal and upper triangle of l are not read.
 pub(super) fn trsm_ll(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [l, b] = tiles("trsm_ll", args)?;
-    let m = square("trsm_ll", "l", l)?;
-    if b.nrows() != m {
-        return Err(mismatch(
-            "trsm_ll",
-            ("l", l),
-            ("b", b),
-            "b's rows must equal l's order",
-        ));
-    }
+    square("trsm_ll", "l", l)?;
+    expect_equal("trsm_ll", rows("b", b), order("l", l))?;
     let mut x = b.clone();
     solve_unit_lower_triangular_in_place(l.as_ref(), x.as_mut(), Par::Seq);
     Ok(vec![x])
@@ -199,16 +145,7 @@ pub(super) fn trsm_ll(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> 
 /// m×n. Only the upper triangle of u is read.
 pub(super) fn trsm_ru(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [u, b] = tiles("trsm_ru", args)?;
-    let n = square("trsm_ru", "u", u)?;
-    if b.ncols() != n {
-        return Err(mismatch(
-            "trsm_ru",
-            ("u", u),
-            ("b", b),
-            "b's columns must equal u's order",
-        ));
-    }
-    nonzero_diagonal("trsm_ru", "u", u)?;
+    check_right_solve("trsm_ru", "u", u, b)?;
     // x · u = b is uᵀ · xᵀ = bᵀ with uᵀ lower triangular.
     let mut x = b.clone();
     solve_lower_triangular_in_place(u.transpose(), x.as_mut().transpose_mut(), Par::Seq);

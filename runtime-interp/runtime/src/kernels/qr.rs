@@ -21,7 +21,7 @@
 //! identity, with v's column set to the unit vector and a zero row and
 //! column in t, so the result still has the spec's form exactly.
 
-use super::args::{dims, mismatch, tiles};
+use super::args::{cols, dims, expect_equal, rows, tiles};
 use super::{KernelArg, KernelError, Tile};
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::householder::{
@@ -180,14 +180,7 @@ pub(super) fn qr_factor(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError
 /// (any row counts, the same column count).
 pub(super) fn qr_pair(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [r0, r1] = tiles("qr_pair", args)?;
-    if r0.ncols() != r1.ncols() {
-        return Err(mismatch(
-            "qr_pair",
-            ("r0", r0),
-            ("r1", r1),
-            "r0's columns must equal r1's columns",
-        ));
-    }
+    expect_equal("qr_pair", cols("r0", r0), cols("r1", r1))?;
     let (m0, m1) = (r0.nrows(), r1.nrows());
     let mut stacked = Tile::zeros(m0 + m1, r0.ncols());
     stacked.as_mut().subrows_mut(0, m0).copy_from(r0);
@@ -260,14 +253,7 @@ fn apply_qt(
 pub(super) fn qr_apply(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [v, t, c] = tiles("qr_apply", args)?;
     check_factor("qr_apply", v, t)?;
-    if c.nrows() != v.nrows() {
-        return Err(mismatch(
-            "qr_apply",
-            ("v", v),
-            ("c", c),
-            "c's rows must equal v's rows",
-        ));
-    }
+    expect_equal("qr_apply", rows("c", c), rows("v", v))?;
     let mut d = c.clone();
     apply_qt(v.as_ref(), t.as_ref(), d.as_mut(), None);
     Ok(vec![d])
@@ -278,14 +264,7 @@ pub(super) fn qr_apply(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError>
 pub(super) fn qr_apply_pair(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [v, t, c0, c1] = tiles("qr_apply_pair", args)?;
     check_factor("qr_apply_pair", v, t)?;
-    if c0.ncols() != c1.ncols() {
-        return Err(mismatch(
-            "qr_apply_pair",
-            ("c0", c0),
-            ("c1", c1),
-            "c0's columns must equal c1's columns",
-        ));
-    }
+    expect_equal("qr_apply_pair", cols("c0", c0), cols("c1", c1))?;
     if c0.nrows() + c1.nrows() != v.nrows() {
         return Err(KernelError::new(format!(
             "qr_apply_pair: v is {} but c0 is {} and c1 is {} \

@@ -71,6 +71,20 @@ const fn c(arg: usize) -> ArgDim {
 const SAME_AS_FIRST: &[[Option<ArgDim>; 2]] = &[[Some(r(0)), Some(c(0))]];
 const SQUARE: &[(ArgDim, ArgDim)] = &[(r(0), c(0))];
 
+/// `gemm_acc` and `gemm_sub`, c ± a · b on (c, a, b): a's rows = c's
+/// rows, b's columns = c's columns, a's columns = b's rows.
+const ACCUMULATED_PRODUCT: ShapeRule = ShapeRule {
+    ties: &[(r(1), r(0)), (c(2), c(0)), (c(1), r(2))],
+    results: SAME_AS_FIRST,
+};
+
+/// `trsm` (x lᵀ = b) and `trsm_ru` (x u = b) on a square (t, b): b's
+/// columns = t's order; x has b's shape.
+const RIGHT_SOLVE: ShapeRule = ShapeRule {
+    ties: &[(r(0), c(0)), (c(1), r(0))],
+    results: &[[Some(r(1)), Some(c(1))]],
+};
+
 /// Every standard kernel's rule, in the order of `docs/kernels.md`.
 const RULES: &[(&str, ShapeRule)] = &[
     (
@@ -115,24 +129,8 @@ const RULES: &[(&str, ShapeRule)] = &[
             results: &[[Some(r(0)), Some(c(1))]],
         },
     ),
-    // (c, a, b): a's rows = c's rows, b's columns = c's columns,
-    // a's columns = b's rows.
-    (
-        "gemm_acc",
-        ShapeRule {
-            ties: &[(r(1), r(0)), (c(2), c(0)), (c(1), r(2))],
-            results: SAME_AS_FIRST,
-        },
-    ),
-    // (c, a, b): a's rows = c's rows, b's columns = c's columns,
-    // a's columns = b's rows.
-    (
-        "gemm_sub",
-        ShapeRule {
-            ties: &[(r(1), r(0)), (c(2), c(0)), (c(1), r(2))],
-            results: SAME_AS_FIRST,
-        },
-    ),
+    ("gemm_acc", ACCUMULATED_PRODUCT),
+    ("gemm_sub", ACCUMULATED_PRODUCT),
     // (c, a, b): d = c - a bᵀ.
     (
         "syrk",
@@ -162,14 +160,7 @@ const RULES: &[(&str, ShapeRule)] = &[
             results: &[[Some(r(0)), Some(c(0))], [Some(r(0)), Some(c(0))]],
         },
     ),
-    // (l, b): x lᵀ = b, b's columns = l's order.
-    (
-        "trsm",
-        ShapeRule {
-            ties: &[(r(0), c(0)), (c(1), r(0))],
-            results: &[[Some(r(1)), Some(c(1))]],
-        },
-    ),
+    ("trsm", RIGHT_SOLVE),
     // (l, b): l x = b, b's rows = l's order.
     (
         "trsm_ll",
@@ -178,14 +169,7 @@ const RULES: &[(&str, ShapeRule)] = &[
             results: &[[Some(r(1)), Some(c(1))]],
         },
     ),
-    // (u, b): x u = b, b's columns = u's order.
-    (
-        "trsm_ru",
-        ShapeRule {
-            ties: &[(r(0), c(0)), (c(1), r(0))],
-            results: &[[Some(r(1)), Some(c(1))]],
-        },
-    ),
+    ("trsm_ru", RIGHT_SOLVE),
     // (a) -> (v, t, r): v m×k, t k×k, r k×n with k = min(m, n).
     (
         "qr_factor",

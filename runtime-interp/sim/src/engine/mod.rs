@@ -76,7 +76,7 @@ use self::workers::{State, Worker};
 use crate::cost::{statement_costs, CostModel, StatementCost, StoreCost};
 use crate::partition::{self, Partition};
 use crate::timeline::Histogram;
-use lpk_model::frontier::{FrontierError, ReleaseError, Waiting};
+use lpk_model::frontier::{Queued, ReleaseError, Waiting};
 use lpk_model::program::{Instance, Role as MatrixRole};
 use lpk_model::query::Engine;
 use lpk_model::rng::SplitMix64;
@@ -143,28 +143,29 @@ enum Kind {
     LeaseCheck(usize, u64),
 }
 
-/// An event, in time order (ties in the order they were pushed).
-struct Event {
-    time: f64,
-    seq: u64,
-    kind: Kind,
-}
-impl PartialEq for Event {
+/// A time or a cost as a heap key: seconds in `f64`'s total order.
+#[derive(Clone, Copy, Debug)]
+struct Seconds(f64);
+
+impl PartialEq for Seconds {
     fn eq(&self, o: &Self) -> bool {
         self.cmp(o) == Ordering::Equal
     }
 }
-impl Eq for Event {}
-impl PartialOrd for Event {
+impl Eq for Seconds {}
+impl PartialOrd for Seconds {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
-impl Ord for Event {
+impl Ord for Seconds {
     fn cmp(&self, o: &Self) -> Ordering {
-        self.time.total_cmp(&o.time).then(self.seq.cmp(&o.seq))
+        self.0.total_cmp(&o.0)
     }
 }
+
+/// An event keyed by its time, ties in the order they were pushed.
+type Event = Queued<(Seconds, u64), Kind>;
 
 /// A simulation's whole state.
 struct Sim<'i, 'p> {
@@ -323,10 +324,9 @@ fn kernel_stats(costs: &[StatementCost], observe: bool) -> (Vec<KernelStats>, Ve
 impl Sim<'_, '_> {
     fn push_event(&mut self, time: f64, kind: Kind) {
         self.event_seq += 1;
-        self.events.push(Reverse(Event {
-            time,
-            seq: self.event_seq,
-            kind,
+        self.events.push(Reverse(Queued {
+            key: (Seconds(time), self.event_seq),
+            item: kind,
         }));
     }
 
@@ -357,9 +357,10 @@ impl Sim<'_, '_> {
             self.make_ready(t, 0.0)?;
         }
         while let Some(Reverse(ev)) = self.events.pop() {
-            self.hist.advance(ev.time);
-            self.now = ev.time;
-            self.handle(ev.kind)?;
+            let (Seconds(time), _) = ev.key;
+            self.hist.advance(time);
+            self.now = time;
+            self.handle(ev.item)?;
             self.dispatch()?;
             self.autoscale();
             if self.completed == self.r.tasks {
@@ -500,12 +501,10 @@ impl Sim<'_, '_> {
                 Ok(Some((child, tl))) => self.make_ready(child, tl)?,
                 Ok(None) => {}
                 Err(ReleaseError::Plan(e)) => return Err(e.into()),
-                Err(ReleaseError::Frontier(
-                    FrontierError::ReachedTwice(t) | FrontierError::NoCounter(t),
-                )) => {
+                Err(ReleaseError::Frontier(e)) => {
                     return Err(SimError::Inconsistent(format!(
                         "{} reached twice",
-                        self.inst.program.task_name(&t)
+                        self.inst.program.task_name(e.task())
                     )))
                 }
             }

@@ -5,40 +5,17 @@
 //! empty), and how idle workers are handed copies and ready tasks.
 
 use super::workers::State;
-use super::{input_cut, Ready, Role, Sim};
+use super::{input_cut, Ready, Role, Seconds, Sim};
 use crate::error::SimError;
 use crate::policy::Policy;
+use lpk_model::frontier::Queued;
 use lpk_model::task::{Task, TileRef};
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::VecDeque;
 
-/// `Ready` ordered for the critical-path heap: smallest top level, then
-/// largest cost, then earliest.
-pub(super) struct ByPriority {
-    r: Ready,
-    cost: f64,
-}
-
-impl PartialEq for ByPriority {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for ByPriority {}
-impl PartialOrd for ByPriority {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for ByPriority {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // BinaryHeap pops the greatest: greatest = smallest tl.
-        o.r.tl
-            .total_cmp(&self.r.tl)
-            .then(self.cost.total_cmp(&o.cost))
-            .then(o.r.seq.cmp(&self.r.seq))
-    }
-}
+/// `Ready` ordered for the critical-path heap, which pops the greatest:
+/// smallest top level, then largest cost, then earliest.
+pub(super) type ByPriority = Queued<(Reverse<Seconds>, Seconds, Reverse<u64>), Ready>;
 
 impl Sim<'_, '_> {
     /// Queues a ready task as the policy does: in ready order (fifo), by
@@ -48,7 +25,8 @@ impl Sim<'_, '_> {
             Policy::Fifo => self.fifo.push_back(r),
             Policy::CriticalPath => {
                 let cost = self.cost(&r.task);
-                self.heap.push(ByPriority { r, cost });
+                let key = (Reverse(Seconds(r.tl)), Seconds(cost), Reverse(r.seq));
+                self.heap.push(Queued { key, item: r });
             }
             Policy::Heft => {
                 let slot = self.heft_place(&r)?;
@@ -125,7 +103,7 @@ impl Sim<'_, '_> {
     fn pick(&mut self, w: usize) -> Option<Ready> {
         match self.cfg.policy {
             Policy::Fifo => self.fifo.pop_front(),
-            Policy::CriticalPath => self.heap.pop().map(|b| b.r),
+            Policy::CriticalPath => self.heap.pop().map(|b| b.item),
             Policy::Heft | Policy::Locality => {
                 let slot = self.workers[w].slot;
                 let mut got = self.queues.get_mut(slot).and_then(VecDeque::pop_front);
