@@ -45,8 +45,6 @@ impl PolicyArg {
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("pool").required(true).args(["workers", "autoscale"])))]
 pub(crate) struct SimulateArgs {
-    /// The `.lpk` source file (or a compiled artifact).
-    pub(crate) file: PathBuf,
     #[command(flatten)]
     pub(crate) instance: InstanceArgs,
     /// Tile side in elements: every tile is taken as B x B.
@@ -286,7 +284,7 @@ const MAX_TABLE_BYTES: u64 = 16 << 20;
 
 /// Runs `lpkc simulate`.
 pub(crate) fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let program = load::explored(&args.file, &args.instance, global)?;
+    let program = load::explored(&args.instance, global)?;
     let inst = instance::bind(&program, &args.instance)?;
     if args.block == 0 || args.block > 1 << 20 {
         return Err(CliError::Usage(format!(
