@@ -1,9 +1,12 @@
-//! The argument groups several commands share (`--program`, `-p`,
-//! `--format`, `--color`) and the global options every command receives.
+//! The argument groups several commands share (the program file,
+//! `--program`, `-p`, a distributed run's id and Redis, `--format`,
+//! `--color`) and the global options every command receives.
 //! Each command's own arguments live in its module under `commands/`.
 
+use crate::error::CliError;
 use clap::ValueEnum;
 use std::io::IsTerminal;
+use std::path::PathBuf;
 
 /// Colour choice.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -34,14 +37,52 @@ pub(crate) struct ProgramArg {
     pub(crate) program: Option<String>,
 }
 
-/// Picks a program and binds its parameters.
+/// The arguments of a command that works on one instance: the file,
+/// the program chosen in it, and the values of its parameters.
 #[derive(clap::Args, Debug, Clone)]
 pub(crate) struct InstanceArgs {
+    /// The `.lpk` source file or a compiled artifact.
+    pub(crate) file: PathBuf,
     #[command(flatten)]
     pub(crate) program: ProgramArg,
     /// Binds a program parameter (repeatable): `-p N=64`.
     #[arg(short = 'p', long = "param", value_name = "NAME=INT", value_parser = parse_param)]
     pub(crate) params: Vec<(String, i64)>,
+}
+
+/// The tiling and the input data of a command that runs a program (`run`,
+/// `submit`).
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct RunInputs {
+    /// Tile size: every tile is BLOCK x BLOCK except at the edges.
+    #[arg(long, value_name = "B")]
+    pub(crate) block: usize,
+    /// Data of an input matrix (repeatable): NAME=FILE.npy,
+    /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
+    #[arg(long = "input", value_name = "NAME=SPEC", value_parser = crate::inputs::parse_input)]
+    pub(crate) inputs: Vec<(String, String)>,
+}
+
+impl RunInputs {
+    /// Refuses a block of 0 (a usage error): no tile would hold anything.
+    pub(crate) fn check_block(&self) -> Result<(), CliError> {
+        if self.block == 0 {
+            return Err(CliError::Usage("--block must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// The run a command about one distributed run reads: its id and the
+/// Redis that holds it.
+#[derive(clap::Args, Debug)]
+pub(crate) struct RunAddress {
+    /// The run id `lpkc submit` printed.
+    #[arg(value_name = "RUN")]
+    pub(crate) id: String,
+    /// The Redis that holds the run.
+    #[arg(long, value_name = "URL")]
+    pub(crate) redis: String,
 }
 
 /// Parses a number of seconds for `--lease`, `--idle` and the like:

@@ -2,7 +2,7 @@
 //! and naming the bound parameters in titles and messages.
 
 use crate::args::InstanceArgs;
-use crate::error::{BindFailure, CliError};
+use crate::error::{bind_failure, CliError};
 use lpk_model::program::{Instance, Program};
 
 /// Binds the parameters of `-p`. A failure keeps the values each
@@ -13,21 +13,9 @@ pub(crate) fn bind<'p>(
     program: &'p Program,
     args: &InstanceArgs,
 ) -> Result<Instance<'p>, CliError> {
-    program.bind(&args.params).map_err(|error| {
-        let values = program
-            .params
-            .iter()
-            .map(|p| {
-                let given = args.params.iter().rev().find(|(n, _)| *n == p.name);
-                (p.name.clone(), given.map(|(_, v)| *v).or(p.default))
-            })
-            .collect();
-        CliError::Bind(Box::new(BindFailure {
-            error,
-            program: program.name.clone(),
-            values,
-        }))
-    })
+    program
+        .bind(&args.params)
+        .map_err(|error| bind_failure(program, error, &args.params))
 }
 
 /// `N=4, M=2`: the bound parameters, for titles.

@@ -2,7 +2,7 @@
 //! as bytes, and "a source or an artifact" compiled or loaded into a
 //! program (told apart by the first bytes, not the name).
 
-use crate::args::{GlobalOpts, ProgramArg};
+use crate::args::{GlobalOpts, InstanceArgs, ProgramArg};
 use crate::error::CliError;
 use crate::report;
 use lpk_compiler::diag::{Diagnostic, Severity, SourceMap};
@@ -101,13 +101,19 @@ pub(crate) enum Rules {
 }
 
 /// The program of an exploring command (`query`, `dag`, `dot`, `stats`,
-/// `simulate`): [`program`] with [`Rules::Warn`], the source map dropped.
-pub(crate) fn explored(
-    path: &Path,
-    instance: &crate::args::InstanceArgs,
+/// `simulate`): [`program_of`] with [`Rules::Warn`], the source map dropped.
+pub(crate) fn explored(instance: &InstanceArgs, global: &GlobalOpts) -> Result<Program, CliError> {
+    Ok(program_of(instance, global, Rules::Warn)?.1)
+}
+
+/// The [`program`] of a command that works on one instance: its file, and
+/// the program `--program` chose in it.
+pub(crate) fn program_of(
+    instance: &InstanceArgs,
     global: &GlobalOpts,
-) -> Result<Program, CliError> {
-    Ok(program(path, &instance.program, global, Rules::Warn)?.1)
+    rules: Rules,
+) -> Result<(SourceMap, Program), CliError> {
+    program(&instance.file, &instance.program, global, rules)
 }
 
 /// Loads a source file and compiles the chosen program (diagnostics are

@@ -149,66 +149,51 @@ pub(crate) enum Command {
 }
 
 impl Command {
-    /// The command's input file, which its failures name.
-    fn file(&self) -> Option<&Path> {
+    /// How the command reports its failures: naming its input file, and
+    /// as the diagnostics object when its answer is JSON, so that stdout
+    /// holds JSON whatever happens. One table, so that a new command
+    /// states both at once.
+    fn reporting(&self) -> (Option<&Path>, bool) {
+        let json = |format: Format| format == Format::Json;
         match self {
-            Command::Check(a) => Some(&a.file),
-            Command::Fmt(a) => a.files.first().map(PathBuf::as_path),
-            Command::Plans(a) => Some(&a.file),
-            Command::Query(a) => Some(&a.file),
-            Command::Dag(a) => Some(&a.file),
-            Command::Stats(a) => Some(&a.file),
-            Command::Dot(a) => Some(&a.file),
-            Command::Repl(a) => Some(&a.file),
-            Command::Run(a) => Some(&a.file),
-            Command::Compile(a) => Some(&a.file),
-            Command::Lint(a) => Some(&a.file),
-            Command::Inspect(a) => Some(&a.file),
-            Command::Submit(a) => Some(&a.file),
-            Command::Simulate(a) => Some(&a.file),
-            Command::Bench(_)
-            | Command::Calibrate(_)
+            Command::Check(a) => (Some(&a.file), json(a.format)),
+            Command::Fmt(a) => (a.files.first().map(PathBuf::as_path), false),
+            Command::Plans(a) => (Some(&a.file), false),
+            Command::Query(a) => (Some(&a.instance.file), json(a.format)),
+            Command::Dag(a) => (
+                Some(&a.instance.file),
+                a.format == commands::dag::DagFormat::Json,
+            ),
+            Command::Stats(a) => (Some(&a.instance.file), json(a.format)),
+            Command::Dot(a) => (Some(&a.instance.file), false),
+            Command::Repl(a) => (Some(&a.instance.file), false),
+            Command::Run(a) => (Some(&a.instance.file), json(a.format)),
+            Command::Compile(a) => (Some(&a.file), json(a.format)),
+            Command::Lint(a) => (Some(&a.instance.file), json(a.format)),
+            Command::Inspect(a) => (Some(&a.file), json(a.format)),
+            Command::Submit(a) => (Some(&a.instance.file), json(a.format)),
+            Command::Simulate(a) => (Some(&a.instance.file), json(a.format)),
+            Command::Bench(a) => (None, json(a.format)),
+            Command::Status(a) => (None, json(a.format)),
+            Command::Calibrate(_)
             | Command::Explain(_)
             | Command::Lsp(_)
             | Command::Worker(_)
-            | Command::Status(_)
             | Command::Collect(_)
             | Command::Trace(_)
             | Command::Resume(_)
-            | Command::Provision(_) => None,
+            | Command::Provision(_) => (None, false),
         }
     }
 
-    /// How the command reports failures: as the diagnostics object when
-    /// its answer is JSON, so that stdout holds JSON whatever happens.
+    /// The command's input file, which its failures name.
+    fn file(&self) -> Option<&Path> {
+        self.reporting().0
+    }
+
+    /// The format of the command's failures.
     fn error_format(&self) -> Format {
-        let json = match self {
-            Command::Check(a) => a.format == Format::Json,
-            Command::Query(a) => a.format == Format::Json,
-            Command::Dag(a) => a.format == commands::dag::DagFormat::Json,
-            Command::Stats(a) => a.format == Format::Json,
-            Command::Run(a) => a.format == Format::Json,
-            Command::Compile(a) => a.format == Format::Json,
-            Command::Lint(a) => a.format == Format::Json,
-            Command::Inspect(a) => a.format == Format::Json,
-            Command::Bench(a) => a.format == Format::Json,
-            Command::Submit(a) => a.format == Format::Json,
-            Command::Status(a) => a.format == Format::Json,
-            Command::Simulate(a) => a.format == Format::Json,
-            Command::Fmt(_)
-            | Command::Plans(_)
-            | Command::Dot(_)
-            | Command::Repl(_)
-            | Command::Explain(_)
-            | Command::Lsp(_)
-            | Command::Worker(_)
-            | Command::Collect(_)
-            | Command::Trace(_)
-            | Command::Resume(_)
-            | Command::Provision(_)
-            | Command::Calibrate(_) => false,
-        };
-        if json {
+        if self.reporting().1 {
             Format::Json
         } else {
             Format::Human

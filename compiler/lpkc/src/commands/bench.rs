@@ -260,20 +260,10 @@ fn reference_run(
     data: &BTreeMap<MatrixId, Tile>,
     workers: usize,
 ) -> Result<(Measured, f64), String> {
-    let by = |m: &str| {
-        program
-            .matrix_ids()
-            .find(|(_, d)| d.name == m)
-            .and_then(|(i, _)| done.outputs.get(&i))
-    };
-    let ext_of = |m: &str| -> Vec<i64> {
-        program
-            .matrices
-            .iter()
-            .position(|d| d.name == m)
-            .and_then(|i| done.instance.extents.get(i).cloned())
-            .unwrap_or_default()
-    };
+    // Taken before lpk's tiles are dropped, and so before the peak is reset.
+    let lpk = lpk_result(args, program, &done)?;
+    drop(done.outputs);
+    reset_peak_rss();
     let ins: Vec<&Tile> = data.values().collect();
     let timed = |secs: f64| Measured {
         secs,
@@ -281,10 +271,6 @@ fn reference_run(
     };
     match args.workload {
         Workload::Cholesky => {
-            let l = dense::assemble(&ext_of("L"), by("L").ok_or("no L")?, args.block)
-                .map_err(|e| e.to_string())?;
-            drop(done.outputs);
-            reset_peak_rss();
             // faer two ways: the `llt` decomposition object, and the
             // in-place factorisation (faster: no extra copies); the better
             // time is the baseline.
@@ -303,35 +289,58 @@ fn reference_run(
                     r[(i, j)] = 0.0;
                 }
             }
-            Ok((m, fro(&(&l - &r)) / fro(&r)))
+            Ok((m, fro(&(&lpk - &r)) / fro(&r)))
         }
         Workload::Gemm => {
-            let c = dense::assemble(&ext_of("C"), by("C").ok_or("no C")?, args.block)
-                .map_err(|e| e.to_string())?;
-            drop(done.outputs);
-            reset_peak_rss();
             let t = Instant::now();
             let r = reference::product(ins[0], ins[1], workers).ok_or("shapes")?;
             let m = timed(t.elapsed().as_secs_f64());
-            Ok((m, fro(&(&c - &r)) / fro(&r)))
+            Ok((m, fro(&(&lpk - &r)) / fro(&r)))
         }
         Workload::Tsqr => {
-            let ext = ext_of("R");
-            let top = ext.first().copied().unwrap_or(1) - 1;
-            let r_lpk = by("R")
-                .and_then(|m| m.get(&vec![top, 0]))
-                .ok_or("no final R")?
-                .as_ref()
-                .clone();
-            drop(done.outputs);
-            reset_peak_rss();
             let t = Instant::now();
             let r = reference::qr_r(ins[0], workers);
             let m = timed(t.elapsed().as_secs_f64());
             // R is unique up to the signs of its rows: compare RᵀR.
-            let a = r_lpk.transpose() * &r_lpk;
+            let a = lpk.transpose() * &lpk;
             let b = r.transpose() * &r;
             Ok((m, fro(&(&a - &b)) / fro(&b)))
+        }
+    }
+}
+
+/// lpk's result that faer's is compared with, as one dense matrix: the
+/// factor L, the product C, or the R that TSQR leaves in its last row
+/// block's tile.
+fn lpk_result(
+    args: &BenchArgs,
+    program: &Program,
+    done: &in_memory::DenseRun<'_>,
+) -> Result<Tile, String> {
+    let name = match args.workload {
+        Workload::Cholesky => "L",
+        Workload::Gemm => "C",
+        Workload::Tsqr => "R",
+    };
+    let extents = program
+        .matrices
+        .iter()
+        .position(|d| d.name == name)
+        .and_then(|i| done.instance.extents.get(i).cloned())
+        .unwrap_or_default();
+    let tiles = program
+        .matrix_ids()
+        .find(|(_, d)| d.name == name)
+        .and_then(|(i, _)| done.outputs.get(&i));
+    match args.workload {
+        Workload::Tsqr => {
+            let top = extents.first().copied().unwrap_or(1) - 1;
+            let last = tiles.and_then(|m| m.get(&vec![top, 0]));
+            Ok(last.ok_or("no final R")?.as_ref().clone())
+        }
+        Workload::Cholesky | Workload::Gemm => {
+            let tiles = tiles.ok_or_else(|| format!("no {name}"))?;
+            dense::assemble(&extents, tiles, args.block).map_err(|e| e.to_string())
         }
     }
 }

@@ -8,13 +8,10 @@ use crate::{instance, load, output};
 use clap::ValueEnum;
 use lpk_compiler::explore::limit::TaskLimit;
 use lpk_model::dag::{expand, from_plans};
-use std::path::PathBuf;
 
 /// Arguments of `lpkc dag`.
 #[derive(clap::Args, Debug)]
 pub(crate) struct DagArgs {
-    /// The `.lpk` source file.
-    pub(crate) file: PathBuf,
     #[command(flatten)]
     pub(crate) instance: InstanceArgs,
     /// JSON (docs/cli.md) or Graphviz DOT.
@@ -51,7 +48,7 @@ pub(crate) enum Method {
 
 /// Runs `lpkc dag`.
 pub(crate) fn run(args: &DagArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let program = load::explored(&args.file, &args.instance, global)?;
+    let program = load::explored(&args.instance, global)?;
     let inst = instance::bind(&program, &args.instance)?;
     // Count before expanding: an instance over the limit is refused
     // before any task is kept.

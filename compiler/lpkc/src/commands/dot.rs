@@ -6,13 +6,10 @@ use crate::args::{GlobalOpts, InstanceArgs};
 use crate::error::CliError;
 use crate::{instance, load, output};
 use lpk_compiler::explore::limit::TaskLimit;
-use std::path::PathBuf;
 
 /// Arguments of `lpkc dot`.
 #[derive(clap::Args, Debug)]
 pub(crate) struct DotArgs {
-    /// The `.lpk` source file.
-    pub(crate) file: PathBuf,
     #[command(flatten)]
     pub(crate) instance: InstanceArgs,
     /// Group the expanded DAG's tasks by the value of this loop
@@ -26,7 +23,7 @@ pub(crate) struct DotArgs {
 
 /// Runs `lpkc dot`.
 pub(crate) fn run(args: &DotArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let program = load::explored(&args.file, &args.instance, global)?;
+    let program = load::explored(&args.instance, global)?;
     let max_tasks = args.max_tasks;
     if args.instance.params.is_empty() {
         if args.cluster.is_some() {

@@ -11,13 +11,10 @@ use lpk_compiler::diag::{Diagnostic, Severity, SourceMap};
 use lpk_compiler::explore::limit::TaskLimit;
 use lpk_compiler::lint::{lint_program, LintOptions, RuleLine, DEFAULT_BOUND, DEFAULT_TASK_BUDGET};
 use lpk_compiler::pipeline::{compile_source, CompileError, LintGate};
-use std::path::PathBuf;
 
 /// Arguments of `lpkc lint`.
 #[derive(clap::Args, Debug)]
 pub(crate) struct LintArgs {
-    /// The `.lpk` source file.
-    pub(crate) file: PathBuf,
     #[command(flatten)]
     pub(crate) instance: InstanceArgs,
     /// `--deny warnings`: exit with 1 on warnings too.
@@ -48,7 +45,7 @@ pub(crate) fn run(args: &LintArgs, global: &GlobalOpts) -> Result<(), CliError> 
         task_budget: args.budget,
         ..LintOptions::default()
     };
-    let text = match load::read_input(&args.file)? {
+    let text = match load::read_input(&args.instance.file)? {
         Input::Source(text) => text,
         Input::Artifact(bytes) => {
             let report = lint_artifact(args, global, &bytes, &opts)?;
@@ -101,7 +98,7 @@ fn lint_source(
     // lint summary); only a program that cannot be chosen is a usage error.
     let diagnostics = match compile_source(
         &mut sources,
-        &args.file.display().to_string(),
+        &args.instance.file.display().to_string(),
         text,
         args.instance.program.program.as_deref(),
         LintGate::Off,
@@ -296,7 +293,7 @@ fn lint_artifact(
     bytes: &[u8],
     opts: &LintOptions,
 ) -> Result<Report, CliError> {
-    let path = &args.file;
+    let path = &args.instance.file;
     let art = lpk_model::artifact::decode(bytes)
         .map_err(|e| report::artifact_error(path, &e, args.format, global.color))?
         .artifact;

@@ -15,13 +15,10 @@ use crate::error::CliError;
 use crate::{instance, load, output};
 use lpk_compiler::explore::query::{parse_command, AnswerFormat, Answerer, DEFAULT_MAX_TASKS};
 use std::io::BufRead;
-use std::path::PathBuf;
 
 /// Arguments of `lpkc query`.
 #[derive(clap::Args, Debug)]
 pub(crate) struct QueryArgs {
-    /// The `.lpk` source file.
-    pub(crate) file: PathBuf,
     #[command(flatten)]
     pub(crate) instance: InstanceArgs,
     /// A command to run (repeatable).
@@ -38,7 +35,7 @@ pub(crate) struct QueryArgs {
 
 /// Runs `lpkc query`.
 pub(crate) fn run(args: &QueryArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let program = load::explored(&args.file, &args.instance, global)?;
+    let program = load::explored(&args.instance, global)?;
     let inst = instance::bind(&program, &args.instance)?;
     let mut answerer = Answerer::new(&inst, args.max_tasks, "--max-tasks");
     let format = match args.format {

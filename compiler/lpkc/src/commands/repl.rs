@@ -22,8 +22,6 @@ use std::sync::atomic::Ordering;
 /// Arguments of `lpkc repl`.
 #[derive(clap::Args, Debug)]
 pub(crate) struct ReplArgs {
-    /// The `.lpk` source file.
-    pub(crate) file: PathBuf,
     #[command(flatten)]
     pub(crate) instance: InstanceArgs,
     /// The history file.
@@ -80,12 +78,7 @@ fn history_path(given: Option<&PathBuf>) -> Option<PathBuf> {
 
 /// Runs `lpkc repl`.
 pub(crate) fn run(args: &ReplArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (sources, program) = load::program(
-        &args.file,
-        &args.instance.program,
-        global,
-        load::Rules::Warn,
-    )?;
+    let (sources, program) = load::program_of(&args.instance, global, load::Rules::Warn)?;
     // The source text comes from the load, so an artifact (which carries
     // its source unless compiled with --no-source) works too.
     let source = sources.source(lpk_grammar::ast::FileId(0)).to_string();

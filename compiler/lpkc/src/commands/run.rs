@@ -2,7 +2,7 @@
 //! executor (`lpk_runtime::exec`): inputs read or generated, a progress bar,
 //! outputs written with a completion marker, an optional residual check.
 
-use crate::args::{Format, GlobalOpts, InstanceArgs};
+use crate::args::{Format, GlobalOpts, InstanceArgs, RunInputs};
 use crate::error::{bind_failure, CliError};
 use crate::{inputs, load, output};
 use clap::ValueEnum;
@@ -20,17 +20,10 @@ use std::time::Duration;
 /// Arguments of `lpkc run`.
 #[derive(clap::Args, Debug)]
 pub(crate) struct RunArgs {
-    /// The `.lpk` source file.
-    pub(crate) file: PathBuf,
     #[command(flatten)]
     pub(crate) instance: InstanceArgs,
-    /// Tile size: every tile is BLOCK x BLOCK except at the edges.
-    #[arg(long, value_name = "B")]
-    pub(crate) block: usize,
-    /// Data of an input matrix (repeatable): NAME=FILE.npy,
-    /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
-    #[arg(long = "input", value_name = "NAME=SPEC", value_parser = inputs::parse_input)]
-    pub(crate) inputs: Vec<(String, String)>,
+    #[command(flatten)]
+    pub(crate) data: RunInputs,
     /// Write the outputs into DIR: each one that forms a grid of tiles as
     /// DIR/M.npy (in place, as its tiles are computed, where it can), any
     /// other as its tiles DIR/M/i_j.npy with DIR/M/index.json;
@@ -129,7 +122,6 @@ fn fail(message: &str) -> CliError {
     CliError::Input(message.to_string())
 }
 
-/// A usage error (exit code 2).
 /// Whether `e` is an input file that could not be opened at all (absent,
 /// or not readable).
 fn unopenable_input(e: &job::JobError) -> bool {
@@ -144,18 +136,14 @@ fn unopenable_input(e: &job::JobError) -> bool {
     }
 }
 
+/// A usage error (exit code 2).
 fn usage_error(message: &str) -> CliError {
     CliError::Usage(message.to_string())
 }
 
 /// Runs `lpkc run`.
 pub(crate) fn run(args: &RunArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let (_, program) = load::program(
-        &args.file,
-        &args.instance.program,
-        global,
-        load::Rules::Refuse,
-    )?;
+    let (_, program) = load::program_of(&args.instance, global, load::Rules::Refuse)?;
     match (&args.redis, &args.store) {
         (Some(redis), Some(store)) => distributed(&program, args, redis, store),
         _ => execute(&program, args),
@@ -262,11 +250,9 @@ fn distributed(
     store: &str,
 ) -> Result<(), CliError> {
     use lpk_cluster::record::{Kernels, RunState};
-    if args.block == 0 {
-        return Err(usage_error("--block must be at least 1"));
-    }
+    args.data.check_block()?;
     refuse_embedded_only(args)?;
-    let specs = inputs::specs(program, &args.inputs)?;
+    let specs = inputs::specs(program, &args.data.inputs)?;
     lpk_cluster::tiles::check_store_url(store).map_err(|e| usage_error(&e.to_string()))?;
     let mut redis = crate::cluster::open(redis_url)?;
     let workers = args.workers.unwrap_or(2);
@@ -277,7 +263,7 @@ fn distributed(
             children.spawn()?;
         }
     }
-    let file = args.file.display().to_string();
+    let file = args.instance.file.display().to_string();
     let quiet = args.no_progress || args.format == Format::Json;
     let submission = lpk_cluster::submit::Submission {
         program,
@@ -285,7 +271,7 @@ fn distributed(
         params: &args.instance.params,
         inputs: &specs,
         seed: args.seed,
-        block: args.block,
+        block: args.data.block,
         store,
         kernels: match args.kernels {
             KernelSet::Std => Kernels::Standard,
@@ -350,7 +336,7 @@ fn report_distributed(program: &Program, args: &RunArgs, redis_url: &str, ran: &
         Format::Json => output::json(&serde_json::json!({
             "program": program.name,
             "run": ran.run,
-            "block": args.block,
+            "block": args.data.block,
             "workers": if args.autoscale.is_some() { peak_workers } else { ran.workers },
             "tasks": record.total,
             "wall_seconds": secs,
@@ -370,7 +356,7 @@ fn report_distributed(program: &Program, args: &RunArgs, redis_url: &str, ran: &
                 "ran {} as run {} with block {}: {} tasks on {} local workers through {} in {:.3} s ({:.0} tasks/s; submitting {:.3} s)",
                 program.name,
                 ran.run,
-                args.block,
+                args.data.block,
                 record.total,
                 if args.autoscale.is_some() {
                     format!("up to {peak_workers}")
@@ -411,10 +397,8 @@ fn report_distributed(program: &Program, args: &RunArgs, redis_url: &str, ran: &
 /// Runs the program: the embedded run pipeline ([`job::run_job`]) with a
 /// progress bar, then traces and the report.
 fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
-    if args.block == 0 {
-        return Err(usage_error("--block must be at least 1"));
-    }
-    let specs = inputs::specs(program, &args.inputs)?;
+    args.data.check_block()?;
+    let specs = inputs::specs(program, &args.data.inputs)?;
     if args.verify && args.kernels == KernelSet::Noop {
         return Err(usage_error(
             "--verify needs real kernels (not --kernels noop)",
@@ -450,7 +434,7 @@ fn execute(program: &Program, args: &RunArgs) -> Result<(), CliError> {
         params: &args.instance.params,
         inputs: &specs,
         seed: args.seed,
-        block: args.block,
+        block: args.data.block,
         output_dir: args.output_dir.as_deref(),
         outputs: (!args.outputs.is_empty()).then_some(args.outputs.as_slice()),
         tile_store: tile_store.as_deref(),
@@ -581,7 +565,7 @@ fn write_traces(
 /// The report of `--format json`.
 fn report_json(args: &RunArgs, done: &job::JobReport<'_>) -> serde_json::Value {
     let (report, timings, inst) = (&done.report, &done.timings, &done.instance);
-    let mut v = lpk_runtime::pipeline::report_json(inst, args.block, report);
+    let mut v = lpk_runtime::pipeline::report_json(inst, args.data.block, report);
     v["max_waiting"] = serde_json::json!(report.max_waiting);
     v["timings"] = serde_json::json!({
         "prepare_seconds": timings.prepare.as_secs_f64(),
@@ -631,7 +615,7 @@ fn report_human(program: &Program, args: &RunArgs, done: &job::JobReport<'_>) {
         "ran {} ({}) with block {}: {} tasks on {} workers in {:.3} s ({:.0} tasks/s)",
         program.name,
         params.join(", "),
-        args.block,
+        args.data.block,
         report.tasks,
         report.workers,
         secs,

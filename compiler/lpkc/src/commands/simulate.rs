@@ -45,8 +45,6 @@ impl PolicyArg {
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("pool").required(true).args(["workers", "autoscale"])))]
 pub(crate) struct SimulateArgs {
-    /// The `.lpk` source file (or a compiled artifact).
-    pub(crate) file: PathBuf,
     #[command(flatten)]
     pub(crate) instance: InstanceArgs,
     /// Tile side in elements: every tile is taken as B x B.
@@ -235,14 +233,7 @@ pub(crate) fn parse_lease(text: &str) -> Result<Lease, String> {
 
 /// Reads the observed start-up delays.
 pub(crate) fn read_delays(path: &Path) -> Result<Vec<f64>, CliError> {
-    let bytes = load::read_bounded(path, MAX_TABLE_BYTES, "the start-up delays ")?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        CliError::Usage(format!(
-            "the start-up delays {} are not UTF-8 text (byte {})",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        ))
-    })?;
+    let text = read_table(path, "the start-up delays ")?;
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("");
@@ -270,23 +261,29 @@ pub(crate) fn read_delays(path: &Path) -> Result<Vec<f64>, CliError> {
 
 /// Reads a cost model.
 pub(crate) fn read_costs(path: &Path) -> Result<CostModel, CliError> {
-    let bytes = load::read_bounded(path, MAX_TABLE_BYTES, "the costs ")?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        CliError::Usage(format!(
-            "the costs {} are not UTF-8 text (byte {})",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        ))
-    })?;
+    let text = read_table(path, "the costs ")?;
     CostModel::from_json(&text).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))
 }
 
 /// The largest cost model or start-up delay file `simulate` reads (16 MiB).
 const MAX_TABLE_BYTES: u64 = 16 << 20;
 
+/// Reads a table `simulate` takes (a cost model, start-up delays) as
+/// text; `what` names it in errors, as in [`load::read_bounded`].
+fn read_table(path: &Path, what: &str) -> Result<String, CliError> {
+    let bytes = load::read_bounded(path, MAX_TABLE_BYTES, what)?;
+    String::from_utf8(bytes).map_err(|e| {
+        CliError::Usage(format!(
+            "{what}{} are not UTF-8 text (byte {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
 /// Runs `lpkc simulate`.
 pub(crate) fn run(args: &SimulateArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let program = load::explored(&args.file, &args.instance, global)?;
+    let program = load::explored(&args.instance, global)?;
     let inst = instance::bind(&program, &args.instance)?;
     if args.block == 0 || args.block > 1 << 20 {
         return Err(CliError::Usage(format!(

@@ -25,8 +25,6 @@ pub(crate) const DEFAULT_MAX_TASKS: u64 = 2_000_000;
 /// Arguments of `lpkc stats`.
 #[derive(clap::Args, Debug)]
 pub(crate) struct StatsArgs {
-    /// The `.lpk` source file.
-    pub(crate) file: PathBuf,
     #[command(flatten)]
     pub(crate) instance: InstanceArgs,
     /// A table, or one JSON object.
@@ -49,7 +47,7 @@ pub(crate) struct StatsArgs {
 
 /// Runs `lpkc stats`.
 pub(crate) fn run(args: &StatsArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    let program = load::explored(&args.file, &args.instance, global)?;
+    let program = load::explored(&args.instance, global)?;
     let inst = instance::bind(&program, &args.instance)?;
     let block = args.block;
     if block == 0 || block > 1 << 20 {

@@ -1,6 +1,6 @@
 //! `lpkc status`: the state of one distributed run.
 
-use crate::args::{Format, GlobalOpts};
+use crate::args::{Format, GlobalOpts, RunAddress};
 use crate::error::CliError;
 use crate::{cluster, output};
 use std::time::Duration;
@@ -8,11 +8,8 @@ use std::time::Duration;
 /// Arguments of `lpkc status`.
 #[derive(clap::Args, Debug)]
 pub(crate) struct StatusArgs {
-    /// The run id `lpkc submit` printed.
-    pub(crate) run: String,
-    /// The Redis that holds the run.
-    #[arg(long, value_name = "URL")]
-    pub(crate) redis: String,
+    #[command(flatten)]
+    pub(crate) run: RunAddress,
     /// Also list, for a run that does not progress, the ready tasks no
     /// worker took, the claimed tasks whose lease expired, and a few
     /// waiting tasks with the parents they still wait for (from the plans).
@@ -28,11 +25,11 @@ pub(crate) struct StatusArgs {
 
 /// Runs `lpkc status`.
 pub(crate) fn run(args: &StatusArgs, _global: &GlobalOpts) -> Result<(), CliError> {
-    let mut redis = cluster::open(&args.redis)?;
+    let mut redis = cluster::open(&args.run.redis)?;
     let limit = if args.blocked { 20 } else { 5 };
     let s = lpk_cluster::status::status(
         &mut redis,
-        &args.run,
+        &args.run.id,
         Duration::from_secs_f64(args.lease),
         limit,
         args.blocked,

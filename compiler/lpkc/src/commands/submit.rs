@@ -2,29 +2,21 @@
 //! block, store), seeds its roots, uploads its input tiles and prints its
 //! id; with `--wait`, waits for it with a progress bar.
 
-use crate::args::{Format, GlobalOpts, InstanceArgs};
+use crate::args::{Format, GlobalOpts, InstanceArgs, RunInputs};
 use crate::error::CliError;
 use crate::{cluster, inputs, load, output};
 use clap::ValueEnum;
 use lpk_cluster::record::{Kernels, RunState};
 use lpk_cluster::submit::Submission;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// Arguments of `lpkc submit`.
 #[derive(clap::Args, Debug)]
 pub(crate) struct SubmitArgs {
-    /// The `.lpk` source file or compiled artifact.
-    pub(crate) file: PathBuf,
     #[command(flatten)]
     pub(crate) instance: InstanceArgs,
-    /// Tile size: every tile is BLOCK x BLOCK except at the edges.
-    #[arg(long, value_name = "B")]
-    pub(crate) block: usize,
-    /// Data of an input matrix (repeatable): NAME=FILE.npy,
-    /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
-    #[arg(long = "input", value_name = "NAME=SPEC", value_parser = inputs::parse_input)]
-    pub(crate) inputs: Vec<(String, String)>,
+    #[command(flatten)]
+    pub(crate) data: RunInputs,
     /// The Redis that holds the run, e.g. redis://127.0.0.1:6379.
     #[arg(long, value_name = "URL")]
     pub(crate) redis: String,
@@ -83,19 +75,12 @@ pub(crate) enum KernelChoice {
 
 /// Runs `lpkc submit`.
 pub(crate) fn run(args: &SubmitArgs, global: &GlobalOpts) -> Result<(), CliError> {
-    if args.block == 0 {
-        return Err(CliError::Usage("--block must be at least 1".into()));
-    }
-    let (_, program) = load::program(
-        &args.file,
-        &args.instance.program,
-        global,
-        load::Rules::Refuse,
-    )?;
-    let specs = inputs::specs(&program, &args.inputs)?;
+    args.data.check_block()?;
+    let (_, program) = load::program_of(&args.instance, global, load::Rules::Refuse)?;
+    let specs = inputs::specs(&program, &args.data.inputs)?;
     lpk_cluster::tiles::check_store_url(&args.store).map_err(|e| CliError::Usage(e.to_string()))?;
     let mut redis = cluster::open(&args.redis)?;
-    let file = args.file.display().to_string();
+    let file = args.instance.file.display().to_string();
     let quiet = args.no_progress;
     let submitted = crate::cluster::submit(
         &mut redis,
@@ -105,7 +90,7 @@ pub(crate) fn run(args: &SubmitArgs, global: &GlobalOpts) -> Result<(), CliError
             params: &args.instance.params,
             inputs: &specs,
             seed: args.seed,
-            block: args.block,
+            block: args.data.block,
             store: &args.store,
             kernels: match args.kernels {
                 KernelChoice::Standard => Kernels::Standard,

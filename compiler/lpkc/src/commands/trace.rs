@@ -2,7 +2,7 @@
 //! run, as Chrome trace-event JSON (open it in Perfetto or
 //! `chrome://tracing`) and, with `--svg`, a Gantt chart of the workers.
 
-use crate::args::GlobalOpts;
+use crate::args::{GlobalOpts, RunAddress};
 use crate::error::CliError;
 use crate::{cluster, output};
 use std::path::PathBuf;
@@ -10,11 +10,8 @@ use std::path::PathBuf;
 /// Arguments of `lpkc trace`.
 #[derive(clap::Args, Debug)]
 pub(crate) struct TraceArgs {
-    /// The run id `lpkc submit` printed.
-    pub(crate) run: String,
-    /// The Redis that holds the run.
-    #[arg(long, value_name = "URL")]
-    pub(crate) redis: String,
+    #[command(flatten)]
+    pub(crate) run: RunAddress,
     /// Where to write the trace-event JSON (`-` for stdout).
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: PathBuf,
@@ -26,15 +23,15 @@ pub(crate) struct TraceArgs {
 
 /// Runs `lpkc trace`.
 pub(crate) fn run(args: &TraceArgs, _global: &GlobalOpts) -> Result<(), CliError> {
-    let mut redis = cluster::open(&args.redis)?;
+    let mut redis = cluster::open(&args.run.redis)?;
     let record =
-        lpk_cluster::record::RunRecord::read(&mut redis, &args.run).map_err(cluster::error)?;
+        lpk_cluster::record::RunRecord::read(&mut redis, &args.run.id).map_err(cluster::error)?;
     let program = record.load_program().map_err(cluster::error)?;
     let inst = program
         .bind_values(record.params.clone())
-        .map_err(|e| CliError::Input(format!("run {}: {e}", args.run)))?;
+        .map_err(|e| CliError::Input(format!("run {}: {e}", args.run.id)))?;
     let (events, skipped) =
-        lpk_cluster::trace::read(&mut redis, &args.run).map_err(cluster::error)?;
+        lpk_cluster::trace::read(&mut redis, &args.run.id).map_err(cluster::error)?;
     if skipped > 0 {
         eprintln!(
             "warning: {skipped} trace entries written by another version of lpk were skipped"
@@ -57,7 +54,7 @@ pub(crate) fn run(args: &TraceArgs, _global: &GlobalOpts) -> Result<(), CliError
     eprintln!(
         "{} task executions of run {} ({} of {} tasks done){}",
         events.len(),
-        args.run,
+        args.run.id,
         record.done,
         record.total,
         if events.iter().any(|e| e.retry) {

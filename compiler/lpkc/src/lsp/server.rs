@@ -101,6 +101,21 @@ impl Server {
         None
     }
 
+    /// Why the server refuses any request but `initialize` now: it is not
+    /// initialized yet, or it is shutting down.
+    fn refusal(&self) -> Option<(ErrorCode, &'static str)> {
+        if !self.initialized {
+            Some((
+                ErrorCode::ServerNotInitialized,
+                "the server is not initialized",
+            ))
+        } else if self.shutdown {
+            Some((ErrorCode::InvalidRequest, "the server is shutting down"))
+        } else {
+            None
+        }
+    }
+
     fn request(&mut self, r: Request) {
         if r.method == req::Initialize::METHOD {
             self.initialized = true;
@@ -111,22 +126,8 @@ impl Server {
             self.send(Response::new_ok(r.id, initialize_result()));
             return;
         }
-        if !self.initialized {
-            let e = error(
-                r.id,
-                ErrorCode::ServerNotInitialized,
-                "the server is not initialized",
-            );
-            self.send(e);
-            return;
-        }
-        if self.shutdown {
-            let e = error(
-                r.id,
-                ErrorCode::InvalidRequest,
-                "the server is shutting down",
-            );
-            self.send(e);
+        if let Some((code, message)) = self.refusal() {
+            self.send(error(r.id, code, message));
             return;
         }
         if r.method == req::Shutdown::METHOD {
@@ -150,7 +151,9 @@ impl Server {
                 End::ExitWithoutShutdown
             });
         }
-        if !self.initialized || self.shutdown {
+        // A notification the server is in no state for has no one to be
+        // told why, so it is dropped where a request would be refused.
+        if self.refusal().is_some() {
             return None;
         }
         match n.method.as_str() {

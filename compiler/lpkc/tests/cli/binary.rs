@@ -30,6 +30,15 @@ pub fn scratch_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// Writes `text` to the file NAME of [`scratch_dir`]`(dir)`; returns that
+/// directory and the file's path as lpkc takes it.
+pub fn scratch_file(dir: &str, name: &str, text: &str) -> (PathBuf, String) {
+    let dir = scratch_dir(dir);
+    let file = dir.join(name);
+    std::fs::write(&file, text).expect("write a scratch file");
+    (dir, file.display().to_string())
+}
+
 /// The stdout of a command that must have succeeded; otherwise panics
 /// naming it (`what`) with its exit status, stdout and stderr.
 pub fn ok(out: &Output, what: &str) -> String {

@@ -1,7 +1,7 @@
 //! The command-line contract of docs/cli.md: exit codes and the JSON of
 //! `query` and `dag`, through the real binary.
 
-use crate::binary::{lpkc, scratch_dir};
+use crate::binary::{lpkc, scratch_file};
 
 #[test]
 fn every_example_checks_clean() {
@@ -137,10 +137,9 @@ fn the_zero_padded_gemm_tree_lints_proved_and_needs_its_zero_matrix() {
         assert_eq!(r["status"], "proved", "{r}");
     }
     let text = lpk_test_support::read("examples/gemm_tree_zero.lpk").replace("] = 0;", "];");
-    let plain = std::env::temp_dir().join(format!("lpk-plain-{}.lpk", std::process::id()));
-    std::fs::write(&plain, text).expect("written");
-    let (code, out, _) = lpkc(&["lint", &plain.display().to_string(), "--format", "json"]);
-    let _ = std::fs::remove_file(&plain);
+    let (dir, plain) = scratch_file("plain", "plain.lpk", &text);
+    let (code, out, _) = lpkc(&["lint", &plain, "--format", "json"]);
+    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let codes: Vec<&str> = v["diagnostics"]
@@ -176,21 +175,12 @@ fn dag_json_has_the_contract_fields_and_both_methods_agree() {
 
 #[test]
 fn expand_reports_violations_naming_both_tasks() {
-    let dir = scratch_dir("cli");
-    let file = dir.join("double.lpk");
-    std::fs::write(
-        &file,
+    let (_, file) = scratch_file(
+        "cli",
+        "double.lpk",
         "kernel copy(a) -> (b);\nprogram p(N: int) {\n    input A[N];\n    output B[N];\n    for i in range(N) {\n        B[0] = copy(A[i]);\n    }\n}\n",
-    )
-    .unwrap();
-    let (code, _, err) = lpkc(&[
-        "dag",
-        file.to_str().unwrap(),
-        "-p",
-        "N=2",
-        "--method",
-        "expand",
-    ]);
+    );
+    let (code, _, err) = lpkc(&["dag", &file, "-p", "N=2", "--method", "expand"]);
     assert_eq!(code, 1);
     assert!(
         err.contains("`copy@6(i=0)` and `copy@6(i=1)` both write `B[0]`"),
@@ -232,16 +222,14 @@ fn a_loop_that_never_runs_a_task_is_refused_not_spun() {
                \x20       }\n\
                \x20   }\n\
                }\n";
-    let path = std::env::temp_dir().join(format!("lpk-idle-{}.lpk", std::process::id()));
-    std::fs::write(&path, src).expect("write");
-    let p = path.display().to_string();
+    let (dir, p) = scratch_file("idle", "idle.lpk", src);
     let (code, _, err) = lpkc(&["stats", &p, "-p", "N=4000000000000"]);
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("loop iterations in a row ran no task"),
         "{err}"
     );
-    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! never ends or prints `inf`, METIS writing into a JSON report. Each gets
 //! a clear error (or a correct answer) in bounded time and memory.
 
-use crate::binary::{lpkc, scratch_dir};
+use crate::binary::{lpkc, scratch_file};
 use crate::simulate::SIMULATE_CHOLESKY;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -248,15 +248,12 @@ fn heft_with_65536_workers_answers() {
 /// its tasks fail).
 #[test]
 fn an_index_that_cannot_be_evaluated_is_named_with_its_line_everywhere() {
-    let dir = scratch_dir("log0");
-    let file = dir.join("log0.lpk");
-    std::fs::write(
-        &file,
+    let (dir, file) = scratch_file(
+        "log0",
+        "log0.lpk",
         "kernel copy(a) -> (b);\n\nprogram p(N: int) {\n    input A[N];\n    output B[N];\n    \
          for i in range(N) {\n        B[i] = copy(A[ceil(log(0))]);\n    }\n}\n",
-    )
-    .expect("write the program");
-    let file = file.display().to_string();
+    );
     for args in [
         vec!["stats", &file, "-p", "N=3"],
         vec![
@@ -293,15 +290,12 @@ fn an_index_that_cannot_be_evaluated_is_named_with_its_line_everywhere() {
 /// program lint finds an error in, would have refused a valid program.
 #[test]
 fn instances_that_fail_for_another_reason_do_not_make_requires_unsatisfiable() {
-    let dir = scratch_dir("e0506");
-    let file = dir.join("late.lpk");
-    std::fs::write(
-        &file,
+    let (dir, file) = scratch_file(
+        "e0506",
+        "late.lpk",
         "kernel copy(a) -> (b);\n\nprogram p(N: int) {\n    require N >= 1;\n    input A[N - 100];\n    \
          output B[N];\n    for i in range(N) {\n        B[i] = copy(A[i]);\n    }\n}\n",
-    )
-    .expect("write the program");
-    let file = file.display().to_string();
+    );
     let (code, out, err) = lpkc(&["--color", "never", "lint", &file]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(!err.contains("E0506"), "{err}");

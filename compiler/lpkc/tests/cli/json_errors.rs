@@ -4,9 +4,8 @@
 //! unknown or missing parameter, missing file, corrupt artifact), with the
 //! exit codes of the contract, and points at the source where it can.
 
-use crate::binary::{lpkc, scratch_dir};
+use crate::binary::{lpkc, scratch_dir, scratch_file};
 use serde_json::Value;
-use std::path::PathBuf;
 
 /// A program whose `require` does not hold for N < 8, on line 3.
 const REQUIRES_EIGHT: &str = "kernel copy(a) -> (b);\n\
@@ -283,10 +282,7 @@ fn run_and_bench_failures_are_json_too() {
 
 #[test]
 fn a_file_without_a_program_is_an_error_of_the_input() {
-    let dir = scratch_dir("no-program");
-    let file: PathBuf = dir.join("kernels.lpk");
-    std::fs::write(&file, "kernel copy(a) -> (b);\n").expect("write");
-    let file = file.display().to_string();
+    let (_, file) = scratch_file("no-program", "kernels.lpk", "kernel copy(a) -> (b);\n");
     for args in [
         vec!["stats", &file, "-p", "N=1", "--format", "json"],
         vec!["lint", &file, "--format", "json"],

@@ -3,14 +3,11 @@
 //! one line, and a line of thousands of characters, whose snippet is cut
 //! around its label).
 
-use crate::binary::{lpkc, scratch_dir};
+use crate::binary::{lpkc, scratch_file};
 
 /// Writes `text` to a fresh temporary file and returns its path.
 fn source(name: &str, text: &str) -> String {
-    let dir = scratch_dir("rendering");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write the source");
-    path.display().to_string()
+    scratch_file("rendering", name, text).1
 }
 
 /// A program whose body is `line`, one line of statements over the
@@ -33,52 +30,56 @@ fn text(command: &str, file: &str, code: i32) -> String {
     err
 }
 
+/// Checks that `lpkc COMMAND` on `source` (written to NAME) exits with
+/// `code` and closes its stderr with `ending`.
+fn closes_with(command: &str, name: &str, source_text: &str, code: i32, ending: &str) {
+    let err = text(command, &source(name, source_text), code);
+    assert!(err.ends_with(ending), "{err}");
+}
+
 #[test]
 fn errors_close_with_rustcs_count_in_the_right_number() {
-    let one = source("one.lpk", &program(2, "B[0] = copy(Q[0]);"));
-    let err = text("check", &one, 1);
-    assert!(
-        err.ends_with("error: aborting due to 1 previous error\n\n"),
-        "{err}"
-    );
-
-    let two = source(
-        "two.lpk",
-        &program(2, "B[0] = copy(Q[0]);\n    B[1] = copy(R[1]);"),
-    );
-    let err = text("check", &two, 1);
-    assert!(
-        err.ends_with("error: aborting due to 2 previous errors\n\n"),
-        "{err}"
-    );
+    for (name, line, ending) in [
+        (
+            "one.lpk",
+            "B[0] = copy(Q[0]);",
+            "error: aborting due to 1 previous error\n\n",
+        ),
+        (
+            "two.lpk",
+            "B[0] = copy(Q[0]);\n    B[1] = copy(R[1]);",
+            "error: aborting due to 2 previous errors\n\n",
+        ),
+    ] {
+        closes_with("check", name, &program(2, line), 1, ending);
+    }
 }
 
 #[test]
 fn warnings_are_counted_alone_or_after_the_errors() {
     // W0509 twice: three calls on one line, two of them after the first
     // (their two warnings collapse into one drawn, and both are counted).
-    let warn = source(
+    closes_with(
+        "lint",
         "warn.lpk",
         &program(
             3,
             "B[0] = copy(A[0]); B[1] = copy(A[1]); B[2] = copy(A[2]);",
         ),
+        0,
+        "warning: 2 warnings emitted\n\n",
     );
-    let err = text("lint", &warn, 0);
-    assert!(err.ends_with("warning: 2 warnings emitted\n\n"), "{err}");
 
     // A write to an input (E0502) and the same two warnings.
-    let both = source(
+    closes_with(
+        "lint",
         "both.lpk",
         &program(
             3,
             "A[0] = copy(A[1]); B[1] = copy(A[1]); B[2] = copy(A[2]);",
         ),
-    );
-    let err = text("lint", &both, 1);
-    assert!(
-        err.ends_with("error: aborting due to 1 previous error; 2 warnings emitted\n\n"),
-        "{err}"
+        1,
+        "error: aborting due to 1 previous error; 2 warnings emitted\n\n",
     );
 }
 
