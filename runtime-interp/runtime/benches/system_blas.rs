@@ -18,40 +18,8 @@
 
 use lpk_model::flops;
 use lpk_runtime::kernels::{KernelArg, Registry, Tile};
+use lpk_test_support::tiles::{lower, random, spd};
 use std::time::Instant;
-
-/// A deterministic matrix with entries in [-1, 1).
-fn random(m: usize, n: usize, seed: u64) -> Tile {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    Tile::from_fn(m, n, |_, _| {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    })
-}
-
-/// A symmetric positive definite matrix, diagonally dominant.
-fn spd(n: usize) -> Tile {
-    let g = random(n, n, 7);
-    let mut a = Tile::from_fn(n, n, |i, j| 0.5 * (g[(i, j)] + g[(j, i)]));
-    for i in 0..n {
-        a[(i, i)] += n as f64;
-    }
-    a
-}
-
-/// A well-conditioned lower-triangular matrix.
-fn lower(n: usize) -> Tile {
-    let mut l = random(n, n, 5);
-    for j in 0..n {
-        for i in 0..j {
-            l[(i, j)] = 0.0;
-        }
-        l[(j, j)] = 2.0 + n as f64;
-    }
-    l
-}
 
 /// The median time in seconds of `f`, called at least three times and for
 /// about a second.

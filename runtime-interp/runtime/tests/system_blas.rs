@@ -11,16 +11,7 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, Par};
 use lpk_sysblas::BlasError;
-
-fn random(m: usize, n: usize, seed: u64) -> Mat<f64> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    Mat::from_fn(m, n, |_, _| {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    })
-}
+use lpk_test_support::tiles::random;
 
 fn assert_close(x: &Mat<f64>, y: &Mat<f64>, what: &str) {
     assert_eq!(x.shape(), y.shape(), "{what}");

@@ -10,6 +10,7 @@
 
 pub mod gen;
 pub mod services;
+pub mod tiles;
 
 use std::path::{Path, PathBuf};
 
