@@ -85,6 +85,11 @@ fn row(name: &str, n: usize, (faer, sys): (f64, f64)) {
 
 fn main() {
     lpk_sysblas::single_threaded();
+    let core = lpk_sysblas::core_name();
+    println!("OpenBLAS kernels: {core} (set OPENBLAS_CORETYPE to choose others)");
+    if core == "Prescott" {
+        println!("warning: OpenBLAS runs its SSE3 kernels on this CPU: it does not know it");
+    }
     let blocks: Vec<usize> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())

@@ -110,6 +110,15 @@ fn the_triangular_solve_and_the_factorisation_match_faer() {
 }
 
 #[test]
+fn the_library_names_the_kernels_it_runs() {
+    let core = lpk_sysblas::core_name();
+    assert!(
+        !core.is_empty() && core.chars().all(|c| c.is_ascii_alphanumeric()),
+        "{core:?}"
+    );
+}
+
+#[test]
 fn bad_views_shapes_and_matrices_are_refused_before_the_call() {
     let a = random(4, 4, 8);
     let mut c = random(4, 4, 9);

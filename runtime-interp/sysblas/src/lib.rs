@@ -18,6 +18,7 @@ use faer::{MatMut, MatRef};
 #[link(name = "openblas")]
 unsafe extern "C" {
     fn openblas_set_num_threads(n: i32);
+    fn openblas_get_corename() -> *const std::ffi::c_char;
 }
 
 /// Why a call was refused before it reached the library, or what the
@@ -53,6 +54,21 @@ pub enum BlasError {
 pub fn single_threaded() {
     // SAFETY: sets a library-wide thread count; no memory is passed.
     unsafe { openblas_set_num_threads(1) }
+}
+
+/// The CPU kernels OpenBLAS chose (`SkylakeX`, `Haswell`, ...). An old
+/// OpenBLAS on a newer CPU falls back to `Prescott` (SSE3), 4× slower than
+/// faer; `OPENBLAS_CORETYPE` overrides its choice at start-up.
+pub fn core_name() -> String {
+    // SAFETY: OpenBLAS returns a pointer to a static NUL-terminated string
+    // (or null, checked); it is copied before anything else runs.
+    unsafe {
+        let p = openblas_get_corename();
+        if p.is_null() {
+            return String::new();
+        }
+        std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+    }
 }
 
 fn int(n: usize) -> Result<i32, BlasError> {
