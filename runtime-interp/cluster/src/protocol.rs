@@ -147,6 +147,17 @@ impl Keys {
 /// entry; a run without a record (lost, or being resumed) leaves it
 /// pending.
 pub const COMPLETE: &str = r#"
+-- A task that ran twice: whatever this copy wrote again after the tile's
+-- last reader deleted it is dead again, and goes back to the worker to
+-- delete, whether the run still runs or has finished meanwhile.
+local function gone_again(p, last, wlast, out)
+  for i = last + 2, wlast do
+    if redis.call('SISMEMBER', p .. 'gone', ARGV[i]) == 1 then
+      table.insert(out, ARGV[i])
+    end
+  end
+end
+
 local p = ARGV[1]
 local meta = p .. 'meta'
 local q = p .. 'q'
@@ -165,13 +176,7 @@ if state == 'running' then
   local fresh = redis.call('SADD', p .. 'done', ARGV[3])
   out[1] = fresh
   if fresh == 0 then
-    -- A task that ran twice: whatever this copy wrote again after the
-    -- tile's last reader deleted it is dead again.
-    for i = last + 2, wlast do
-      if redis.call('SISMEMBER', p .. 'gone', ARGV[i]) == 1 then
-        table.insert(out, ARGV[i])
-      end
-    end
+    gone_again(p, last, wlast, out)
   end
   if fresh == 1 then
     local done = redis.call('HINCRBY', meta, 'done', 1)
@@ -221,6 +226,8 @@ if state == 'running' then
       redis.call('SREM', 'lpk:runs', string.sub(ARGV[1], 5, -2))
     end
   end
+elseif state == 'done' and redis.call('SISMEMBER', p .. 'done', ARGV[3]) == 1 then
+  gone_again(p, last, wlast, out)
 end
 if msg ~= '' and state then
   redis.pcall('XACK', q, 'w', msg)

@@ -331,4 +331,17 @@ fn a_late_copy_of_a_writer_deletes_what_it_wrote_again() {
     );
     // A late copy of a tile still alive deletes nothing.
     assert!(complete(&mut r, &[p, "", "0:", "0", "10", "0", "1", "5:1", "0"]).is_empty());
+    // The last task ends the run; a late copy that completes after that
+    // still deletes what it wrote again (and a task the run never had,
+    // nothing).
+    assert!(complete(&mut r, &[p, "", "2:", "0", "0", "0", "0", "0"]).is_empty());
+    let state: String = r
+        .query(redis::cmd("HGET").arg(keys.meta()).arg("state"), "t")
+        .expect("HGET");
+    assert_eq!(state, "done");
+    assert_eq!(
+        complete(&mut r, &[p, "", "0:", "0", "10", "0", "1", "5:0", "0"]),
+        vec!["5:0".to_string()]
+    );
+    assert!(complete(&mut r, &[p, "", "9:", "0", "10", "0", "1", "5:0", "0"]).is_empty());
 }
