@@ -555,15 +555,11 @@ fn outputs_to_py<'py>(
                 dict.set_item(name, a)?;
             }
             Out::Tiles { tiles } => {
-                let matrix = prog
-                    .matrix_ids()
-                    .find(|(_, m)| m.name == name)
-                    .map(|(id, _)| id)
-                    .ok_or_else(|| {
-                        RunError::new_err(format!(
-                            "internal error: output `{name}` is no matrix of the program"
-                        ))
-                    })?;
+                let matrix = prog.matrix_named(&name).ok_or_else(|| {
+                    RunError::new_err(format!(
+                        "internal error: output `{name}` is no matrix of the program"
+                    ))
+                })?;
                 let d = PyDict::new(py);
                 for (t, index) in tiles {
                     let tile = lpk_model::task::TileRef { matrix, index };

@@ -268,17 +268,13 @@ pub fn parse_tile(program: &Program, text: &str) -> Result<TileRef, CommandError
     let inner = text[open + 1..]
         .strip_suffix(']')
         .ok_or_else(|| syntax(format!("missing `]` in `{text}`")))?;
-    let matrix = program
-        .matrix_ids()
-        .find(|(_, m)| m.name == name)
-        .map(|(id, _)| id)
-        .ok_or_else(|| {
-            let names: Vec<&str> = program.matrices.iter().map(|m| m.name.as_str()).collect();
-            syntax(format!(
-                "no matrix `{name}` (matrices: {})",
-                names.join(", ")
-            ))
-        })?;
+    let matrix = program.matrix_named(name).ok_or_else(|| {
+        let names: Vec<&str> = program.matrices.iter().map(|m| m.name.as_str()).collect();
+        syntax(format!(
+            "no matrix `{name}` (matrices: {})",
+            names.join(", ")
+        ))
+    })?;
     let index: Result<Vec<i64>, _> = inner.split(',').map(|s| s.parse::<i64>()).collect();
     let index =
         index.map_err(|_| syntax(format!("tile indices must be integers, found `{inner}`")))?;

@@ -85,7 +85,18 @@ impl InternalError {
 /// An index as a 32-bit id, or the internal error saying there are too
 /// many `what`.
 fn id(i: usize, what: &'static str, span: Span) -> Result<u32, InternalError> {
-    u32::try_from(i).map_err(|_| InternalError::TooMany { what, span })
+    id_as(u32::try_from, i, what, span)
+}
+
+/// An index as the id `make` builds of it (the model's checked
+/// `from_index`), or the internal error saying there are too many `what`.
+fn id_as<T, E>(
+    make: impl FnOnce(usize) -> Result<T, E>,
+    i: usize,
+    what: &'static str,
+    span: Span,
+) -> Result<T, InternalError> {
+    make(i).map_err(|_| InternalError::TooMany { what, span })
 }
 
 /// Lowers one program of a module.
@@ -281,12 +292,12 @@ impl Lowerer<'_> {
                 }
                 StmtKind::Call(call) => {
                     let order = self.next_order();
-                    let index = StmtId::from_index(self.statements.len()).map_err(|_| {
-                        InternalError::TooMany {
-                            what: "kernel calls",
-                            span: stmt.span,
-                        }
-                    })?;
+                    let index = id_as(
+                        StmtId::from_index,
+                        self.statements.len(),
+                        "kernel calls",
+                        stmt.span,
+                    )?;
                     let stmt_out = self.call(call, stmt.span, depth, order)?;
                     self.statements.push(stmt_out);
                     out.push(TreeNode::Call(index));
@@ -298,10 +309,7 @@ impl Lowerer<'_> {
 
     fn access(&mut self, a: &hir::Access) -> Result<Access, InternalError> {
         Ok(Access {
-            matrix: MatrixId::from_index(a.matrix.index()).map_err(|_| InternalError::TooMany {
-                what: "matrices",
-                span: a.span,
-            })?,
+            matrix: id_as(MatrixId::from_index, a.matrix.index(), "matrices", a.span)?,
             indices: a
                 .indices
                 .iter()
@@ -343,12 +351,12 @@ impl Lowerer<'_> {
         order_list.push(order);
         debug_assert_eq!(vars.len(), depth as usize);
         Ok(Statement {
-            kernel: KernelId::from_index(call.kernel.index()).map_err(|_| {
-                InternalError::TooMany {
-                    what: "kernels",
-                    span: call.kernel_span,
-                }
-            })?,
+            kernel: id_as(
+                KernelId::from_index,
+                call.kernel.index(),
+                "kernels",
+                call.kernel_span,
+            )?,
             line: call.line,
             column: call.column,
             span: (span.start, span.end),

@@ -202,45 +202,15 @@ mod tests {
     fn cache_stays_within_its_bytes() {
         let run: Arc<str> = Arc::from("r");
         let cache = TileCache::new(3 * 8 * 4);
+        let m = lpk_model::MatrixId::from_index(0).expect("a small index");
         for i in 0..10 {
-            cache.put(
-                &run,
-                lpk_model::MatrixId::from_index(0).expect("a small index"),
-                &[i],
-                Arc::new(Tile::zeros(2, 2)),
-            );
+            cache.put(&run, m, &[i], Arc::new(Tile::zeros(2, 2)));
         }
         assert_eq!(cache.bytes(), 3 * 32);
-        assert!(cache
-            .get(
-                &run,
-                lpk_model::MatrixId::from_index(0).expect("a small index"),
-                &[9]
-            )
-            .is_some());
-        assert!(cache
-            .get(
-                &run,
-                lpk_model::MatrixId::from_index(0).expect("a small index"),
-                &[0]
-            )
-            .is_none());
-        cache.put(
-            &run,
-            lpk_model::MatrixId::from_index(0).expect("a small index"),
-            &[99],
-            Arc::new(Tile::zeros(10, 10)),
-        );
-        assert!(
-            cache
-                .get(
-                    &run,
-                    lpk_model::MatrixId::from_index(0).expect("a small index"),
-                    &[99]
-                )
-                .is_none(),
-            "larger than the cache"
-        );
+        assert!(cache.get(&run, m, &[9]).is_some());
+        assert!(cache.get(&run, m, &[0]).is_none());
+        cache.put(&run, m, &[99], Arc::new(Tile::zeros(10, 10)));
+        assert!(cache.get(&run, m, &[99]).is_none(), "larger than the cache");
         cache.forget_run("r");
         assert_eq!(cache.bytes(), 0);
     }

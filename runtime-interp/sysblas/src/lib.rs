@@ -84,24 +84,20 @@ fn stored(a: MatRef<'_, f64>) -> Option<(bool, usize)> {
     let (rs, cs) = (a.row_stride(), a.col_stride());
     let at_least =
         |stride: isize, min: usize| usize::try_from(stride).ok().filter(|&s| s >= min.max(1));
-    if m <= 1 || rs == 1 {
-        let ld = if n <= 1 {
-            Some(m.max(1))
-        } else {
-            at_least(cs, m)
-        };
-        if let Some(ld) = ld {
-            return Some((false, ld));
-        }
-    }
-    if n <= 1 || cs == 1 {
-        let ld = if m <= 1 {
-            Some(n.max(1))
-        } else {
-            at_least(rs, n)
-        };
-        if let Some(ld) = ld {
-            return Some((true, ld));
+    // The same rule for both orientations: the view as stored (unit row
+    // stride, columns `cs` apart), or as the transpose of a stored matrix
+    // (unit column stride, rows `rs` apart). A single row or column needs
+    // no stride along it.
+    for (transposed, unit, lead, rows, cols) in [(false, rs, cs, m, n), (true, cs, rs, n, m)] {
+        if rows <= 1 || unit == 1 {
+            let ld = if cols <= 1 {
+                Some(rows.max(1))
+            } else {
+                at_least(lead, rows)
+            };
+            if let Some(ld) = ld {
+                return Some((transposed, ld));
+            }
         }
     }
     None

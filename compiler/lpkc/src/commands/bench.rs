@@ -322,16 +322,11 @@ fn lpk_result(
         Workload::Gemm => "C",
         Workload::Tsqr => "R",
     };
-    let extents = program
-        .matrices
-        .iter()
-        .position(|d| d.name == name)
-        .and_then(|i| done.instance.extents.get(i).cloned())
+    let id = program.matrix_named(name);
+    let extents = id
+        .and_then(|i| done.instance.extents.get(i.index()).cloned())
         .unwrap_or_default();
-    let tiles = program
-        .matrix_ids()
-        .find(|(_, d)| d.name == name)
-        .and_then(|(i, _)| done.outputs.get(&i));
+    let tiles = id.and_then(|i| done.outputs.get(&i));
     match args.workload {
         Workload::Tsqr => {
             let top = extents.first().copied().unwrap_or(1) - 1;
