@@ -21,7 +21,7 @@ use crate::protocol::Keys;
 use lpk_model::query::Engine;
 use lpk_model::task::TileRef;
 use lpk_model::MatrixId;
-use lpk_runtime::store::{ObjectStoreTiles, TileStore};
+use lpk_runtime::store::{BlobStore, ObjectStoreTiles, TileStore};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -313,7 +313,58 @@ fn delete_dead(
             "forgetting a deleted tile",
         )?;
     }
+    delete_gone_again(redis, run, program, store)
+}
+
+/// Deletes the tiles of temporaries that died and were written again by a
+/// late copy of their writer (a task that ran twice) killed before its
+/// completion could delete them: a temporary tile still in the store whose
+/// id is in the run's `gone` set. Lists each temporary matrix's keys (after
+/// a run without `--keep-intermediates` only such leftovers are there) and
+/// asks Redis about each; anything that is not a tile key is left alone.
+fn delete_gone_again(
+    redis: &mut Redis,
+    run: &str,
+    program: &lpk_model::program::Program,
+    store: &ObjectStoreTiles,
+) -> Result<(), ClusterError> {
+    let keys = crate::protocol::Keys::new(run);
+    let store_error = |source| ClusterError::Store {
+        store: store.describe(),
+        source: Box::new(source),
+    };
+    for (m, decl) in program.matrix_ids() {
+        if decl.role != Role::Temporary {
+            continue;
+        }
+        for key in store.list(&decl.name).map_err(store_error)? {
+            let Some(index) = tile_index_of_key(&decl.name, &key) else {
+                continue;
+            };
+            let id = crate::ids::tile_id(m, &index);
+            let gone: bool = redis.query(
+                redis::cmd("SISMEMBER").arg(keys.gone()).arg(&id),
+                "asking whether a tile died",
+            )?;
+            if gone {
+                store.delete(&decl.name, &index).map_err(store_error)?;
+            }
+        }
+    }
     Ok(())
+}
+
+/// The tile index of a store key `M/i_j.npy` of matrix `M` ([`tile_key`]'s
+/// inverse), `None` for any other key (e.g. a staging file).
+///
+/// [`tile_key`]: lpk_runtime::store::tile_key
+fn tile_index_of_key(matrix: &str, key: &str) -> Option<Vec<i64>> {
+    let name = key.strip_prefix(matrix)?.strip_prefix('/')?;
+    let stem = name.strip_suffix(".npy")?;
+    let index: Option<Vec<i64>> = stem.split('_').map(|v| v.parse().ok()).collect();
+    let index = index?;
+    let canonical = lpk_runtime::store::tile_key(matrix, &index).ok()?;
+    (canonical == key).then_some(index)
 }
 
 /// Refuses to assemble output matrix `m` when a tile that some task

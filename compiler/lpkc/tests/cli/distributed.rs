@@ -1323,6 +1323,42 @@ fn collect_refuses_a_missing_output_tile_or_a_tampered_record() {
     let mut r = open_redis(&redis);
     let keys = lpk_cluster::protocol::Keys::new(&run);
 
+    // A late copy of a task killed between writing its tile and its
+    // completion leaves a dead tile behind: collect deletes a temporary's
+    // tile that is in the `gone` set, and nothing else.
+    let s_dir = tmp.path().join("store").join(&run).join("S");
+    std::fs::create_dir_all(&s_dir).expect("the directory of S");
+    let any_tile = std::fs::read(
+        tmp.path()
+            .join("store")
+            .join(&run)
+            .join("L")
+            .join("0_0.npy"),
+    )
+    .expect("a tile of L");
+    let s_tile = |index: &[i64]| {
+        let s = lpk_model::MatrixId::from_index(2).expect("a small index");
+        lpk_cluster::ids::tile_id(s, index)
+    };
+    assert!(redis_do::<bool>(
+        &mut r,
+        "SISMEMBER",
+        (keys.gone(), s_tile(&[1, 1, 1]))
+    ));
+    std::fs::write(s_dir.join("1_1_1.npy"), &any_tile).expect("a dead tile written again");
+    redis_do::<()>(&mut r, "SREM", (keys.gone(), s_tile(&[1, 2, 1])));
+    std::fs::write(s_dir.join("1_2_1.npy"), &any_tile).expect("a tile that never died");
+    collect(&redis, &store, &run, &tmp.path().join("leftover"));
+    assert!(
+        !s_dir.join("1_1_1.npy").exists(),
+        "a dead tile written again was kept"
+    );
+    assert!(
+        s_dir.join("1_2_1.npy").exists(),
+        "a tile not in `gone` was deleted"
+    );
+    std::fs::remove_file(s_dir.join("1_2_1.npy")).expect("remove the planted tile");
+
     // Redis's counters lowered: the plans count the tasks.
     let total: u64 = s["tasks_total"].as_u64().expect("tasks_total");
     redis_do::<()>(&mut r, "HSET", (keys.meta(), "done", 3, "total", 3));
