@@ -499,3 +499,50 @@ fn calibrate_refuses_more_tile_memory_than_it_allows() {
         "{err}"
     );
 }
+
+/// A kernel of the program's own (no implementation in lpk, no flop model)
+/// is simulated at the time a cost file gives it, and named as unmodelled
+/// (counted as 0 s) when none does.
+#[test]
+fn a_user_kernel_takes_its_time_from_the_cost_file() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("negate.lpk");
+    std::fs::write(
+        &file,
+        "kernel negate(a) -> (b);\n\nprogram negated(N: int) {\n    input A[N];\n    \
+         output B[N];\n    for i in range(N) {\n        B[i] = negate(A[i]);\n    }\n}\n",
+    )
+    .expect("write the program");
+    let f = file.to_str().expect("utf-8");
+    let base = ["--block", "64", "--workers", "1"];
+    let v = json(&args(f, &["-p", "N=5"], &base));
+    assert_eq!(
+        v["unmodelled_kernels"],
+        serde_json::json!(["negate"]),
+        "{v}"
+    );
+    assert_eq!(num(&v, "work_s"), 0.0, "{v}");
+
+    let costs = dir.path().join("costs.json");
+    let model = serde_json::json!({
+        "gflops": 10.0,
+        "store": {"latency_s": 0.0, "bandwidth_bytes_per_s": 0.0},
+        "kernels": {"negate": [{"block": 64, "seconds": 0.25}]},
+    });
+    std::fs::write(&costs, model.to_string()).expect("write the costs");
+    let c = costs.to_str().expect("utf-8");
+    let with_costs = |block: &'static str| {
+        json(&args(
+            f,
+            &["-p", "N=5"],
+            &["--block", block, "--workers", "1", "--costs", c],
+        ))
+    };
+    let v = with_costs("64");
+    assert_eq!(v["unmodelled_kernels"], serde_json::json!([]), "{v}");
+    assert!((num(&v, "work_s") - 5.0 * 0.25).abs() < 1e-9, "{v}");
+    // Another block: the calibrated time scaled by the tile's area (the
+    // kernel has no flop model to scale by).
+    let v = with_costs("128");
+    assert!((num(&v, "work_s") - 5.0 * 1.0).abs() < 1e-9, "{v}");
+}
