@@ -121,7 +121,27 @@ pub(crate) fn status_lines(s: &Status, blocked: bool) -> Vec<String> {
                 }
             ));
         }
-        if r.state == RunState::Running && s.claimed == 0 && s.unclaimed > 0 {
+        if !s.missing_kernels.is_empty() {
+            let names: Vec<String> = s
+                .missing_kernels
+                .iter()
+                .map(|(k, line)| format!("`{k}` (line {line})"))
+                .collect();
+            out.push(format!(
+                "  blocked: no live worker has kernel{} {} ({} live worker{}); \
+                 its tasks wait for a worker that has {}",
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", "),
+                s.live_workers,
+                if s.live_workers == 1 { "" } else { "s" },
+                if names.len() == 1 { "it" } else { "them" },
+            ));
+        }
+        if r.state == RunState::Running
+            && s.claimed == 0
+            && s.unclaimed > 0
+            && s.missing_kernels.is_empty()
+        {
             out.push(
                 "  hint: no worker holds a task: start workers with `lpkc worker --redis URL`"
                     .into(),
