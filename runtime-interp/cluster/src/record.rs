@@ -94,8 +94,11 @@ pub struct RunRecord {
     /// submitted: a worker checks the shape rules of the kernels only it
     /// knows against them when it loads the run. Empty in a record
     /// without them (a resumed run): not checked then.
-    pub input_shapes: Vec<(String, (usize, usize))>,
+    pub input_shapes: InputShapes,
 }
+
+/// Input matrices' shapes (rows, columns), by matrix name.
+pub type InputShapes = Vec<(String, (usize, usize))>;
 
 /// Per-run limits a shared deployment sets at submission: refused at
 /// `submit` when the plans' counts (or the inputs alone) exceed them,
@@ -293,7 +296,7 @@ fn shapes_text(shapes: &[(String, (usize, usize))]) -> String {
 
 impl Fields<'_> {
     /// The `shapes` field (none if absent).
-    fn shapes(&self) -> Result<Vec<(String, (usize, usize))>, ClusterError> {
+    fn shapes(&self) -> Result<InputShapes, ClusterError> {
         let Some(raw) = self.map.get("shapes") else {
             return Ok(Vec::new());
         };
