@@ -46,6 +46,27 @@ pub(crate) fn submit(
     }
 }
 
+/// `lpkc run --redis` starts `lpkc worker`s, which have the standard
+/// kernels only: a program calling another kernel is refused before
+/// anything is submitted, since its run would wait for a worker that has
+/// it.
+pub(crate) fn refuse_user_kernels(program: &Program) -> Result<(), CliError> {
+    let standard = lpk_runtime::kernels::Registry::standard();
+    for st in &program.statements {
+        if let Some(k) = program.get_kernel(st.kernel) {
+            if standard.get(&k.name).is_none() {
+                return Err(CliError::Input(format!(
+                    "kernel `{}` (line {}) is not a standard kernel, and the workers that \
+                     `lpkc run --redis` starts have only those: submit the run with \
+                     `lpkc submit` and start workers that have it (docs/kernels.md)",
+                    k.name, st.line
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Connects to Redis.
 pub(crate) fn open(url: &str) -> Result<Redis, CliError> {
     Redis::open(url).map_err(error)

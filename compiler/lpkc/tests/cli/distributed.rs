@@ -1770,4 +1770,16 @@ fn a_run_whose_kernel_no_live_worker_has_is_blocked_and_left_alone() {
         .filter_map(|k| k["kernel"].as_str())
         .collect();
     assert_eq!(missing, ["gemm", "gemm_acc", "negate"], "{s}");
+    // `lpkc run --redis` starts standard workers: it refuses the program
+    // before it submits anything, rather than wait for ever.
+    let out = run_on_redis(&file, &args, &redis, &store)
+        .output()
+        .expect("run lpkc run --redis");
+    let err = fails(&out, 1);
+    assert!(
+        err.contains(&format!(
+            "kernel `negate` (line {line}) is not a standard kernel"
+        )),
+        "{err}"
+    );
 }
