@@ -46,6 +46,27 @@ pub(crate) fn submit(
     }
 }
 
+/// `lpkc run --redis` starts `lpkc worker`s, which have the standard
+/// kernels only: a program calling another kernel is refused before
+/// anything is submitted, since its run would wait for a worker that has
+/// it.
+pub(crate) fn refuse_user_kernels(program: &Program) -> Result<(), CliError> {
+    let standard = lpk_runtime::kernels::Registry::standard();
+    for st in &program.statements {
+        if let Some(k) = program.get_kernel(st.kernel) {
+            if standard.get(&k.name).is_none() {
+                return Err(CliError::Input(format!(
+                    "kernel `{}` (line {}) is not a standard kernel, and the workers that \
+                     `lpkc run --redis` starts have only those: submit the run with \
+                     `lpkc submit` and start workers that have it (docs/kernels.md)",
+                    k.name, st.line
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Connects to Redis.
 pub(crate) fn open(url: &str) -> Result<Redis, CliError> {
     Redis::open(url).map_err(error)
@@ -121,7 +142,27 @@ pub(crate) fn status_lines(s: &Status, blocked: bool) -> Vec<String> {
                 }
             ));
         }
-        if r.state == RunState::Running && s.claimed == 0 && s.unclaimed > 0 {
+        if !s.missing_kernels.is_empty() {
+            let names: Vec<String> = s
+                .missing_kernels
+                .iter()
+                .map(|(k, line)| format!("`{k}` (line {line})"))
+                .collect();
+            out.push(format!(
+                "  blocked: no live worker has kernel{} {} ({} live worker{}); \
+                 its tasks wait for a worker that has {}",
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", "),
+                s.live_workers,
+                if s.live_workers == 1 { "" } else { "s" },
+                if names.len() == 1 { "it" } else { "them" },
+            ));
+        }
+        if r.state == RunState::Running
+            && s.claimed == 0
+            && s.unclaimed > 0
+            && s.missing_kernels.is_empty()
+        {
             out.push(
                 "  hint: no worker holds a task: start workers with `lpkc worker --redis URL`"
                     .into(),

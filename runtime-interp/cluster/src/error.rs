@@ -96,6 +96,20 @@ pub enum ClusterError {
     /// done).
     #[error("{0}")]
     Refused(String),
+    /// A run calls kernels this worker does not have: it leaves the run to
+    /// workers that have them and takes none of its tasks.
+    #[error(
+        "run `{run}` calls {} this worker does not have ({}); it leaves the run to workers that have {}",
+        if kernels.len() == 1 { "a kernel" } else { "kernels" },
+        kernels.join(", "),
+        if kernels.len() == 1 { "it" } else { "them" }
+    )]
+    LacksKernels {
+        /// The run id.
+        run: String,
+        /// The kernels, each as `` `name` (line L) ``.
+        kernels: Vec<String>,
+    },
     /// An output tile that a task of the run writes is not in the store:
     /// nothing is assembled from what is not there.
     #[error(

@@ -18,7 +18,8 @@
 //! - [`tiles`]: a run's tile store and the workers' tile cache;
 //! - [`trace`]: the timeline of every task execution;
 //! - [`faults`]: `--inject-faults`, the testing aid;
-//! - [`ids`]: task and tile ids in Redis.
+//! - [`ids`]: task and tile ids in Redis;
+//! - [`workers`]: the live workers and the kernels each has.
 #![warn(missing_docs)]
 
 pub mod collect;
@@ -37,6 +38,7 @@ pub mod submit;
 pub mod tiles;
 pub mod trace;
 pub mod worker;
+pub mod workers;
 
 pub use error::ClusterError;
 /// The Redis client, for callers that talk to Redis beside the protocol.

@@ -25,6 +25,10 @@
 //!   killed worker left);
 //! - `trace` (stream): one entry per task execution ([`crate::trace`]).
 //!
+//! Beside the runs, `lpk:workers` (set) names the workers that registered
+//! and `lpk:worker:NAME` (string, expiring) holds a live worker's kernels
+//! (`workers.rs`).
+//!
 //! [`COMPLETE`] is the one step that changes the DAG's state, atomically:
 //! it adds the task to `done` (if it is there already, nothing else
 //! happens: a task that ran twice counts once), then for every (child,
@@ -129,6 +133,17 @@ impl Keys {
     /// The task id of an edge-set key, if `key` is one of this run's.
     pub fn task_of_edges<'k>(&self, key: &'k str) -> Option<&'k str> {
         key.strip_prefix(self.prefix.as_str())?.strip_prefix("e:")
+    }
+    /// The set of the names of the workers that registered (of every run;
+    /// a name whose [`Keys::worker`] key expired is a worker gone).
+    pub fn workers() -> &'static str {
+        "lpk:workers"
+    }
+    /// Worker `name`'s registration: the names of the kernels it has,
+    /// comma-separated, with a time to live its worker renews (its lease):
+    /// present while the worker lives (see `workers.rs`).
+    pub fn worker(name: &str) -> String {
+        format!("lpk:worker:{name}")
     }
 }
 

@@ -90,7 +90,15 @@ pub struct RunRecord {
     pub peak_bytes: i64,
     /// The run's limits (`submit --max-tasks`, `--max-store-bytes`).
     pub limits: RunLimits,
+    /// The shape (rows, columns) of every input matrix, by name, as
+    /// submitted: a worker checks the shape rules of the kernels only it
+    /// knows against them when it loads the run. Empty in a record
+    /// without them (a resumed run): not checked then.
+    pub input_shapes: InputShapes,
 }
+
+/// Input matrices' shapes (rows, columns), by matrix name.
+pub type InputShapes = Vec<(String, (usize, usize))>;
 
 /// Per-run limits a shared deployment sets at submission: refused at
 /// `submit` when the plans' counts (or the inputs alone) exceed them,
@@ -154,6 +162,7 @@ impl RunRecord {
             ),
             ("stored_bytes", self.stored_bytes.to_string().into_bytes()),
             ("peak_bytes", self.peak_bytes.to_string().into_bytes()),
+            ("shapes", shapes_text(&self.input_shapes).into_bytes()),
         ]
     }
 
@@ -232,6 +241,7 @@ impl RunRecord {
                     .ok()
                     .filter(|&n| n > 0),
             },
+            input_shapes: f.shapes()?,
         })
     }
 
@@ -275,7 +285,38 @@ struct Fields<'a> {
     map: &'a HashMap<String, Vec<u8>>,
 }
 
+/// `A=100x100,B=100x7`: input shapes as the record keeps them.
+fn shapes_text(shapes: &[(String, (usize, usize))]) -> String {
+    let parts: Vec<String> = shapes
+        .iter()
+        .map(|(m, (r, c))| format!("{m}={r}x{c}"))
+        .collect();
+    parts.join(",")
+}
+
 impl Fields<'_> {
+    /// The `shapes` field (none if absent).
+    fn shapes(&self) -> Result<InputShapes, ClusterError> {
+        let Some(raw) = self.map.get("shapes") else {
+            return Ok(Vec::new());
+        };
+        let text = String::from_utf8_lossy(raw);
+        let mut out = Vec::new();
+        for part in text.split(',').filter(|p| !p.is_empty()) {
+            let parsed = part.split_once('=').and_then(|(m, dims)| {
+                let (r, c) = dims.split_once('x')?;
+                Some((m.to_string(), (r.parse().ok()?, c.parse().ok()?)))
+            });
+            match parsed {
+                Some(p) => out.push(p),
+                None => {
+                    let shown: String = part.chars().take(80).collect();
+                    return Err(self.bad("shapes", format!("`{shown}` is not MATRIX=ROWSxCOLUMNS")));
+                }
+            }
+        }
+        Ok(out)
+    }
     /// The error of a field that is wrong, and why.
     fn bad(&self, field: &'static str, why: String) -> ClusterError {
         ClusterError::BadRecord {

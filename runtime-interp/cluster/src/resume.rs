@@ -468,5 +468,8 @@ fn rebuilt_record(
         stored_bytes: i64::try_from(counts.stored_bytes).unwrap_or(i64::MAX),
         peak_bytes: i64::try_from(counts.stored_bytes).unwrap_or(i64::MAX),
         limits: manifest.limits,
+        // The manifest has no input shapes: workers that load the resumed
+        // run do not check user kernels' shape rules again.
+        input_shapes: Vec::new(),
     }
 }

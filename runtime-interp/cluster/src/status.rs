@@ -5,8 +5,9 @@ use crate::conn::Redis;
 use crate::error::ClusterError;
 use crate::ids::parse_task;
 use crate::protocol::{Keys, GROUP};
-use crate::record::{now_ms, RunRecord, RunState};
+use crate::record::{now_ms, Kernels, RunRecord, RunState};
 use crate::reply::{array, text};
+use crate::workers::LiveWorker;
 use lpk_model::program::Program;
 use lpk_model::task::Task;
 use redis::Value;
@@ -68,6 +69,12 @@ pub struct Status {
     pub error: Option<(ShownTask, String)>,
     /// Tasks completed per second since submission (until it finished).
     pub rate: f64,
+    /// Workers alive in this Redis now (registered, not expired).
+    pub live_workers: usize,
+    /// For a running run: the kernels it calls that no live worker has,
+    /// each with the line of its first call (its tasks wait until a
+    /// worker that has them comes).
+    pub missing_kernels: Vec<(String, u32)>,
 }
 
 fn shown(id: &str) -> ShownTask {
@@ -119,6 +126,13 @@ pub fn status(
         Vec::new()
     };
     let rate = rate(&record);
+    let live = crate::workers::live_workers(redis)?;
+    let missing_kernels =
+        if record.state == RunState::Running && record.kernels == Kernels::Standard {
+            missing_kernels(&program, &live)
+        } else {
+            Vec::new()
+        };
     let error = record
         .error
         .as_ref()
@@ -133,7 +147,25 @@ pub fn status(
         waiting,
         error,
         rate,
+        live_workers: live.len(),
+        missing_kernels,
     })
+}
+
+/// The kernels `program` calls that none of `live` has, each with the
+/// line of its first call, in the order of the statements.
+fn missing_kernels(program: &Program, live: &[LiveWorker]) -> Vec<(String, u32)> {
+    let mut out: Vec<(String, u32)> = Vec::new();
+    for st in &program.statements {
+        let Some(k) = program.get_kernel(st.kernel) else {
+            continue;
+        };
+        let had = live.iter().any(|w| w.kernels.contains(&k.name));
+        if !had && !out.iter().any(|(n, _)| *n == k.name) {
+            out.push((k.name.clone(), st.line));
+        }
+    }
+    out
 }
 
 /// Up to `limit` unclaimed tasks, oldest first: the entries of stream
@@ -346,6 +378,11 @@ pub fn to_json(s: &Status, names: bool) -> serde_json::Value {
         "claimed": s.claimed,
         "store_bytes": r.stored_bytes,
         "store_peak_bytes": r.peak_bytes,
+        "live_workers": s.live_workers,
+        "missing_kernels": s.missing_kernels.iter().map(|(k, line)| serde_json::json!({
+            "kernel": k,
+            "line": line,
+        })).collect::<Vec<_>>(),
         "error": s.error.as_ref().map(|(t, m)| serde_json::json!({
             "task": task_value(&s.program, t, names),
             "message": m,

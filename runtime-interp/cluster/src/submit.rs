@@ -100,7 +100,9 @@ pub fn submit(
     check_store_url(s.store)?;
     let program = s.program;
     // The standard kernels' shape rules, whichever kernels run it (no-op
-    // kernels measure the scheduler on the same instance).
+    // kernels measure the scheduler on the same instance). Kernels outside
+    // them (a user's, which only its workers have) are not checked here:
+    // each worker that has them checks them when it loads the run.
     let registry = lpk_runtime::kernels::Registry::standard();
     let prepared = job::prepare(program, &registry, s.params, s.inputs, s.seed, s.block)?;
     let inst = &prepared.instance;
@@ -126,7 +128,12 @@ pub fn submit(
         save_manifest(store, s, &run, inst, total, &artifact_bytes)?;
     }
     let roots = roots(inst)?;
-    let record = new_record(s, &run, inst, total, artifact_bytes, uploads.bytes);
+    let mut record = new_record(s, &run, inst, total, artifact_bytes, uploads.bytes);
+    record.input_shapes = prepared
+        .shapes
+        .iter()
+        .map(|(&m, &shape)| (program.matrix(m).name.clone(), shape))
+        .collect();
     record.write(redis)?;
     let uploading = !uploads.jobs.is_empty() && total > 0;
     if uploading {
@@ -372,6 +379,7 @@ fn new_record(
         stored_bytes: input_bytes,
         peak_bytes: input_bytes,
         limits: s.limits,
+        input_shapes: Vec::new(),
     }
 }
 

@@ -252,6 +252,9 @@ fn distributed(
     use lpk_cluster::record::{Kernels, RunState};
     args.data.check_block()?;
     refuse_embedded_only(args)?;
+    if args.kernels == KernelSet::Std {
+        crate::cluster::refuse_user_kernels(program)?;
+    }
     let specs = inputs::specs(program, &args.data.inputs)?;
     lpk_cluster::tiles::check_store_url(store).map_err(|e| usage_error(&e.to_string()))?;
     let mut redis = crate::cluster::open(redis_url)?;

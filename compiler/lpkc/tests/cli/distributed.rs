@@ -1722,3 +1722,100 @@ fn hostile_store_contents_fail_their_run_naming_the_tile() {
         assert_eq!(s["error"]["task"]["kernel"], "chol", "{what}: {s}");
     }
 }
+
+/// A run of a program calling a kernel of the user's own (`negate`, which
+/// `lpk-negate-worker` of examples/rust-kernel has): `submit` accepts it,
+/// a standard `lpkc worker` takes none of its tasks, and `status` shows it
+/// blocked, naming the kernel and its line, as long as no live worker
+/// has it.
+#[test]
+fn a_run_whose_kernel_no_live_worker_has_is_blocked_and_left_alone() {
+    let (redis, _tmp, store) = redis_and_dir_store(27);
+    let file = lpk_test_support::workspace_root().join("examples/rust-kernel/negated_product.lpk");
+    let text = std::fs::read_to_string(&file).expect("read the example");
+    let line = text
+        .lines()
+        .position(|l| l.contains("= negate("))
+        .expect("the call")
+        + 1;
+    let args = [
+        "--block",
+        "16",
+        "--input",
+        "A=random:32x32",
+        "--input",
+        "B=random:32x32",
+    ];
+    let run = submit(&redis, &store, &file, &args);
+    let mut pool = Workers::start(&redis, &store, &["--lease", "0.5", "--idle", "60"], 1);
+    // The worker registers at once; give it time to take what it can.
+    let started = Instant::now();
+    let s = loop {
+        let s = status(&redis, &run);
+        if s["live_workers"].as_u64() == Some(1) {
+            break s;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{s}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    pool.assert_all_running();
+    let after = status(&redis, &run);
+    assert_eq!(after["state"], "running", "{after}");
+    assert_eq!(after["tasks_done"], 0, "{after}");
+    assert_eq!(
+        after["claimed"], 0,
+        "a standard worker claimed a task: {after}"
+    );
+    // The 2 x 2 roots (the first gemm of each output tile) stay ready.
+    assert_eq!(after["ready_unclaimed"], 4, "{after}");
+    for s in [&s, &after] {
+        assert_eq!(
+            s["missing_kernels"],
+            serde_json::json!([{ "kernel": "negate", "line": line }]),
+            "{s}"
+        );
+    }
+    let out = lpkc()
+        .args(["status", &run, "--redis", &redis, "--blocked"])
+        .output()
+        .expect("run lpkc status");
+    let text = ok(&out, "lpkc status --blocked");
+    assert!(
+        text.contains(&format!(
+            "blocked: no live worker has kernel `negate` (line {line}) (1 live worker)"
+        )),
+        "{text}"
+    );
+    // Once the worker is killed, its registration expires with its lease
+    // (0.5 s): every kernel of the run is then missing.
+    drop(pool);
+    let killed = Instant::now();
+    let s = loop {
+        let s = status(&redis, &run);
+        if s["live_workers"] == 0 {
+            break s;
+        }
+        assert!(killed.elapsed() < Duration::from_secs(10), "{s}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let missing: Vec<&str> = s["missing_kernels"]
+        .as_array()
+        .expect("missing kernels")
+        .iter()
+        .filter_map(|k| k["kernel"].as_str())
+        .collect();
+    assert_eq!(missing, ["gemm", "gemm_acc", "negate"], "{s}");
+    // `lpkc run --redis` starts standard workers: it refuses the program
+    // before it submits anything, rather than wait for ever.
+    let out = run_on_redis(&file, &args, &redis, &store)
+        .output()
+        .expect("run lpkc run --redis");
+    let err = fails(&out, 1);
+    assert!(
+        err.contains(&format!(
+            "kernel `negate` (line {line}) is not a standard kernel"
+        )),
+        "{err}"
+    );
+}

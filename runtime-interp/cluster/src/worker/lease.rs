@@ -13,13 +13,26 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Renews the leases of held tasks every third of the lease.
+/// Renews the worker's registration and the leases of held tasks every
+/// third of the lease.
 pub(super) fn renew_loop(sh: &Shared<'_>) {
     let renew = Script::new(RENEW);
     let mut redis: Option<Redis> = None;
     let period = (sh.cfg.lease / 3).max(Duration::from_millis(50));
+    let kernels = super::kernel_names(sh.cfg);
     while !sh.stop.load(Ordering::Relaxed) {
         nap(sh, period);
+        if sh.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if redis.is_none() {
+            redis = Redis::open(&sh.cfg.redis).ok();
+        }
+        if let Some(r) = redis.as_mut() {
+            if crate::workers::register(r, &sh.cfg.name, &kernels, sh.cfg.lease).is_err() {
+                redis = None;
+            }
+        }
         let batches: Vec<(Arc<str>, String, Vec<String>)> = {
             let held = lock(&sh.held);
             let mut out: HashMap<(Arc<str>, String), Vec<String>> = HashMap::new();

@@ -27,7 +27,8 @@
 //!   the task and the tile.
 //!
 //! The module's parts: [`runs`] (the runs a worker serves, loaded from
-//! their records), [`lease`] (the run streams: reading entries, taking
+//! their records), [`kernels`] (a run's kernels against the worker's
+//! registry: a run calling one it lacks is left to other workers), [`lease`] (the run streams: reading entries, taking
 //! over expired leases, renewing held ones), [`batch`] (a batch of one
 //! run's entries, held while its tasks run, and the run failed when one
 //! cannot), [`task`] (one task's execution: its tiles read, its kernel
@@ -36,6 +37,7 @@
 
 mod batch;
 mod completion;
+mod kernels;
 mod lease;
 mod runs;
 mod task;
@@ -50,7 +52,7 @@ use crate::tiles::TileCache;
 use batch::run_chain;
 use lease::{read_new, renew_loop, take_over};
 use lpk_model::program::Program;
-use lpk_runtime::kernels::Kernel;
+use lpk_runtime::kernels::{Kernel, Registry};
 use lpk_runtime::store::ObjectStoreTiles;
 use runs::active_runs;
 use std::collections::HashMap;
@@ -76,6 +78,10 @@ pub struct WorkerConfig {
     pub cache_bytes: u64,
     /// The worker's name in Redis (its threads are `NAME-0`, `NAME-1`, ...).
     pub name: String,
+    /// The kernels it runs (default: the standard ones). It takes tasks
+    /// only of runs whose called kernels are all here, and tells Redis
+    /// their names while it lives ([`crate::workers`]).
+    pub kernels: Registry,
 }
 
 impl WorkerConfig {
@@ -89,6 +95,7 @@ impl WorkerConfig {
             faults: Faults::default(),
             cache_bytes: 1 << 30,
             name: default_name(),
+            kernels: Registry::standard(),
         }
     }
 }
@@ -163,10 +170,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Runs a worker until it has been idle for `cfg.idle`; `log` receives
-/// one line per notable event.
+/// one line per notable event. Its kernels are `cfg.kernels`: a program
+/// in Rust runs this same loop with kernels of its own added to the
+/// standard registry (`docs/kernels.md`).
 pub fn work(cfg: &WorkerConfig, log: &(dyn Fn(&str) + Sync)) -> Result<WorkerReport, ClusterError> {
-    // Fail at once on a bad URL or a Redis that is not there.
-    drop(Redis::open(&cfg.redis)?);
+    // Fail at once on a bad URL or a Redis that is not there; tell it
+    // which kernels this worker has (renewed with the leases).
+    let mut redis = Redis::open(&cfg.redis)?;
+    crate::workers::register(&mut redis, &cfg.name, &kernel_names(cfg), cfg.lease)?;
     let shared = Shared {
         cfg,
         runs: Mutex::new(HashMap::new()),
@@ -194,6 +205,12 @@ pub fn work(cfg: &WorkerConfig, log: &(dyn Fn(&str) + Sync)) -> Result<WorkerRep
         }
         shared.stop.store(true, Ordering::Relaxed);
     });
+    // Best effort: a registration left behind expires after a lease.
+    if crate::workers::unregister(&mut redis, &cfg.name).is_err() {
+        if let Ok(mut r) = Redis::open(&cfg.redis) {
+            let _ = crate::workers::unregister(&mut r, &cfg.name);
+        }
+    }
     if let Some(e) = lock(&shared.error).take() {
         return Err(e);
     }
@@ -204,6 +221,11 @@ pub fn work(cfg: &WorkerConfig, log: &(dyn Fn(&str) + Sync)) -> Result<WorkerRep
         failed_runs: shared.failed_runs.load(Ordering::Relaxed),
         round_trips: shared.round_trips.load(Ordering::Relaxed),
     })
+}
+
+/// The names of the worker's kernels, as it registers them.
+fn kernel_names(cfg: &WorkerConfig) -> String {
+    cfg.kernels.names().collect::<Vec<_>>().join(",")
 }
 
 /// Sleeps in small steps until `d` passed or the worker stops.

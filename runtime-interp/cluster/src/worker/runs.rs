@@ -1,14 +1,13 @@
 //! The runs a worker serves: those in `lpk:runs` whose record it loads,
 //! and the refusal of a run no worker can serve.
 
-use super::{lock, RunCtx, Shared};
+use super::{lock, RunCtx, Shared, WorkerConfig};
 use crate::conn::{Redis, Script};
 use crate::error::ClusterError;
 use crate::markers::DoneLog;
 use crate::protocol::{Keys, FAIL, RUNS};
 use crate::record::{now_ms, Kernels, RunRecord};
 use crate::tiles::open_run_store;
-use lpk_runtime::kernels::Registry;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -35,7 +34,7 @@ pub(super) fn active_runs(
         let ctx = match known {
             Some(ctx) => ctx,
             None => {
-                let ctx = match load_run(r, &id, &sh.cfg.name) {
+                let ctx = match load_run(r, &id, sh.cfg) {
                     Ok(ctx) => Some(Arc::new(ctx)),
                     Err(e @ ClusterError::Redis { .. }) => return Err(e),
                     Err(e) => {
@@ -94,8 +93,9 @@ fn refuse_run(
 }
 
 /// Loads a run from its record: its program, bound and counted (the count
-/// checked against the record's and its limit), its kernels and its store.
-fn load_run(r: &mut Redis, id: &str, worker: &str) -> Result<RunCtx, ClusterError> {
+/// checked against the record's and its limit), its kernels (from the
+/// worker's registry, checked: [`super::kernels`]) and its store.
+fn load_run(r: &mut Redis, id: &str, cfg: &WorkerConfig) -> Result<RunCtx, ClusterError> {
     let rec = RunRecord::read(r, id)?;
     let program = rec.load_program()?;
     // Check the binding once; each batch binds again (cheap).
@@ -115,11 +115,16 @@ fn load_run(r: &mut Redis, id: &str, worker: &str) -> Result<RunCtx, ClusterErro
             "run {id}: {counted} tasks, more than its --max-tasks {max}"
         )));
     }
-    let registry = match rec.kernels {
-        Kernels::Standard => Registry::standard(),
-        Kernels::Noop => lpk_runtime::exec::noop_registry(&program),
+    let kernels = match rec.kernels {
+        Kernels::Standard => {
+            super::kernels::check(&rec, &inst, &cfg.kernels)?;
+            lpk_runtime::exec::resolve_kernels(&program, &cfg.kernels)?
+        }
+        Kernels::Noop => lpk_runtime::exec::resolve_kernels(
+            &program,
+            &lpk_runtime::exec::noop_registry(&program),
+        )?,
     };
-    let kernels = lpk_runtime::exec::resolve_kernels(&program, &registry)?;
     let store = match rec.kernels {
         Kernels::Standard => Some(open_run_store(&rec.store, id)?),
         Kernels::Noop => None,
@@ -135,6 +140,6 @@ fn load_run(r: &mut Redis, id: &str, worker: &str) -> Result<RunCtx, ClusterErro
         max_expiries: rec.max_expiries,
         block: rec.block,
         keep: rec.keep,
-        done_log: DoneLog::new(worker),
+        done_log: DoneLog::new(&cfg.name),
     })
 }
