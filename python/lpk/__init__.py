@@ -14,7 +14,7 @@ See docs/python.md for the whole API.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 from . import _lpk
 from ._lpk import (
@@ -45,6 +45,7 @@ __all__ = [
     "Dag",
     "Diagnostic",
     "Instance",
+    "Kernel",
     "LpkError",
     "Outputs",
     "Program",
@@ -55,6 +56,7 @@ __all__ = [
     "Tile",
     "__version__",
     "compile",
+    "kernel",
     "load",
     "run",
     "status",
@@ -76,6 +78,107 @@ class Outputs(dict):
         self.report = report
 
 
+class Kernel:
+    """A user kernel written in Python, as :func:`kernel` makes it: the
+    function and what it declares (result count, shape rule, flop model,
+    whether it replaces a standard kernel). Calling it calls the function.
+    Pass it in ``lpk.run(..., kernels={"name": k})``."""
+
+    __lpk_kernel__ = True
+
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        *,
+        results: int = 1,
+        shape: Union[None, int, Sequence[int], Callable[..., Any]] = None,
+        flops: Optional[Callable[..., float]] = None,
+        override: bool = False,
+    ):
+        if not callable(function):
+            raise TypeError(
+                "lpk.kernel wraps a callable, found " + type(function).__name__
+            )
+        if isinstance(results, bool) or not isinstance(results, int) or results < 1:
+            raise ValueError(f"results must be an int >= 1, found {results!r}")
+        if isinstance(shape, bool):
+            raise TypeError("shape must be None, an int, a list of ints or a callable")
+        if isinstance(shape, int):
+            if shape < 0:
+                raise ValueError(f"shape={shape}: a tile argument index is >= 0")
+        elif shape is not None and not callable(shape):
+            try:
+                per = list(shape)
+            except TypeError:
+                raise TypeError(
+                    "shape must be None, an int, a list of ints or a callable, found "
+                    + type(shape).__name__
+                ) from None
+            if not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in per):
+                raise ValueError(f"shape={shape!r}: every entry is a tile argument index >= 0")
+            if len(per) != results:
+                raise ValueError(
+                    f"shape={shape!r} lists {len(per)} argument(s) but results={results}"
+                )
+            shape = per
+        if flops is not None and not callable(flops):
+            raise TypeError("flops must be a callable from tile shapes to a number")
+        self.function = function
+        self.results = results
+        self.shape = shape
+        self.flops = flops
+        self.override = bool(override)
+        self.__doc__ = getattr(function, "__doc__", None)
+        self.__name__ = getattr(function, "__name__", "kernel")
+
+    def __call__(self, *args: Any) -> Any:
+        return self.function(*args)
+
+    def __repr__(self) -> str:
+        return (
+            f"lpk.Kernel({self.__name__}, results={self.results}, shape={self.shape!r}"
+            + (", override=True" if self.override else "")
+            + ")"
+        )
+
+
+def kernel(
+    function: Optional[Callable[..., Any]] = None,
+    *,
+    results: int = 1,
+    shape: Union[None, int, Sequence[int], Callable[..., Any]] = None,
+    flops: Optional[Callable[..., float]] = None,
+    override: bool = False,
+) -> Any:
+    """Declares a Python function as an lpk kernel (docs/python.md, "User
+    kernels"). As a decorator, ``@lpk.kernel(results=2, shape=0)``, or
+    called, ``lpk.kernel(fn, shape=0)``.
+
+    - ``results``: how many tiles it returns (the program's declaration
+      must have as many results).
+    - ``shape``: its shape rule. ``None``: not declared (results are not
+      checked against a shape; outputs they fill are assembled after the
+      run). An int ``k``: every result is shaped like tile argument ``k``
+      (counted from 0 among the tile arguments, scalars skipped). A list of
+      ints: result ``i`` like tile argument ``shape[i]``. A callable: called
+      with the tile arguments' shapes, ``(rows, cols)`` tuples, it returns
+      the result shapes (one pair, or a list of pairs), and may raise on
+      shapes that do not fit; it is asked at bind time, before any task.
+    - ``flops``: a callable from the tile shapes to the call's floating
+      point operations, for the report's GFLOP/s figure.
+    - ``override``: allow the kernel to replace the standard kernel of the
+      same name (refused otherwise). With ``shape=None`` it keeps the
+      standard kernel's shape rule (and its flops with ``flops=None``).
+    """
+
+    def wrap(f: Callable[..., Any]) -> Kernel:
+        return Kernel(f, results=results, shape=shape, flops=flops, override=override)
+
+    if function is None:
+        return wrap
+    return wrap(function)
+
+
 def run(
     program: Union[Program, Instance],
     inputs: Optional[Mapping[str, Any]] = None,
@@ -85,6 +188,7 @@ def run(
     workers: Optional[int] = None,
     verify: bool = False,
     seed: int = 0,
+    kernels: Optional[Mapping[str, Any]] = None,
     **more_inputs: Any,
 ) -> Outputs:
     """Runs ``program`` on NumPy arrays with the embedded executor and
@@ -103,6 +207,10 @@ def run(
     - ``block``: the tile side; ``workers``: threads (default: the cores).
     - ``verify``: compute the residual (``report["residual"]``) and raise
       :class:`RunError` if it is above its bound.
+    - ``kernels``: user kernels, ``{"name": fn_or_lpk_kernel}``, for the
+      kernels the program declares beyond the standard ones (see
+      :func:`kernel`). Checked against the program's declarations before
+      any task.
 
     The GIL is released while the run runs; Ctrl-C cancels it
     (``KeyboardInterrupt``). A failing kernel raises :class:`RunError`
@@ -125,6 +233,11 @@ def run(
             "params must be a mapping from parameter name to int, found "
             + type(params).__name__
         )
+    if kernels is not None and not isinstance(kernels, Mapping):
+        raise TypeError(
+            "kernels must be a mapping from kernel name to function, found "
+            + type(kernels).__name__
+        )
     arrays, report = _lpk.run(
         program,
         given,
@@ -133,6 +246,7 @@ def run(
         workers=workers,
         verify=verify,
         seed=seed,
+        kernels=dict(kernels) if kernels is not None else None,
     )
     residual = report.get("residual")
     if verify and residual is not None and not residual.get("ok", False):

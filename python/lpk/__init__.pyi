@@ -1,7 +1,19 @@
 """Type stubs of the lpk package (the native module lpk._lpk and lpk.run)."""
 
 from os import PathLike
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union, overload, Literal
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    overload,
+)
 
 import numpy as np
 import numpy.typing as npt
@@ -97,6 +109,54 @@ class Instance:
 class Outputs(Dict[str, Union[npt.NDArray[np.float64], Dict[Tile, npt.NDArray[np.float64]]]]):
     report: Dict[str, Any]
 
+TileShape = Tuple[int, int]
+ShapeRule = Union[
+    None,
+    int,
+    Sequence[int],
+    Callable[..., Union[TileShape, Sequence[TileShape]]],
+]
+
+class Kernel:
+    """A user kernel: the function and what it declares (see `kernel`)."""
+    __lpk_kernel__: bool
+    function: Callable[..., Any]
+    results: int
+    shape: ShapeRule
+    flops: Optional[Callable[..., float]]
+    override: bool
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        *,
+        results: int = 1,
+        shape: ShapeRule = None,
+        flops: Optional[Callable[..., float]] = None,
+        override: bool = False,
+    ) -> None: ...
+    def __call__(self, *args: Any) -> Any: ...
+
+@overload
+def kernel(
+    function: Callable[..., Any],
+    *,
+    results: int = 1,
+    shape: ShapeRule = None,
+    flops: Optional[Callable[..., float]] = None,
+    override: bool = False,
+) -> Kernel: ...
+@overload
+def kernel(
+    function: None = None,
+    *,
+    results: int = 1,
+    shape: ShapeRule = None,
+    flops: Optional[Callable[..., float]] = None,
+    override: bool = False,
+) -> Callable[[Callable[..., Any]], Kernel]: ...
+
+KernelLike = Union[Kernel, Callable[..., Any]]
+
 def compile(source: str, program: Optional[str] = None, *, filename: str = "<string>") -> Program: ...
 def load(path: Union[str, PathLike[str]], program: Optional[str] = None) -> Program: ...
 def run(
@@ -108,6 +168,7 @@ def run(
     workers: Optional[int] = None,
     verify: bool = False,
     seed: int = 0,
+    kernels: Optional[Mapping[str, KernelLike]] = None,
     **more_inputs: Union[npt.NDArray[np.float64], str],
 ) -> Outputs: ...
 def submit(

@@ -9,6 +9,7 @@
 //! `lpk`'s errors), never a panic.
 
 mod distributed;
+mod kernels;
 mod objects;
 mod run;
 

@@ -8,6 +8,7 @@
 //! released while the run runs, and Ctrl-C cancels it through the
 //! executor's cancel flag.
 
+use crate::kernels::PyKernel;
 use crate::objects::PyInstance;
 use crate::{json_to_py, params_of, BindError, PyProgram, PyTile, RunError};
 use faer::{MatMut, MatRef};
@@ -156,8 +157,11 @@ fn prepare<'p>(
 
 /// Runs `program` on `inputs`: the run pipeline with NumPy buffers as its
 /// source and sink; called without the GIL.
+#[allow(clippy::too_many_arguments)]
 fn execute(
     program: &Program,
+    registry: &Registry,
+    user: &[Arc<PyKernel>],
     given: &[(String, i64)],
     inputs: &BTreeMap<MatrixId, Input<'_>>,
     block: usize,
@@ -167,17 +171,17 @@ fn execute(
 ) -> PyResult<Done> {
     let shapes: BTreeMap<MatrixId, pipeline::Shape> =
         inputs.iter().map(|(&m, d)| (m, d.shape())).collect();
-    let registry = Registry::standard();
-    let bound = prepare(program, &registry, given, &shapes, block)?;
+    let bound = prepare(program, registry, given, &shapes, block)?;
     let inst = &bound.instance;
-    let sink = output_sink(
-        program,
-        &pipeline::output_shapes(inst, &registry, &shapes, block),
-        block,
-    )?;
+    let predicted = pipeline::output_shapes(inst, registry, &shapes, block);
+    // A Python shape rule that failed during the shape check: before any task.
+    if let Some(e) = user.iter().find_map(|k| k.take_shape_error()) {
+        return Err(PyValueError::new_err(e));
+    }
+    let sink = output_sink(program, &predicted, block)?;
     let source = InputSource::new(program, inputs, block);
     let config = ExecConfig { workers };
-    let report = exec::execute(inst, &registry, &source, &sink, true, &config, progress).map_err(
+    let report = exec::execute(inst, registry, &source, &sink, true, &config, progress).map_err(
         |e| match e {
             ExecError::Cancelled(n) => pyo3::exceptions::PyKeyboardInterrupt::new_err(format!(
                 "run cancelled after {n} tasks"
@@ -296,7 +300,7 @@ enum Given<'py> {
 /// Runs a program on NumPy arrays (the native half of ``lpk.run``; see
 /// its documentation). Returns ``(outputs, report)``.
 #[pyfunction]
-#[pyo3(signature = (program, inputs, *, params=None, block=512, workers=None, verify=false, seed=0))]
+#[pyo3(signature = (program, inputs, *, params=None, block=512, workers=None, verify=false, seed=0, kernels=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     py: Python<'_>,
@@ -307,6 +311,7 @@ pub fn run(
     workers: Option<i64>,
     verify: bool,
     seed: u64,
+    kernels: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(PyObject, PyObject)> {
     let Chosen {
         program: prog,
@@ -325,12 +330,21 @@ pub fn run(
                 PyValueError::new_err(format!("workers must be 1 to 4096, found {w}"))
             })?,
     };
+    let mut user = match kernels {
+        Some(k) => crate::kernels::user_kernels(k)?,
+        None => Vec::new(),
+    };
+    crate::kernels::bind_to_program(py, &prog, &mut user)?;
+    let user: Vec<Arc<PyKernel>> = user.into_iter().map(Arc::new).collect();
+    let registry = crate::kernels::registry(user.clone());
     let givens = givens(py, &prog, inputs)?;
     let data = input_data(&givens, seed)?;
     let progress = Progress::default();
     let done = py.allow_threads(|| {
         cancellable(&progress, || {
-            execute(&prog, &given, &data, block, workers, verify, &progress)
+            execute(
+                &prog, &registry, &user, &given, &data, block, workers, verify, &progress,
+            )
         })
     })?;
     drop(data);

@@ -299,9 +299,23 @@ pub struct RunReport {
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
-    /// A kernel of the program has no implementation.
-    #[error("kernel `{0}` has no implementation (the runtime knows: {1})")]
-    MissingKernel(String, String),
+    /// A kernel that the program calls has no implementation.
+    #[error(
+        "kernel `{name}` has no implementation ({} {}); supply one: from Python \
+         `lpk.run(..., kernels={{\"{name}\": fn}})`, from Rust a `Kernel` registered \
+         in the runtime's `Registry` (docs/kernels.md, \"User kernels\"); the runtime \
+         knows: {known}",
+        if .lines.len() == 1 { "called on line" } else { "called on lines" },
+        line_list(.lines)
+    )]
+    MissingKernel {
+        /// The kernel's name.
+        name: String,
+        /// The source lines of the statements that call it, ascending.
+        lines: Vec<u32>,
+        /// The kernels the registry holds, comma-separated.
+        known: String,
+    },
     /// A kernel failed on a task.
     #[error("task {task} failed{tiles}: {reason}")]
     Kernel {
@@ -617,16 +631,31 @@ pub fn resolve_kernels(
             None => missing.push(k.name.clone()),
         }
     }
-    // Only kernels that some statement calls must exist.
-    for st in &program.statements {
-        if let Some(k) = program.get_kernel(st.kernel) {
-            if missing.contains(&k.name) {
-                return Err(ExecError::MissingKernel(
-                    k.name.clone(),
-                    registry.names().collect::<Vec<_>>().join(", "),
-                ));
-            }
-        }
+    // Only kernels that some statement calls must exist: the first such
+    // kernel (in statement order) is named with every line calling it.
+    let first_missing = program.statements.iter().find_map(|st| {
+        program
+            .get_kernel(st.kernel)
+            .filter(|k| missing.contains(&k.name))
+    });
+    if let Some(k) = first_missing {
+        let mut lines: Vec<u32> = program
+            .statements
+            .iter()
+            .filter(|st| {
+                program
+                    .get_kernel(st.kernel)
+                    .is_some_and(|d| d.name == k.name)
+            })
+            .map(|st| st.line)
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        return Err(ExecError::MissingKernel {
+            name: k.name.clone(),
+            lines,
+            known: registry.names().collect::<Vec<_>>().join(", "),
+        });
     }
     if !missing.is_empty() {
         // Uncalled kernels without an implementation: keep indices aligned.
@@ -642,6 +671,21 @@ pub fn resolve_kernels(
     }
 
     Ok(kernels)
+}
+
+/// "7", "7 and 9", "7, 9 and 12".
+fn line_list(lines: &[u32]) -> String {
+    match lines {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!(
+            "{} and {last}",
+            rest.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 struct Unimplemented;

@@ -228,3 +228,58 @@ fn trace_writes_one_event_per_task_and_a_gantt_chart() {
     );
     crate::distributed::assert_svg_renders(&svg);
 }
+
+#[test]
+fn a_kernel_without_implementation_is_refused_before_any_task_naming_its_lines() {
+    let dir = scratch("missing-kernel");
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let src = dir.join("negate.lpk");
+    std::fs::write(
+        &src,
+        "kernel negate(a) -> (b);\n\
+         kernel copy(a) -> (b);\n\
+         \n\
+         program p(N: int) {\n\
+         \x20   input A[N];\n\
+         \x20   output B[N];\n\
+         \x20   output C[N];\n\
+         \x20   for i in range(N) {\n\
+         \x20       B[i] = negate(A[i]);\n\
+         \x20       C[i] = negate(B[i]);\n\
+         \x20   }\n\
+         }\n",
+    )
+    .expect("write program");
+    let out_dir = dir.join("out");
+    let path = src.to_str().expect("utf-8 path");
+    let out = out_dir.to_str().expect("utf-8 path");
+    let (code, stdout, err) = lpkc(&[
+        "run",
+        path,
+        "--block",
+        "4",
+        "--input",
+        "A=random:8x4",
+        "--output-dir",
+        out,
+        "--no-progress",
+    ]);
+    assert_eq!(code, 1, "{stdout}{err}");
+    assert!(
+        err.contains(
+            "kernel `negate` has no implementation (called on lines 9 and 10); supply one: \
+             from Python `lpk.run(..., kernels={\"negate\": fn})`"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("the runtime knows: add, add4, chol, copy"),
+        "{err}"
+    );
+    // Refused before any task: no output tile was written.
+    assert!(
+        !out_dir.join("B").exists() && !out_dir.join("B.npy").exists(),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
