@@ -360,14 +360,7 @@ pub(crate) fn type_of(pool: &ExprPool, r: ExprRef) -> NumTy {
         Some(Node::Unary(UnOp::Not, _)) => NumTy::Bool,
         Some(Node::Unary(UnOp::Neg, a)) => type_of(pool, *a),
         Some(Node::Binary(op, a, b)) => match op {
-            BinOp::Eq
-            | BinOp::Ne
-            | BinOp::Lt
-            | BinOp::Le
-            | BinOp::Gt
-            | BinOp::Ge
-            | BinOp::And
-            | BinOp::Or => NumTy::Bool,
+            op if op.gives_bool() => NumTy::Bool,
             BinOp::Div => NumTy::Real,
             _ => join(type_of(pool, *a), type_of(pool, *b)),
         },

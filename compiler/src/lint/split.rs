@@ -919,16 +919,8 @@ fn nonaffine_slots(pool: &ExprPool, e: ExprRef, inside: bool, out: &mut Vec<u32>
         Node::Unary(_, a) => nonaffine_slots(pool, a, inside, out),
         Node::Binary(op, a, b) => {
             let affine = match op {
-                BinOp::Add
-                | BinOp::Sub
-                | BinOp::Eq
-                | BinOp::Ne
-                | BinOp::Lt
-                | BinOp::Le
-                | BinOp::Gt
-                | BinOp::Ge
-                | BinOp::And
-                | BinOp::Or => true,
+                BinOp::Add | BinOp::Sub => true,
+                op if op.gives_bool() => true,
                 BinOp::Mul => {
                     matches!(pool.get(a), Some(Node::Int(_)))
                         || matches!(pool.get(b), Some(Node::Int(_)))
