@@ -41,27 +41,30 @@ fn random_tasks(program: &Program, n: i64, count: usize) -> Vec<Task> {
         .collect()
 }
 
+/// Benchmarks `query` (of N = 256) on each of `tasks` in turn.
+fn random_task<T>(
+    c: &mut Criterion,
+    name: &str,
+    tasks: &[Task],
+    mut query: impl FnMut(&Task) -> T,
+) {
+    let mut drawn = tasks.iter().cycle();
+    c.bench_function(&format!("cholesky_n256/{name}_random_task"), |b| {
+        b.iter(|| query(drawn.next().expect("tasks")))
+    });
+}
+
 fn bench(c: &mut Criterion) {
     let program = cholesky();
     let n = 256;
     let inst = program.bind(&[("N".to_string(), n)]).expect("binds");
     let tasks = random_tasks(&program, n, 4096);
     let mut engine = Engine::new(&inst);
-    let mut drawn = tasks.iter().cycle();
-    c.bench_function("cholesky_n256/children_random_task", |b| {
-        b.iter(|| {
-            engine
-                .children(drawn.next().expect("tasks"))
-                .expect("children")
-        })
+    random_task(c, "children", &tasks, |t| {
+        engine.children(t).expect("children")
     });
-    let mut drawn = tasks.iter().cycle();
-    c.bench_function("cholesky_n256/parents_random_task", |b| {
-        b.iter(|| {
-            engine
-                .parents(drawn.next().expect("tasks"))
-                .expect("parents")
-        })
+    random_task(c, "parents", &tasks, |t| {
+        engine.parents(t).expect("parents")
     });
     let chol0 = Task {
         stmt: lpk_model::StmtId::from_index(0).expect("fits"),

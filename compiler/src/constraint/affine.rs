@@ -360,14 +360,7 @@ pub(crate) fn type_of(pool: &ExprPool, r: ExprRef) -> NumTy {
         Some(Node::Unary(UnOp::Not, _)) => NumTy::Bool,
         Some(Node::Unary(UnOp::Neg, a)) => type_of(pool, *a),
         Some(Node::Binary(op, a, b)) => match op {
-            BinOp::Eq
-            | BinOp::Ne
-            | BinOp::Lt
-            | BinOp::Le
-            | BinOp::Gt
-            | BinOp::Ge
-            | BinOp::And
-            | BinOp::Or => NumTy::Bool,
+            op if op.gives_bool() => NumTy::Bool,
             BinOp::Div => NumTy::Real,
             _ => join(type_of(pool, *a), type_of(pool, *b)),
         },
@@ -438,11 +431,8 @@ mod tests {
 
     #[test]
     fn affine_decomposition_separates_unknowns_atoms_and_knowns() {
-        let mut pool = ExprPool::default();
-        let i = pool.add(Node::Slot(0));
-        let j = pool.add(Node::Slot(1));
-        let n = pool.add(Node::Param(0));
-        let two = pool.add(Node::Int(2));
+        let leaves = [Node::Slot(0), Node::Slot(1), Node::Param(0), Node::Int(2)];
+        let (mut pool, [i, j, n, two]) = crate::constraint::pool_of(leaves);
         let two_i = pool.add(Node::Binary(BinOp::Mul, two, i));
         let pow = pool.add(Node::Binary(BinOp::Pow, two, j));
         let s = pool.add(Node::Binary(BinOp::Add, two_i, pow));

@@ -7,6 +7,9 @@
 
 use lpk_model::expr::{BinOp, ExprPool, ExprRef, Node, UnOp};
 
+/// The two sides `(a, b)` of each of some `a == b` (or `a != b`).
+type Sides = Vec<(ExprRef, ExprRef)>;
+
 /// The literals a condition (`positive`) or its negation (`!positive`)
 /// is a conjunction of: `not` pushed inwards, `and` (or a negated `or`)
 /// split, each literal with the polarity it must have.
@@ -35,31 +38,18 @@ fn conjuncts(pool: &ExprPool, cond: ExprRef, positive: bool) -> Vec<(Node, bool)
 
 /// The `a == b` conjuncts a guard imposes (`a != b` when the guard is
 /// negated), for use as equations.
-pub(crate) fn guard_equalities(
-    pool: &ExprPool,
-    cond: ExprRef,
-    positive: bool,
-) -> Vec<(ExprRef, ExprRef)> {
+pub(crate) fn guard_equalities(pool: &ExprPool, cond: ExprRef, positive: bool) -> Sides {
     equations(pool, cond, positive, true)
 }
 
 /// The `a != b` conjuncts a guard imposes (`a == b` when negated).
-pub(crate) fn guard_disequalities(
-    pool: &ExprPool,
-    cond: ExprRef,
-    positive: bool,
-) -> Vec<(ExprRef, ExprRef)> {
+pub(crate) fn guard_disequalities(pool: &ExprPool, cond: ExprRef, positive: bool) -> Sides {
     equations(pool, cond, positive, false)
 }
 
 /// The sides of the conjuncts that say `a == b` (`equal`) or `a != b`: an
 /// `==` literal that holds or a `!=` literal that fails, or the reverse.
-fn equations(
-    pool: &ExprPool,
-    cond: ExprRef,
-    positive: bool,
-    equal: bool,
-) -> Vec<(ExprRef, ExprRef)> {
+fn equations(pool: &ExprPool, cond: ExprRef, positive: bool, equal: bool) -> Sides {
     conjuncts(pool, cond, positive)
         .into_iter()
         .filter_map(|lit| match lit {

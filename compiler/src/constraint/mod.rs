@@ -32,3 +32,15 @@ pub(crate) mod system;
 /// every parameter ranges over `[-PARAM_CEILING, PARAM_CEILING]` in the
 /// integer questions of [`system`].
 pub(crate) const PARAM_CEILING: i64 = 1 << 20;
+
+/// A pool holding `nodes` (leaves, or nodes over earlier entries of the
+/// pool), and their references in order: the start of the unit tests'
+/// expressions.
+#[cfg(test)]
+pub(crate) fn pool_of<const N: usize>(
+    nodes: [lpk_model::expr::Node; N],
+) -> (lpk_model::expr::ExprPool, [lpk_model::expr::ExprRef; N]) {
+    let mut pool = lpk_model::expr::ExprPool::default();
+    let refs = nodes.map(|n| pool.add(n));
+    (pool, refs)
+}

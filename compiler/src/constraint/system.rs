@@ -1075,10 +1075,8 @@ mod tests {
 
     #[test]
     fn a_constant_term_is_its_value() {
-        let mut pool = ExprPool::default();
-        let three = pool.add(Node::Int(3));
+        let (mut pool, [three, zero]) = crate::constraint::pool_of([Node::Int(3), Node::Int(0)]);
         let l = pool.add(Node::Call(Func::CeilLog2, three));
-        let zero = pool.add(Node::Int(0));
         let bad = pool.add(Node::Call(Func::CeilLog2, zero));
         let mut sys = System::new();
         assert_eq!(sys.form(&pool, Side::First, l), Some(Affine::constant(2)));
@@ -1140,26 +1138,27 @@ mod tests {
     #[test]
     fn translation_is_exact_at_the_threshold() {
         // ceil(log2(N)) >= 3  <=>  N >= 5.
-        let mut pool = ExprPool::default();
-        let n = pool.add(Node::Param(0));
+        let leaves = [Node::Param(0), Node::Int(3), Node::Int(0)];
+        let (mut pool, [n, three, zero]) = crate::constraint::pool_of(leaves);
         let l = pool.add(Node::Call(Func::CeilLog2, n));
-        let three = pool.add(Node::Int(3));
         let mut sys = System::new();
         let lf = sys.form(&pool, Side::First, l).unwrap_or_default();
         let tf = sys.form(&pool, Side::First, three).unwrap_or_default();
         sys.ge_by(&lf, &tf, 0);
-        for (v, feasible) in [(4, false), (5, true), (1 << 20, true)] {
-            let mut s = sys.clone();
-            s.eq(&Affine::term(Term::Param(0)), &Affine::constant(v));
-            assert_eq!(s.feasible(), feasible, "N = {v}");
-        }
+        assert_feasible_for_n(&sys, &[(4, false), (5, true), (1 << 20, true)]);
         // ceil(log2(N)) == 0  <=>  N == 1.
-        let zero = pool.add(Node::Int(0));
         let mut sys = System::new();
         let lf = sys.form(&pool, Side::First, l).unwrap_or_default();
         let zf = sys.form(&pool, Side::First, zero).unwrap_or_default();
         sys.eq(&lf, &zf);
-        for (v, feasible) in [(0, false), (1, true), (2, false)] {
+        assert_feasible_for_n(&sys, &[(0, false), (1, true), (2, false)]);
+    }
+
+    /// Whether `sys` is feasible with parameter 0 (`N`) set to each value
+    /// is as each case says.
+    #[track_caller]
+    fn assert_feasible_for_n(sys: &System, cases: &[(i64, bool)]) {
+        for &(v, feasible) in cases {
             let mut s = sys.clone();
             s.eq(&Affine::term(Term::Param(0)), &Affine::constant(v));
             assert_eq!(s.feasible(), feasible, "N = {v}");

@@ -463,6 +463,14 @@ struct Edge {
     len: usize,
 }
 
+/// Where an answer goes: the command line it answers, in which format,
+/// into which buffer.
+struct Reply<'a> {
+    cmd: &'a str,
+    format: AnswerFormat,
+    out: &'a mut Vec<u8>,
+}
+
 /// Answers queries on one instance into byte buffers, within a limit on
 /// the tasks of one answer. Its buffers are reused from one query to the
 /// next.
@@ -552,23 +560,18 @@ impl<'i, 'p> Answerer<'i, 'p> {
         out: &mut Vec<u8>,
     ) -> Result<u64, CommandError> {
         let mark = out.len();
-        let result = self.answer_inner(q, cmd, format, out);
+        let result = self.answer_inner(q, Reply { cmd, format, out });
         if result.is_err() {
             out.truncate(mark);
         }
         result
     }
 
-    fn answer_inner(
-        &mut self,
-        q: &Query,
-        cmd: &str,
-        format: AnswerFormat,
-        out: &mut Vec<u8>,
-    ) -> Result<u64, CommandError> {
+    fn answer_inner(&mut self, q: &Query, reply: Reply<'_>) -> Result<u64, CommandError> {
+        let Reply { cmd, format, out } = reply;
         let json = format == AnswerFormat::Json;
         if let Query::Tasks(line) = q {
-            return self.tasks(*line, cmd, format, out);
+            return self.tasks(*line, Reply { cmd, format, out });
         }
         let with_tiles = matches!(q, Query::Children(_) | Query::Parents(_));
         match q {
@@ -612,7 +615,6 @@ impl<'i, 'p> Answerer<'i, 'p> {
 
     /// Writes one task of an answer (the `k`-th), with its linking tiles.
     fn write_task(&self, out: &mut Vec<u8>, t: &Task, tiles: &[Edge], k: u64, json: bool) {
-        let tile = |e: &Edge| self.tiles.get(e.start..e.start + e.len).unwrap_or(&[]);
         if json {
             if k > 0 {
                 out.push(b',');
@@ -620,14 +622,7 @@ impl<'i, 'p> Answerer<'i, 'p> {
             self.names.write_task_json_open(out, t.stmt, &t.vars);
             if !tiles.is_empty() {
                 out.extend_from_slice(b",\"tiles\":[");
-                for (i, e) in tiles.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    out.push(b'"');
-                    self.names.write_tile(out, e.matrix, tile(e), true);
-                    out.push(b'"');
-                }
+                self.write_tiles(out, tiles, json);
                 out.push(b']');
             }
             out.push(b'}');
@@ -635,14 +630,24 @@ impl<'i, 'p> Answerer<'i, 'p> {
             self.names.write_task_text(out, t.stmt, &t.vars);
             if !tiles.is_empty() {
                 out.extend_from_slice(b"  via ");
-                for (i, e) in tiles.iter().enumerate() {
-                    if i > 0 {
-                        out.extend_from_slice(b", ");
-                    }
-                    self.names.write_tile(out, e.matrix, tile(e), false);
-                }
+                self.write_tiles(out, tiles, json);
             }
             out.push(b'\n');
+        }
+    }
+
+    /// Writes the tiles of `edges`: JSON strings separated by `,`, or text
+    /// separated by `, `.
+    fn write_tiles(&self, out: &mut Vec<u8>, edges: &[Edge], json: bool) {
+        let (sep, quote): (&[u8], &[u8]) = if json { (b",", b"\"") } else { (b", ", b"") };
+        for (i, e) in edges.iter().enumerate() {
+            if i > 0 {
+                out.extend_from_slice(sep);
+            }
+            let tile = self.tiles.get(e.start..e.start + e.len).unwrap_or(&[]);
+            out.extend_from_slice(quote);
+            self.names.write_tile(out, e.matrix, tile, json);
+            out.extend_from_slice(quote);
         }
     }
 
@@ -741,13 +746,8 @@ impl<'i, 'p> Answerer<'i, 'p> {
 
     /// `tasks [LINE]`: counts first (refusing above the limit before the
     /// walk), then writes the tasks as the walk meets them.
-    fn tasks(
-        &mut self,
-        line: Option<u32>,
-        cmd: &str,
-        format: AnswerFormat,
-        out: &mut Vec<u8>,
-    ) -> Result<u64, CommandError> {
+    fn tasks(&mut self, line: Option<u32>, reply: Reply<'_>) -> Result<u64, CommandError> {
+        let Reply { cmd, format, out } = reply;
         let inst = self.engine.instance();
         let p = inst.program;
         let stmts: Option<Vec<StmtId>> = match line {

@@ -229,12 +229,7 @@ impl Session {
         match &self.params {
             Some(values) => Ok(self.program.bind_values(values.clone())?),
             None => {
-                let names: Vec<&str> = self
-                    .program
-                    .params
-                    .iter()
-                    .map(|p| p.name.as_str())
-                    .collect();
+                let names = self.program.param_names();
                 Err(ReplError::Unbound(
                     format!("no value for {}", names.join(", ")),
                     names.first().copied().unwrap_or("N").to_string(),

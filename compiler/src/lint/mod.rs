@@ -340,11 +340,7 @@ pub fn lint_errors(
 }
 
 fn names(p: &Program) -> String {
-    p.params
-        .iter()
-        .map(|x| x.name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
+    p.param_names().join(", ")
 }
 
 /// "proved for all N up to 2^20".

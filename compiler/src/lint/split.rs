@@ -919,16 +919,8 @@ fn nonaffine_slots(pool: &ExprPool, e: ExprRef, inside: bool, out: &mut Vec<u32>
         Node::Unary(_, a) => nonaffine_slots(pool, a, inside, out),
         Node::Binary(op, a, b) => {
             let affine = match op {
-                BinOp::Add
-                | BinOp::Sub
-                | BinOp::Eq
-                | BinOp::Ne
-                | BinOp::Lt
-                | BinOp::Le
-                | BinOp::Gt
-                | BinOp::Ge
-                | BinOp::And
-                | BinOp::Or => true,
+                BinOp::Add | BinOp::Sub => true,
+                op if op.gives_bool() => true,
                 BinOp::Mul => {
                     matches!(pool.get(a), Some(Node::Int(_)))
                         || matches!(pool.get(b), Some(Node::Int(_)))
@@ -956,13 +948,15 @@ mod tests {
     /// the expression's interval.
     #[test]
     fn intervals_contain_every_value() {
-        let mut pool = ExprPool::default();
-        let n = pool.add(Node::Param(0));
-        let i = pool.add(Node::Slot(0));
-        let one = pool.add(Node::Int(1));
-        let two = pool.add(Node::Int(2));
-        let four = pool.add(Node::Int(4));
-        let three = pool.add(Node::Int(3));
+        let leaves = [
+            Node::Param(0),
+            Node::Slot(0),
+            Node::Int(1),
+            Node::Int(2),
+            Node::Int(4),
+            Node::Int(3),
+        ];
+        let (mut pool, [n, i, one, two, four, three]) = crate::constraint::pool_of(leaves);
         let n_i = pool.add(Node::Binary(BinOp::Sub, n, i));
         let mut exprs = vec![
             pool.add(Node::Call(Func::CeilLog2, n_i)),
@@ -1021,11 +1015,9 @@ mod tests {
     fn variants_partition_a_level_loop() {
         let text = "kernel f(a) -> (b);\nprogram t(N: int) {\n  require N >= 1;\n  input A[N];\n  output B[N];\n  for level in range(ceil(log2(N))) {\n    for i in range(0, N, 2 ** (level + 1)) {\n      B[i] = f(A[i]);\n    }\n  }\n}\n";
         let sp = split_text(text);
-        let vs = sp.variants.first().cloned().unwrap_or_default();
         // level takes 0..=19 for N up to 2^20.
-        assert_eq!(vs.len(), 20);
+        let vs = variants_fixing_slot_0(&sp, 0, 20, 20);
         for (c, v) in vs.iter().enumerate() {
-            assert_eq!(v.fixed, vec![(0, c as i64)]);
             // The inner loop's step folded to a constant.
             let step = v.st.domain.iter().find_map(|d| match *d {
                 DomainItem::Loop { slot: 1, step, .. } => Some(step),
@@ -1034,6 +1026,18 @@ mod tests {
             let step = step.and_then(|s| sp.exprs.get(s).copied());
             assert_eq!(step, Some(Node::Int(1 << (c + 1))));
         }
+    }
+
+    /// The `count` variants of statement `s`, of which the first `fixed`
+    /// fix slot 0 to their index.
+    #[track_caller]
+    fn variants_fixing_slot_0(sp: &Split, s: usize, count: usize, fixed: usize) -> Vec<Variant> {
+        let vs = sp.variants.get(s).cloned().unwrap_or_default();
+        assert_eq!(vs.len(), count);
+        for (c, v) in vs.iter().take(fixed).enumerate() {
+            assert_eq!(v.fixed, vec![(0, c as i64)]);
+        }
+        vs
     }
 
     fn split_text(text: &str) -> Split {
@@ -1055,16 +1059,8 @@ mod tests {
         // splits on the same values plus one variant for j outside them.
         let text = "kernel f(a) -> (b);\nprogram t(N: int) {\n  require N >= 1;\n  input A[N];\n  output B[N];\n  for j in range(N) {\n    if j < ceil(log2(N - j)) {\n      B[j] = f(A[2 ** j - 1]);\n    } else {\n      B[j] = f(A[j]);\n    }\n  }\n}\n";
         let sp = split_text(text);
-        let then = sp.variants.first().cloned().unwrap_or_default();
-        assert_eq!(then.len(), 20);
-        for (c, v) in then.iter().enumerate() {
-            assert_eq!(v.fixed, vec![(0, c as i64)]);
-        }
-        let other = sp.variants.get(1).cloned().unwrap_or_default();
-        assert_eq!(other.len(), 21);
-        for (c, v) in other.iter().take(20).enumerate() {
-            assert_eq!(v.fixed, vec![(0, c as i64)]);
-        }
+        variants_fixing_slot_0(&sp, 0, 20, 20);
+        let other = variants_fixing_slot_0(&sp, 1, 21, 20);
         // The remainder: j unfixed, with the guard `j < 0 or j > 19`.
         let Some(rest) = other.last() else {
             panic!("no remainder variant");

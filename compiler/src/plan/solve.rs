@@ -47,22 +47,8 @@ pub fn solve(mut program: ProgramParts) -> ProgramParts {
     let mut plans = Vec::with_capacity(program.statements.len());
     for s in 0..program.statements.len() {
         let st = program.statements[s].clone();
-        let writes = st
-            .writes
-            .iter()
-            .map(|a| AccessPlans {
-                inverse: inverse_plan(&mut program.exprs, &st, a),
-                partners: Vec::new(),
-            })
-            .collect();
-        let reads = st
-            .reads
-            .iter()
-            .map(|a| AccessPlans {
-                inverse: inverse_plan(&mut program.exprs, &st, a),
-                partners: Vec::new(),
-            })
-            .collect();
+        let writes = access_plans(&mut program.exprs, &st, &st.writes);
+        let reads = access_plans(&mut program.exprs, &st, &st.reads);
         plans.push(StatementPlans { writes, reads });
     }
     // Pairs on the same matrix that may meet.
@@ -140,6 +126,18 @@ struct Builder<'a> {
     implied: BTreeSet<usize>,
     /// Power atoms already inverted.
     inverted: BTreeSet<ExprRef>,
+}
+
+/// The inverse plan of each of `accesses` (the writes or the reads of
+/// `st`), with no partners yet.
+fn access_plans(pool: &mut ExprPool, st: &Statement, accesses: &[Access]) -> Vec<AccessPlans> {
+    accesses
+        .iter()
+        .map(|a| AccessPlans {
+            inverse: inverse_plan(pool, st, a),
+            partners: Vec::new(),
+        })
+        .collect()
 }
 
 /// The inverse plan of one access.

@@ -163,6 +163,14 @@ fn run(
     )
 }
 
+/// Runs Cholesky at `N = n` with the mixing kernels on `workers` workers.
+fn run_cholesky(n: i64, workers: usize, progress: &Progress) -> Result<RunReport, ExecError> {
+    let program = compile("examples/cholesky.lpk");
+    let reg = registry(&program);
+    let inst = instance(&program, &[("N", n)]);
+    run(&inst, &reg, &CollectSink::default(), workers, progress)
+}
+
 fn check(path: &str, sets: &[&[(&str, i64)]]) {
     let program = compile(path);
     let reg = registry(&program);
@@ -258,11 +266,7 @@ fn qr_and_gemm_tree_match_sequential_run() {
 
 #[test]
 fn temporaries_are_freed_after_their_last_reader() {
-    let program = compile("examples/cholesky.lpk");
-    let reg = registry(&program);
-    let inst = instance(&program, &[("N", 24)]);
-    let sink = CollectSink::default();
-    let report = run(&inst, &reg, &sink, 1, &Progress::default()).expect("runs");
+    let report = run_cholesky(24, 1, &Progress::default()).expect("runs");
     // Tiles are 1x2 (16 bytes) or 1x1 inputs. Without freeing, every S
     // tile (N^3/6 of them) would stay; the live set is O(N^2).
     let all_s = 24 * 23 * 25 / 6;
@@ -275,14 +279,11 @@ fn temporaries_are_freed_after_their_last_reader() {
 
 #[test]
 fn cancel_stops_a_run() {
-    let program = compile("examples/cholesky.lpk");
-    let reg = registry(&program);
-    let inst = instance(&program, &[("N", 8)]);
     let progress = Progress::default();
     progress
         .cancel
         .store(true, std::sync::atomic::Ordering::Relaxed);
-    let err = run(&inst, &reg, &CollectSink::default(), 2, &progress).expect_err("cancelled");
+    let err = run_cholesky(8, 2, &progress).expect_err("cancelled");
     assert!(err.to_string().contains("cancelled"), "{err}");
 }
 

@@ -156,6 +156,12 @@ impl Gen {
         usize::from(c) % n
     }
 
+    /// One of `n` choices, or of the first `few` (those that do not
+    /// recurse) once `depth` reaches `limit`.
+    fn pick_below(&mut self, depth: usize, limit: usize, few: usize, n: usize) -> usize {
+        self.pick(if depth >= limit { few } else { n })
+    }
+
     fn push(&mut self, t: &str) {
         self.tokens.push(t.to_string());
     }
@@ -195,11 +201,17 @@ impl Gen {
         }
     }
 
-    fn kernel(&mut self) {
-        self.push("kernel");
+    /// `keyword NAME(` up to `max` parameters `)`.
+    fn header(&mut self, keyword: &str, max: usize, param: impl FnMut(&mut Gen)) {
+        self.push(keyword);
         self.name();
         self.push("(");
-        self.list(0, 4, |g| {
+        self.list(0, max, param);
+        self.push(")");
+    }
+
+    fn kernel(&mut self) {
+        self.header("kernel", 4, |g| {
             g.name();
             match g.pick(3) {
                 0 => {}
@@ -213,7 +225,6 @@ impl Gen {
                 }
             }
         });
-        self.push(")");
         self.push("->");
         self.push("(");
         self.list(0, 3, Gen::name);
@@ -222,10 +233,7 @@ impl Gen {
     }
 
     fn program(&mut self) {
-        self.push("program");
-        self.name();
-        self.push("(");
-        self.list(0, 3, |g| {
+        self.header("program", 3, |g| {
             g.name();
             g.push(":");
             g.push("int");
@@ -237,7 +245,6 @@ impl Gen {
                 g.push("3");
             }
         });
-        self.push(")");
         self.block(0);
     }
 
@@ -251,12 +258,7 @@ impl Gen {
     }
 
     fn stmt(&mut self, depth: usize) {
-        let choice = if depth >= 3 {
-            self.pick(4)
-        } else {
-            self.pick(6)
-        };
-        match choice {
+        match self.pick_below(depth, 3, 4, 6) {
             0 => {
                 self.push("let");
                 self.name();
@@ -327,9 +329,30 @@ impl Gen {
 
     fn chain(&mut self, depth: usize, ops: &[&str], mut operand: impl FnMut(&mut Gen, usize)) {
         operand(self, depth);
-        while depth < 6 && self.pick(4) == 3 {
+        while self.deeper(depth, 4) {
             self.one_of(ops);
             operand(self, depth + 1);
+        }
+    }
+
+    /// Whether to nest one level more: one time in `n` while shallow.
+    fn deeper(&mut self, depth: usize, n: usize) -> bool {
+        depth < 6 && self.pick(n) == n - 1
+    }
+
+    /// `prefix` before a deeper `this`, or else `operand`.
+    fn prefixed(
+        &mut self,
+        depth: usize,
+        prefix: &str,
+        this: fn(&mut Gen, usize),
+        operand: fn(&mut Gen, usize),
+    ) {
+        if self.deeper(depth, 5) {
+            self.push(prefix);
+            this(self, depth + 1);
+        } else {
+            operand(self, depth);
         }
     }
 
@@ -338,15 +361,14 @@ impl Gen {
     }
 
     fn not_expr(&mut self, depth: usize) {
-        if depth < 6 && self.pick(5) == 4 {
-            self.push("not");
-            self.not_expr(depth + 1);
-        } else {
-            self.sum(depth);
-            if depth < 6 && self.pick(3) == 2 {
-                self.one_of(&["==", "!=", "<", "<=", ">", ">="]);
-                self.sum(depth + 1);
-            }
+        self.prefixed(depth, "not", Gen::not_expr, Gen::comparison);
+    }
+
+    fn comparison(&mut self, depth: usize) {
+        self.sum(depth);
+        if self.deeper(depth, 3) {
+            self.one_of(&["==", "!=", "<", "<=", ">", ">="]);
+            self.sum(depth + 1);
         }
     }
 
@@ -359,26 +381,20 @@ impl Gen {
     }
 
     fn unary(&mut self, depth: usize) {
-        if depth < 6 && self.pick(5) == 4 {
-            self.push("-");
+        self.prefixed(depth, "-", Gen::unary, Gen::power);
+    }
+
+    fn power(&mut self, depth: usize) {
+        self.atom(depth);
+        if self.deeper(depth, 4) {
+            self.push("**");
             self.unary(depth + 1);
-        } else {
-            self.atom(depth);
-            if depth < 6 && self.pick(4) == 3 {
-                self.push("**");
-                self.unary(depth + 1);
-            }
         }
     }
 
     fn atom(&mut self, depth: usize) {
         // Few choices recurse, so expressions stay small.
-        let choice = if depth >= 6 {
-            self.pick(2)
-        } else {
-            self.pick(16)
-        };
-        match choice {
+        match self.pick_below(depth, 6, 2, 16) {
             0 | 9..=11 => self.one_of(&["0", "1", "42"]),
             1 | 12.. => self.name(),
             2 => self.one_of(&["1.5", "2.0e-3", "1e6", "1e999"]),

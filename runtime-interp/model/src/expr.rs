@@ -91,6 +91,21 @@ impl BinOp {
         }
     }
 
+    /// Whether the operator gives a bool: a comparison, `and` or `or`.
+    pub fn gives_bool(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq
+                | BinOp::Ne
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+                | BinOp::And
+                | BinOp::Or
+        )
+    }
+
     fn precedence(self) -> u8 {
         match self {
             BinOp::Or => 1,

@@ -340,6 +340,11 @@ impl ProgramParts {
         self.matrices.get(matrix.index()).is_some_and(|m| m.zero)
     }
 
+    /// The parameters' names, in declaration order.
+    pub fn param_names(&self) -> Vec<&str> {
+        self.params.iter().map(|p| p.name.as_str()).collect()
+    }
+
     /// The statement `id`. Panics if `id` is out of range: ids of a
     /// validated program (or of the compiler's own lowering) are in range;
     /// check ids from user input with [`ProgramParts::get_statement`].

@@ -45,98 +45,47 @@ impl Signature {
 
 const T: Option<ScalarKind> = None;
 
+/// The signature of kernel `name`, one line of [`STANDARD`].
+const fn sig(
+    name: &'static str,
+    params: &'static [(&'static str, Option<ScalarKind>)],
+    results: &'static [&'static str],
+) -> Signature {
+    Signature {
+        name,
+        params,
+        results,
+    }
+}
+
 /// Every standard kernel, in the order of `docs/kernels.md`.
 pub const STANDARD: &[Signature] = &[
-    Signature {
-        name: "copy",
-        params: &[("a", T)],
-        results: &["b"],
-    },
-    Signature {
-        name: "add",
-        params: &[("a", T), ("b", T)],
-        results: &["c"],
-    },
-    Signature {
-        name: "add4",
-        params: &[("a", T), ("b", T), ("c", T), ("d", T)],
-        results: &["e"],
-    },
-    Signature {
-        name: "scale",
-        params: &[("a", T), ("alpha", Some(ScalarKind::Real))],
-        results: &["b"],
-    },
-    Signature {
-        name: "gemm",
-        params: &[("a", T), ("b", T)],
-        results: &["c"],
-    },
-    Signature {
-        name: "gemm_acc",
-        params: &[("c", T), ("a", T), ("b", T)],
-        results: &["d"],
-    },
-    Signature {
-        name: "gemm_sub",
-        params: &[("c", T), ("a", T), ("b", T)],
-        results: &["d"],
-    },
-    Signature {
-        name: "chol",
-        params: &[("a", T)],
-        results: &["l"],
-    },
-    Signature {
-        name: "trsm",
-        params: &[("l", T), ("b", T)],
-        results: &["x"],
-    },
-    Signature {
-        name: "syrk",
-        params: &[("c", T), ("a", T), ("b", T)],
-        results: &["d"],
-    },
-    Signature {
-        name: "lu",
-        params: &[("a", T)],
-        results: &["l", "u"],
-    },
-    Signature {
-        name: "trsm_ll",
-        params: &[("l", T), ("b", T)],
-        results: &["x"],
-    },
-    Signature {
-        name: "trsm_ru",
-        params: &[("u", T), ("b", T)],
-        results: &["x"],
-    },
-    Signature {
-        name: "qr_factor",
-        params: &[("a", T)],
-        results: &["v", "t", "r"],
-    },
-    Signature {
-        name: "qr_pair",
-        params: &[("r0", T), ("r1", T)],
-        results: &["v", "t", "r"],
-    },
-    Signature {
-        name: "qr_apply",
-        params: &[("v", T), ("t", T), ("c", T)],
-        results: &["d"],
-    },
-    Signature {
-        name: "qr_apply_pair",
-        params: &[("v", T), ("t", T), ("c0", T), ("c1", T)],
-        results: &["d0", "d1"],
-    },
-    Signature {
-        name: "trtri",
-        params: &[("l", T)],
-        results: &["x"],
-    },
+    sig("copy", &[("a", T)], &["b"]),
+    sig("add", &[("a", T), ("b", T)], &["c"]),
+    sig("add4", &[("a", T), ("b", T), ("c", T), ("d", T)], &["e"]),
+    sig(
+        "scale",
+        &[("a", T), ("alpha", Some(ScalarKind::Real))],
+        &["b"],
+    ),
+    sig("gemm", &[("a", T), ("b", T)], &["c"]),
+    sig("gemm_acc", &[("c", T), ("a", T), ("b", T)], &["d"]),
+    sig("gemm_sub", &[("c", T), ("a", T), ("b", T)], &["d"]),
+    sig("chol", &[("a", T)], &["l"]),
+    sig("trsm", &[("l", T), ("b", T)], &["x"]),
+    sig("syrk", &[("c", T), ("a", T), ("b", T)], &["d"]),
+    sig("lu", &[("a", T)], &["l", "u"]),
+    sig("trsm_ll", &[("l", T), ("b", T)], &["x"]),
+    sig("trsm_ru", &[("u", T), ("b", T)], &["x"]),
+    sig("qr_factor", &[("a", T)], &["v", "t", "r"]),
+    sig("qr_pair", &[("r0", T), ("r1", T)], &["v", "t", "r"]),
+    sig("qr_apply", &[("v", T), ("t", T), ("c", T)], &["d"]),
+    sig(
+        "qr_apply_pair",
+        &[("v", T), ("t", T), ("c0", T), ("c1", T)],
+        &["d0", "d1"],
+    ),
+    sig("trtri", &[("l", T)], &["x"]),
 ];
 
 /// Looks a standard kernel up by name.

@@ -155,26 +155,17 @@ fn pow(b: i64, e: Ex) -> Ex {
     Ex::Pow(bx(Ex::Int(b)), bx(e))
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Cmp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
 #[derive(Clone, Debug, PartialEq)]
 enum Co {
     Bool(bool),
-    Cmp(Cmp, Ex, Ex),
+    /// A comparison, with its operator as written (`==`, `<`, ...).
+    Cmp(&'static str, Ex, Ex),
     And(Box<Co>, Box<Co>),
     Or(Box<Co>, Box<Co>),
     Not(Box<Co>),
 }
 
-fn cmp(op: Cmp, a: Ex, b: Ex) -> Co {
+fn cmp(op: &'static str, a: Ex, b: Ex) -> Co {
     Co::Cmp(op, a, b)
 }
 
@@ -286,16 +277,8 @@ impl Lin {
 enum Kind {
     /// A parameter with the largest value tested.
     Param(i64),
-    /// A loop variable. `lo_b <= v < hi_b` on every iteration; `pow`:
-    /// `base ** v <= e - 1` on every iteration.
-    Loop {
-        lo: Ex,
-        hi: Ex,
-        step: Ex,
-        lo_b: Lin,
-        hi_b: Lin,
-        pow: Option<(i64, Lin)>,
-    },
+    /// A loop variable.
+    Loop(LoopSym),
     /// `ceil(log_base(arg))`, with `arg >= 1` wherever it is evaluated.
     /// `inline`: written out where used (no `let`); `global`: depends on
     /// parameters only and is visible everywhere.
@@ -307,6 +290,67 @@ enum Kind {
     },
     /// `let name = def;`
     Alias { def: Ex, global: bool },
+}
+
+/// A loop variable: `range(lo, hi, step)`. `lo_b <= v < hi_b` on every
+/// iteration; `pow`: `base ** v <= e - 1` on every iteration.
+#[derive(Clone, Debug)]
+struct LoopSym {
+    lo: Ex,
+    hi: Ex,
+    step: Ex,
+    lo_b: Lin,
+    hi_b: Lin,
+    pow: Option<(i64, Lin)>,
+}
+
+impl LoopSym {
+    /// A loop with no power bound.
+    fn unpowered(lo: Ex, hi: Ex, step: Ex, lo_b: Lin, hi_b: Lin) -> LoopSym {
+        LoopSym {
+            lo,
+            hi,
+            step,
+            lo_b,
+            hi_b,
+            pow: None,
+        }
+    }
+
+    /// `for LEVEL in range(count)`, symbol `count` being a level count
+    /// `ceil(log_base(..))` with `base ** LEVEL <= bound - 1`.
+    fn level(count: usize, base: i64, bound: Lin) -> LoopSym {
+        LoopSym {
+            lo: Ex::Int(0),
+            hi: Ex::Var(count),
+            step: Ex::Int(1),
+            lo_b: Lin::k(0),
+            hi_b: Lin::atom(Atom::S(count)),
+            pow: Some((base, bound)),
+        }
+    }
+}
+
+impl Kind {
+    /// `ceil(log_base(arg))` as a `let`.
+    fn let_log(arg: Ex, base: i64, global: bool) -> Kind {
+        Kind::Log {
+            arg,
+            base,
+            global,
+            inline: false,
+        }
+    }
+
+    /// `ceil(log_base(arg))` written out where used.
+    fn inline_log(arg: Ex, base: i64, global: bool) -> Kind {
+        Kind::Log {
+            arg,
+            base,
+            global,
+            inline: true,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -496,9 +540,9 @@ impl<'c> Gen<'c> {
                     return None;
                 }
                 match &self.syms[v].kind {
-                    Kind::Loop {
+                    Kind::Loop(LoopSym {
                         pow: Some((pb, _)), ..
-                    } if *pb == base => Lin::atom(Atom::P(v)).scaled(base.pow(lx.c as u32)),
+                    }) if *pb == base => Lin::atom(Atom::P(v)).scaled(base.pow(lx.c as u32)),
                     _ => return None,
                 }
             }
@@ -512,7 +556,7 @@ impl<'c> Gen<'c> {
             Atom::S(s) => match &self.syms[s].kind {
                 Kind::Param(_) | Kind::Alias { .. } => false,
                 Kind::Log { global, .. } => !(keep_global && *global),
-                Kind::Loop { .. } => true,
+                Kind::Loop(_) => true,
             },
         }
     }
@@ -520,9 +564,9 @@ impl<'c> Gen<'c> {
     fn atom_bound(&self, a: Atom, up: bool) -> Option<Lin> {
         match a {
             Atom::P(v) => match &self.syms[v].kind {
-                Kind::Loop {
+                Kind::Loop(LoopSym {
                     pow: Some((_, e)), ..
-                } => Some(if up {
+                }) => Some(if up {
                     e.plus(&Lin::k(1), -1)
                 } else {
                     Lin::k(1)
@@ -530,7 +574,7 @@ impl<'c> Gen<'c> {
                 _ => None,
             },
             Atom::S(s) => match &self.syms[s].kind {
-                Kind::Loop { lo_b, hi_b, .. } => Some(if up {
+                Kind::Loop(LoopSym { lo_b, hi_b, .. }) => Some(if up {
                     hi_b.plus(&Lin::k(1), -1)
                 } else {
                     lo_b.clone()
@@ -614,7 +658,7 @@ impl<'c> Gen<'c> {
                 }
             }
             if let Atom::S(u) = a {
-                if let Kind::Loop { lo, step, .. } = &self.syms[u].kind {
+                if let Kind::Loop(LoopSym { lo, step, .. }) = &self.syms[u].kind {
                     if let (Some(llo), Some(lst)) = (self.lin(lo), self.lin(step)) {
                         if self.divisible(&lst.scaled(k), s) {
                             d.t.remove(&a);
@@ -637,7 +681,7 @@ impl<'c> Gen<'c> {
                 Kind::Param(v) => *v,
                 Kind::Alias { def, .. } => self.eval_max(def)?,
                 Kind::Log { arg, base, .. } => ceil_log(self.eval_max(arg)?, *base),
-                Kind::Loop { .. } => return None,
+                Kind::Loop(_) => return None,
             },
             Ex::Add(a, b) => self.eval_max(a)? + self.eval_max(b)?,
             Ex::Sub(a, b) => self.eval_max(a)? - self.eval_max(b)?,
@@ -725,12 +769,7 @@ impl<'c> Gen<'c> {
             match *a {
                 Atom::S(s) => terms.push((Ex::Var(s), c)),
                 Atom::P(v) => {
-                    let base = match &self.syms[v].kind {
-                        Kind::Loop {
-                            pow: Some((b, _)), ..
-                        } => *b,
-                        _ => 2,
-                    };
+                    let base = self.base_of(v);
                     let mut k = 0;
                     let mut q = c.abs();
                     while q % base == 0 && q > 1 {
@@ -800,7 +839,7 @@ impl<'c> Gen<'c> {
     fn level_vars(&self) -> Vec<usize> {
         self.loop_vars()
             .into_iter()
-            .filter(|v| matches!(self.syms[*v].kind, Kind::Loop { pow: Some(_), .. }))
+            .filter(|v| matches!(self.syms[*v].kind, Kind::Loop(LoopSym { pow: Some(_), .. })))
             .collect()
     }
 
@@ -818,9 +857,9 @@ impl<'c> Gen<'c> {
 
     fn base_of(&self, lv: usize) -> i64 {
         match &self.syms[lv].kind {
-            Kind::Loop {
+            Kind::Loop(LoopSym {
                 pow: Some((b, _)), ..
-            } => *b,
+            }) => *b,
             _ => 2,
         }
     }
@@ -862,28 +901,8 @@ impl<'c> Gen<'c> {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn push_loop(
-        &mut self,
-        name: String,
-        lo: Ex,
-        hi: Ex,
-        step: Ex,
-        lo_b: Lin,
-        hi_b: Lin,
-        pow: Option<(i64, Lin)>,
-    ) -> usize {
-        let v = self.sym(
-            name,
-            Kind::Loop {
-                lo,
-                hi,
-                step,
-                lo_b,
-                hi_b,
-                pow,
-            },
-        );
+    fn push_loop(&mut self, name: String, l: LoopSym) -> usize {
+        let v = self.sym(name, Kind::Loop(l));
         self.path.push(Item::Loop(v));
         v
     }
@@ -998,7 +1017,7 @@ impl<'c> Gen<'c> {
                 if self.ch.chance(25) {
                     l = l.plus(&Lin::atom(Atom::S(w)), [1, -1, 2][self.ch.below(3)]);
                 }
-                if matches!(self.syms[w].kind, Kind::Loop { pow: Some(_), .. })
+                if matches!(self.syms[w].kind, Kind::Loop(LoopSym { pow: Some(_), .. }))
                     && self.ch.chance(20)
                 {
                     l = l.plus(&Lin::atom(Atom::P(w)), 1);
@@ -1169,7 +1188,7 @@ impl<'c> Gen<'c> {
         for item in &rec.path {
             match item {
                 Item::Loop(v) => {
-                    let Kind::Loop { lo, hi, step, .. } = &self.syms[*v].kind else {
+                    let Kind::Loop(LoopSym { lo, hi, step, .. }) = &self.syms[*v].kind else {
                         continue;
                     };
                     let pv = p.get(v)?.clone();
@@ -1181,7 +1200,7 @@ impl<'c> Gen<'c> {
                     match &d_lo {
                         Some(d) if self.nonneg(d) => {}
                         Some(d) if self.never(d) => return None,
-                        _ => out.push(cmp(Cmp::Ge, pv.clone(), lo.clone())),
+                        _ => out.push(cmp(">=", pv.clone(), lo.clone())),
                     }
                     let d_hi = lpv
                         .zip(self.lin(&hi))
@@ -1189,7 +1208,7 @@ impl<'c> Gen<'c> {
                     match &d_hi {
                         Some(d) if self.nonneg(d) => {}
                         Some(d) if self.never(d) => return None,
-                        _ => out.push(cmp(Cmp::Lt, pv.clone(), hi.clone())),
+                        _ => out.push(cmp("<", pv.clone(), hi.clone())),
                     }
                     if st != Ex::Int(1) {
                         let ok = match (&d_lo, self.lin(&st)) {
@@ -1202,7 +1221,7 @@ impl<'c> Gen<'c> {
                             } else {
                                 sub(pv.clone(), lo.clone())
                             };
-                            out.push(cmp(Cmp::Eq, Ex::Mod(bx(diff), bx(st)), Ex::Int(0)));
+                            out.push(cmp("==", Ex::Mod(bx(diff), bx(st)), Ex::Int(0)));
                         }
                     }
                 }
@@ -1235,7 +1254,7 @@ impl<'c> Gen<'c> {
         p: &HashMap<usize, Ex>,
         mine: &[usize],
     ) -> Ex {
-        let Kind::Loop { lo, hi, step, .. } = self.syms[v].kind.clone() else {
+        let Kind::Loop(LoopSym { lo, hi, step, .. }) = self.syms[v].kind.clone() else {
             return Ex::Int(0);
         };
         let lo_s = self.subst(&lo, p);
@@ -1322,7 +1341,7 @@ impl<'c> Gen<'c> {
             let e = if idx < common && dec.is_none_or(|k| idx < k) {
                 Ex::Var(v)
             } else if Some(idx) == dec {
-                let Kind::Loop { step, .. } = self.syms[v].kind.clone() else {
+                let Kind::Loop(LoopSym { step, .. }) = self.syms[v].kind.clone() else {
                     return None;
                 };
                 let st = self.subst(&step, &p);
@@ -1498,13 +1517,13 @@ impl<'c> Gen<'c> {
         let n = self.n();
         if vals.is_empty() {
             return match self.ch.below(4) {
-                0 => cmp(Cmp::Gt, n, Ex::Int(2)),
-                1 => cmp(Cmp::Eq, Ex::Mod(bx(n), bx(Ex::Int(2))), Ex::Int(0)),
+                0 => cmp(">", n, Ex::Int(2)),
+                1 => cmp("==", Ex::Mod(bx(n), bx(Ex::Int(2))), Ex::Int(0)),
                 2 => match self.m {
-                    Some(m) => cmp(Cmp::Ge, Ex::Var(m), n),
-                    None => cmp(Cmp::Le, n, Ex::Int(4)),
+                    Some(m) => cmp(">=", Ex::Var(m), n),
+                    None => cmp("<=", n, Ex::Int(4)),
                 },
-                _ => cmp(Cmp::Ne, n, Ex::Int(3)),
+                _ => cmp("!=", n, Ex::Int(3)),
             };
         }
         let u = Ex::Var(self.ch.pick(&vals).expect("values"));
@@ -1517,39 +1536,39 @@ impl<'c> Gen<'c> {
             0 => {
                 let k = 2 + self.ch.below(2) as i64;
                 let r = self.ch.below(k as usize) as i64;
-                cmp(Cmp::Eq, Ex::Mod(bx(u), bx(Ex::Int(k))), Ex::Int(r))
+                cmp("==", Ex::Mod(bx(u), bx(Ex::Int(k))), Ex::Int(r))
             }
             1 => {
                 let k = 2 + self.ch.below(2) as i64;
                 let r = self.ch.below(k as usize) as i64;
-                cmp(Cmp::Ne, Ex::Mod(bx(u), bx(Ex::Int(k))), Ex::Int(r))
+                cmp("!=", Ex::Mod(bx(u), bx(Ex::Int(k))), Ex::Int(r))
             }
-            2 => cmp(Cmp::Lt, u, w),
-            3 => cmp(Cmp::Le, u, add(w, Ex::Int(1))),
-            4 => cmp(Cmp::Gt, u, w),
-            5 => cmp(Cmp::Ge, u, w),
-            6 => cmp(Cmp::Eq, u, w),
-            7 => cmp(Cmp::Ne, u, w),
-            8 => cmp(Cmp::Lt, add(u, w), n),
-            9 => cmp(Cmp::Eq, u, Ex::Int(0)),
-            10 => cmp(Cmp::Ge, u, Ex::Int(1)),
-            11 => cmp(Cmp::Eq, u, sub(n, Ex::Int(1))),
-            12 => cmp(Cmp::Lt, u, sub(n, Ex::Int(1))),
-            13 => cmp(Cmp::Eq, mul(2, u), w),
-            14 => cmp(Cmp::Eq, u, add(w, Ex::Int(1))),
+            2 => cmp("<", u, w),
+            3 => cmp("<=", u, add(w, Ex::Int(1))),
+            4 => cmp(">", u, w),
+            5 => cmp(">=", u, w),
+            6 => cmp("==", u, w),
+            7 => cmp("!=", u, w),
+            8 => cmp("<", add(u, w), n),
+            9 => cmp("==", u, Ex::Int(0)),
+            10 => cmp(">=", u, Ex::Int(1)),
+            11 => cmp("==", u, sub(n, Ex::Int(1))),
+            12 => cmp("<", u, sub(n, Ex::Int(1))),
+            13 => cmp("==", mul(2, u), w),
+            14 => cmp("==", u, add(w, Ex::Int(1))),
             15 => match self.ch.pick(&levels) {
                 Some(lv) if self.ch.chance(50) => {
-                    cmp(Cmp::Lt, add(u, pow(self.base_of(lv), Ex::Var(lv))), n)
+                    cmp("<", add(u, pow(self.base_of(lv), Ex::Var(lv))), n)
                 }
                 Some(lv) => cmp(
-                    Cmp::Eq,
+                    "==",
                     Ex::Mod(
                         bx(Ex::FloorDiv(bx(u), bx(pow(self.base_of(lv), Ex::Var(lv))))),
                         bx(Ex::Int(2)),
                     ),
                     Ex::Int(0),
                 ),
-                None => cmp(Cmp::Le, u, w),
+                None => cmp("<=", u, w),
             },
             _ => Co::Bool(self.ch.chance(70)),
         }
@@ -1751,67 +1770,32 @@ impl<'c> Gen<'c> {
                     match &c.1 {
                         Some(l) if self.nonneg(&l.plus(&Lin::k(1), -1)) => {
                             let name = self.fresh_let_name();
-                            let t = self.sym(
-                                name,
-                                Kind::Log {
-                                    arg: c.0.clone(),
-                                    base,
-                                    global: false,
-                                    inline: false,
-                                },
-                            );
+                            let t = self.sym(name, Kind::let_log(c.0.clone(), base, false));
                             self.path.push(Item::Let(t));
                             pre.push(St::Let(t));
                             count = t;
                             arg_lin = l.clone();
                         }
                         _ => {
-                            count = self.sym(
-                                String::new(),
-                                Kind::Log {
-                                    arg: self.n(),
-                                    base,
-                                    global: true,
-                                    inline: true,
-                                },
-                            );
+                            count = self.sym(String::new(), Kind::inline_log(self.n(), base, true));
                             arg_lin = Lin::atom(Atom::S(self.n));
                         }
                     }
                 } else {
                     let (e, _) = self.positive_extent();
                     let le = self.lin(&e).expect("affine extent");
-                    count = self.sym(
-                        String::new(),
-                        Kind::Log {
-                            arg: e,
-                            base,
-                            global: true,
-                            inline: true,
-                        },
-                    );
+                    count = self.sym(String::new(), Kind::inline_log(e, base, true));
                     arg_lin = le;
                 }
                 form = 0;
-                (
-                    Ex::Int(0),
-                    Ex::Var(count),
-                    Ex::Int(1),
-                    Lin::k(0),
-                    Lin::atom(Atom::S(count)),
-                    Some((base, arg_lin)),
-                )
+                let l = LoopSym::level(count, base, arg_lin);
+                (l.lo, l.hi, l.step, l.lo_b, l.hi_b, l.pow)
             }
             _ => {
                 // range(lo, E, b ** (level + 1)) or b ** level
                 form = 2;
                 let lv = self.ch.pick(&levels).expect("levels");
-                let base = match &self.syms[lv].kind {
-                    Kind::Loop {
-                        pow: Some((b, _)), ..
-                    } => *b,
-                    _ => 2,
-                };
+                let base = self.base_of(lv);
                 let (e, eb) = self.extent();
                 let step = match self.ch.below(3) {
                     0 => pow(base, add(Ex::Var(lv), Ex::Int(1))),
@@ -1847,7 +1831,15 @@ impl<'c> Gen<'c> {
             }
             return Vec::new();
         }
-        let v = self.push_loop(name, lo, hi, step, lo_b, hi_b, pw);
+        let l = LoopSym {
+            lo,
+            hi,
+            step,
+            lo_b,
+            hi_b,
+            pow: pw,
+        };
+        let v = self.push_loop(name, l);
         let saved = self.est;
         self.est *= width.max(1.0);
         let body = self.block(depth + 1);
@@ -1891,12 +1883,7 @@ impl<'c> Gen<'c> {
                 if !self.nonneg(&l.plus(&Lin::k(1), -1)) {
                     return None;
                 }
-                Kind::Log {
-                    arg,
-                    base: 2,
-                    global: false,
-                    inline: false,
-                }
+                Kind::let_log(arg, 2, false)
             }
         };
         let t = self.sym(name, kind);
@@ -1980,7 +1967,8 @@ impl<'c> Gen<'c> {
     /// `for NAME in range(lo, hi)`, a fresh name.
     fn simple_loop(&mut self, lo: Ex, hi: Ex, lo_b: Lin, hi_b: Lin) -> usize {
         let name = self.fresh_loop_name(false);
-        self.push_loop(name, lo, hi, Ex::Int(1), lo_b, hi_b, None)
+        let step = Ex::Int(1);
+        self.push_loop(name, LoopSym::unpowered(lo, hi, step, lo_b, hi_b))
     }
 
     /// `for LEVEL in range(ceil(log_b(e)))` (see [`Gen::level_count`]), a
@@ -1988,15 +1976,8 @@ impl<'c> Gen<'c> {
     fn level_loop(&mut self, e: &Ex, base: i64, global: bool, bound: Lin) -> usize {
         let count = self.level_count(e, base, global);
         let name = self.fresh_loop_name(true);
-        self.push_loop(
-            name,
-            Ex::Int(0),
-            Ex::Var(count),
-            Ex::Int(1),
-            Lin::k(0),
-            Lin::atom(Atom::S(count)),
-            Some((base, bound)),
-        )
+        let l = LoopSym::level(count, base, bound);
+        self.push_loop(name, l)
     }
 
     /// `for NAME in range(lo, hi, base ** (level + 1))` inside level loop
@@ -2012,7 +1993,7 @@ impl<'c> Gen<'c> {
     ) -> usize {
         let name = self.fresh_loop_name(false);
         let step = pow(base, add(Ex::Var(level), Ex::Int(1)));
-        self.push_loop(name, lo, hi, step, lo_b, hi_b, None)
+        self.push_loop(name, LoopSym::unpowered(lo, hi, step, lo_b, hi_b))
     }
 
     /// Level count `ceil(log_b(E))` as a symbol (the global `L` when it fits).
@@ -2022,15 +2003,7 @@ impl<'c> Gen<'c> {
                 return l;
             }
         }
-        self.sym(
-            String::new(),
-            Kind::Log {
-                arg: e.clone(),
-                base,
-                global,
-                inline: true,
-            },
-        )
+        self.sym(String::new(), Kind::inline_log(e.clone(), base, global))
     }
 
     /// A reduction tree over `E` leaves, binary (`2 ** level`) or 4-ary.
@@ -2049,11 +2022,7 @@ impl<'c> Gen<'c> {
         let args = self.plain_args(owner, n);
         let leaf = self.call(vec![w], args);
         self.leave_loops(1, saved);
-        out.push(St::For {
-            var: jv,
-            form: self.ch.below(2) as u8,
-            body: vec![leaf],
-        });
+        out.push(for_st(jv, self.ch.below(2) as u8, vec![leaf]));
         // levels
         let lv = self.level_loop(&e, base, true, eb.clone());
         let jv = self.level_nodes_loop(Ex::Int(0), e.clone(), base, lv, Lin::k(0), eb.clone());
@@ -2075,7 +2044,7 @@ impl<'c> Gen<'c> {
         };
         let mut arms: Vec<(Option<Co>, St)> = Vec::new();
         for k in (1..base).rev() {
-            let c = cmp(Cmp::Lt, add(Ex::Var(jv), mul(k, s.clone())), e.clone());
+            let c = cmp("<", add(Ex::Var(jv), mul(k, s.clone())), e.clone());
             let mut args: Vec<Arg> = (0..=k).map(|x| Arg::Tile(child(x))).collect();
             args.extend(extra.iter().cloned());
             let st = self.call(vec![w.clone()], args);
@@ -2110,11 +2079,7 @@ impl<'c> Gen<'c> {
         let args = self.plain_args(owner, 1);
         let leaf = self.call(vec![w], args);
         self.leave_loops(1, saved);
-        let leaves = St::For {
-            var: iv,
-            form: 1,
-            body: vec![leaf],
-        };
+        let leaves = for_st(iv, 1, vec![leaf]);
         // levels
         let arg = sub(n.clone(), Ex::Var(p));
         let lv = self.level_loop(&arg, 2, false, ln.plus(&lp, -1));
@@ -2136,18 +2101,18 @@ impl<'c> Gen<'c> {
         self.leave_loops(3, saved0);
         vec![
             St::Comment("a tree per panel".into()),
-            St::For {
-                var: p,
-                form: 0,
-                body: vec![
+            for_st(
+                p,
+                0,
+                vec![
                     leaves,
                     nest2(
                         (lv, 0),
                         (iv, 2),
-                        vec![if_else(cmp(Cmp::Lt, add(Ex::Var(iv), s), n), pair, single)],
+                        vec![if_else(cmp("<", add(Ex::Var(iv), s), n), pair, single)],
                     ),
                 ],
-            },
+            ),
         ]
     }
 
@@ -2163,11 +2128,7 @@ impl<'c> Gen<'c> {
         let args = self.plain_args(owner, 1);
         let leaf = self.call(vec![w], args);
         self.path.pop();
-        let first = St::For {
-            var: jv,
-            form: 0,
-            body: vec![leaf],
-        };
+        let first = for_st(jv, 0, vec![leaf]);
         let lv = self.level_loop(&e, 2, true, eb.clone());
         let jv2 = self.simple_loop(Ex::Int(0), e.clone(), Lin::k(0), eb.clone());
         self.est *= 3.0;
@@ -2184,10 +2145,10 @@ impl<'c> Gen<'c> {
             bx(Ex::Int(2)),
         );
         let c0 = and(
-            cmp(Cmp::Eq, bit.clone(), Ex::Int(0)),
-            cmp(Cmp::Lt, add(x.clone(), s.clone()), e.clone()),
+            cmp("==", bit.clone(), Ex::Int(0)),
+            cmp("<", add(x.clone(), s.clone()), e.clone()),
         );
-        let c1 = cmp(Cmp::Eq, bit, Ex::Int(1));
+        let c1 = cmp("==", bit, Ex::Int(1));
         let a0 = self.call(
             vec![w.clone()],
             vec![
@@ -2250,7 +2211,7 @@ impl<'c> Gen<'c> {
             ],
         );
         self.leave_loops(2, saved);
-        let z = |x: &Ex| cmp(Cmp::Eq, x.clone(), Ex::Int(0));
+        let z = |x: &Ex| cmp("==", x.clone(), Ex::Int(0));
         vec![
             St::Comment("wavefront".into()),
             nest2(
@@ -2302,7 +2263,7 @@ impl<'c> Gen<'c> {
             nest2(
                 (kv, 0),
                 (iv, 1),
-                vec![if_else(cmp(Cmp::Eq, k, Ex::Int(0)), s0, s1)],
+                vec![if_else(cmp("==", k, Ex::Int(0)), s0, s1)],
             ),
         ]
     }
@@ -2329,11 +2290,7 @@ impl<'c> Gen<'c> {
         self.leave_loops(1, saved);
         vec![
             St::Comment("scan".into()),
-            St::For {
-                var: iv,
-                form: 0,
-                body: vec![if_else(cmp(Cmp::Lt, i, Ex::Int(d)), s0, s1)],
-            },
+            for_st(iv, 0, vec![if_else(cmp("<", i, Ex::Int(d)), s0, s1)]),
         ]
     }
 
@@ -2353,12 +2310,7 @@ impl<'c> Gen<'c> {
         let mut body = Vec::new();
         // Program-level lets.
         if self.ch.chance(45) {
-            let log = Kind::Log {
-                arg: self.n(),
-                base: 2,
-                global: true,
-                inline: false,
-            };
+            let log = Kind::let_log(self.n(), 2, true);
             let l = self.global_let("L", log, &mut body);
             self.global_l = Some(l);
         }
@@ -2370,12 +2322,7 @@ impl<'c> Gen<'c> {
             self.global_let("K", alias, &mut body);
         }
         if self.ch.chance(10) {
-            let log = Kind::Log {
-                arg: self.n(),
-                base: 4,
-                global: true,
-                inline: false,
-            };
+            let log = Kind::let_log(self.n(), 4, true);
             self.global_let("Q", log, &mut body);
         }
         let nests = 1 + self.ch.weighted(&[10, 25, 30, 20, 15]);
@@ -2477,17 +2424,7 @@ impl<'c> Gen<'c> {
             Co::Or(a, b) => (format!("{} or {}", at(a, 1), at(b, 2)), 1),
             Co::And(a, b) => (format!("{} and {}", at(a, 2), at(b, 3)), 2),
             Co::Not(a) => (format!("not {}", at(a, 3)), 3),
-            Co::Cmp(op, a, b) => {
-                let o = match op {
-                    Cmp::Eq => "==",
-                    Cmp::Ne => "!=",
-                    Cmp::Lt => "<",
-                    Cmp::Le => "<=",
-                    Cmp::Gt => ">",
-                    Cmp::Ge => ">=",
-                };
-                (format!("{} {o} {}", self.exs(a), self.exs(b)), 4)
-            }
+            Co::Cmp(o, a, b) => (format!("{} {o} {}", self.exs(a), self.exs(b)), 4),
         }
     }
 
@@ -2527,7 +2464,7 @@ impl<'c> Gen<'c> {
                 out.push_str(&format!("{} = {kernel}({});\n", o.join(", "), a.join(", ")));
             }
             St::For { var, form, body } => {
-                let Kind::Loop { lo, hi, step, .. } = &self.syms[*var].kind else {
+                let Kind::Loop(LoopSym { lo, hi, step, .. }) = &self.syms[*var].kind else {
                     return;
                 };
                 let range = if *step != Ex::Int(1) || *form == 2 {
@@ -2601,15 +2538,12 @@ impl<'c> Gen<'c> {
 /// `for OUTER { for INNER { body } }`, each loop given as its variable
 /// and its form.
 fn nest2(outer: (usize, u8), inner: (usize, u8), body: Vec<St>) -> St {
-    St::For {
-        var: outer.0,
-        form: outer.1,
-        body: vec![St::For {
-            var: inner.0,
-            form: inner.1,
-            body,
-        }],
-    }
+    for_st(outer.0, outer.1, vec![for_st(inner.0, inner.1, body)])
+}
+
+/// `for var in ...` (the loop `form` of `var`) `{ body }`.
+fn for_st(var: usize, form: u8, body: Vec<St>) -> St {
+    St::For { var, form, body }
 }
 
 /// `if cond { then } else { els }`.

@@ -54,14 +54,50 @@ pub(crate) fn proved(p: &Program, sp: &Split) -> Result<(), Blocked> {
             if super::is_input(p, r.matrix) {
                 continue;
             }
+            let read = Read {
+                at: (rs, ri),
+                rv,
+                r,
+            };
             if p.is_zero(r.matrix) {
-                zero_read_proved(p, sp, (rs, ri), rv, r)?;
+                zero_read_proved(p, sp, read)?;
             } else {
-                read_proved(p, sp, (rs, ri), rv, r)?;
+                read_proved(p, sp, read)?;
             }
         }
     }
     Ok(())
+}
+
+/// Read `r` of variant `rv`, the variant `at` (statement, variant) of the
+/// split: the read a proof is about.
+#[derive(Clone, Copy)]
+struct Read<'a> {
+    at: (usize, usize),
+    rv: &'a Variant,
+    r: &'a Access,
+}
+
+impl<'a> Read<'a> {
+    /// This read against write `w` of variant `wv`.
+    fn by(self, wv: &'a Variant, w: &'a Access) -> Cover<'a> {
+        Cover {
+            wv,
+            w,
+            r_st: &self.rv.st,
+            r: self.r,
+        }
+    }
+}
+
+/// Write `w` of variant `wv` and read `r` of statement `r_st`: whether
+/// (and when) the writer covers the read.
+#[derive(Clone, Copy)]
+struct Cover<'a> {
+    wv: &'a Variant,
+    w: &'a Access,
+    r_st: &'a Statement,
+    r: &'a Access,
 }
 
 /// The writes that may write read `r`'s tiles, with their statements and
@@ -97,13 +133,8 @@ fn not_inverted(p: &Program, sp: &Split, wv: &Variant, w: &Access) -> String {
     format!("writer map {name}[{}] not inverted", idx.join(", "))
 }
 
-fn read_proved(
-    p: &Program,
-    sp: &Split,
-    at: (usize, usize),
-    rv: &Variant,
-    r: &Access,
-) -> Result<(), Blocked> {
+fn read_proved(p: &Program, sp: &Split, read: Read<'_>) -> Result<(), Blocked> {
+    let Read { at, r, .. } = read;
     // A copy of the pool: a writer's terms at the writer iteration become
     // new expressions over the reader's variables ([`Subst::transported`]).
     let mut exprs = sp.exprs.clone();
@@ -112,7 +143,7 @@ fn read_proved(
     let mut stuck: Vec<(usize, String)> = Vec::new();
     let mut writers: Vec<(Dnf, &Variant, &Access)> = Vec::new();
     for (ws, wv, w) in writers_of(sp, pool, r) {
-        if let Some(not_covered) = not_covered(&mut sys, pool, wv, w, &rv.st, r) {
+        if let Some(not_covered) = not_covered(&mut sys, pool, read.by(wv, w)) {
             writers.push((not_covered, wv, w));
         } else {
             // A writer that cannot be inverted covers nothing: no
@@ -139,7 +170,7 @@ fn read_proved(
         // the limit.
         sys.rollback(mark);
         for (d, wv, w) in writers {
-            if may_cover(sp, at, pool, wv, w, &rv.st, r) {
+            if may_cover(sp, at, pool, read.by(wv, w)) {
                 sys.any(d);
             }
         }
@@ -152,18 +183,13 @@ fn read_proved(
 
 /// Whether no writer writes the tile of read `a` of a zero matrix at or
 /// after the read (the tile may be written by none: it reads as zeros).
-fn zero_read_proved(
-    p: &Program,
-    sp: &Split,
-    at: (usize, usize),
-    rv: &Variant,
-    r: &Access,
-) -> Result<(), Blocked> {
+fn zero_read_proved(p: &Program, sp: &Split, read: Read<'_>) -> Result<(), Blocked> {
+    let Read { at, r, .. } = read;
     let mut exprs = sp.exprs.clone();
     let pool = &mut exprs;
     for (ws, wv, w) in writers_of(sp, pool, r) {
         let mut sys = sp.with_domain(at.0, at.1, Side::Second);
-        let Some(late) = covered_late(&mut sys, pool, wv, w, &rv.st, r) else {
+        let Some(late) = covered_late(&mut sys, pool, read.by(wv, w)) else {
             return Err(blocked_by(&[ws, at.0], not_inverted(p, sp, wv, w)));
         };
         for d in late {
@@ -179,32 +205,17 @@ fn zero_read_proved(
 /// "The writer writes the reader's tile at `x`, at or after `x`" as a
 /// conjunction of alternatives over the reader's side; `None` when the
 /// writer cannot be inverted.
-fn covered_late(
-    sys: &mut System,
-    pool: &mut ExprPool,
-    wv: &Variant,
-    w: &Access,
-    r_st: &Statement,
-    r: &Access,
-) -> Option<Vec<Dnf>> {
-    writes_tile(sys, pool, wv, w, r_st, r, not_earlier)
+fn covered_late(sys: &mut System, pool: &mut ExprPool, c: Cover<'_>) -> Option<Vec<Dnf>> {
+    writes_tile(sys, pool, c, not_earlier)
 }
 
 /// Whether the writer may write some read tile before its read: false
 /// only when "the writer writes the tile at `x`, before `x`" is
 /// infeasible over the reader's domain, so the writer covers no read and
 /// "not covered by it" holds everywhere (a question it need not join).
-fn may_cover(
-    sp: &Split,
-    at: (usize, usize),
-    pool: &mut ExprPool,
-    wv: &Variant,
-    w: &Access,
-    r_st: &Statement,
-    r: &Access,
-) -> bool {
+fn may_cover(sp: &Split, at: (usize, usize), pool: &mut ExprPool, c: Cover<'_>) -> bool {
     let mut sys = sp.with_domain(at.0, at.1, Side::Second);
-    let Some(parts) = writes_tile(&mut sys, pool, wv, w, r_st, r, earlier) else {
+    let Some(parts) = writes_tile(&mut sys, pool, c, earlier) else {
         return true;
     };
     for d in parts {
@@ -218,15 +229,13 @@ fn may_cover(
 fn writes_tile(
     sys: &mut System,
     pool: &mut ExprPool,
-    wv: &Variant,
-    w: &Access,
-    r_st: &Statement,
-    r: &Access,
+    c: Cover<'_>,
     when: fn(&Statement, &Statement, &[Affine]) -> Option<Dnf>,
 ) -> Option<Vec<Dnf>> {
+    let Cover { wv, r_st, .. } = c;
     let w_st = &wv.st;
     let mut scratch = System::new();
-    let (y, residual) = invert(sys, &mut scratch, &*pool, wv, w, r)?;
+    let (y, residual) = invert(sys, &mut scratch, &*pool, c)?;
     let mut out: Vec<Dnf> = residual
         .into_iter()
         .map(|e| vec![vec![Constraint::Eq(e)]])
@@ -540,10 +549,9 @@ fn invert(
     sys: &mut System,
     scratch: &mut System,
     pool: &ExprPool,
-    wv: &Variant,
-    w: &Access,
-    r: &Access,
+    c: Cover<'_>,
 ) -> Option<(Vec<Affine>, Vec<Affine>)> {
+    let Cover { wv, w, r, .. } = c;
     let depth = wv.st.depth();
     let mut rows: Vec<(Vec<Q>, Affine)> = Vec::new();
     for (&wi, &ri) in w.indices.iter().zip(&r.indices) {
@@ -626,17 +634,11 @@ fn invert(
 
 /// "The writer does not cover the read at `x`" as alternatives over the
 /// reader's side; `None` when the writer cannot be inverted.
-fn not_covered(
-    sys: &mut System,
-    pool: &mut ExprPool,
-    wv: &Variant,
-    w: &Access,
-    r_st: &Statement,
-    r: &Access,
-) -> Option<Dnf> {
+fn not_covered(sys: &mut System, pool: &mut ExprPool, c: Cover<'_>) -> Option<Dnf> {
+    let Cover { wv, r_st, .. } = c;
     let w_st = &wv.st;
     let mut scratch = System::new();
-    let (y, residual) = invert(sys, &mut scratch, &*pool, wv, w, r)?;
+    let (y, residual) = invert(sys, &mut scratch, &*pool, c)?;
     let mut out: Dnf = Vec::new();
     for e in &residual {
         out.extend(nonzero(e)?);

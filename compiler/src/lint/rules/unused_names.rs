@@ -49,24 +49,18 @@ pub(crate) fn unused_names(module: &hir::Module, program: &hir::ProgramDef) -> V
     if first {
         for (k, used) in module.kernels.iter().zip(&used_kernels) {
             if !used && !k.name.starts_with('_') {
-                out.push(unused(
-                    Code::W0503,
-                    format!("kernel `{}` is never called", k.name),
-                    (k.name_span, "declared here"),
-                    "remove the declaration, or call the kernel",
-                ));
+                let message = format!("kernel `{}` is never called", k.name);
+                let help = "remove the declaration, or call the kernel";
+                out.push(unused_declaration(Code::W0503, message, k.name_span, help));
             }
         }
     }
     // An output with no access at all is reported as never written (W0508).
     for (m, used) in program.matrices.iter().zip(&used_matrices) {
         if !used && !m.name.starts_with('_') && m.role != lpk_grammar::ast::Role::Output {
-            out.push(unused(
-                Code::W0504,
-                format!("matrix `{}` is never read or written", m.name),
-                (m.name_span, "declared here"),
-                "remove the declaration",
-            ));
+            let message = format!("matrix `{}` is never read or written", m.name);
+            let help = "remove the declaration";
+            out.push(unused_declaration(Code::W0504, message, m.name_span, help));
         }
     }
     for (v, used) in program.vars.iter().zip(&used_vars) {
@@ -94,6 +88,11 @@ pub(crate) fn unused_names(module: &hir::Module, program: &hir::ProgramDef) -> V
         ));
     }
     out
+}
+
+/// The warning of an unused declaration, at its name.
+fn unused_declaration(code: Code, message: String, name_span: Span, help: &str) -> Diagnostic {
+    unused(code, message, (name_span, "declared here"), help)
 }
 
 /// The warning of an unused name: `message`, the name's span with its

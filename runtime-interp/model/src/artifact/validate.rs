@@ -837,41 +837,37 @@ impl<'a> Validator<'a> {
     ) -> Result<(), ValidationError> {
         let l = self.limits;
         let depth = w.orders.len() as u32;
-        let saved = w.domain.len();
         for (k, (cond, body)) in branches.iter().enumerate() {
             self.expr(*cond, depth, at)?;
             w.nodes += 1;
             too_many("loop tree nodes", w.nodes, l.tree_nodes)?;
-            for (c, _) in branches.iter().take(k) {
-                w.domain.push(DomainItem::Guard {
-                    cond: *c,
-                    positive: false,
-                });
-            }
-            w.domain.push(DomainItem::Guard {
-                cond: *cond,
-                positive: true,
-            });
-            too_many(
-                "domain items of a statement",
-                w.domain.len(),
-                l.domain_items,
-            )?;
-            self.tree_nodes(body, nesting + 1, w)?;
-            w.domain.truncate(saved);
+            self.tree_guarded(&branches[..k], Some(*cond), body, nesting, w)?;
         }
-        for (c, _) in branches {
-            w.domain.push(DomainItem::Guard {
-                cond: *c,
-                positive: false,
-            });
+        self.tree_guarded(branches, None, else_body, nesting, w)
+    }
+
+    /// Walks one branch `body` of an `if` under the guards that lead to it:
+    /// the conditions of the branches `passed` before it false, and its own
+    /// condition `taken` (none for the else branch) true.
+    fn tree_guarded(
+        &mut self,
+        passed: &[(ExprRef, Vec<TreeNode>)],
+        taken: Option<ExprRef>,
+        body: &[TreeNode],
+        nesting: usize,
+        w: &mut TreeWalk,
+    ) -> Result<(), ValidationError> {
+        let saved = w.domain.len();
+        let negated = passed.iter().map(|(c, _)| (*c, false));
+        for (cond, positive) in negated.chain(taken.map(|c| (c, true))) {
+            w.domain.push(DomainItem::Guard { cond, positive });
         }
         too_many(
             "domain items of a statement",
             w.domain.len(),
-            l.domain_items,
+            self.limits.domain_items,
         )?;
-        self.tree_nodes(else_body, nesting + 1, w)?;
+        self.tree_nodes(body, nesting + 1, w)?;
         w.domain.truncate(saved);
         Ok(())
     }
