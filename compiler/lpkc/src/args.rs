@@ -59,7 +59,7 @@ pub(crate) struct RunInputs {
     pub(crate) block: usize,
     /// Data of an input matrix (repeatable): NAME=FILE.npy,
     /// NAME=random:ROWSxCOLS, NAME=spd:N or NAME=identity:N.
-    #[arg(long = "input", value_name = "NAME=SPEC", value_parser = crate::inputs::parse_input)]
+    #[arg(long = "input", value_name = "NAME=SPEC", value_parser = parse_input)]
     pub(crate) inputs: Vec<(String, String)>,
 }
 
@@ -124,18 +124,34 @@ pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
 
 /// Parses one `-p NAME=INT`.
 fn parse_param(s: &str) -> Result<(String, i64), String> {
-    let (name, value) = s
-        .split_once('=')
-        .ok_or_else(|| format!("expected NAME=INT, found `{s}`"))?;
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(format!("expected NAME=INT, found `{s}`"));
-    }
+    let (name, value) = split_named(s, "NAME=INT", "")?;
     let value: i64 = value
         .trim()
         .parse()
         .map_err(|_| format!("`{name}` needs an integer value, found `{}`", value.trim()))?;
     Ok((name.to_string(), value))
+}
+
+/// Parses one `--input NAME=SPEC` (the spec itself is checked later,
+/// against the program's matrices, by `inputs::specs`).
+fn parse_input(s: &str) -> Result<(String, String), String> {
+    let (name, spec) = split_named(s, "NAME=SPEC", " (e.g. A=a.npy or A=spd:1024)")?;
+    Ok((name.to_string(), spec.trim().to_string()))
+}
+
+/// Splits `NAME=VALUE` at its first `=` into the trimmed name, which must
+/// not be empty, and the value as given. An argument without `=` is
+/// refused as not of the `form` (with `example` after it); an empty name
+/// as not of the `form`.
+fn split_named<'s>(s: &'s str, form: &str, example: &str) -> Result<(&'s str, &'s str), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected {form}{example}, found `{s}`"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("expected {form}, found `{s}`"));
+    }
+    Ok((name, value))
 }
 
 /// The options every command receives, resolved from the global flags.

@@ -1,5 +1,6 @@
 //! `--input NAME=SPEC`: the data of a program's input matrices, for the
-//! commands that run a program (`run`, `submit`).
+//! commands that run a program (`run`, `submit`), checked against the
+//! program (`args.rs` parses each `--input`).
 
 use crate::error::CliError;
 use lpk_model::program::Program;
@@ -7,19 +8,6 @@ use lpk_model::MatrixId;
 use lpk_runtime::dense::InputSpec;
 use lpk_runtime::pipeline;
 use std::collections::BTreeMap;
-
-/// Parses one `--input NAME=SPEC` (the spec itself is checked later,
-/// against the program's matrices).
-pub(crate) fn parse_input(s: &str) -> Result<(String, String), String> {
-    let (name, spec) = s
-        .split_once('=')
-        .ok_or_else(|| format!("expected NAME=SPEC (e.g. A=a.npy or A=spd:1024), found `{s}`"))?;
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(format!("expected NAME=SPEC, found `{s}`"));
-    }
-    Ok((name.to_string(), spec.trim().to_string()))
-}
 
 /// Checks the `--input`s against the program: every `input` matrix needs
 /// data, and every `--input` must name an input matrix, once. Returns the

@@ -94,20 +94,13 @@ pub fn collect_with(
     check_collectable(run, &record)?;
     let program = record.load_program()?;
     let inst = bind_counted(&record, &program)?;
-    let store = open_run_store(&record.store, run)?;
-    delete_dead(redis, run, &program, &store)?;
+    let target = Target::open(run, &record, &inst, dir)?;
+    delete_dead(redis, run, &program, &target.store)?;
     std::fs::create_dir_all(dir).map_err(|e| output_error(dir, &e))?;
     let marker = dir.join(MARKER);
     if marker.exists() {
         std::fs::remove_file(&marker).map_err(|e| output_error(&marker, &e))?;
     }
-    let target = Target {
-        run,
-        inst: &inst,
-        store: &store,
-        dir,
-        block: record.block,
-    };
     let mut written = Vec::new();
     for (m, decl) in program.matrices.iter().enumerate() {
         if decl.role != Role::Output {
@@ -174,9 +167,27 @@ fn bind_counted<'p>(
 struct Target<'a, 'p> {
     run: &'a str,
     inst: &'a Instance<'p>,
-    store: &'a ObjectStoreTiles,
+    store: ObjectStoreTiles,
     dir: &'a Path,
     block: usize,
+}
+
+impl<'a, 'p> Target<'a, 'p> {
+    /// Where run `run`'s outputs go, its tile store opened from `record`.
+    fn open(
+        run: &'a str,
+        record: &RunRecord,
+        inst: &'a Instance<'p>,
+        dir: &'a Path,
+    ) -> Result<Self, ClusterError> {
+        Ok(Target {
+            run,
+            inst,
+            store: open_run_store(&record.store, run)?,
+            dir,
+            block: record.block,
+        })
+    }
 }
 
 /// Writes output matrix `m` into the directory: its tiles (those `early`
@@ -189,7 +200,7 @@ fn collect_output(
     early: &mut Early,
     m: usize,
 ) -> Result<Written, ClusterError> {
-    let (run, inst, store) = (target.run, target.inst, target.store);
+    let (run, inst, store) = (target.run, target.inst, &target.store);
     let decl = &inst.program.matrices[m];
     let extents = inst.extents.get(m).cloned().unwrap_or_default();
     let mut indices: Vec<Vec<i64>> = Vec::new();
@@ -587,16 +598,9 @@ fn fetch_early(
     }
     let program = record.load_program()?;
     let inst = record.bind(&program)?;
-    let store = open_run_store(&record.store, run)?;
+    let target = Target::open(run, &record, &inst, dir)?;
     let keys = Keys::new(run);
     let mut pending = output_writers(&inst, early);
-    let target = Target {
-        run,
-        inst: &inst,
-        store: &store,
-        dir,
-        block: record.block,
-    };
     let mut last_done: Option<u64> = None;
     while !pending.is_empty() && !stop.load(Ordering::Relaxed) {
         // Redis going away (restarted, being resumed) only pauses this.
@@ -705,7 +709,7 @@ fn fetch_ready(
         };
         let name = &decl.name;
         // A tile not read here (a store error) is read at the end.
-        for (idx, t) in fetch_tiles(target.store, name, &indices).unwrap_or_default() {
+        for (idx, t) in fetch_tiles(&target.store, name, &indices).unwrap_or_default() {
             early.tiles.insert((m, idx), t);
         }
         if std::fs::create_dir_all(target.dir).is_ok() {

@@ -13,7 +13,7 @@
 //! --measurement-time 3`.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
 use faer::linalg::matmul::matmul;
 use faer::linalg::qr::no_pivoting::factor::{
@@ -66,28 +66,19 @@ fn pair<S, F>(
     group.finish();
 }
 
-fn gemm_acc(c: &mut Criterion, n: usize) {
+/// gemm_acc (`d + a b`), then syrk (`d - a bᵀ`), on the same tiles.
+fn products(c: &mut Criterion, n: usize) {
     let (d, a, b) = (random(n, n, 1), random(n, n, 2), random(n, n, 3));
-    pair(
-        c,
-        "gemm_acc",
-        &format!("{n}"),
-        &[&d, &a, &b],
-        || d.clone(),
-        |d| matmul(d.as_mut(), Accum::Add, &a, &b, 1.0, Par::Seq),
-    );
-}
-
-fn syrk(c: &mut Criterion, n: usize) {
-    let (d, a, b) = (random(n, n, 1), random(n, n, 2), random(n, n, 3));
-    pair(
-        c,
-        "syrk",
-        &format!("{n}"),
-        &[&d, &a, &b],
-        || d.clone(),
-        |d| matmul(d.as_mut(), Accum::Add, &a, b.transpose(), -1.0, Par::Seq),
-    );
+    for (name, rhs, alpha) in [("gemm_acc", b.as_ref(), 1.0), ("syrk", b.transpose(), -1.0)] {
+        pair(
+            c,
+            name,
+            &format!("{n}"),
+            &[&d, &a, &b],
+            || d.clone(),
+            |d| matmul(d.as_mut(), Accum::Add, &a, rhs, alpha, Par::Seq),
+        );
+    }
 }
 
 fn trsm(c: &mut Criterion, n: usize) {
@@ -102,56 +93,55 @@ fn trsm(c: &mut Criterion, n: usize) {
     );
 }
 
-fn chol(c: &mut Criterion, n: usize) {
-    let a = spd(n);
-    let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(
-        n,
-        Par::Seq,
-        Default::default(),
-    ));
+/// Benchmarks `name`, a factorisation of `a`, next to `direct` (faer in
+/// place on a fresh copy, with `scratch` of workspace).
+fn factor(
+    c: &mut Criterion,
+    name: &str,
+    label: &str,
+    a: &Tile,
+    scratch: StackReq,
+    mut direct: impl FnMut(&mut Tile, &mut MemStack),
+) {
+    let mut mem = MemBuffer::new(scratch);
     pair(
         c,
-        "chol",
-        &format!("{n}"),
-        &[&a],
+        name,
+        label,
+        &[a],
         || a.clone(),
-        |l| {
-            let stack = MemStack::new(&mut mem);
-            if cholesky_in_place(
-                l.as_mut(),
-                Default::default(),
-                Par::Seq,
-                stack,
-                Default::default(),
-            )
-            .is_err()
-            {
-                panic!("the bench matrix is positive definite");
-            }
-        },
+        |w| direct(w, MemStack::new(&mut mem)),
     );
 }
 
+fn chol(c: &mut Criterion, n: usize) {
+    let scratch = cholesky_in_place_scratch::<f64>(n, Par::Seq, Default::default());
+    factor(c, "chol", &format!("{n}"), &spd(n), scratch, |l, stack| {
+        if cholesky_in_place(
+            l.as_mut(),
+            Default::default(),
+            Par::Seq,
+            stack,
+            Default::default(),
+        )
+        .is_err()
+        {
+            panic!("the bench matrix is positive definite");
+        }
+    });
+}
+
 fn qr_factor(c: &mut Criterion, m: usize, n: usize) {
-    let a = random(m, n, 6);
-    let k = m.min(n);
     let bs = recommended_block_size::<f64>(m, n);
-    let mut h = Tile::zeros(bs, k);
-    let mut mem = MemBuffer::new(qr_in_place_scratch::<f64>(
-        m,
-        n,
-        bs,
-        Par::Seq,
-        Default::default(),
-    ));
-    pair(
+    let mut h = Tile::zeros(bs, m.min(n));
+    let scratch = qr_in_place_scratch::<f64>(m, n, bs, Par::Seq, Default::default());
+    factor(
         c,
         "qr_factor",
         &format!("{m}x{n}"),
-        &[&a],
-        || a.clone(),
-        |w| {
-            let stack = MemStack::new(&mut mem);
+        &random(m, n, 6),
+        scratch,
+        |w, stack| {
             qr_in_place(w.as_mut(), h.as_mut(), Par::Seq, stack, Default::default());
         },
     );
@@ -159,8 +149,7 @@ fn qr_factor(c: &mut Criterion, m: usize, n: usize) {
 
 fn kernels(c: &mut Criterion) {
     for n in [512, 1024] {
-        gemm_acc(c, n);
-        syrk(c, n);
+        products(c, n);
         trsm(c, n);
         chol(c, n);
         qr_factor(c, n, n);

@@ -103,30 +103,15 @@ fn main() {
     println!("|---|---:|---:|---:|---:|");
     for &n in &blocks {
         let (c, a, b) = (random(n, n, 1), random(n, n, 2), random(n, n, 3));
-        let gemm_acc = measure("gemm_acc", &[&c, &a, &b], || {
-            let mut d = c.clone();
-            ok(lpk_sysblas::gemm(
-                d.as_mut(),
-                1.0,
-                a.as_ref(),
-                b.as_ref(),
-                1.0,
-            ));
-            d
-        });
-        row("gemm_acc", n, gemm_acc);
-        let syrk = measure("syrk", &[&c, &a, &b], || {
-            let mut d = c.clone();
-            ok(lpk_sysblas::gemm(
-                d.as_mut(),
-                1.0,
-                a.as_ref(),
-                b.transpose(),
-                -1.0,
-            ));
-            d
-        });
-        row("syrk", n, syrk);
+        // gemm_acc is `c + a b`, syrk `c - a bᵀ`.
+        for (name, rhs, alpha) in [("gemm_acc", b.as_ref(), 1.0), ("syrk", b.transpose(), -1.0)] {
+            let product = measure(name, &[&c, &a, &b], || {
+                let mut d = c.clone();
+                ok(lpk_sysblas::gemm(d.as_mut(), 1.0, a.as_ref(), rhs, alpha));
+                d
+            });
+            row(name, n, product);
+        }
         let l = lower(n);
         let trsm = measure("trsm", &[&l, &b], || {
             let mut x = b.clone();

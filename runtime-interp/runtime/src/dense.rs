@@ -409,12 +409,7 @@ pub(crate) fn check_grids(
                 cols,
                 block,
                 want: ext,
-                params: program
-                    .params
-                    .iter()
-                    .zip(&inst.params)
-                    .map(|(p, v)| (p.name.clone(), *v))
-                    .collect(),
+                params: named_params(inst),
             });
         }
     }
@@ -433,23 +428,52 @@ pub(crate) struct DenseSource<'a> {
 
 impl TileSource for DenseSource<'_> {
     fn input(&self, matrix: MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError> {
-        let data = self
-            .inputs
-            .get(&matrix)
-            .ok_or(TileError::NoData { matrix })?;
-        let (r0, nr, c0, nc) = tile_rect(
-            self.block,
-            index,
-            data.nrows(),
-            data.ncols(),
-            self.dims.get(matrix.index()) == Some(&1),
-        )?;
-        Ok(Arc::new(data.as_ref().submatrix(r0, c0, nr, nc).to_owned()))
+        let one_d = self.dims.get(matrix.index()) == Some(&1);
+        cut_tile(self.inputs, matrix, index, self.block, one_d)
     }
 
     fn block(&self) -> Option<usize> {
         Some(self.block)
     }
+}
+
+/// The parameters of `inst` with their values, in declaration order.
+pub(crate) fn named_params(inst: &Instance<'_>) -> Vec<(String, i64)> {
+    let names = inst.program.params.iter().map(|p| p.name.clone());
+    names.zip(inst.params.iter().copied()).collect()
+}
+
+/// A whole input matrix that input tiles are cut from.
+pub(crate) trait Cut {
+    /// Its rows and columns.
+    fn size(&self) -> (usize, usize);
+    /// The `nr × nc` block at row `r0`, column `c0`.
+    fn cut(&self, r0: usize, c0: usize, nr: usize, nc: usize) -> Result<Tile, TileError>;
+}
+
+impl Cut for Tile {
+    fn size(&self) -> (usize, usize) {
+        (self.nrows(), self.ncols())
+    }
+
+    fn cut(&self, r0: usize, c0: usize, nr: usize, nc: usize) -> Result<Tile, TileError> {
+        Ok(self.as_ref().submatrix(r0, c0, nr, nc).to_owned())
+    }
+}
+
+/// Tile `index` of input `matrix` (a row block if `one_d`), with block
+/// `block`, cut from the matrix's data in `inputs`.
+pub(crate) fn cut_tile<D: Cut>(
+    inputs: &BTreeMap<MatrixId, D>,
+    matrix: MatrixId,
+    index: &[i64],
+    block: usize,
+    one_d: bool,
+) -> Result<Arc<Tile>, TileError> {
+    let data = inputs.get(&matrix).ok_or(TileError::NoData { matrix })?;
+    let (rows, cols) = data.size();
+    let (r0, nr, c0, nc) = tile_rect(block, index, rows, cols, one_d)?;
+    Ok(Arc::new(data.cut(r0, c0, nr, nc)?))
 }
 
 /// Where tile `index` of a `rows × cols` input lies, with block `block`:

@@ -516,38 +516,24 @@ fn check_data_len(h: &Header, found: u64, name: &str) -> Result<(), NpyError> {
 /// Converts `out.len()` elements from `bytes` (which holds at least that
 /// many elements of `dtype`).
 fn convert(dtype: Dtype, bytes: &[u8], out: &mut [f64]) {
-    fn a8(c: &[u8]) -> [u8; 8] {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(c);
-        a
-    }
-    fn a4(c: &[u8]) -> [u8; 4] {
-        let mut a = [0u8; 4];
-        a.copy_from_slice(c);
-        a
-    }
-    let (o, b8, b4) = (out.iter_mut(), bytes.chunks_exact(8), bytes.chunks_exact(4));
     match (dtype.kind, dtype.endian) {
-        (Kind::F8, Endian::Little) => o.zip(b8).for_each(|(o, c)| *o = f64::from_le_bytes(a8(c))),
-        (Kind::F8, Endian::Big) => o.zip(b8).for_each(|(o, c)| *o = f64::from_be_bytes(a8(c))),
-        (Kind::F4, Endian::Little) => o
-            .zip(b4)
-            .for_each(|(o, c)| *o = f64::from(f32::from_le_bytes(a4(c)))),
-        (Kind::F4, Endian::Big) => o
-            .zip(b4)
-            .for_each(|(o, c)| *o = f64::from(f32::from_be_bytes(a4(c)))),
-        (Kind::I8, Endian::Little) => o
-            .zip(b8)
-            .for_each(|(o, c)| *o = i64::from_le_bytes(a8(c)) as f64),
-        (Kind::I8, Endian::Big) => o
-            .zip(b8)
-            .for_each(|(o, c)| *o = i64::from_be_bytes(a8(c)) as f64),
-        (Kind::I4, Endian::Little) => o
-            .zip(b4)
-            .for_each(|(o, c)| *o = f64::from(i32::from_le_bytes(a4(c)))),
-        (Kind::I4, Endian::Big) => o
-            .zip(b4)
-            .for_each(|(o, c)| *o = f64::from(i32::from_be_bytes(a4(c)))),
+        (Kind::F8, Endian::Little) => each(bytes, out, f64::from_le_bytes),
+        (Kind::F8, Endian::Big) => each(bytes, out, f64::from_be_bytes),
+        (Kind::F4, Endian::Little) => each(bytes, out, |b| f64::from(f32::from_le_bytes(b))),
+        (Kind::F4, Endian::Big) => each(bytes, out, |b| f64::from(f32::from_be_bytes(b))),
+        (Kind::I8, Endian::Little) => each(bytes, out, |b| i64::from_le_bytes(b) as f64),
+        (Kind::I8, Endian::Big) => each(bytes, out, |b| i64::from_be_bytes(b) as f64),
+        (Kind::I4, Endian::Little) => each(bytes, out, |b| f64::from(i32::from_le_bytes(b))),
+        (Kind::I4, Endian::Big) => each(bytes, out, |b| f64::from(i32::from_be_bytes(b))),
+    }
+}
+
+/// Decodes `out.len()` elements of `N` bytes each from `bytes` with `f`.
+fn each<const N: usize>(bytes: &[u8], out: &mut [f64], f: impl Fn([u8; N]) -> f64) {
+    for (o, c) in out.iter_mut().zip(bytes.chunks_exact(N)) {
+        let mut a = [0u8; N];
+        a.copy_from_slice(c);
+        *o = f(a);
     }
 }
 
@@ -975,6 +961,16 @@ impl Parser<'_> {
     }
 }
 
+/// The keys of a header, each with the type of its value.
+const KEYS: [(&str, &str); 3] = [
+    (
+        "descr",
+        "a dtype string such as '<f8' (structured dtypes are not supported)",
+    ),
+    ("fortran_order", "True or False"),
+    ("shape", "a tuple of integers"),
+];
+
 /// Parses the header text: `{'descr': ..., 'fortran_order': ..., 'shape':
 /// ...}` with the keys in any order, optional trailing comma and any
 /// whitespace (the padding included).
@@ -989,41 +985,20 @@ fn parse_dict(text: &[u8]) -> Result<Dict, HeaderProblem> {
             break;
         }
         let key = p.string()?;
-        if !matches!(key.as_str(), "descr" | "fortran_order" | "shape") {
+        let Some(&(name, expected)) = KEYS.iter().find(|(k, _)| *k == key) else {
             return Err(HeaderProblem::UnknownKey(key));
-        }
+        };
         p.eat(b':', "':'")?;
-        let value = p.value()?;
-        let slot_taken = match key.as_str() {
-            "descr" => match value {
-                Value::Str(s) => descr.replace(s).is_some(),
-                _ => {
-                    return Err(HeaderProblem::WrongType {
-                        key: "descr",
-                        expected:
-                            "a dtype string such as '<f8' (structured dtypes are not supported)",
-                    })
-                }
-            },
-            "fortran_order" => match value {
-                Value::Bool(b) => fortran.replace(b).is_some(),
-                _ => {
-                    return Err(HeaderProblem::WrongType {
-                        key: "fortran_order",
-                        expected: "True or False",
-                    })
-                }
-            },
-            "shape" => match value {
-                Value::Tuple(t) => shape.replace(t).is_some(),
-                _ => {
-                    return Err(HeaderProblem::WrongType {
-                        key: "shape",
-                        expected: "a tuple of integers",
-                    })
-                }
-            },
-            _ => return Err(HeaderProblem::UnknownKey(key)),
+        let slot_taken = match (name, p.value()?) {
+            ("descr", Value::Str(s)) => descr.replace(s).is_some(),
+            ("fortran_order", Value::Bool(b)) => fortran.replace(b).is_some(),
+            ("shape", Value::Tuple(t)) => shape.replace(t).is_some(),
+            _ => {
+                return Err(HeaderProblem::WrongType {
+                    key: name,
+                    expected,
+                })
+            }
         };
         if slot_taken {
             return Err(HeaderProblem::DuplicateKey(key));

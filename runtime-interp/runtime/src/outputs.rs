@@ -257,15 +257,12 @@ pub fn select(
 /// Checks selected requests against the instance: every fixed index is
 /// inside its extent, and a requested tile has a writer.
 pub fn check(inst: &Instance<'_>, selected: &[Selected]) -> Result<(), OutputError> {
-    let program = inst.program;
     let params = || {
-        program
-            .params
+        let values: Vec<String> = crate::dense::named_params(inst)
             .iter()
-            .zip(&inst.params)
-            .map(|(p, v)| format!("{} = {v}", p.name))
-            .collect::<Vec<_>>()
-            .join(", ")
+            .map(|(name, v)| format!("{name} = {v}"))
+            .collect();
+        values.join(", ")
     };
     let mut engine = lpk_model::query::Engine::new(inst);
     for s in selected {

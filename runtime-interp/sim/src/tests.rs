@@ -73,6 +73,16 @@ fn with_store() -> CostModel {
     }
 }
 
+/// Stragglers at `rate`, each `slow` times slower.
+fn stragglers(rate: f64, slow: f64) -> Option<Stragglers> {
+    Some(Stragglers { rate, slow })
+}
+
+/// Failures at `rate`, a crashed task re-queued after `lease`.
+fn failures(rate: f64, lease: Lease) -> Option<Failures> {
+    Some(Failures { rate, lease })
+}
+
 /// A configuration of `workers` for tiles of order `block`, scheduled by
 /// `policy`.
 fn config(block: u64, workers: Workers, policy: Policy) -> Config {
@@ -186,10 +196,7 @@ fn failures_rerun_tasks_and_keep_the_bounds() {
     let inst = bind(&p, &[("N", 6)]);
     for policy in Policy::ALL {
         let mut cfg = stored(64, Workers::Fixed(3), policy);
-        cfg.failures = Some(Failures {
-            rate: 0.2,
-            lease: Lease::Fixed(0.05),
-        });
+        cfg.failures = failures(0.2, Lease::Fixed(0.05));
         cfg.startup = vec![0.01, 0.02];
         let r = run(&inst, &cfg);
         assert!(r.failures > 0, "{policy:?}");
@@ -232,8 +239,7 @@ fn requesting_ahead_by_the_startup_bound_hides_the_delay() {
     let p = program("cholesky.lpka");
     let inst = bind(&p, &[("N", 5)]);
     let d = 0.25;
-    let mut cfg = Config::new(64, Workers::Fixed(3));
-    cfg.costs = with_store();
+    let mut cfg = stored(64, Workers::Fixed(3), Policy::Fifo);
     cfg.startup = vec![d];
     let late = run(&inst, &cfg);
     cfg.ahead = Some(d);
@@ -264,8 +270,7 @@ fn a_remote_read_costs_latency_and_bandwidth() {
     // remote; the makespan is the compute plus 1 read and 3 writes.
     let p = program("tsqr.lpka");
     let inst = bind(&p, &[("N", 1)]);
-    let mut cfg = Config::new(100, Workers::Fixed(1));
-    cfg.costs = with_store();
+    let mut cfg = stored(100, Workers::Fixed(1), Policy::Fifo);
     cfg.cache_tiles = 0;
     let r = run(&inst, &cfg);
     assert_eq!(r.read_bytes, 80_000);
@@ -338,25 +343,16 @@ fn without_stragglers_the_flags_change_nothing() {
             // A store and failures: stragglers at rate 0.
             let mut cfg = stored(32, Workers::Fixed(3), policy);
             cfg.cache_tiles = 4;
-            cfg.failures = Some(Failures {
-                rate: 0.1,
-                lease: Lease::Fixed(0.5),
-            });
+            cfg.failures = failures(0.1, Lease::Fixed(0.5));
             let base = run(inst, &cfg);
-            cfg.stragglers = Some(Stragglers {
-                rate: 0.0,
-                slow: 10.0,
-            });
+            cfg.stragglers = stragglers(0.0, 10.0);
             let zero = run(inst, &cfg);
             assert_eq!(outcome(&base), outcome(&zero), "{what}");
             assert_eq!(zero.stragglers, 0, "{what}");
             // A free store: speculation from the first sample on.
             let mut cfg = config(32, Workers::Fixed(3), policy);
             let base = run(inst, &cfg);
-            cfg.stragglers = Some(Stragglers {
-                rate: 0.0,
-                slow: 10.0,
-            });
+            cfg.stragglers = stragglers(0.0, 10.0);
             cfg.speculation = Some(Speculation {
                 q: 0.5,
                 c: 0.5,
@@ -385,25 +381,22 @@ fn with_backups_every_task_completes_exactly_once() {
                 let what = format!("{file} {params:?} {policy:?} W={w}");
                 let mut cfg = stored(32, Workers::Fixed(w), policy);
                 cfg.cache_tiles = 4;
-                cfg.stragglers = Some(Stragglers {
-                    rate: 0.2,
-                    slow: 10.0,
-                });
+                cfg.stragglers = stragglers(0.2, 10.0);
                 cfg.speculation = Some(Speculation {
                     q: 0.5,
                     c: 0.5,
                     min: 2,
                 });
-                cfg.failures = Some(Failures {
-                    rate: 0.05,
-                    lease: Lease::Auto(AutoLease {
+                cfg.failures = failures(
+                    0.05,
+                    Lease::Auto(AutoLease {
                         q: 0.5,
                         c: 0.5,
                         factor: 1.0,
                         min: 2,
                         fallback_s: 0.01,
                     }),
-                });
+                );
                 let r = run(inst, &cfg);
                 assert_eq!(r.edges, walked.edges, "{what}");
                 assert_eq!(r.executions, r.tasks + r.failures + r.cancelled, "{what}");
@@ -453,12 +446,8 @@ fn direct_bound(samples: &[f64], q: f64, c: f64) -> Option<f64> {
 fn thresholds_are_the_binomial_bound_of_the_observed_durations() {
     let p = program("cholesky.lpka");
     let inst = bind(&p, &[("N", 9)]);
-    let mut cfg = Config::new(64, Workers::Fixed(4));
-    cfg.costs = with_store();
-    cfg.stragglers = Some(Stragglers {
-        rate: 0.1,
-        slow: 5.0,
-    });
+    let mut cfg = stored(64, Workers::Fixed(4), Policy::Fifo);
+    cfg.stragglers = stragglers(0.1, 5.0);
     let spec = Speculation {
         q: 0.8,
         c: 0.9,
@@ -472,10 +461,7 @@ fn thresholds_are_the_binomial_bound_of_the_observed_durations() {
         fallback_s: 1.0,
     };
     cfg.speculation = Some(spec);
-    cfg.failures = Some(Failures {
-        rate: 0.02,
-        lease: Lease::Auto(lease),
-    });
+    cfg.failures = failures(0.02, Lease::Auto(lease));
     let r = run(&inst, &cfg);
     let mut checked = 0;
     for k in &r.kernels {
@@ -517,13 +503,9 @@ fn thresholds_are_the_binomial_bound_of_the_observed_durations() {
 fn speculation_shortens_a_run_with_stragglers() {
     let p = program("cholesky.lpka");
     let inst = bind(&p, &[("N", 9)]);
-    let mut cfg = Config::new(64, Workers::Fixed(4));
-    cfg.costs = with_store();
+    let mut cfg = stored(64, Workers::Fixed(4), Policy::Fifo);
     let clean = run(&inst, &cfg);
-    cfg.stragglers = Some(Stragglers {
-        rate: 0.05,
-        slow: 20.0,
-    });
+    cfg.stragglers = stragglers(0.05, 20.0);
     let slow = run(&inst, &cfg);
     cfg.speculation = Some(Speculation::DEFAULT);
     let spec = run(&inst, &cfg);
@@ -546,23 +528,19 @@ fn speculation_shortens_a_run_with_stragglers() {
 fn an_automatic_lease_requeues_crashed_tasks_sooner() {
     let p = program("cholesky.lpka");
     let inst = bind(&p, &[("N", 9)]);
-    let mut cfg = Config::new(64, Workers::Fixed(4));
-    cfg.costs = with_store();
-    cfg.failures = Some(Failures {
-        rate: 0.05,
-        lease: Lease::Fixed(10.0),
-    });
+    let mut cfg = stored(64, Workers::Fixed(4), Policy::Fifo);
+    cfg.failures = failures(0.05, Lease::Fixed(10.0));
     let long = run(&inst, &cfg);
-    cfg.failures = Some(Failures {
-        rate: 0.05,
-        // 22 samples suffice for the 0.9 quantile at 0.9.
-        lease: Lease::Auto(AutoLease {
+    // 22 samples suffice for the 0.9 quantile at 0.9.
+    cfg.failures = failures(
+        0.05,
+        Lease::Auto(AutoLease {
             q: 0.9,
             c: 0.9,
             fallback_s: 10.0,
             ..AutoLease::DEFAULT
         }),
-    });
+    );
     let auto = run(&inst, &cfg);
     assert!(long.failures > 0 && auto.failures > 0);
     assert!(
@@ -573,10 +551,7 @@ fn an_automatic_lease_requeues_crashed_tasks_sooner() {
     );
     assert_eq!(long.lease_reruns, 0);
     // A lease far below a task's time: healthy executions get copies.
-    cfg.failures = Some(Failures {
-        rate: 0.0,
-        lease: Lease::Fixed(1e-6),
-    });
+    cfg.failures = failures(0.0, Lease::Fixed(1e-6));
     let short = run(&inst, &cfg);
     assert!(short.lease_reruns > 0);
     assert_eq!(short.executions, short.tasks + short.cancelled);
@@ -613,10 +588,7 @@ fn bad_straggler_speculation_and_lease_settings_are_refused() {
         },
     ] {
         let mut c = base.clone();
-        c.failures = Some(Failures {
-            rate: 0.1,
-            lease: Lease::Auto(a),
-        });
+        c.failures = failures(0.1, Lease::Auto(a));
         bad.push(c);
     }
     for cfg in bad {

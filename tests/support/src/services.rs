@@ -39,36 +39,31 @@ const IO_TIMEOUT: Duration = Duration::from_secs(10);
 /// when set, or else a `redis-server` this process started (without
 /// persistence) on the first call.
 pub fn redis_url() -> String {
-    if let Some(url) = from_env("LPK_TEST_REDIS", "redis://") {
-        return url;
-    }
     static REDIS: OnceLock<Result<String, String>> = OnceLock::new();
-    let started = REDIS.get_or_init(|| {
-        let port = start(
+    service_url("LPK_TEST_REDIS", "redis://", &REDIS, || {
+        start(
             "redis-server",
             "redis-server not found: install it (scripts/test does; Debian: apt-get install redis-server)",
             |port| {
-                vec![
-                    "--port".to_string(),
-                    port.to_string(),
-                    "--bind".to_string(),
-                    "127.0.0.1".to_string(),
-                    "--save".to_string(),
-                    String::new(),
-                    "--appendonly".to_string(),
-                    "no".to_string(),
+                strings(&[
+                    "--port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
                     // Tests that run workers each take a database of
                     // their own (workers serve every run of theirs).
-                    "--databases".to_string(),
-                    "32".to_string(),
-                ]
+                    "--databases",
+                    "32",
+                ])
             },
             |addr| redis_ping(addr).is_ok_and(|reply| reply == "+PONG"),
             REDIS_START,
-        )?;
-        Ok(format!("redis://127.0.0.1:{port}"))
-    });
-    started.clone().unwrap_or_else(|e| panic!("{e}"))
+        )
+    })
 }
 
 /// Sends `PING` to the Redis at `addr` and returns its reply line (`+PONG`
@@ -111,30 +106,17 @@ pub struct S3 {
 /// The test S3 server: `LPK_TEST_S3` when set, or else a `moto_server` this
 /// process started on the first call.
 pub fn s3_endpoint() -> S3 {
-    if let Some(endpoint) = from_env("LPK_TEST_S3", "http://") {
-        return S3 { endpoint };
-    }
     static MOTO: OnceLock<Result<String, String>> = OnceLock::new();
-    let started = MOTO.get_or_init(|| {
-        let port = start(
+    let endpoint = service_url("LPK_TEST_S3", "http://", &MOTO, || {
+        start(
             "moto_server",
             "moto_server not found: install it with python3 -m pip install 'moto[server]' (scripts/test does)",
-            |port| {
-                vec![
-                    "-H".to_string(),
-                    "127.0.0.1".to_string(),
-                    "-p".to_string(),
-                    port.to_string(),
-                ]
-            },
+            |port| strings(&["-H", "127.0.0.1", "-p", &port.to_string()]),
             |addr| http(addr, "GET", "/").is_ok_and(|status| status == 200),
             S3_START,
-        )?;
-        Ok(format!("http://127.0.0.1:{port}"))
+        )
     });
-    S3 {
-        endpoint: started.clone().unwrap_or_else(|e| panic!("{e}")),
-    }
+    S3 { endpoint }
 }
 
 impl S3 {
@@ -226,6 +208,29 @@ fn from_env(var: &str, scheme: &str) -> Option<String> {
         "{var}={value}: tests only talk to loopback addresses"
     );
     Some(value.trim_end_matches('/').to_string())
+}
+
+/// The URL `SCHEME127.0.0.1:PORT` of a test server: `var` when set, or
+/// else that of the server `launch` starts (once per process, remembered
+/// in `started`) and returns the port of.
+fn service_url(
+    var: &str,
+    scheme: &str,
+    started: &OnceLock<Result<String, String>>,
+    launch: impl FnOnce() -> Result<u16, String>,
+) -> String {
+    if let Some(url) = from_env(var, scheme) {
+        return url;
+    }
+    started
+        .get_or_init(|| Ok(format!("{scheme}127.0.0.1:{}", launch()?)))
+        .clone()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A server's arguments, owned.
+fn strings(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
 }
 
 /// Whether `program` is a file in a directory of `PATH`.

@@ -332,10 +332,16 @@ impl Server {
                     }),
                 )
             }
-            req::GotoDefinition::METHOD => {
+            req::GotoDefinition::METHOD | req::GotoImplementation::METHOD => {
+                let definition = r.method == req::GotoDefinition::METHOD;
                 let p: lsp_types::GotoDefinitionParams = params(r)?;
                 let (doc, offset) = self.at(&p.text_document_position_params)?;
-                json(navigate::definition(&doc.analysis, &doc.uri, offset))
+                let (a, uri) = (&doc.analysis, &doc.uri);
+                if definition {
+                    json(navigate::definition(a, uri, offset))
+                } else {
+                    json(navigate::partners(a, uri, offset))
+                }
             }
             req::References::METHOD => {
                 let p: lsp_types::ReferenceParams = params(r)?;
@@ -346,11 +352,6 @@ impl Server {
                     offset,
                     p.context.include_declaration,
                 ))
-            }
-            req::GotoImplementation::METHOD => {
-                let p: lsp_types::GotoDefinitionParams = params(r)?;
-                let (doc, offset) = self.at(&p.text_document_position_params)?;
-                json(navigate::partners(&doc.analysis, &doc.uri, offset))
             }
             req::DocumentSymbolRequest::METHOD => {
                 let p: lsp_types::DocumentSymbolParams = params(r)?;
@@ -364,19 +365,13 @@ impl Server {
             }
             req::CodeActionRequest::METHOD => {
                 let p: lsp_types::CodeActionParams = params(r)?;
-                let doc = self.doc(&p.text_document.uri)?;
-                let a = &doc.analysis;
-                let start = offset(a, p.range.start)?;
-                let end = offset(a, p.range.end)?;
-                json(edit::code_actions(a, &doc.uri, start, end))
+                let (doc, start, end) = self.within(&p.text_document.uri, p.range)?;
+                json(edit::code_actions(&doc.analysis, &doc.uri, start, end))
             }
             req::InlayHintRequest::METHOD => {
                 let p: lsp_types::InlayHintParams = params(r)?;
-                let doc = self.doc(&p.text_document.uri)?;
-                let a = &doc.analysis;
-                let start = offset(a, p.range.start)?;
-                let end = offset(a, p.range.end)?;
-                json(inlay::hints(a, start, end))
+                let (doc, start, end) = self.within(&p.text_document.uri, p.range)?;
+                json(inlay::hints(&doc.analysis, start, end))
             }
             req::SemanticTokensFullRequest::METHOD => {
                 let p: lsp_types::SemanticTokensParams = params(r)?;
@@ -415,6 +410,18 @@ impl Server {
         let doc = self.doc(&p.text_document.uri)?;
         let offset = offset(&doc.analysis, p.position)?;
         Ok((doc, offset))
+    }
+
+    /// The open document at `uri`, with `range`'s ends as byte offsets.
+    fn within(
+        &self,
+        uri: &Uri,
+        range: lsp_types::Range,
+    ) -> Result<(&Document, usize, usize), (ErrorCode, String)> {
+        let doc = self.doc(uri)?;
+        let start = offset(&doc.analysis, range.start)?;
+        let end = offset(&doc.analysis, range.end)?;
+        Ok((doc, start, end))
     }
 }
 

@@ -234,24 +234,10 @@ fn a_loop_that_never_runs_a_task_is_refused_not_spun() {
 
 #[test]
 fn the_examples_lint_clean_with_deny_warnings() {
-    for name in [
-        "caqr",
-        "cholesky",
-        "gemm",
-        "gemm_tree",
-        "lu",
-        "trsolve",
-        "trtri",
-        "tsqr",
-    ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_lpkc"))
-            .current_dir(lpk_test_support::workspace_root())
-            .args(["lint", "--deny", "warnings", "--color", "never"])
-            .arg(format!("examples/{name}.lpk"))
-            .output()
-            .expect("lpkc runs");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{name}:\n{stderr}");
+    for example in lpk_test_support::examples() {
+        let name = example.display().to_string();
+        let (code, _, stderr) = lpkc(&["lint", "--deny", "warnings", "--color", "never", &name]);
+        assert_eq!(code, 0, "{name}:\n{stderr}");
         assert!(!stderr.contains("warning["), "{name}:\n{stderr}");
         assert!(!stderr.contains("error["), "{name}:\n{stderr}");
     }

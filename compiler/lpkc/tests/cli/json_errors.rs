@@ -193,16 +193,11 @@ fn a_bad_source_gives_its_diagnostics_as_json_to_every_command() {
         assert_eq!(d["column"], 15, "{args:?}: {d}");
         assert_eq!(d["file"], f.bad.as_str());
     }
-    let (code, d) = failing(&[
-        "run",
+    let (code, d) = failing(&argv(
+        &["run", "--block", "2"],
         &f.bad,
-        "--block",
-        "2",
-        "--input",
-        "A=random:4x1",
-        "--format",
-        "json",
-    ]);
+        &["--input", "A=random:4x1"],
+    ));
     assert_eq!(code, 1);
     assert_eq!(d["code"], "E0002");
 }
@@ -255,18 +250,11 @@ fn a_corrupt_artifact_is_its_artifact_error_as_json() {
 fn run_and_bench_failures_are_json_too() {
     let f = fixtures();
     // An unmet require met while inferring the parameters.
-    let (code, d) = failing(&[
-        "run",
+    let (code, d) = failing(&argv(
+        &["run"],
         &f.requires,
-        "-p",
-        "N=5",
-        "--block",
-        "2",
-        "--input",
-        "A=random:10x1",
-        "--format",
-        "json",
-    ]);
+        &["-p", "N=5", "--block", "2", "--input", "A=random:10x1"],
+    ));
     assert_eq!(code, 1);
     assert!(d["message"].as_str().is_some_and(|m| !m.is_empty()), "{d}");
     let (code, d) = failing(&["run", &f.requires, "--block", "0", "--format", "json"]);
@@ -297,16 +285,11 @@ fn a_file_without_a_program_is_an_error_of_the_input() {
     assert_eq!(code, 1);
     assert_eq!(err, "error: the file declares no program\n");
     // Choosing a program that is not there stays a usage error.
-    let (code, d) = failing(&[
-        "stats",
+    let (code, d) = failing(&argv(
+        &["stats", "--program", "nope"],
         "examples/cholesky.lpk",
-        "--program",
-        "nope",
-        "-p",
-        "N=1",
-        "--format",
-        "json",
-    ]);
+        &["-p", "N=1"],
+    ));
     assert_eq!(code, 2);
     assert_eq!(d["code"], "E0602");
 }

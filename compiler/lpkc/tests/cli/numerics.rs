@@ -306,16 +306,6 @@ fn triangle(a: &Mat, lower: bool) -> Mat {
     })
 }
 
-fn fro(a: &Mat) -> f64 {
-    let mut s = 0.0;
-    for j in 0..a.ncols() {
-        for i in 0..a.nrows() {
-            s += a[(i, j)] * a[(i, j)];
-        }
-    }
-    s.sqrt()
-}
-
 /// Asserts ‖have − want‖ ≤ 1e-12 · n · scale (n the largest dimension).
 fn close(what: &str, have: &Mat, want: &Mat, scale: f64) {
     assert_eq!(
@@ -327,7 +317,7 @@ fn close(what: &str, have: &Mat, want: &Mat, scale: f64) {
         have[(i, j)] - want[(i, j)]
     });
     let n = have.nrows().max(have.ncols()).max(1) as f64;
-    let err = fro(&diff);
+    let err = diff.norm_l2();
     assert!(
         err.is_finite() && err <= 1e-12 * n * scale.max(1.0),
         "{what}: residual {err:e} for scale {scale:e}"
@@ -405,7 +395,7 @@ fn check_cholesky(block: usize, n: usize) {
         &format!("cholesky {spec} block {block}"),
         &naive_mul(&l, &transpose(&l)),
         &a[0],
-        fro(&a[0]),
+        a[0].norm_l2(),
     );
     clean(&out);
 }
@@ -418,7 +408,7 @@ fn check_lu(block: usize, n: usize) {
         &format!("lu {spec} block {block}"),
         &naive_mul(&l, &u),
         &a[0],
-        fro(&a[0]),
+        a[0].norm_l2(),
     );
     clean(&out);
 }
@@ -428,7 +418,7 @@ fn check_lu(block: usize, n: usize) {
 fn check_qr(what: &str, a: &Mat, r: &Mat) {
     assert_eq!((r.nrows(), r.ncols()), (a.ncols(), a.ncols()), "{what}: R");
     let r = triangle(r, false);
-    let na = fro(a);
+    let na = a.norm_l2();
     close(
         what,
         &naive_mul(&transpose(&r), &r),
@@ -467,7 +457,7 @@ fn check_product(example: &str, block: usize, a: &str, b: &str) {
         &format!("{example} {a} {b} block {block}"),
         &c,
         &naive_mul(&ab[0], &ab[1]),
-        fro(&ab[0]) * fro(&ab[1]),
+        ab[0].norm_l2() * ab[1].norm_l2(),
     );
     clean(&out);
 }
@@ -482,7 +472,7 @@ fn check_trsolve(block: usize, n: usize, r: usize) {
         &format!("trsolve {l} {b} block {block}"),
         &naive_mul(&lower, &x),
         &data[1],
-        fro(&lower) * fro(&x),
+        lower.norm_l2() * x.norm_l2(),
     );
     clean(&out);
 }
@@ -498,7 +488,7 @@ fn check_trtri(block: usize, n: usize) {
         &format!("trtri {spec} block {block}"),
         &naive_mul(&lower, &x),
         &id,
-        fro(&lower) * fro(&x),
+        lower.norm_l2() * x.norm_l2(),
     );
     clean(&out);
 }

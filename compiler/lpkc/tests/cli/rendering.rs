@@ -30,6 +30,19 @@ fn text(command: &str, file: &str, code: i32) -> String {
     err
 }
 
+/// [`text`] of `lpkc COMMAND` on [`program`]`(n, line)`, written to NAME;
+/// and the file's path.
+fn line_text(command: &str, name: &str, n: usize, line: &str, code: i32) -> (String, String) {
+    let path = source(name, &program(n, line));
+    let err = text(command, &path, code);
+    (path, err)
+}
+
+/// `count` statements on one line, the `i`th `statement(i)`.
+fn statements(count: usize, statement: impl Fn(usize) -> String) -> String {
+    (0..count).map(statement).collect()
+}
+
 /// Checks that `lpkc COMMAND` on `source` (written to NAME) exits with
 /// `code` and closes its stderr with `ending`.
 fn closes_with(command: &str, name: &str, source_text: &str, code: i32, ending: &str) {
@@ -98,11 +111,8 @@ fn json_has_no_closing_count() {
 
 #[test]
 fn a_thousand_different_errors_on_one_line_stop_after_a_hundred() {
-    let line: String = (0..1000)
-        .map(|i| format!("B[0] = copy(Q{i}[0]); "))
-        .collect();
-    let path = source("distinct.lpk", &program(1, &line));
-    let err = text("check", &path, 1);
+    let line = statements(1000, |i| format!("B[0] = copy(Q{i}[0]); "));
+    let (path, err) = line_text("check", "distinct.lpk", 1, &line, 1);
     assert_eq!(err.matches("error[E0103]").count(), 100);
     assert!(
         err.contains("error: too many errors; stopping after 100 diagnostics (900 more not shown)"),
@@ -121,8 +131,7 @@ fn a_thousand_different_errors_on_one_line_stop_after_a_hundred() {
 #[test]
 fn a_thousand_identical_errors_on_one_line_are_drawn_once() {
     let line = "B[0] = copy(Q[0]); ".repeat(1000);
-    let path = source("identical.lpk", &program(1, &line));
-    let err = text("check", &path, 1);
+    let (_, err) = line_text("check", "identical.lpk", 1, &line, 1);
     assert_eq!(err.matches("error[E0103]").count(), 1, "{err}");
     assert!(
         err.contains("= and 999 more like this on this line"),
@@ -133,11 +142,8 @@ fn a_thousand_identical_errors_on_one_line_are_drawn_once() {
 
 #[test]
 fn two_thousand_calls_on_one_line_are_one_bounded_warning() {
-    let line: String = (0..2000)
-        .map(|i| format!("B[{i}] = copy(A[{i}]); "))
-        .collect();
-    let path = source("calls.lpk", &program(2000, &line));
-    let err = text("lint", &path, 0);
+    let line = statements(2000, |i| format!("B[{i}] = copy(A[{i}]); "));
+    let (_, err) = line_text("lint", "calls.lpk", 2000, &line, 0);
     assert_eq!(err.matches("warning[W0509]").count(), 1, "{err}");
     assert!(
         err.contains("= and 1998 more like this on this line"),
@@ -149,16 +155,11 @@ fn two_thousand_calls_on_one_line_are_one_bounded_warning() {
 #[test]
 fn a_long_line_is_cut_around_its_label() {
     // One error in the middle of a line of 5,000 characters.
-    let calls = |from: usize, n: usize| -> String {
-        (from..from + n)
-            .map(|i| format!("B[{}] = copy(A[{}]); ", i % 3, i % 3))
-            .collect()
-    };
-    let line = format!("{}B[1] = copy(Q[1]); {}", calls(0, 135), calls(0, 135));
+    let calls = statements(135, |i| format!("B[{}] = copy(A[{}]); ", i % 3, i % 3));
+    let line = format!("{calls}B[1] = copy(Q[1]); {calls}");
     assert!(line.len() > 5000);
     let column = line.find("Q[1]").expect("the error") + 5; // 4 of indent, 1-based
-    let path = source("long.lpk", &program(3, &line));
-    let err = text("check", &path, 1);
+    let (_, err) = line_text("check", "long.lpk", 3, &line, 1);
     assert!(err.len() < 2000, "{err}");
     // The header still says the real line and column.
     assert!(err.contains(&format!("long.lpk:6:{column}")), "{err}");

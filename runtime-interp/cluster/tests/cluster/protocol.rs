@@ -113,61 +113,42 @@ fn int(r: &mut Redis, cmd: &mut redis::Cmd) -> i64 {
     r.query(cmd, "test").expect("a reply")
 }
 
+/// The entries in the run's ready stream.
+fn queued(r: &mut Redis, keys: &Keys) -> i64 {
+    int(r, redis::cmd("XLEN").arg(keys.queue()))
+}
+
+/// The run's count of done tasks.
+fn done_count(r: &mut Redis, keys: &Keys) -> i64 {
+    int(r, redis::cmd("HGET").arg(keys.meta()).arg("done"))
+}
+
 #[test]
 fn completing_counts_each_edge_once_and_releases_each_child_once() {
     let mut r = Redis::open(&services::redis_url()).expect("the test Redis");
     let s = Script::new(COMPLETE);
     let (run, keys) = fresh_run(&mut r, "c", 3);
     // Child 2:0 reads tile 0:0 from 0:0 and tile 0:1 from 1:0.
-    assert_eq!(
-        complete(&mut r, &s, &keys, "0:0", &[("2:0", "0:0", 2)]),
-        (1, 0, "running".into())
-    );
+    let (from_0, from_1) = ([("2:0", "0:0", 2)], [("2:0", "0:1", 2)]);
+    // (newly done, children released, the run's state).
+    let running = |fresh: i64, released: i64| (fresh, released, "running".to_string());
+    assert_eq!(complete(&mut r, &s, &keys, "0:0", &from_0), running(1, 0));
     // The same completion again (the task ran twice): nothing changes.
-    assert_eq!(
-        complete(&mut r, &s, &keys, "0:0", &[("2:0", "0:0", 2)]),
-        (0, 0, "running".into())
-    );
-    assert_eq!(
-        int(
-            &mut r,
-            redis::cmd("SCARD").arg(format!("{}e:2:0", keys.prefix))
-        ),
-        1
-    );
-    assert_eq!(int(&mut r, redis::cmd("XLEN").arg(keys.queue())), 0);
+    assert_eq!(complete(&mut r, &s, &keys, "0:0", &from_0), running(0, 0));
+    let child_edges = format!("{}e:2:0", keys.prefix);
+    assert_eq!(int(&mut r, redis::cmd("SCARD").arg(&child_edges)), 1);
+    assert_eq!(queued(&mut r, &keys), 0);
     // The second parent releases the child, once.
-    assert_eq!(
-        complete(&mut r, &s, &keys, "1:0", &[("2:0", "0:1", 2)]),
-        (1, 1, "running".into())
-    );
-    assert_eq!(
-        complete(&mut r, &s, &keys, "1:0", &[("2:0", "0:1", 2)]),
-        (0, 0, "running".into())
-    );
-    assert_eq!(int(&mut r, redis::cmd("XLEN").arg(keys.queue())), 1);
+    assert_eq!(complete(&mut r, &s, &keys, "1:0", &from_1), running(1, 1));
+    assert_eq!(complete(&mut r, &s, &keys, "1:0", &from_1), running(0, 0));
+    assert_eq!(queued(&mut r, &keys), 1);
     // A late duplicate edge reported by another task does not release again.
-    assert_eq!(
-        complete(&mut r, &s, &keys, "0:0", &[("2:0", "0:0", 2)]).1,
-        0
-    );
-    assert_eq!(int(&mut r, redis::cmd("XLEN").arg(keys.queue())), 1);
-    assert_eq!(
-        int(
-            &mut r,
-            redis::cmd("EXISTS").arg(format!("{}e:2:0", keys.prefix))
-        ),
-        0
-    );
-    assert_eq!(
-        int(&mut r, redis::cmd("HGET").arg(keys.meta()).arg("done")),
-        2
-    );
+    assert_eq!(complete(&mut r, &s, &keys, "0:0", &from_0).1, 0);
+    assert_eq!(queued(&mut r, &keys), 1);
+    assert_eq!(int(&mut r, redis::cmd("EXISTS").arg(&child_edges)), 0);
+    assert_eq!(done_count(&mut r, &keys), 2);
     // The last task finishes the run and takes it off the list.
-    assert_eq!(
-        complete(&mut r, &s, &keys, "2:0", &[]),
-        (1, 0, "running".into())
-    );
+    assert_eq!(complete(&mut r, &s, &keys, "2:0", &[]), running(1, 0));
     let state: String = r
         .query(redis::cmd("HGET").arg(keys.meta()).arg("state"), "t")
         .expect("state");
@@ -178,10 +159,7 @@ fn completing_counts_each_edge_once_and_releases_each_child_once() {
         complete(&mut r, &s, &keys, "2:0", &[]),
         (0, 0, "done".into())
     );
-    assert_eq!(
-        int(&mut r, redis::cmd("HGET").arg(keys.meta()).arg("done")),
-        3
-    );
+    assert_eq!(done_count(&mut r, &keys), 3);
 }
 
 #[test]
@@ -249,11 +227,7 @@ fn completing_a_task_of_an_unknown_run_leaves_its_entry_pending() {
     ];
     let got: (i64, i64, String) = r.script(&s, &args, "complete").expect("COMPLETE");
     assert_eq!(got, (0, 0, String::new()));
-    assert_eq!(
-        int(&mut r, redis::cmd("XLEN").arg(keys.queue())),
-        1,
-        "the entry was deleted"
-    );
+    assert_eq!(queued(&mut r, &keys), 1, "the entry was deleted");
     assert_eq!(int(&mut r, redis::cmd("SCARD").arg(keys.done())), 0);
 }
 

@@ -151,13 +151,8 @@ fn dense_of<'t>(
     match request.tile() {
         Some(idx) => tiles.get(&idx).map(|t| Cow::Borrowed(&**t)).ok_or(None),
         None => {
-            let extents = results
-                .inst
-                .extents
-                .get(m.index())
-                .cloned()
-                .unwrap_or_default();
-            outputs::assemble(request, &extents, tiles, results.block)
+            let extents = results.inst.extents.get(m.index()).map_or(&[][..], |e| e);
+            outputs::assemble(request, extents, tiles, results.block)
                 .map(Cow::Owned)
                 .map_err(Some)
         }

@@ -63,10 +63,16 @@ impl Input<'_> {
             Input::File(f) => Ok(Cow::Owned(f.read_all()?)),
         }
     }
+}
 
-    fn block(&self, r0: usize, c0: usize, nr: usize, nc: usize) -> Result<Tile, TileError> {
+impl dense::Cut for Input<'_> {
+    fn size(&self) -> (usize, usize) {
+        self.shape()
+    }
+
+    fn cut(&self, r0: usize, c0: usize, nr: usize, nc: usize) -> Result<Tile, TileError> {
         match self {
-            Input::Dense(t) => Ok(t.as_ref().submatrix(r0, c0, nr, nc).to_owned()),
+            Input::Dense(t) => dense::Cut::cut(t, r0, c0, nr, nc),
             Input::Borrowed { data, rows, cols } => {
                 Ok(MatRef::from_row_major_slice(data, *rows, *cols)
                     .submatrix(r0, c0, nr, nc)
@@ -105,14 +111,8 @@ impl<'a, 'd> InputSource<'a, 'd> {
 
 impl TileSource for InputSource<'_, '_> {
     fn input(&self, matrix: MatrixId, index: &[i64]) -> Result<Arc<Tile>, TileError> {
-        let data = self
-            .inputs
-            .get(&matrix)
-            .ok_or(TileError::NoData { matrix })?;
-        let (rows, cols) = data.shape();
         let one_d = self.one_d.get(matrix.index()) == Some(&true);
-        let (r0, nr, c0, nc) = dense::tile_rect(self.block, index, rows, cols, one_d)?;
-        Ok(Arc::new(data.block(r0, c0, nr, nc)?))
+        dense::cut_tile(self.inputs, matrix, index, self.block, one_d)
     }
 
     fn block(&self) -> Option<usize> {

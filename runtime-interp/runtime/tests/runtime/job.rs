@@ -4,7 +4,7 @@
 //! marker, and a stale marker removed by a failed run.
 
 use super::npy::c_order_npy;
-use crate::program;
+use crate::{one_input, program};
 use lpk_model::program::Program;
 use lpk_runtime::dense::{self, InputSpec};
 use lpk_runtime::exec::{ExecConfig, Progress};
@@ -100,8 +100,7 @@ fn npy_inputs_in_either_order_give_the_in_memory_result_in_place() {
     let mut previous = None;
     for (file, workers) in [(&fortran, 1), (&c_order, 3), (&fortran, 2)] {
         let out = dir.join(format!("out-{workers}"));
-        let inputs: BTreeMap<lpk_model::MatrixId, InputSpec> =
-            [(crate::matrix(0), InputSpec::File(file.clone()))].into();
+        let inputs = one_input(InputSpec::File(file.clone()));
         let done = run(&p, &job(&inputs, &out, true), workers).expect("runs");
         assert!(done.residual.expect("verified").ok());
         assert_eq!(done.written.len(), 1);
@@ -135,8 +134,7 @@ fn a_failed_run_leaves_no_marker_and_no_output_file() {
     let dir = scratch("fails");
     std::fs::write(dir.join(MARKER), "stale").expect("marker");
     // Not positive definite: the task fails while L.npy is being written.
-    let inputs: BTreeMap<lpk_model::MatrixId, InputSpec> =
-        [(crate::matrix(0), InputSpec::Random { rows: 20, cols: 20 })].into();
+    let inputs = one_input(InputSpec::Random { rows: 20, cols: 20 });
     let e = run(&p, &job(&inputs, &dir, false), 2).err().expect("fails");
     assert!(e.to_string().contains("positive definite"), "{e}");
     assert!(matches!(e, JobError::Run(_)));
@@ -148,8 +146,7 @@ fn a_failed_run_leaves_no_marker_and_no_output_file() {
     let mut bytes = npy::to_bytes(&a);
     bytes.truncate(bytes.len() - 8);
     std::fs::write(&bad, bytes).expect("write");
-    let inputs: BTreeMap<lpk_model::MatrixId, InputSpec> =
-        [(crate::matrix(0), InputSpec::File(bad))].into();
+    let inputs = one_input(InputSpec::File(bad));
     let e = run(&p, &job(&inputs, &dir, false), 1).err().expect("fails");
     assert!(matches!(e, JobError::Input { .. }), "{e}");
     assert!(e.to_string().starts_with("input `A`: "), "{e}");
@@ -160,8 +157,7 @@ fn a_failed_run_leaves_no_marker_and_no_output_file() {
 fn an_unmet_require_is_a_bind_error_with_the_parameters_bound() {
     let p = program("cholesky");
     let dir = scratch("require");
-    let inputs: BTreeMap<lpk_model::MatrixId, InputSpec> =
-        [(crate::matrix(0), InputSpec::Spd(8))].into();
+    let inputs = one_input(InputSpec::Spd(8));
     let params = [("N".to_string(), 0)];
     let with_params = Job {
         params: &params,

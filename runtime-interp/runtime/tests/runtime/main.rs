@@ -14,13 +14,20 @@ mod shapes;
 mod store;
 mod zero;
 
-/// A compiled program of `tests/fixtures/programs/` (made with `lpkc
-/// compile --no-source`, so these tests need no compiler).
 /// Matrix `i` of a test program (tests name matrices by position).
 pub fn matrix(i: usize) -> lpk_model::MatrixId {
     lpk_model::MatrixId::from_index(i).expect("a small index")
 }
 
+/// The data of a program whose one input is matrix 0.
+pub fn one_input(
+    spec: lpk_runtime::dense::InputSpec,
+) -> std::collections::BTreeMap<lpk_model::MatrixId, lpk_runtime::dense::InputSpec> {
+    [(matrix(0), spec)].into()
+}
+
+/// A compiled program of `tests/fixtures/programs/` (made with `lpkc
+/// compile --no-source`, so these tests need no compiler).
 pub fn program(name: &str) -> lpk_model::program::Program {
     let path = format!(
         "{}/tests/fixtures/programs/{name}.lpka",

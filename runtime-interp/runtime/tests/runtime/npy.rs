@@ -33,11 +33,8 @@ fn raw(version: (u8, u8), header: &str, data: &[u8]) -> Vec<u8> {
     let total = (8 + len_bytes + text.len() + 1).next_multiple_of(64);
     text.resize(total - 8 - len_bytes - 1, b' ');
     text.push(b'\n');
-    if version.0 == 1 {
-        out.extend_from_slice(&(text.len() as u16).to_le_bytes());
-    } else {
-        out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    }
+    // The length, little-endian in `len_bytes` bytes.
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes()[..len_bytes]);
     out.extend_from_slice(&text);
     out.extend_from_slice(data);
     out

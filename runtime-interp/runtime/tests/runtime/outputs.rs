@@ -4,7 +4,7 @@
 //! tiles with an `index.json`, and nothing assembled or reported when
 //! nothing is written.
 
-use crate::program;
+use crate::{one_input, program};
 use lpk_runtime::dense::{AssembleError, InputSpec};
 use lpk_runtime::exec::{ExecConfig, Progress};
 use lpk_runtime::job::{run_job, Job, JobError, JobReport, MARKER};
@@ -81,14 +81,10 @@ fn requests_parse_match_and_name_their_files() {
 
 /// A's rows 2000 in blocks of 256: 8 row blocks, the last of 208 rows.
 fn tsqr_inputs() -> BTreeMap<lpk_model::MatrixId, InputSpec> {
-    [(
-        crate::matrix(0),
-        InputSpec::Random {
-            rows: 2000,
-            cols: 16,
-        },
-    )]
-    .into()
+    one_input(InputSpec::Random {
+        rows: 2000,
+        cols: 16,
+    })
 }
 
 #[test]
@@ -211,8 +207,7 @@ fn requests_that_do_not_fit_fail_before_anything_is_written() {
 fn a_1d_output_is_assembled_by_stacking_its_row_blocks() {
     let p = program("rows");
     let dir = scratch("rows");
-    let inputs: BTreeMap<lpk_model::MatrixId, InputSpec> =
-        [(crate::matrix(0), InputSpec::Random { rows: 10, cols: 3 })].into();
+    let inputs = one_input(InputSpec::Random { rows: 10, cols: 3 });
     let done = run(&p, &inputs, 4, Some(&dir), None).expect("runs");
     assert_eq!(done.written[0].form, Form::Dense { rows: 10, cols: 3 });
     let b = npy::read_file(&dir.join("B.npy")).expect("B");

@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use super::store::{assert_same, check_concurrent, check_store, sample, temp_dir};
+use super::store::{assert_same, check_concurrent, check_store, file_store, sample, temp_dir};
 use lpk_runtime::npy;
 use lpk_runtime::store::{BlobStore, ObjectStoreTiles, StoreLimits, TileStore};
 use lpk_test_support::services::{free_port, s3_endpoint, S3};
@@ -23,6 +23,30 @@ fn impatient() -> StoreLimits {
         max_retries: 1,
         retry_timeout: Duration::from_millis(500),
     }
+}
+
+/// A store at `url` that gives up soon, opened with the test server's
+/// options as `edit` changes them.
+fn impatient_store(url: &str, edit: impl FnOnce(&mut Vec<(String, String)>)) -> ObjectStoreTiles {
+    let mut options = s3_endpoint().options();
+    edit(&mut options);
+    ObjectStoreTiles::open_with(url, options, &impatient()).unwrap()
+}
+
+/// An [`impatient_store`] whose endpoint is `endpoint` instead of the
+/// test server, set by option `key`.
+fn store_at_endpoint(url: &str, key: &str, endpoint: &str) -> ObjectStoreTiles {
+    impatient_store(url, |options| {
+        options.retain(|(k, _)| k != "aws_endpoint");
+        options.push((key.to_string(), endpoint.to_string()));
+    })
+}
+
+/// Asserts that putting object `x` into `store` fails with an error that
+/// starts with `start`.
+fn assert_put_fails(store: &ObjectStoreTiles, start: &str) {
+    let e = store.put_bytes("x", vec![1]).unwrap_err().to_string();
+    assert!(e.starts_with(start), "{e}");
 }
 
 /// A store in a fresh bucket of the test S3 server, under `prefix`.
@@ -167,8 +191,7 @@ fn check_blobs(store: &ObjectStoreTiles) {
 #[test]
 fn raw_objects_on_file_and_memory_urls() {
     let dir = temp_dir("blobs");
-    let url = format!("file://{}/root", dir.path().display());
-    let store = ObjectStoreTiles::open(&url).unwrap();
+    let (url, store) = file_store(&dir, "/root");
     check_blobs(&store);
     // On a file system the keys are the paths.
     assert_eq!(
@@ -278,7 +301,7 @@ fn many_threads_put_and_get_at_once_through_s3() {
 #[test]
 fn many_threads_put_and_get_at_once_in_a_file_url() {
     let dir = temp_dir("race");
-    let store = ObjectStoreTiles::open(&format!("file://{}", dir.path().display())).unwrap();
+    let (_, store) = file_store(&dir, "");
     check_readers_race_writers(&store);
     // No temporary file is left beside the tile.
     let names: Vec<String> = std::fs::read_dir(dir.path().join("R"))
@@ -328,10 +351,7 @@ fn a_missing_bucket_is_named_by_every_call() {
 fn an_unreachable_endpoint_fails_fast_and_says_what_to_set() {
     let port = free_port().unwrap();
     let endpoint = format!("http://127.0.0.1:{port}");
-    let mut options = s3_endpoint().options();
-    options.retain(|(k, _)| k != "aws_endpoint");
-    options.push(("AWS_ENDPOINT_URL".to_string(), endpoint.clone()));
-    let store = ObjectStoreTiles::open_with("s3://b/run", options, &impatient()).unwrap();
+    let store = store_at_endpoint("s3://b/run", "AWS_ENDPOINT_URL", &endpoint);
     let start = Instant::now();
     let e = store.get("A", &[0, 0]).unwrap_err().to_string();
     assert!(
@@ -342,11 +362,7 @@ fn an_unreachable_endpoint_fails_fast_and_says_what_to_set() {
     let want = format!("s3://b/run/A/0_0.npy: cannot reach the S3 endpoint {endpoint} (is the server running? set AWS_ENDPOINT_URL to its address, and AWS_ALLOW_HTTP=true for an http:// endpoint): ");
     assert!(e.starts_with(&want), "{e}");
     assert!(e.contains("after 1 retries"), "{e}");
-    let e = store.put_bytes("x", vec![1]).unwrap_err().to_string();
-    assert!(
-        e.starts_with("s3://b/run/x: cannot reach the S3 endpoint"),
-        "{e}"
-    );
+    assert_put_fails(&store, "s3://b/run/x: cannot reach the S3 endpoint");
 }
 
 #[test]
@@ -354,14 +370,12 @@ fn missing_credentials_are_named_not_the_metadata_service() {
     // No key: object_store falls back to the cloud instance metadata
     // service, which off a cloud machine fails; the error must say what
     // is missing, not only where that fallback went.
-    let s3 = s3_endpoint();
-    let mut options = s3.options();
-    options.retain(|(k, _)| !k.starts_with("aws_access_key") && !k.starts_with("aws_secret"));
-    let store = ObjectStoreTiles::open_with("s3://b/run", options, &impatient()).unwrap();
-    let e = store.put_bytes("x", vec![1]).unwrap_err().to_string();
-    assert!(
-        e.starts_with("s3://b/run/x: no S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"),
-        "{e}"
+    let store = impatient_store("s3://b/run", |options| {
+        options.retain(|(k, _)| !k.starts_with("aws_access_key") && !k.starts_with("aws_secret"))
+    });
+    assert_put_fails(
+        &store,
+        "s3://b/run/x: no S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
     );
 }
 
@@ -371,10 +385,7 @@ fn a_server_that_never_answers_times_out() {
     // reads or answers them.
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let endpoint = format!("http://{}", silent.local_addr().unwrap());
-    let mut options = s3_endpoint().options();
-    options.retain(|(k, _)| k != "aws_endpoint");
-    options.push(("aws_endpoint".to_string(), endpoint));
-    let store = ObjectStoreTiles::open_with("s3://b", options, &impatient()).unwrap();
+    let store = store_at_endpoint("s3://b", "aws_endpoint", &endpoint);
     let start = Instant::now();
     let e = store.get_bytes("x", 1 << 20).unwrap_err().to_string();
     let took = start.elapsed();

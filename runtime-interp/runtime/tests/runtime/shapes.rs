@@ -5,7 +5,7 @@
 //! themselves.
 
 use crate::program;
-use lpk_model::program::Program;
+use lpk_model::program::{Instance, Program};
 use lpk_model::MatrixId;
 use lpk_runtime::dense::{RunError, ShapeError};
 use lpk_runtime::exec::{ExecConfig, Progress};
@@ -26,6 +26,14 @@ fn inputs(p: &Program, shapes: &[(&str, usize, usize)]) -> BTreeMap<MatrixId, Ti
             )
         })
         .collect()
+}
+
+/// gemm's instance of `M = K = N = tiles`, with its matrices A and B.
+fn gemm_instance(p: &Program, tiles: i64) -> (Instance<'_>, MatrixId, MatrixId) {
+    let given = ["M", "K", "N"].map(|n| (n.to_string(), tiles));
+    let inst = p.bind(&given).expect("binds");
+    let a = p.matrix_named("A").expect("A");
+    (inst, a, p.matrix_named("B").expect("B"))
 }
 
 /// Runs `name` on matrices of these shapes; returns the error, after
@@ -122,10 +130,7 @@ fn the_check_needs_only_shapes_and_stays_bounded() {
     // 1000 x 1000 tiles with edges: no data is allocated, and the
     // readers of the short tiles are sampled up to the budget.
     let p = program("gemm");
-    let given = [("M", 1001), ("K", 1001), ("N", 1001)].map(|(n, v)| (n.to_string(), v));
-    let inst = p.bind(&given).expect("binds");
-    let a = p.matrix_named("A").expect("A");
-    let b = p.matrix_named("B").expect("B");
+    let (inst, a, b) = gemm_instance(&p, 1001);
     let ok: BTreeMap<MatrixId, (usize, usize)> =
         [(a, (100_050, 100_050)), (b, (100_050, 100_050))].into();
     lpk_runtime::shapes::check(&inst, &Registry::standard(), &ok, 100).expect("consistent");
@@ -236,10 +241,7 @@ impl lpk_runtime::kernels::Kernel for Plain {
 #[test]
 fn the_shape_check_and_the_flops_come_from_the_registry() {
     let p = program("gemm");
-    let given = [("M", 2), ("K", 2), ("N", 2)].map(|(n, v)| (n.to_string(), v));
-    let inst = p.bind(&given).expect("binds");
-    let a = p.matrix_named("A").expect("A");
-    let b = p.matrix_named("B").expect("B");
+    let (inst, a, b) = gemm_instance(&p, 2);
     let bad: BTreeMap<MatrixId, (usize, usize)> = [(a, (150, 150)), (b, (170, 150))].into();
     assert!(lpk_runtime::shapes::check(&inst, &Registry::standard(), &bad, 100).is_err());
     let registry = |flop: Option<f64>| {

@@ -43,6 +43,14 @@ pub(crate) fn temp_dir(tag: &str) -> tempfile::TempDir {
         .expect("temp dir")
 }
 
+/// The object store of `file://` URL `file://DIR{under}` (`under` empty or
+/// starting with `/`), with the URL.
+pub(crate) fn file_store(dir: &tempfile::TempDir, under: &str) -> (String, ObjectStoreTiles) {
+    let url = format!("file://{}{under}", dir.path().display());
+    let store = ObjectStoreTiles::open(&url).unwrap();
+    (url, store)
+}
+
 /// The one behaviour every store must have.
 pub(crate) fn check_store(store: &dyn TileStore) {
     assert!(store.get("A", &[0, 0]).unwrap().is_none());
@@ -171,8 +179,7 @@ fn npy_dir_store_reports_corrupt_tiles() {
 #[test]
 fn object_store_over_file_urls() {
     let dir = temp_dir("os");
-    let url = format!("file://{}/run", dir.path().display());
-    let store = ObjectStoreTiles::open(&url).unwrap();
+    let (url, store) = file_store(&dir, "/run");
     check_store(&store);
     assert_eq!(store.describe(), url);
     let t = sample(3, 3, 2.0);
@@ -184,7 +191,7 @@ fn object_store_over_file_urls() {
     );
     let as_dir = NpyDirStore::new(dir.path().join("run"));
     assert_same(&as_dir.get("X", &[0, 2]).unwrap().unwrap(), &t);
-    let store = ObjectStoreTiles::open(&format!("file://{}/c", dir.path().display())).unwrap();
+    let (_, store) = file_store(&dir, "/c");
     check_concurrent(&store);
 }
 
@@ -196,8 +203,7 @@ fn object_store_in_memory_and_corrupt_objects() {
     let dir = temp_dir("oscorrupt");
     std::fs::create_dir_all(dir.path().join("A")).unwrap();
     std::fs::write(dir.path().join("A/1_1.npy"), b"\x93NUMPY\x09\x00").unwrap();
-    let url = format!("file://{}", dir.path().display());
-    let store = ObjectStoreTiles::open(&url).unwrap();
+    let (url, store) = file_store(&dir, "");
     assert_eq!(
         store.get("A", &[1, 1]).unwrap_err().to_string(),
         format!("{url}/A/1_1.npy: unsupported .npy format version 9.0 (supported: 1.0, 2.0, 3.0)")
@@ -207,41 +213,32 @@ fn object_store_in_memory_and_corrupt_objects() {
 #[test]
 fn open_store_specs() {
     let dir = temp_dir("open");
-    assert_eq!(open_store("mem").unwrap().describe(), "memory");
-    let plain = dir.path().join("p");
-    let plain_spec = plain.display().to_string();
-    assert_eq!(
-        open_store(&plain_spec).unwrap().describe(),
-        format!("dir {plain_spec}")
-    );
-    assert_eq!(
-        open_store(&format!("dir:{plain_spec}")).unwrap().describe(),
-        format!("dir {plain_spec}")
-    );
+    let plain_spec = dir.path().join("p").display().to_string();
     let url = format!("file://{}/u", dir.path().display());
-    let store = open_store(&url).unwrap();
-    assert_eq!(store.describe(), url);
-    store.put("A", &[0], Arc::new(sample(1, 1, 3.0))).unwrap();
-    assert!(dir.path().join("u/A/0.npy").is_file());
-    assert_eq!(open_store("memory:///").unwrap().describe(), "memory:///");
-    assert_eq!(
-        open_store("").unwrap_err().to_string(),
-        "an empty tile store; expected `mem`, a directory, `dir:PATH` or a URL such as file:///abs/path"
-    );
     // Opening an S3 store does no I/O; what it reaches shows in the first
     // call (`s3.rs` makes those calls).
-    assert_eq!(
-        open_store("s3://bucket/run").unwrap().describe(),
-        "s3://bucket/run"
-    );
-    assert_eq!(
-        open_store("gs://bucket/run").unwrap_err().to_string(),
-        "cannot open tile store `gs://bucket/run`: this build opens file://, memory:// and s3:// URLs (for another S3 server, use s3://BUCKET/PREFIX and set AWS_ENDPOINT_URL)"
-    );
-    assert_eq!(
-        open_store("file://[bad/x").unwrap_err().to_string(),
-        "`file://[bad/x` is not a valid store URL: invalid IPv6 address"
-    );
+    for (spec, described) in [
+        ("mem", "memory"),
+        (plain_spec.as_str(), format!("dir {plain_spec}").as_str()),
+        (&format!("dir:{plain_spec}"), &format!("dir {plain_spec}")),
+        (&url, &url),
+        ("memory:///", "memory:///"),
+        ("s3://bucket/run", "s3://bucket/run"),
+    ] {
+        assert_eq!(open_store(spec).unwrap().describe(), described, "{spec}");
+    }
+    open_store(&url)
+        .unwrap()
+        .put("A", &[0], Arc::new(sample(1, 1, 3.0)))
+        .unwrap();
+    assert!(dir.path().join("u/A/0.npy").is_file());
+    for (spec, refused) in [
+        ("", "an empty tile store; expected `mem`, a directory, `dir:PATH` or a URL such as file:///abs/path"),
+        ("gs://bucket/run", "cannot open tile store `gs://bucket/run`: this build opens file://, memory:// and s3:// URLs (for another S3 server, use s3://BUCKET/PREFIX and set AWS_ENDPOINT_URL)"),
+        ("file://[bad/x", "`file://[bad/x` is not a valid store URL: invalid IPv6 address"),
+    ] {
+        assert_eq!(open_store(spec).unwrap_err().to_string(), refused, "{spec:?}");
+    }
 }
 
 /// A tiny run by hand: inputs come from a store through `StoreSource`, a
@@ -366,8 +363,7 @@ fn file_url_tiles_go_straight_to_the_files_object_store_reads() {
     // object_store; both must see the same objects, and a writer's staging
     // file (`KEY#N`, as LocalFileSystem names them) must stay invisible.
     let dir = temp_dir("direct");
-    let url = format!("file://{}/run", dir.path().display());
-    let store = ObjectStoreTiles::open(&url).unwrap();
+    let (_, store) = file_store(&dir, "/run");
     let t = sample(5, 1500, 3.0);
     store.put("X", &[0, 2], Arc::new(t.clone())).unwrap();
     assert_eq!(
