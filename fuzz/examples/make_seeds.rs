@@ -31,11 +31,9 @@ fn npy(major: u8, dict: &str, data: &[u8]) -> Vec<u8> {
     let mut out = b"\x93NUMPY".to_vec();
     out.push(major);
     out.push(0);
-    if major == 1 {
-        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    } else {
-        out.extend_from_slice(&(header.len() as u32).to_le_bytes());
-    }
+    // The header length: 2 bytes in version 1, 4 after.
+    let width = if major == 1 { 2 } else { 4 };
+    out.extend_from_slice(&(header.len() as u32).to_le_bytes()[..width]);
     out.extend_from_slice(&header);
     out.extend_from_slice(data);
     out

@@ -362,25 +362,7 @@ fn compare_with_oracle(inst: &Instance<'_>, params: &[i64]) {
         planned.tasks.len(),
         oracle.tasks.len()
     );
-    if planned.edges != oracle.edges {
-        let show = |e: &lpk_model::dag::Edge| {
-            format!(
-                "{} -> {} via {}",
-                p.task_name(&oracle.tasks[e.from]),
-                p.task_name(&oracle.tasks[e.to]),
-                p.tile_name(&e.tile)
-            )
-        };
-        // The first few edges of `a` that `b` lacks.
-        let lacking = |a: &[lpk_model::dag::Edge], b: &[lpk_model::dag::Edge]| -> Vec<String> {
-            a.iter()
-                .filter(|e| !b.contains(e))
-                .take(5)
-                .map(show)
-                .collect()
-        };
-        let missing = lacking(&oracle.edges, &planned.edges);
-        let extra = lacking(&planned.edges, &oracle.edges);
+    if let Some((missing, extra)) = oracle.edge_difference(&planned, p, 5) {
         panic!("{at}: the plans' edges differ from the expansion's\nmissing: {missing:?}\nextra: {extra:?}");
     }
     let mut into: Vec<Vec<(Task, lpk_model::task::TileRef)>> = vec![Vec::new(); oracle.tasks.len()];

@@ -12,6 +12,7 @@
 //! Every label and identifier goes through [`quote`], so the output renders
 //! with `dot` without warnings whatever the names.
 
+use crate::explore::limit::instance_name;
 use lpk_model::dag::Dag;
 use lpk_model::program::{Access, DomainItem, Instance, Program, Statement};
 use lpk_model::task::TileRef;
@@ -336,14 +337,8 @@ pub fn expanded_dot(
             });
         }
     }
-    let params: Vec<String> = p
-        .params
-        .iter()
-        .zip(&inst.params)
-        .map(|(d, v)| format!("{}={v}", d.name))
-        .collect();
     let mut out = String::new();
-    header(&mut out, &format!("{}({})", p.name, params.join(", ")));
+    header(&mut out, &instance_name(inst));
     legend(&mut out, p);
     let node = |id: usize| {
         let t = dag.tasks.get(id);

@@ -60,29 +60,7 @@ pub(crate) fn compare(
             oracle.tasks.len()
         ));
     }
-    let show = |e: &lpk_model::dag::Edge| {
-        format!(
-            "{} -> {} via {}",
-            program.task_name(&oracle.tasks[e.from]),
-            program.task_name(&oracle.tasks[e.to]),
-            program.tile_name(&e.tile)
-        )
-    };
-    if planned.edges != oracle.edges {
-        let missing: Vec<_> = oracle
-            .edges
-            .iter()
-            .filter(|e| !planned.edges.contains(e))
-            .take(5)
-            .map(show)
-            .collect();
-        let extra: Vec<_> = planned
-            .edges
-            .iter()
-            .filter(|e| !oracle.edges.contains(e))
-            .take(5)
-            .map(show)
-            .collect();
+    if let Some((missing, extra)) = oracle.edge_difference(&planned, program, 5) {
         return Err(format!(
             "edges differ\nmissing: {missing:?}\nextra: {extra:?}"
         ));
@@ -196,24 +174,23 @@ fn single(path: &str, param: &str, range: RangeInclusive<i64>) {
     }
 }
 
-#[test]
-fn cholesky() {
-    single("examples/cholesky.lpk", "N", 1..=14);
+/// One test per row: the example at every `N` of the range.
+macro_rules! single_tests {
+    ($($name:ident: $path:literal, $range:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                single($path, "N", $range);
+            }
+        )*
+    };
 }
 
-#[test]
-fn tsqr() {
-    single("examples/tsqr.lpk", "N", 1..=40);
-}
-
-#[test]
-fn lu() {
-    single("examples/lu.lpk", "N", 1..=12);
-}
-
-#[test]
-fn trtri() {
-    single("examples/trtri.lpk", "N", 1..=12);
+single_tests! {
+    cholesky: "examples/cholesky.lpk", 1..=14;
+    tsqr: "examples/tsqr.lpk", 1..=40;
+    lu: "examples/lu.lpk", 1..=12;
+    trtri: "examples/trtri.lpk", 1..=12;
 }
 
 #[test]
@@ -282,17 +259,14 @@ fn gemm_tree_zero() {
 
 #[test]
 fn gemm() {
-    check_mnk(
-        "examples/gemm.lpk",
-        1..=3,
-        1..=3,
-        1..=12,
-        |inst, m, n, k| {
-            let s = lpk_compiler::explore::stats::stats(inst, 1_000_000).expect("stats");
-            assert_eq!(s.tasks as i64, m * n * k, "M*N*K tasks");
-            assert_eq!(s.critical_path as i64, k, "a chain of K per tile");
-        },
-    );
+    check_mnk("examples/gemm.lpk", 1..=3, 1..=3, 1..=12, gemm_counts);
+}
+
+/// GEMM's counts: `M * N * K` tasks, and a chain of `K` per tile.
+fn gemm_counts(inst: &Instance<'_>, m: i64, n: i64, k: i64) {
+    let s = lpk_compiler::explore::stats::stats(inst, 1_000_000).expect("stats");
+    assert_eq!(s.tasks as i64, m * n * k, "M*N*K tasks");
+    assert_eq!(s.critical_path as i64, k, "a chain of K per tile");
 }
 
 #[test]

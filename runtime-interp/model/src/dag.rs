@@ -7,7 +7,7 @@
 use crate::expr::EvalError;
 use crate::frontier::{ReleaseError, Waiting};
 use crate::ids::StmtId;
-use crate::program::{Access, Instance, Role, Statement};
+use crate::program::{Access, Instance, Program, Role, Statement};
 use crate::query::{Engine, QueryError};
 use crate::task::{Task, TileRef, WalkError};
 use std::collections::HashMap;
@@ -31,6 +31,44 @@ pub struct Dag {
     pub tasks: Vec<Task>,
     /// One edge per (writer, reader, tile), sorted.
     pub edges: Vec<Edge>,
+}
+
+impl Dag {
+    /// How the edges of `other`, a DAG of the same tasks of one instance of
+    /// `program`, differ from this one's: `None` when they are the same,
+    /// else the first `max` edges `other` lacks and the first `max` it has
+    /// in excess, each as `writer -> reader via tile`.
+    pub fn edge_difference(
+        &self,
+        other: &Dag,
+        program: &Program,
+        max: usize,
+    ) -> Option<(Vec<String>, Vec<String>)> {
+        if self.edges == other.edges {
+            return None;
+        }
+        Some((
+            self.edges_lacking(other, program, max),
+            other.edges_lacking(self, program, max),
+        ))
+    }
+
+    /// The first `max` edges of this DAG that `other` lacks.
+    fn edges_lacking(&self, other: &Dag, program: &Program, max: usize) -> Vec<String> {
+        let name = |i: usize| match self.tasks.get(i) {
+            Some(t) => program.task_name(t).to_string(),
+            None => format!("task {i}"),
+        };
+        self.edges
+            .iter()
+            .filter(|e| !other.edges.contains(e))
+            .take(max)
+            .map(|e| {
+                let tile = program.tile_name(&e.tile);
+                format!("{} -> {} via {tile}", name(e.from), name(e.to))
+            })
+            .collect()
+    }
 }
 
 /// A violation of the language's rules seen during expansion.

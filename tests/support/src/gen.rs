@@ -755,7 +755,7 @@ impl<'c> Gen<'c> {
     fn subst_co(&self, c: &Co, p: &HashMap<usize, Ex>) -> Co {
         match c {
             Co::Bool(_) => c.clone(),
-            Co::Cmp(op, a, b) => Co::Cmp(*op, self.subst(a, p), self.subst(b, p)),
+            Co::Cmp(op, a, b) => Co::Cmp(op, self.subst(a, p), self.subst(b, p)),
             Co::And(a, b) => and(self.subst_co(a, p), self.subst_co(b, p)),
             Co::Or(a, b) => or(self.subst_co(a, p), self.subst_co(b, p)),
             Co::Not(a) => not(self.subst_co(a, p)),

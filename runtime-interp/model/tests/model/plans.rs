@@ -37,6 +37,17 @@ fn sorted(program: &Program, dag: &Dag, mut pairs: Vec<(usize, TileRef)>) -> Vec
         .collect()
 }
 
+/// The other end and the tile of each edge into (`into`) or out of task
+/// `id` of `dag`.
+fn edge_ends(dag: &Dag, id: usize, into: bool) -> Vec<(usize, TileRef)> {
+    let ends = |e: &lpk_model::dag::Edge| if into { (e.to, e.from) } else { (e.from, e.to) };
+    dag.edges
+        .iter()
+        .filter(|e| ends(e).0 == id)
+        .map(|e| (ends(e).1, e.tile.clone()))
+        .collect()
+}
+
 /// Checks one instance; returns how many tasks it has.
 fn check_instance(program: &Program, params: &[(&str, i64)]) -> usize {
     let Some(inst) = bind(program, params) else {
@@ -65,43 +76,27 @@ fn check_instance(program: &Program, params: &[(&str, i64)]) -> usize {
             }
         }
     }
-    for (tile, ids) in &writers {
-        let want: Vec<Task> = ids.iter().map(|&i| oracle.tasks[i].clone()).collect();
-        let name = program.tile_name(tile);
-        assert_eq!(
-            engine.writer(tile).expect("writer"),
-            want,
-            "{at}: writer of {name}"
-        );
-    }
-    for (tile, ids) in &readers {
-        let want: Vec<Task> = ids.iter().map(|&i| oracle.tasks[i].clone()).collect();
-        let name = program.tile_name(tile);
-        assert_eq!(
-            engine.readers(tile).expect("readers"),
-            want,
-            "{at}: readers of {name}"
-        );
+    for (what, tiles) in [("writer", &writers), ("readers", &readers)] {
+        for (tile, ids) in tiles {
+            let want: Vec<Task> = ids.iter().map(|&i| oracle.tasks[i].clone()).collect();
+            let got = if what == "writer" {
+                engine.writer(tile)
+            } else {
+                engine.readers(tile)
+            };
+            let name = program.tile_name(tile);
+            assert_eq!(got.expect(what), want, "{at}: {what} of {name}");
+        }
     }
     for (id, t) in oracle.tasks.iter().enumerate() {
         let name = program.task_name(t).to_string();
-        let into: Vec<(usize, TileRef)> = oracle
-            .edges
-            .iter()
-            .filter(|e| e.to == id)
-            .map(|e| (e.from, e.tile.clone()))
-            .collect();
+        let into = edge_ends(&oracle, id, true);
         assert_eq!(
             engine.parents(t).expect("parents"),
             sorted(program, &oracle, into),
             "{at}: parents of {name}"
         );
-        let out: Vec<(usize, TileRef)> = oracle
-            .edges
-            .iter()
-            .filter(|e| e.from == id)
-            .map(|e| (e.to, e.tile.clone()))
-            .collect();
+        let out = edge_ends(&oracle, id, false);
         let mut children = engine.children(t).expect("children");
         children.sort_by(|a, b| {
             program
@@ -139,14 +134,6 @@ fn cholesky_plans_match_the_expansion() {
     for n in 1..=8 {
         let tasks = check_instance(&loaded.artifact.program, &[("N", n)]);
         assert_eq!(tasks as i64, n * (n + 1) * (n + 2) / 6, "N={n}");
-    }
-}
-
-#[test]
-fn tsqr_plans_match_the_expansion() {
-    let loaded = load("tsqr.lpka");
-    for n in 1..=17 {
-        check_instance(&loaded.artifact.program, &[("N", n)]);
     }
 }
 
@@ -217,12 +204,24 @@ fn gemm_tree_zero_plans_match_the_expansion() {
     }
 }
 
-#[test]
-fn trtri_plans_from_the_json_twin_match_the_expansion() {
-    let loaded = load("trtri.lpka.json");
-    for n in 1..=6 {
-        check_instance(&loaded.artifact.program, &[("N", n)]);
-    }
+/// One test per row: the artifact's plans at every `N` of the range.
+macro_rules! each_n_tests {
+    ($($name:ident: $file:literal, $range:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                let loaded = load($file);
+                for n in $range {
+                    check_instance(&loaded.artifact.program, &[("N", n)]);
+                }
+            }
+        )*
+    };
+}
+
+each_n_tests! {
+    tsqr_plans_match_the_expansion: "tsqr.lpka", 1..=17;
+    trtri_plans_from_the_json_twin_match_the_expansion: "trtri.lpka.json", 1..=6;
 }
 
 #[test]
