@@ -580,21 +580,7 @@ pub(crate) fn bind_to_program(
                 declared.join(", ")
             )));
         };
-        let params: Vec<String> = decl
-            .params
-            .iter()
-            .map(|(n, k)| match k {
-                ParamKind::Tile => n.clone(),
-                ParamKind::Int => format!("{n}: int"),
-                ParamKind::Real => format!("{n}: real"),
-            })
-            .collect();
-        let header = format!(
-            "kernel {}({}) -> ({})",
-            decl.name,
-            params.join(", "),
-            decl.results.join(", ")
-        );
+        let header = decl.declaration();
         let want = decl.results.len();
         match k.results {
             Some(n) if n != want => {
@@ -630,7 +616,7 @@ pub(crate) fn bind_to_program(
                 k.name
             )));
         }
-        check_arity(py, k, &header, params.len())?;
+        check_arity(py, k, &header, decl.params.len())?;
     }
     Ok(())
 }

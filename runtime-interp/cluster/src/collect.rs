@@ -5,7 +5,7 @@
 //! dead tiles that workers killed at the wrong moment left in the store.
 
 use crate::conn::Redis;
-use crate::error::ClusterError;
+use crate::error::{store_error, ClusterError};
 use crate::record::{Kernels, RunRecord, RunState};
 use crate::submit::grid;
 use crate::tiles::open_run_store;
@@ -315,10 +315,7 @@ fn delete_dead(
     for (id, decl, tile) in tiles {
         store
             .delete(&decl.name, &tile.index)
-            .map_err(|source| ClusterError::Store {
-                store: store.describe(),
-                source: Box::new(source),
-            })?;
+            .map_err(|e| store_error(store, e))?;
         redis.query::<()>(
             redis::cmd("SREM").arg(keys.dead()).arg(id),
             "forgetting a deleted tile",
@@ -340,15 +337,11 @@ fn delete_gone_again(
     store: &ObjectStoreTiles,
 ) -> Result<(), ClusterError> {
     let keys = crate::protocol::Keys::new(run);
-    let store_error = |source| ClusterError::Store {
-        store: store.describe(),
-        source: Box::new(source),
-    };
     for (m, decl) in program.matrix_ids() {
         if decl.role != Role::Temporary {
             continue;
         }
-        for key in store.list(&decl.name).map_err(store_error)? {
+        for key in store.list(&decl.name).map_err(|e| store_error(store, e))? {
             let Some(index) = tile_index_of_key(&decl.name, &key) else {
                 continue;
             };
@@ -358,7 +351,9 @@ fn delete_gone_again(
                 "asking whether a tile died",
             )?;
             if gone {
-                store.delete(&decl.name, &index).map_err(store_error)?;
+                store
+                    .delete(&decl.name, &index)
+                    .map_err(|e| store_error(store, e))?;
             }
         }
     }
@@ -496,12 +491,7 @@ fn fetch_tiles(
                         match store.get(name, idx) {
                             Ok(Some(t)) => got.push((idx.clone(), t)),
                             Ok(None) => {}
-                            Err(source) => {
-                                return Err(ClusterError::Store {
-                                    store: store.describe(),
-                                    source: Box::new(source),
-                                })
-                            }
+                            Err(source) => return Err(store_error(store, source)),
                         }
                     }
                     Ok(got)

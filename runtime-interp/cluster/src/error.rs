@@ -168,3 +168,14 @@ pub(crate) fn check_run_id(run: &str) -> Result<(), ClusterError> {
         Err(ClusterError::BadRunId(run.chars().take(80).collect()))
     }
 }
+
+/// A store error outside a task, naming the store.
+pub(crate) fn store_error(
+    store: &dyn lpk_runtime::store::TileStore,
+    source: lpk_runtime::store::StoreError,
+) -> ClusterError {
+    ClusterError::Store {
+        store: store.describe(),
+        source: Box::new(source),
+    }
+}

@@ -18,7 +18,7 @@
 //! counts as done, which is right since its outputs came first.
 
 use crate::conn::Redis;
-use crate::error::ClusterError;
+use crate::error::{store_error, ClusterError};
 use crate::ids::{task_id, tile_id};
 use crate::manifest::Manifest;
 use crate::protocol::{self, Keys};
@@ -27,7 +27,7 @@ use crate::tiles::{check_store_url, open_run_store};
 use lpk_model::program::Program;
 use lpk_model::query::Engine;
 use lpk_model::task::{Task, TileRef};
-use lpk_runtime::store::{BlobStore, ObjectStoreTiles, StoreError, TileStore};
+use lpk_runtime::store::{BlobStore, ObjectStoreTiles, TileStore};
 use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
@@ -141,14 +141,6 @@ struct Saved {
     manifest: Manifest,
     artifact: Vec<u8>,
     program: Program,
-}
-
-/// A store error, naming the store.
-fn store_error(store: &ObjectStoreTiles, source: StoreError) -> ClusterError {
-    ClusterError::Store {
-        store: store.describe(),
-        source: Box::new(source),
-    }
 }
 
 /// Reads the manifest, then the artifact, from the run's store, and

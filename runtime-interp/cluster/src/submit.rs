@@ -13,7 +13,7 @@
 //! waits while `uploading` lives), and `uploading` is deleted.
 
 use crate::conn::Redis;
-use crate::error::ClusterError;
+use crate::error::{store_error, ClusterError};
 use crate::ids::task_id;
 use crate::protocol::{self, Keys};
 use crate::record::{now_ms, Kernels, RunLimits, RunRecord, RunState};
@@ -324,10 +324,7 @@ fn save_manifest(
     let put = |key: &str, bytes: Vec<u8>| {
         store
             .put_bytes(key, bytes)
-            .map_err(|source| ClusterError::Store {
-                store: store.describe(),
-                source: Box::new(source),
-            })
+            .map_err(|e| store_error(store, e))
     };
     put("manifest.json", manifest.to_json().into_bytes())?;
     put("program.lpka", artifact.to_vec())
@@ -477,10 +474,7 @@ fn upload(
                         .and_then(|tile| {
                             store
                                 .put(name, idx, tile)
-                                .map_err(|source| ClusterError::Store {
-                                    store: store.describe(),
-                                    source: Box::new(source),
-                                })
+                                .map_err(|e| store_error(store, e))
                         });
                     if let Err(e) = r {
                         let mut f = failed.lock().unwrap_or_else(|e| e.into_inner());

@@ -76,6 +76,28 @@ pub struct KernelDecl {
     pub results: Vec<String>,
 }
 
+impl KernelDecl {
+    /// Its declaration as a program writes it, without the `;`:
+    /// `kernel scale(a, alpha: real) -> (b)`.
+    pub fn declaration(&self) -> String {
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|(n, k)| match k {
+                ParamKind::Tile => n.clone(),
+                ParamKind::Int => format!("{n}: int"),
+                ParamKind::Real => format!("{n}: real"),
+            })
+            .collect();
+        format!(
+            "kernel {}({}) -> ({})",
+            self.name,
+            params.join(", "),
+            self.results.join(", ")
+        )
+    }
+}
+
 /// One tile access of a statement.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Access {

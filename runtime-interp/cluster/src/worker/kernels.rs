@@ -56,11 +56,11 @@ pub(super) fn check(
         if let Some(sig) = own.signature(&decl.name) {
             if !fits(&sig, decl) {
                 return Err(ClusterError::Refused(format!(
-                    "run {}: kernel `{}` (line {line}) is declared `{}`, but this worker's \
+                    "run {}: kernel `{}` (line {line}) is declared `{};`, but this worker's \
                      implementation is `{}`",
                     rec.id,
                     decl.name,
-                    declaration(decl),
+                    decl.declaration(),
                     sig.declaration()
                 )));
             }
@@ -97,23 +97,4 @@ fn fits(sig: &Signature, decl: &KernelDecl) -> bool {
                     | (Some(ScalarKind::Real), ParamKind::Real)
             )
         })
-}
-
-/// `kernel negate(a) -> (b);`, as the program declares it.
-fn declaration(decl: &KernelDecl) -> String {
-    let params: Vec<String> = decl
-        .params
-        .iter()
-        .map(|(n, k)| match k {
-            ParamKind::Tile => n.clone(),
-            ParamKind::Int => format!("{n}: int"),
-            ParamKind::Real => format!("{n}: real"),
-        })
-        .collect();
-    format!(
-        "kernel {}({}) -> ({});",
-        decl.name,
-        params.join(", "),
-        decl.results.join(", ")
-    )
 }
