@@ -133,6 +133,26 @@ pub const STANDARD: &[Signature] = &[
         results: &["d0", "d1"],
     },
     Signature {
+        name: "lq_factor",
+        params: &[("a", T)],
+        results: &["v", "t", "l"],
+    },
+    Signature {
+        name: "lq_pair",
+        params: &[("l0", T), ("l1", T)],
+        results: &["v", "t", "l"],
+    },
+    Signature {
+        name: "lq_apply",
+        params: &[("v", T), ("t", T), ("c", T)],
+        results: &["d"],
+    },
+    Signature {
+        name: "lq_apply_pair",
+        params: &[("v", T), ("t", T), ("c0", T), ("c1", T)],
+        results: &["d0", "d1"],
+    },
+    Signature {
         name: "trtri",
         params: &[("l", T)],
         results: &["x"],
