@@ -235,6 +235,7 @@ fn a_loop_that_never_runs_a_task_is_refused_not_spun() {
 #[test]
 fn the_examples_lint_clean_with_deny_warnings() {
     for name in [
+        "bdfac",
         "caqr",
         "cholesky",
         "gemm",
