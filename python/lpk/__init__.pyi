@@ -188,3 +188,10 @@ def submit(
 def status(
     run: str, *, redis: str, lease: float = 10.0, limit: int = 5, blocked: bool = False
 ) -> Dict[str, Any]: ...
+def svdvals(
+    a: npt.ArrayLike,
+    *,
+    block: int = 256,
+    workers: Optional[int] = None,
+    finish: Literal["auto", "banded", "dense"] = "auto",
+) -> npt.NDArray[np.float64]: ...

@@ -40,6 +40,7 @@ INPUTS = {
     "trtri": lambda r: {"L": lower(20, r)},
     "tsqr": lambda r: {"A": r.standard_normal((40, 6))},
     "caqr": lambda r: {"A": r.standard_normal((32, 16))},
+    "bdfac": lambda r: {"A": r.standard_normal((29, 29))},
 }
 
 

@@ -279,6 +279,32 @@ fn caqr() {
     }
 }
 
+/// The band reduction: plans equal the expansion for N = 1 ..= 12, and
+/// the task counts are the header's closed forms.
+#[test]
+fn bdfac() {
+    let program = compile("examples/bdfac.lpk");
+    for n in 1..=12i64 {
+        check_instance(&program, &[("N", n)]);
+        let inst = instance(&program, &[("N", n)]);
+        let s = lpk_compiler::explore::stats::stats(&inst, 1_000_000).expect("stats");
+        assert_eq!(s.tasks as i64, n * (n + 1) * (4 * n - 1) / 6, "N={n}");
+        let count = |k: &str| s.kernels.get(k).map_or(0, |k| k.tasks as i64);
+        assert_eq!(count("qr_factor"), n, "N={n}");
+        assert_eq!(count("qr_pair"), n * (n - 1) / 2, "N={n}");
+        assert_eq!(count("qr_apply"), n * (n - 1) / 2, "N={n}");
+        assert_eq!(
+            count("qr_apply_pair"),
+            (n - 1) * n * (2 * n - 1) / 6,
+            "N={n}"
+        );
+        assert_eq!(count("lq_factor"), n - 1, "N={n}");
+        assert_eq!(count("lq_pair"), (n - 1) * (n - 2) / 2, "N={n}");
+        assert_eq!(count("lq_apply"), n * (n - 1) / 2, "N={n}");
+        assert_eq!(count("lq_apply_pair"), (n - 2) * (n - 1) * n / 3, "N={n}");
+    }
+}
+
 #[test]
 fn walking_the_dag_reaches_every_task_once() {
     for (path, param, max) in [
@@ -331,6 +357,7 @@ fn plans_of_the_examples() {
         "gemm",
         "lu",
         "caqr",
+        "bdfac",
         "trsolve",
         "trtri",
     ] {

@@ -25,6 +25,9 @@
 //! | `qr_pair` | r0 m0×n, r1 m1×n | as `qr_factor` with m = m0 + m1 |
 //! | `qr_apply` | v m×n, c m×k | 4 m n k + n² k |
 //! | `qr_apply_pair` | v m×n, c0, c1 (m0 + m1 = m) ×k | 4 m n k + n² k |
+//! | `lq_factor` | a m×n | `qr_factor` of aᵀ (n×m) |
+//! | `lq_pair` | l0 m×n0, l1 m×n1 | `qr_factor` of an (n0 + n1)×m tile |
+//! | `lq_apply`, `lq_apply_pair` | v k×n, c (or c0, c1) p×n | 4 n k p + k² p |
 //! | `trtri` | l n×n | n³/3 |
 //!
 //! Bytes moved are 8 per element of every tile read and every tile written.
@@ -100,6 +103,19 @@ pub fn flops(kernel: &str, tiles: &[(usize, usize)]) -> Option<f64> {
             need(1)?;
             n * n * n / 3.0
         }
+        "lq_factor" => {
+            need(1)?;
+            qr_flops(n, m)
+        }
+        "lq_pair" => {
+            need(2)?;
+            qr_flops(n + f(tiles[1].1), m.max(f(tiles[1].0)))
+        }
+        "lq_apply" | "lq_apply_pair" => {
+            need(if kernel == "lq_apply" { 3 } else { 4 })?;
+            let p = f(tiles[2].0);
+            4.0 * n * m * p + m * m * p
+        }
         _ => return None,
     })
 }
@@ -165,6 +181,26 @@ pub fn result_shapes(kernel: &str, tiles: &[(usize, usize)]) -> Option<Vec<(usiz
             need(4)?;
             vec![tiles[2], tiles[3]]
         }
+        "lq_factor" => {
+            need(1)?;
+            let k = a.0.min(a.1);
+            vec![(k, a.1), (k, k), (a.0, k)]
+        }
+        "lq_pair" => {
+            need(2)?;
+            let m = a.0.max(tiles[1].0);
+            let n = a.1 + tiles[1].1;
+            let k = m.min(n);
+            vec![(k, n), (k, k), (m, k)]
+        }
+        "lq_apply" => {
+            need(3)?;
+            vec![tiles[2]]
+        }
+        "lq_apply_pair" => {
+            need(4)?;
+            vec![tiles[2], tiles[3]]
+        }
         _ => return None,
     })
 }
@@ -206,5 +242,22 @@ mod tests {
         assert_eq!(result_shapes("gemm", &[(2, 3), (3, 5)]), Some(vec![(2, 5)]));
         assert_eq!(bytes("add", &[(2, 2), (2, 2)]), Some(8.0 * 12.0));
         assert!(flops("qr_factor", &[(10, 4)]).is_some_and(|f| f > 0.0));
+        // The LQ kernels are the QR kernels on transposed tiles.
+        assert_eq!(
+            result_shapes("lq_factor", &[(4, 10)]),
+            Some(vec![(4, 10), (4, 4), (4, 4)])
+        );
+        assert_eq!(
+            result_shapes("lq_pair", &[(4, 4), (4, 3)]),
+            Some(vec![(4, 7), (4, 4), (4, 4)])
+        );
+        assert_eq!(
+            flops("lq_factor", &[(4, 10)]),
+            flops("qr_factor", &[(10, 4)])
+        );
+        assert_eq!(
+            flops("lq_apply", &[(4, 10), (4, 4), (3, 10)]),
+            flops("qr_apply", &[(10, 4), (4, 4), (10, 3)])
+        );
     }
 }

@@ -85,6 +85,14 @@ pub const STANDARD: &[Signature] = &[
         &[("v", T), ("t", T), ("c0", T), ("c1", T)],
         &["d0", "d1"],
     ),
+    sig("lq_factor", &[("a", T)], &["v", "t", "l"]),
+    sig("lq_pair", &[("l0", T), ("l1", T)], &["v", "t", "l"]),
+    sig("lq_apply", &[("v", T), ("t", T), ("c", T)], &["d"]),
+    sig(
+        "lq_apply_pair",
+        &[("v", T), ("t", T), ("c0", T), ("c1", T)],
+        &["d0", "d1"],
+    ),
     sig("trtri", &[("l", T)], &["x"]),
 ];
 

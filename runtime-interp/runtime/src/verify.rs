@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | `chol` | input A, output L | ‖A − L Lᵀ‖ / ‖A‖ (A from its lower triangle) |
 //! | `lu` | input A, outputs L, U | ‖A − L U‖ / ‖A‖ |
+//! | `lq_factor` (a band reduction) | input A, output B | max ᵢ \|σᵢ(A) − σᵢ(B)\| / σ₁(A) |
 //! | `qr_factor` | input A, output R | ‖AᵀA − RᵀR‖ / ‖A‖² |
 //! | `trtri`, two inputs | inputs L, B, output X | ‖L X − B‖ / (‖L‖ ‖X‖) |
 //! | `trtri`, one input | input L, output X | ‖L X − I‖ / (‖L‖ ‖X‖) |
@@ -67,7 +68,7 @@ fn sym_from_lower(m: &Tile) -> Tile {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum VerifyError {
     /// The program's kernels and matrices match no known relation.
-    #[error("--verify knows no relation between the inputs and outputs of program `{program}` (it recognises Cholesky, LU, QR, triangular solve and inverse, and matrix products)")]
+    #[error("--verify knows no relation between the inputs and outputs of program `{program}` (it recognises Cholesky, LU, QR, band reduction, triangular solve and inverse, and matrix products)")]
     Unknown {
         /// The program's name.
         program: String,
@@ -94,6 +95,9 @@ pub enum VerifyError {
     /// X" or "A, B and C".
     #[error("cannot verify: {0} do not conform")]
     NotConforming(&'static str),
+    /// The reference SVD of a band reduction's check did not converge.
+    #[error("cannot verify: the reference SVD did not converge")]
+    NoSvd,
 }
 
 fn same(a: &Tile, b: &Tile, what: &'static str) -> Result<(), VerifyError> {
@@ -169,6 +173,8 @@ pub fn verify(
         cholesky(ops)
     } else if calls("lu") {
         lu(ops)
+    } else if calls("lq_factor") {
+        band(ops)
     } else if calls("qr_factor") {
         qr(ops, qr_r)
     } else if calls("trtri") {
@@ -241,6 +247,29 @@ fn qr(ops: Operands<'_>, qr_r: Option<&Tile>) -> Result<Residual, VerifyError> {
         relation: "AᵀA = RᵀR",
         formula: "‖AᵀA − RᵀR‖ / ‖A‖²",
         value: ratio(fro(&(&ata - &rtr)), na * na),
+        bound: ops.bound,
+    })
+}
+
+/// σ(B) = σ(A) for a two-sided orthogonal reduction B = Q1ᵀ A Q2 (the
+/// band reduction `examples/bdfac.lpk`), the singular values from faer's
+/// SVD of both.
+fn band(ops: Operands<'_>) -> Result<Residual, VerifyError> {
+    let ([a], [(_, b), ..]) = (ops.ins.as_slice(), ops.outs.as_slice()) else {
+        return Err(ops.unknown);
+    };
+    same(b, a, "B")?;
+    let sv = |m: &Tile| m.as_ref().singular_values().map_err(|_| VerifyError::NoSvd);
+    let (sa, sb) = (sv(a)?, sv(b)?);
+    let diff = sa
+        .iter()
+        .zip(&sb)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max);
+    Ok(Residual {
+        relation: "σ(B) = σ(A)",
+        formula: "max |σᵢ(A) − σᵢ(B)| / σ₁(A)",
+        value: ratio(diff, sa.first().copied().unwrap_or(0.0)),
         bound: ops.bound,
     })
 }

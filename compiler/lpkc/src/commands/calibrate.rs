@@ -8,7 +8,7 @@
 //! read memory, not the cache, as in a run), on `B x B` tiles of a symmetric, diagonally dominant
 //! matrix (positive definite, well conditioned for every factorisation and
 //! triangular solve); `qr_apply` and `qr_apply_pair` get the factors of a
-//! `qr_factor` / `qr_pair` call. Each figure is the mean of the timed
+//! `qr_factor` / `qr_pair` call, and the LQ kernels likewise. Each figure is the mean of the timed
 //! calls (the throughput, see [`mean`]), repeated for at least `--min-time` seconds (and 3 calls). The
 //! store's latency is the mean time of a put + get of a 1 x 1 tile, its
 //! bandwidth the bytes of a `B x B` tile per second beyond that latency.
@@ -207,9 +207,10 @@ fn time_kernel(
 }
 
 /// The arguments `kernel` (named `name` in `reg`) is timed on at block `b`: from its signature (a
-/// well-conditioned tile for each tile, small scalars), except the QR
-/// kernels, timed on what they get in a run (the factors `qr_apply` and
-/// `qr_apply_pair` apply; two upper triangular R factors for `qr_pair`).
+/// well-conditioned tile for each tile, small scalars), except the QR and
+/// LQ kernels, timed on what they get in a run (the factors `qr_apply`,
+/// `qr_apply_pair`, `lq_apply` and `lq_apply_pair` apply; two triangular
+/// factors for `qr_pair` and `lq_pair`).
 fn arguments(
     reg: &Registry,
     name: &str,
@@ -228,22 +229,28 @@ fn arguments(
     };
     let tile = |t: &Tile| Owned::Tile(t.clone());
     match name {
-        "qr_apply" | "qr_apply_pair" => {
-            let f = if name == "qr_apply" {
-                call("qr_factor", &[KernelArg::Tile(&a)])?
+        "qr_apply" | "qr_apply_pair" | "lq_apply" | "lq_apply_pair" => {
+            // "qr" or "lq": the factor kernels of the same family.
+            let family = &name[..2];
+            let f = if name.ends_with("_pair") {
+                call(
+                    &format!("{family}_pair"),
+                    &[KernelArg::Tile(&a), KernelArg::Tile(&a)],
+                )?
             } else {
-                call("qr_pair", &[KernelArg::Tile(&a), KernelArg::Tile(&a)])?
+                call(&format!("{family}_factor"), &[KernelArg::Tile(&a)])?
             };
             let (v, t) = (f.first().ok_or("no v")?, f.get(1).ok_or("no t")?);
             let mut args = vec![tile(v), tile(t), tile(&a)];
-            if name == "qr_apply_pair" {
+            if name.ends_with("_pair") {
                 args.push(tile(&a));
             }
             Ok(args)
         }
-        "qr_pair" => {
-            let f = call("qr_factor", &[KernelArg::Tile(&a)])?;
-            let r = f.get(2).ok_or("qr_factor gave no r")?;
+        "qr_pair" | "lq_pair" => {
+            let family = &name[..2];
+            let f = call(&format!("{family}_factor"), &[KernelArg::Tile(&a)])?;
+            let r = f.get(2).ok_or("the factor kernel gave no triangle")?;
             Ok(vec![tile(r), tile(r)])
         }
         _ => Ok(sig

@@ -450,6 +450,39 @@ fn check_caqr(block: usize, rows: usize, cols: usize) {
     clean(&out);
 }
 
+/// The band reduction: B is zero below its diagonal and above its
+/// `block`-th superdiagonal, exactly, and has A's singular values:
+/// `--verify` compares them (faer's SVD of both), and here the traces of
+/// (AᵀA)ᵖ = Σ σᵢ²ᵖ, p = 1, 2, 3, are compared with BᵀB's by naive products.
+fn check_bdfac(block: usize, n: usize) {
+    let spec = format!("random:{n}x{n}");
+    let (a, out) = run_on_files("bdfac", block, &[("A", &spec)], &["--verify"]);
+    let b = read(&out, "B.npy");
+    let what = format!("bdfac {spec} block {block}");
+    assert_eq!((b.nrows(), b.ncols()), (n, n), "{what}: B");
+    for j in 0..n {
+        for i in 0..n {
+            if i > j || j > i + block {
+                assert_eq!(b[(i, j)], 0.0, "{what}: B[{i}, {j}] is outside the band");
+            }
+        }
+    }
+    let gram = |m: &Mat| naive_mul(&transpose(m), m);
+    let trace = |m: &Mat| (0..m.nrows()).map(|i| m[(i, i)]).sum::<f64>();
+    let (ga, gb) = (gram(&a[0]), gram(&b));
+    let (mut pa, mut pb) = (ga.clone(), gb.clone());
+    for p in 1..=3 {
+        let (ta, tb) = (trace(&pa), trace(&pb));
+        assert!(
+            (ta - tb).abs() <= 1e-12 * n as f64 * ta,
+            "{what}: trace((AᵀA)^{p}) = {ta:e} but trace((BᵀB)^{p}) = {tb:e}"
+        );
+        pa = naive_mul(&pa, &ga);
+        pb = naive_mul(&pb, &gb);
+    }
+    clean(&out);
+}
+
 fn check_product(example: &str, block: usize, a: &str, b: &str) {
     let (ab, out) = run_on_files(example, block, &[("A", a), ("B", b)], &[]);
     let c = read(&out, "C.npy");
@@ -522,6 +555,12 @@ fn every_example_writes_outputs_that_satisfy_its_relation() {
                 check_tsqr(16, 100, 7);
                 check_tsqr(40, 33, 5);
                 check_tsqr(256, 2000, 16);
+            }
+            "bdfac" => {
+                check_bdfac(4, 1);
+                check_bdfac(4, 7);
+                check_bdfac(4, 13);
+                check_bdfac(5, 25);
             }
             "caqr" => {
                 check_caqr(8, 37, 21);

@@ -127,6 +127,7 @@ fn levels_and_edges_equal_the_expanded_dag() {
             ],
         ),
         ("caqr", &[&[("M", 1), ("N", 1)], &[("M", 5), ("N", 3)]]),
+        ("bdfac", &[&[("N", 1)], &[("N", 4)]]),
     ];
     let block = 48u64;
     for (name, instances) in cases {

@@ -20,6 +20,7 @@ use std::sync::Arc;
 mod args;
 mod blas;
 mod factor;
+mod lq;
 mod qr;
 pub mod rules;
 mod standard;

@@ -39,7 +39,7 @@ use faer::{Accum, Conj, MatMut, MatRef, Par};
 
 /// The compact WY factors of a tile, `[v, t, r]`, from the tile itself
 /// (overwritten; it becomes v).
-fn factor(mut a: Tile) -> Vec<Tile> {
+pub(super) fn factor(mut a: Tile) -> Vec<Tile> {
     let (m, n) = a.shape();
     let k = m.min(n);
     if k == 0 {
@@ -203,7 +203,7 @@ fn check_factor(kernel: &str, v: &Tile, t: &Tile) -> Result<(), KernelError> {
 
 /// Overwrites [d0; d1] with Qᵀ·[d0; d1] = [d0; d1] − v·tᵀ·vᵀ·[d0; d1], the
 /// rows of v split at d0's row count (d1 absent for a single block).
-fn apply_qt(
+pub(super) fn apply_qt(
     v: MatRef<'_, f64>,
     t: MatRef<'_, f64>,
     d0: MatMut<'_, f64>,

@@ -203,6 +203,39 @@ const RULES: &[(&str, ShapeRule)] = &[
             results: &[[Some(r(2)), Some(c(2))], [Some(r(3)), Some(c(3))]],
         },
     ),
+    // (a) -> (v, t, l): v k×n, t k×k, l m×k with k = min(m, n).
+    (
+        "lq_factor",
+        ShapeRule {
+            ties: &[],
+            results: &[[None, Some(c(0))], [None, None], [Some(r(0)), None]],
+        },
+    ),
+    // (l0, l1) -> (v, t, l): v k×(n0 + n1), t k×k, l m×k.
+    (
+        "lq_pair",
+        ShapeRule {
+            ties: &[(r(0), r(1))],
+            results: &[[None, None], [None, None], [Some(r(0)), None]],
+        },
+    ),
+    // (v, t, c): t square of v's rows, c's columns = v's columns.
+    (
+        "lq_apply",
+        ShapeRule {
+            ties: &[(r(1), r(0)), (c(1), r(0)), (c(2), c(0))],
+            results: &[[Some(r(2)), Some(c(2))]],
+        },
+    ),
+    // (v, t, c0, c1): c0's columns + c1's columns = v's columns is a sum,
+    // not a tie, and is left to the kernel.
+    (
+        "lq_apply_pair",
+        ShapeRule {
+            ties: &[(r(1), r(0)), (c(1), r(0)), (r(2), r(3))],
+            results: &[[Some(r(2)), Some(c(2))], [Some(r(3)), Some(c(3))]],
+        },
+    ),
 ];
 
 /// The shape rule of a standard kernel, `None` for any other name.

@@ -3,7 +3,7 @@
 //! with its signature (`lpk_model::stdlib`), shape rule ([`super::rules`]) and
 //! flop and shape models (`lpk_model::flops`).
 
-use super::{blas, factor, qr, Kernel, KernelArg, KernelError, ShapeRule, Signature, Tile};
+use super::{blas, factor, lq, qr, Kernel, KernelArg, KernelError, ShapeRule, Signature, Tile};
 use std::sync::Arc;
 
 /// A standard kernel's implementation.
@@ -60,6 +60,10 @@ const TABLE: &[(&str, KernelFn)] = &[
     ("qr_pair", qr::qr_pair),
     ("qr_apply", qr::qr_apply),
     ("qr_apply_pair", qr::qr_apply_pair),
+    ("lq_factor", lq::lq_factor),
+    ("lq_pair", lq::lq_pair),
+    ("lq_apply", lq::lq_apply),
+    ("lq_apply_pair", lq::lq_apply_pair),
     ("trtri", factor::trtri),
 ];
 

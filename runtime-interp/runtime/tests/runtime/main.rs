@@ -1,5 +1,6 @@
 //! The runtime's integration tests, in one binary: each kernel against a
-//! naive reference (`kernels`), `.npy` reading and writing against the
+//! naive reference (`kernels`), the LQ kernels against exact identities
+//! (`lq`), `.npy` reading and writing against the
 //! fixtures in `tests/fixtures/npy/` (`npy`), the tile stores (`store`),
 //! S3 and raw objects on a real S3 server on loopback (`s3`),
 //! the shape check before a run (`shapes`), whole runs from `.npy`
@@ -7,6 +8,7 @@
 
 mod job;
 mod kernels;
+mod lq;
 mod npy;
 mod outputs;
 mod s3;

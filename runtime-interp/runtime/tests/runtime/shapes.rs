@@ -157,6 +157,10 @@ fn consistent(kernel: &str) -> Vec<(usize, usize)> {
         "qr_pair" => vec![(2, 2), (2, 2)],
         "qr_apply" => vec![(4, 2), (2, 2), (4, 3)],
         "qr_apply_pair" => vec![(4, 2), (2, 2), (2, 3), (2, 3)],
+        "lq_factor" => vec![(2, 4)],
+        "lq_pair" => vec![(2, 2), (2, 2)],
+        "lq_apply" => vec![(2, 4), (2, 2), (3, 4)],
+        "lq_apply_pair" => vec![(2, 4), (2, 2), (3, 2), (3, 2)],
         other => panic!("no shapes for {other}"),
     }
 }
