@@ -112,6 +112,47 @@ pub const STANDARD: &[Signature] = &[
         params: &[("u", T), ("b", T)],
         results: &["x"],
     },
+    // The pivoted tile LU (incremental pivoting) and the left solves.
+    Signature {
+        name: "getrf",
+        params: &[("a", T)],
+        results: &["l", "u", "p"],
+    },
+    Signature {
+        name: "gessm",
+        params: &[("p", T), ("l", T), ("a", T)],
+        results: &["b"],
+    },
+    Signature {
+        name: "tstrf",
+        params: &[("u", T), ("a", T)],
+        results: &["u2", "l", "p"],
+    },
+    Signature {
+        name: "ssssm",
+        params: &[("l", T), ("p", T), ("c0", T), ("c1", T)],
+        results: &["d0", "d1"],
+    },
+    Signature {
+        name: "trsm_lu",
+        params: &[("u", T), ("b", T)],
+        results: &["x"],
+    },
+    Signature {
+        name: "trsm_ln",
+        params: &[("l", T), ("b", T)],
+        results: &["x"],
+    },
+    Signature {
+        name: "trsm_lt",
+        params: &[("l", T), ("b", T)],
+        results: &["x"],
+    },
+    Signature {
+        name: "gemm_sub_t",
+        params: &[("c", T), ("a", T), ("b", T)],
+        results: &["d"],
+    },
     Signature {
         name: "qr_factor",
         params: &[("a", T)],

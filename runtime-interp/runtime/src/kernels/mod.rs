@@ -20,8 +20,10 @@ use std::sync::Arc;
 mod args;
 mod blas;
 mod factor;
+mod pivot;
 mod qr;
 pub mod rules;
+mod solve;
 mod standard;
 
 /// A dense f64 tile.

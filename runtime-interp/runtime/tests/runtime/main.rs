@@ -1,5 +1,5 @@
 //! The runtime's integration tests, in one binary: each kernel against a
-//! naive reference (`kernels`), `.npy` reading and writing against the
+//! naive reference (`kernels`; the pivoted LU and left solves in `pivot`), `.npy` reading and writing against the
 //! fixtures in `tests/fixtures/npy/` (`npy`), the tile stores (`store`),
 //! S3 and raw objects on a real S3 server on loopback (`s3`),
 //! the shape check before a run (`shapes`), whole runs from `.npy`
@@ -9,6 +9,7 @@ mod job;
 mod kernels;
 mod npy;
 mod outputs;
+mod pivot;
 mod s3;
 mod shapes;
 mod store;
