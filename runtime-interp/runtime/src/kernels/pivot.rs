@@ -100,9 +100,9 @@ fn plu_in_place(mut a: MatMut<'_, f64>, t: &mut [usize]) {
     let (_, a22) = right.split_at_row_mut(h);
     plu_in_place(a22, &mut t[h..]);
     let (_, mut bottom_left) = left.split_at_row_mut(h);
-    for j in h..n {
-        swap_rows(bottom_left.rb_mut(), j - h, t[j]);
-        t[j] += h;
+    for (j, r) in t[h..].iter_mut().enumerate() {
+        swap_rows(bottom_left.rb_mut(), j, *r);
+        *r += h;
     }
     debug_assert!(t.iter().all(|&r| r < m));
 }
