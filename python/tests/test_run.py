@@ -41,6 +41,9 @@ INPUTS = {
     "tsqr": lambda r: {"A": r.standard_normal((40, 6))},
     "caqr": lambda r: {"A": r.standard_normal((32, 16))},
     "bdfac": lambda r: {"A": r.standard_normal((29, 29))},
+    "getrf": lambda r: {"A": r.standard_normal((21, 21))},
+    "gesv": lambda r: {"A": r.standard_normal((21, 21)), "B": r.standard_normal((21, 10))},
+    "posv": lambda r: {"A": spd(21, r), "B": r.standard_normal((21, 10))},
 }
 
 

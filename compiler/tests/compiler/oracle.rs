@@ -203,6 +203,23 @@ fn trsolve() {
     }
 }
 
+#[test]
+fn getrf() {
+    single("examples/getrf.lpk", "N", 1..=10);
+}
+
+#[test]
+fn solves() {
+    for path in ["examples/gesv.lpk", "examples/posv.lpk"] {
+        let program = compile(path);
+        for n in 1..=6 {
+            for m in 1..=3 {
+                check_instance(&program, &[("N", n), ("M", m)]);
+            }
+        }
+    }
+}
+
 /// Checks every instance of a GEMM-shaped example for `M`, `N` and `K` in
 /// the ranges, and hands each to `more` with its values.
 fn check_mnk(

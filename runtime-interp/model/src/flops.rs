@@ -21,6 +21,12 @@
 //! | `lu` | a n×n | 2n³/3 |
 //! | `trsm_ll` | l m×m, b m×n | m² n |
 //! | `trsm_ru` | u n×n, b m×n | m n² |
+//! | `getrf` | a n×n | 2n³/3 |
+//! | `gessm` | l n×n, a n×k | n² k |
+//! | `tstrf` | u n×n, a m×n | (n + m) n² − n³/3 |
+//! | `ssssm` | l (n+m)×n, c0 n×k, c1 m×k | n² k + 2 m n k |
+//! | `trsm_lu`, `trsm_ln`, `trsm_lt` | t n×n, b n×k | n² k |
+//! | `gemm_sub_t` | c m×n, a k×m | 2 m n k + m n |
 //! | `qr_factor` | a m×n | 2 n² (m − n/3) + m n² (forming t) |
 //! | `qr_pair` | r0 m0×n, r1 m1×n | as `qr_factor` with m = m0 + m1 |
 //! | `qr_apply` | v m×n, c m×k | 4 m n k + n² k |
@@ -81,6 +87,8 @@ pub fn flops(kernel: &str, tiles: &[(usize, usize)]) -> Option<f64> {
             need(1)?;
             2.0 * n * n * n / 3.0
         }
+        "getrf" | "gessm" | "tstrf" | "ssssm" | "trsm_lu" | "trsm_ln" | "trsm_lt"
+        | "gemm_sub_t" => return solve_flops(kernel, tiles),
         "qr_factor" => {
             need(1)?;
             qr_flops(m, n)
@@ -115,6 +123,44 @@ pub fn flops(kernel: &str, tiles: &[(usize, usize)]) -> Option<f64> {
             need(if kernel == "lq_apply" { 3 } else { 4 })?;
             let p = f(tiles[2].0);
             4.0 * n * m * p + m * m * p
+        }
+        _ => return None,
+    })
+}
+
+/// Flops of the pivoted-LU and left-solve kernels.
+fn solve_flops(kernel: &str, tiles: &[(usize, usize)]) -> Option<f64> {
+    let f = |x: usize| x as f64;
+    let need = |k: usize| (tiles.len() == k).then_some(());
+    let (n, k) = (f(tiles.first()?.0), f(tiles.last()?.1));
+    Some(match kernel {
+        "getrf" => {
+            need(1)?;
+            2.0 * n * n * n / 3.0
+        }
+        "gessm" => {
+            need(3)?;
+            let n = f(tiles[1].0);
+            n * n * k
+        }
+        "tstrf" => {
+            need(2)?;
+            let m = f(tiles[1].0);
+            (n + m) * n * n - n * n * n / 3.0
+        }
+        "ssssm" => {
+            need(4)?;
+            let (n, m) = (f(tiles[2].0), f(tiles[3].0));
+            n * n * k + 2.0 * m * n * k
+        }
+        "trsm_lu" | "trsm_ln" | "trsm_lt" => {
+            need(2)?;
+            n * n * k
+        }
+        "gemm_sub_t" => {
+            need(3)?;
+            let (m, nc, inner) = (f(tiles[0].0), f(tiles[0].1), f(tiles[1].0));
+            2.0 * m * nc * inner + m * nc
         }
         _ => return None,
     })
@@ -160,6 +206,31 @@ pub fn result_shapes(kernel: &str, tiles: &[(usize, usize)]) -> Option<Vec<(usiz
         "lu" => {
             need(1)?;
             vec![a, a]
+        }
+        "getrf" => {
+            need(1)?;
+            vec![a, a, (a.0, 1)]
+        }
+        "gessm" => {
+            need(3)?;
+            vec![tiles[2]]
+        }
+        "tstrf" => {
+            need(2)?;
+            let rows = a.0 + tiles[1].0;
+            vec![a, (rows, a.1), (rows, 1)]
+        }
+        "ssssm" => {
+            need(4)?;
+            vec![tiles[2], tiles[3]]
+        }
+        "trsm_lu" | "trsm_ln" | "trsm_lt" => {
+            need(2)?;
+            vec![tiles[1]]
+        }
+        "gemm_sub_t" => {
+            need(3)?;
+            vec![a]
         }
         "qr_factor" => {
             need(1)?;

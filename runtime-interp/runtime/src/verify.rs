@@ -9,6 +9,7 @@
 //! | `lq_factor` (a band reduction) | input A, output B | max ᵢ \|σᵢ(A) − σᵢ(B)\| / σ₁(A) |
 //! | `qr_factor` | input A, output R | ‖AᵀA − RᵀR‖ / ‖A‖² |
 //! | `trtri`, two inputs | inputs L, B, output X | ‖L X − B‖ / (‖L‖ ‖X‖) |
+//! | `getrf` or `chol`, two inputs | inputs A, B, output X | ‖A X − B‖ / (‖A‖ ‖X‖) (A from its lower triangle with `chol`) |
 //! | `trtri`, one input | input L, output X | ‖L X − I‖ / (‖L‖ ‖X‖) |
 //! | only `gemm*`, `add*`, `copy`, `scale` | inputs A, B, output C | ‖C − A B‖ / (‖A‖ ‖B‖) |
 //!
@@ -68,7 +69,7 @@ fn sym_from_lower(m: &Tile) -> Tile {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum VerifyError {
     /// The program's kernels and matrices match no known relation.
-    #[error("--verify knows no relation between the inputs and outputs of program `{program}` (it recognises Cholesky, LU, QR, band reduction, triangular solve and inverse, and matrix products)")]
+    #[error("--verify knows no relation between the inputs and outputs of program `{program}` (it recognises Cholesky, LU, QR, band reduction, linear and triangular solves, triangular inverse, and matrix products)")]
     Unknown {
         /// The program's name.
         program: String,
@@ -169,7 +170,9 @@ pub fn verify(
     let product_only = called
         .iter()
         .all(|k| matches!(*k, "gemm" | "gemm_acc" | "add" | "add4" | "copy" | "scale"));
-    if calls("chol") {
+    if (calls("getrf") || calls("chol")) && ops.ins.len() == 2 {
+        solve(ops, calls("chol"))
+    } else if calls("chol") {
         cholesky(ops)
     } else if calls("lu") {
         lu(ops)
@@ -215,6 +218,30 @@ fn lu(ops: Operands<'_>) -> Result<Residual, VerifyError> {
         relation: "A = L U",
         formula: "‖A − L U‖ / ‖A‖",
         value: ratio(fro(&r), fro(a)),
+        bound: ops.bound,
+    })
+}
+
+/// A X = B (`gesv`, or `posv` with `symmetric`: A from its lower
+/// triangle, the only part such a program reads).
+fn solve(ops: Operands<'_>, symmetric: bool) -> Result<Residual, VerifyError> {
+    let ([a, b], [(_, x)]) = (ops.ins.as_slice(), ops.outs.as_slice()) else {
+        return Err(ops.unknown);
+    };
+    let a = if symmetric {
+        sym_from_lower(a)
+    } else {
+        (*a).clone()
+    };
+    same(x, b, "X")?;
+    if a.ncols() != x.nrows() || a.nrows() != b.nrows() {
+        return Err(VerifyError::NotConforming("A, X and B"));
+    }
+    let r = &a * *x - *b;
+    Ok(Residual {
+        relation: "A X = B",
+        formula: "‖A X − B‖ / (‖A‖ ‖X‖)",
+        value: ratio(fro(&r), fro(&a) * fro(x)),
         bound: ops.bound,
     })
 }

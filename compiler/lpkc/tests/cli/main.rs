@@ -12,6 +12,7 @@
 //!   Python loader against `lpkc query`;
 //! - `outputs`: where `lint`'s report and `compile`'s artifact go;
 //! - `numerics`: `lpkc run --verify` with the standard kernels;
+//! - `solve`: `gesv` and `posv` against NumPy's `solve`;
 //! - `run`: the rest of `lpkc run`'s contract (bindings, outputs, timings);
 //! - `stats`, `dot`, `repl_tty`: the explore commands;
 //! - `simulate`: `lpkc simulate` and `lpkc calibrate`;
@@ -51,6 +52,7 @@ mod repl_tty;
 mod rules;
 mod run;
 mod simulate;
+mod solve;
 mod stats;
 mod ui;
 mod wording;

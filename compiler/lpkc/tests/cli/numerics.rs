@@ -153,6 +153,14 @@ fn triangular() {
     check("trtri", 30, &["L=spd:25"]);
 }
 
+#[test]
+fn solves() {
+    check("gesv", 8, &["A=random:30x30", "B=random:30x11"]);
+    check("gesv", 5, &["A=random:5x5", "B=random:5x1"]);
+    check("posv", 8, &["A=spd:30", "B=random:30x11"]);
+    check("posv", 16, &["A=spd:10", "B=random:10x3"]);
+}
+
 /// Runs a failing command with an output directory and returns stderr,
 /// after asserting exit code 1 and no marker.
 fn fails(args: &[&str], name: &str) -> String {
@@ -526,6 +534,71 @@ fn check_trtri(block: usize, n: usize) {
     clean(&out);
 }
 
+/// log |det M| by Gaussian elimination with partial pivoting, written
+/// here.
+fn log_abs_det(m: &Mat) -> f64 {
+    let n = m.nrows();
+    let mut a = m.clone();
+    let mut log = 0.0;
+    for j in 0..n {
+        let p = (j..n)
+            .max_by(|&x, &y| a[(x, j)].abs().total_cmp(&a[(y, j)].abs()))
+            .unwrap_or(j);
+        for c in 0..n {
+            let t = a[(j, c)];
+            a[(j, c)] = a[(p, c)];
+            a[(p, c)] = t;
+        }
+        log += a[(j, j)].abs().ln();
+        for i in j + 1..n {
+            let f = a[(i, j)] / a[(j, j)];
+            for c in j..n {
+                a[(i, c)] -= f * a[(j, c)];
+            }
+        }
+    }
+    log
+}
+
+/// `U` of the incremental-pivoting LU is upper triangular and, since every
+/// other factor is a permutation or unit triangular, |det U| = |det A|.
+fn check_getrf(block: usize, n: usize) {
+    let spec = format!("random:{n}x{n}");
+    let (a, out) = run_on_files("getrf", block, &[("A", &spec)], &[]);
+    let u = read(&out, "U.npy");
+    assert_eq!(
+        u,
+        triangle(&u, false),
+        "getrf {spec}: U is upper triangular"
+    );
+    let logdet: f64 = (0..n).map(|i| u[(i, i)].abs().ln()).sum();
+    let want = log_abs_det(&a[0]);
+    assert!(
+        (logdet - want).abs() <= 1e-10 * n as f64 * want.abs().max(1.0),
+        "getrf {spec} block {block}: log|det U| = {logdet}, log|det A| = {want}"
+    );
+    clean(&out);
+}
+
+/// `A X = B` (A symmetric from its lower triangle for posv).
+fn check_solve(example: &str, block: usize, n: usize, r: usize) {
+    let a_spec = if example == "posv" {
+        format!("spd:{n}")
+    } else {
+        format!("random:{n}x{n}")
+    };
+    let b_spec = format!("random:{n}x{r}");
+    let (data, out) = run_on_files(example, block, &[("A", &a_spec), ("B", &b_spec)], &[]);
+    let x = read(&out, "X.npy");
+    close(
+        &format!("{example} {a_spec} {b_spec} block {block}"),
+        &naive_mul(&data[0], &x),
+        &data[1],
+        fro(&data[0]) * fro(&x),
+    );
+    clean(&out);
+}
+
 /// Every example's written outputs, read back and checked against a
 /// naive reference computed here: edge tiles, 1 x 1 grids, and blocks
 /// larger than the matrix.
@@ -577,6 +650,14 @@ fn every_example_writes_outputs_that_satisfy_its_relation() {
             "trtri" => {
                 check_trtri(6, 25);
                 check_trtri(30, 25);
+            }
+            "getrf" => {
+                check_getrf(6, 31);
+                check_getrf(8, 8);
+            }
+            "gesv" | "posv" => {
+                check_solve(example, 7, 30, 11);
+                check_solve(example, 16, 10, 3);
             }
             other => panic!("examples/{other}.lpk has no reference check here: add one"),
         }

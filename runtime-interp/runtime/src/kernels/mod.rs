@@ -21,8 +21,10 @@ mod args;
 mod blas;
 mod factor;
 mod lq;
+mod pivot;
 mod qr;
 pub mod rules;
+mod solve;
 mod standard;
 
 /// A dense f64 tile.

@@ -85,6 +85,13 @@ const RIGHT_SOLVE: ShapeRule = ShapeRule {
     results: &[[Some(r(1)), Some(c(1))]],
 };
 
+/// `trsm_lu`, `trsm_ln` and `trsm_lt` (t x = b or tᵀ x = b) on a square
+/// (t, b): b's rows = t's order; x has b's shape.
+const LEFT_SOLVE: ShapeRule = ShapeRule {
+    ties: &[(r(0), c(0)), (r(1), r(0))],
+    results: &[[Some(r(1)), Some(c(1))]],
+};
+
 /// Every standard kernel's rule, in the order of `docs/kernels.md`.
 const RULES: &[(&str, ShapeRule)] = &[
     (
@@ -170,6 +177,55 @@ const RULES: &[(&str, ShapeRule)] = &[
         },
     ),
     ("trsm_ru", RIGHT_SOLVE),
+    // The pivoted tile LU. (a) -> (l, u, p): p is n×1.
+    (
+        "getrf",
+        ShapeRule {
+            ties: SQUARE,
+            results: &[
+                [Some(r(0)), Some(c(0))],
+                [Some(r(0)), Some(c(0))],
+                [Some(r(0)), None],
+            ],
+        },
+    ),
+    // (p, l, a): l square, p's rows and a's rows = l's order.
+    (
+        "gessm",
+        ShapeRule {
+            ties: &[(r(1), c(1)), (r(0), r(1)), (r(2), r(1))],
+            results: &[[Some(r(2)), Some(c(2))]],
+        },
+    ),
+    // (u, a) -> (u2, l, p): u square, a's columns = u's order; l and p
+    // have u's rows plus a's rows, a sum left to the flop model.
+    (
+        "tstrf",
+        ShapeRule {
+            ties: &[(r(0), c(0)), (c(1), c(0))],
+            results: &[[Some(r(0)), Some(c(0))], [None, Some(c(0))], [None, None]],
+        },
+    ),
+    // (l, p, c0, c1): p's rows = l's rows, c0's rows = l's columns; c0's
+    // rows + c1's rows = l's rows is a sum, left to the kernel.
+    (
+        "ssssm",
+        ShapeRule {
+            ties: &[(r(1), r(0)), (r(2), c(0)), (c(3), c(2))],
+            results: &[[Some(r(2)), Some(c(2))], [Some(r(3)), Some(c(3))]],
+        },
+    ),
+    ("trsm_lu", LEFT_SOLVE),
+    ("trsm_ln", LEFT_SOLVE),
+    ("trsm_lt", LEFT_SOLVE),
+    // (c, a, b): d = c - aᵀ b.
+    (
+        "gemm_sub_t",
+        ShapeRule {
+            ties: &[(c(1), r(0)), (c(2), c(0)), (r(1), r(2))],
+            results: SAME_AS_FIRST,
+        },
+    ),
     // (a) -> (v, t, r): v m×k, t k×k, r k×n with k = min(m, n).
     (
         "qr_factor",

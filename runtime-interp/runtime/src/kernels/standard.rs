@@ -3,7 +3,9 @@
 //! with its signature (`lpk_model::stdlib`), shape rule ([`super::rules`]) and
 //! flop and shape models (`lpk_model::flops`).
 
-use super::{blas, factor, lq, qr, Kernel, KernelArg, KernelError, ShapeRule, Signature, Tile};
+use super::{
+    blas, factor, lq, pivot, qr, solve, Kernel, KernelArg, KernelError, ShapeRule, Signature, Tile,
+};
 use std::sync::Arc;
 
 /// A standard kernel's implementation.
@@ -56,6 +58,15 @@ const TABLE: &[(&str, KernelFn)] = &[
     ("lu", factor::lu),
     ("trsm_ll", blas::trsm_ll),
     ("trsm_ru", blas::trsm_ru),
+    // The pivoted tile LU and the left solves of gesv/posv.
+    ("getrf", pivot::getrf),
+    ("gessm", pivot::gessm),
+    ("tstrf", pivot::tstrf),
+    ("ssssm", pivot::ssssm),
+    ("trsm_lu", solve::trsm_lu),
+    ("trsm_ln", solve::trsm_ln),
+    ("trsm_lt", solve::trsm_lt),
+    ("gemm_sub_t", solve::gemm_sub_t),
     ("qr_factor", qr::qr_factor),
     ("qr_pair", qr::qr_pair),
     ("qr_apply", qr::qr_apply),

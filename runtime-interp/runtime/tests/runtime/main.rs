@@ -1,6 +1,6 @@
 //! The runtime's integration tests, in one binary: each kernel against a
-//! naive reference (`kernels`), the LQ kernels against exact identities
-//! (`lq`), `.npy` reading and writing against the
+//! naive reference (`kernels`; the pivoted LU and left solves in `pivot`),
+//! the LQ kernels against exact identities (`lq`), `.npy` reading and writing against the
 //! fixtures in `tests/fixtures/npy/` (`npy`), the tile stores (`store`),
 //! S3 and raw objects on a real S3 server on loopback (`s3`),
 //! the shape check before a run (`shapes`), whole runs from `.npy`
@@ -11,6 +11,7 @@ mod kernels;
 mod lq;
 mod npy;
 mod outputs;
+mod pivot;
 mod s3;
 mod shapes;
 mod store;

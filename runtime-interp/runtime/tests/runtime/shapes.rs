@@ -161,14 +161,33 @@ fn consistent(kernel: &str) -> Vec<(usize, usize)> {
         "lq_pair" => vec![(2, 2), (2, 2)],
         "lq_apply" => vec![(2, 4), (2, 2), (3, 4)],
         "lq_apply_pair" => vec![(2, 4), (2, 2), (3, 2), (3, 2)],
+        "getrf" => vec![(3, 3)],
+        "gessm" => vec![(3, 1), (3, 3), (3, 2)],
+        "tstrf" => vec![(2, 2), (3, 2)],
+        "ssssm" => vec![(5, 2), (5, 1), (2, 3), (3, 3)],
+        "trsm_lu" | "trsm_ln" | "trsm_lt" => vec![(3, 3), (3, 2)],
+        "gemm_sub_t" => vec![(3, 2), (4, 3), (4, 2)],
         other => panic!("no shapes for {other}"),
     }
 }
 
 fn call(kernel: &str, shapes: &[(usize, usize)]) -> Result<Vec<Tile>, String> {
+    // The pivot tile of `gessm` and `ssssm` must be a permutation.
+    let pivots = match kernel {
+        "gessm" => Some(0),
+        "ssssm" => Some(1),
+        _ => None,
+    };
     let tiles: Vec<Tile> = shapes
         .iter()
-        .map(|&(r, c)| Tile::from_fn(r, c, |i, j| if i == j { 8.0 } else { 0.25 }))
+        .enumerate()
+        .map(|(k, &(r, c))| {
+            if Some(k) == pivots {
+                Tile::from_fn(r, c, |i, _| i as f64)
+            } else {
+                Tile::from_fn(r, c, |i, j| if i == j { 8.0 } else { 0.25 })
+            }
+        })
         .collect();
     let mut args: Vec<KernelArg<'_>> = tiles.iter().map(KernelArg::Tile).collect();
     if kernel == "scale" {
