@@ -594,7 +594,7 @@ fn check_solve(example: &str, block: usize, n: usize, r: usize) {
         &format!("{example} {a_spec} {b_spec} block {block}"),
         &naive_mul(&data[0], &x),
         &data[1],
-        fro(&data[0]) * fro(&x),
+        data[0].norm_l2() * x.norm_l2(),
     );
     clean(&out);
 }
