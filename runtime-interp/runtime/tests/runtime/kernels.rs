@@ -3,91 +3,14 @@
 //! the errors users see. Every call goes through `Registry::standard()` and
 //! checks its result shapes against `flops::result_shapes`.
 
-use lpk_model::flops;
+use crate::calls::{call_with, eye, fail, mul, run, transpose, Rng};
 use lpk_runtime::kernels::{KernelArg, Registry, Tile};
 
 // ---------------------------------------------------------------------------
 // Helpers
 
-/// A deterministic xorshift generator, so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    /// Uniform in [-1, 1).
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-
-    fn mat(&mut self, m: usize, n: usize) -> Tile {
-        Tile::from_fn(m, n, |_, _| self.next())
-    }
-}
-
-/// Calls `name` with these arguments.
-fn call(name: &str, args: &[KernelArg<'_>]) -> Result<Vec<Tile>, String> {
-    let registry = Registry::standard();
-    let kernel = registry
-        .get(name)
-        .unwrap_or_else(|| panic!("{name} is not registered"));
-    kernel.call(args).map_err(|e| e.to_string())
-}
-
-/// Calls `name` on tiles, expects success, and checks the result shapes
-/// against the flop model's.
-fn run(name: &str, tiles: &[&Tile]) -> Vec<Tile> {
-    let args: Vec<KernelArg<'_>> = tiles.iter().map(|t| KernelArg::Tile(t)).collect();
-    let out = call(name, &args).unwrap_or_else(|e| panic!("{name} failed: {e}"));
-    let shapes: Vec<(usize, usize)> = tiles.iter().map(|t| t.shape()).collect();
-    let got: Vec<(usize, usize)> = out.iter().map(|t| t.shape()).collect();
-    assert_eq!(
-        Some(got),
-        flops::result_shapes(name, &shapes),
-        "{name} on {shapes:?}: result shapes disagree with flops::result_shapes"
-    );
-    out
-}
-
-/// The error message of a call on tiles that must fail.
-fn fail(name: &str, tiles: &[&Tile]) -> String {
-    let args: Vec<KernelArg<'_>> = tiles.iter().map(|t| KernelArg::Tile(t)).collect();
-    match call(name, &args) {
-        Ok(_) => panic!("{name} succeeded but should have failed"),
-        Err(e) => e,
-    }
-}
-
 fn zeros(m: usize, n: usize) -> Tile {
     Tile::zeros(m, n)
-}
-
-fn eye(n: usize) -> Tile {
-    Tile::from_fn(n, n, |i, j| if i == j { 1.0 } else { 0.0 })
-}
-
-fn transpose(a: &Tile) -> Tile {
-    Tile::from_fn(a.ncols(), a.nrows(), |i, j| a[(j, i)])
-}
-
-fn mul(a: &Tile, b: &Tile) -> Tile {
-    assert_eq!(a.ncols(), b.nrows());
-    let mut c = zeros(a.nrows(), b.ncols());
-    for i in 0..a.nrows() {
-        for j in 0..b.ncols() {
-            let mut s = 0.0;
-            for p in 0..a.ncols() {
-                s += a[(i, p)] * b[(p, j)];
-            }
-            c[(i, j)] = s;
-        }
-    }
-    c
 }
 
 fn sub(a: &Tile, b: &Tile) -> Tile {
@@ -225,7 +148,7 @@ fn elementwise_kernels_match_their_definition() {
         assert_eq!(run("add", &[&a, &b])[0], sum);
         let sum4 = Tile::from_fn(m, n, |i, j| a[(i, j)] + (b[(i, j)] + c[(i, j)] + d[(i, j)]));
         assert_close("add4", &run("add4", &[&a, &b, &c, &d])[0], &sum4, n);
-        let out = call("scale", &[KernelArg::Tile(&a), KernelArg::Real(-2.5)]).unwrap();
+        let out = call_with("scale", &[KernelArg::Tile(&a), KernelArg::Real(-2.5)]).unwrap();
         assert_eq!(out[0], Tile::from_fn(m, n, |i, j| -2.5 * a[(i, j)]));
     }
 }
@@ -787,7 +710,7 @@ fn shape_mismatches_say_which_argument_and_what_was_expected() {
 #[test]
 fn wrong_argument_counts_and_kinds_are_errors() {
     let a = eye(2);
-    let err = |name: &str, args: &[KernelArg<'_>]| call(name, args).err();
+    let err = |name: &str, args: &[KernelArg<'_>]| call_with(name, args).err();
     assert_eq!(
         err("gemm", &[KernelArg::Tile(&a)]).as_deref(),
         Some("gemm: expected 2 arguments (a, b), found 1")

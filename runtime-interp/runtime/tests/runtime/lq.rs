@@ -5,58 +5,8 @@
 //! call goes through `Registry::standard()` and checks its result shapes
 //! against `flops::result_shapes`.
 
-use lpk_model::flops;
-use lpk_runtime::kernels::{KernelArg, Registry, Tile};
-
-/// A deterministic xorshift generator, so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    fn mat(&mut self, m: usize, n: usize) -> Tile {
-        Tile::from_fn(m, n, |_, _| {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        })
-    }
-}
-
-fn call(name: &str, tiles: &[&Tile]) -> Result<Vec<Tile>, String> {
-    let args: Vec<KernelArg<'_>> = tiles.iter().map(|t| KernelArg::Tile(t)).collect();
-    let registry = Registry::standard();
-    let kernel = registry.get(name).expect("registered");
-    kernel.call(&args).map_err(|e| e.to_string())
-}
-
-/// Calls `name`, expects success, and checks the result shapes against
-/// the flop model's.
-fn run(name: &str, tiles: &[&Tile]) -> Vec<Tile> {
-    let out = call(name, tiles).unwrap_or_else(|e| panic!("{name} failed: {e}"));
-    let shapes: Vec<(usize, usize)> = tiles.iter().map(|t| t.shape()).collect();
-    let got: Vec<(usize, usize)> = out.iter().map(|t| t.shape()).collect();
-    assert_eq!(Some(got), flops::result_shapes(name, &shapes), "{name}");
-    out
-}
-
-fn tr(a: &Tile) -> Tile {
-    Tile::from_fn(a.ncols(), a.nrows(), |i, j| a[(j, i)])
-}
-
-fn mul(a: &Tile, b: &Tile) -> Tile {
-    assert_eq!(a.ncols(), b.nrows());
-    Tile::from_fn(a.nrows(), b.ncols(), |i, j| {
-        (0..a.ncols()).map(|p| a[(i, p)] * b[(p, j)]).sum()
-    })
-}
-
-fn eye(n: usize) -> Tile {
-    Tile::from_fn(n, n, |i, j| if i == j { 1.0 } else { 0.0 })
-}
+use crate::calls::{call, eye, mul, run, transpose, Rng};
+use lpk_runtime::kernels::Tile;
 
 /// [a b] side by side.
 fn beside(a: &Tile, b: &Tile) -> Tile {
@@ -100,7 +50,7 @@ fn assert_close(what: &str, x: &Tile, y: &Tile, n: usize) {
 
 /// The explicit Q = I − vᵀ·tᵀ·v of an LQ factorisation.
 fn form_q(v: &Tile, t: &Tile) -> Tile {
-    let w = mul(&mul(&tr(v), &tr(t)), v);
+    let w = mul(&mul(&transpose(v), &transpose(t)), v);
     Tile::from_fn(v.ncols(), v.ncols(), |i, j| {
         f64::from(u8::from(i == j)) - w[(i, j)]
     })
@@ -127,7 +77,12 @@ fn check_lq(what: &str, a: &Tile, out: &[Tile]) {
         }
     }
     let q = form_q(v, t);
-    assert_close(&format!("{what}: Q Qᵀ = I"), &mul(&q, &tr(&q)), &eye(n), n);
+    assert_close(
+        &format!("{what}: Q Qᵀ = I"),
+        &mul(&q, &transpose(&q)),
+        &eye(n),
+        n,
+    );
     let l0 = Tile::from_fn(m, n, |i, j| if j < k { l[(i, j)] } else { 0.0 });
     assert_close(&format!("{what}: a = [l 0] Q"), &mul(&l0, &q), a, m.max(n));
 }
@@ -179,20 +134,20 @@ fn lq_kernels_are_the_qr_kernels_transposed_bit_for_bit() {
     let mut rng = Rng::new(32);
     let a = rng.mat(9, 14);
     let lq = run("lq_factor", &[&a]);
-    let qr = run("qr_factor", &[&tr(&a)]);
-    assert_eq!(lq[0], tr(&qr[0]), "v");
+    let qr = run("qr_factor", &[&transpose(&a)]);
+    assert_eq!(lq[0], transpose(&qr[0]), "v");
     assert_eq!(lq[1], qr[1], "t");
-    assert_eq!(lq[2], tr(&qr[2]), "l");
+    assert_eq!(lq[2], transpose(&qr[2]), "l");
     let c = rng.mat(4, 14);
     let d = run("lq_apply", &[&lq[0], &lq[1], &c]);
-    let e = run("qr_apply", &[&qr[0], &qr[1], &tr(&c)]);
-    assert_eq!(d[0], tr(&e[0]), "lq_apply");
+    let e = run("qr_apply", &[&qr[0], &qr[1], &transpose(&c)]);
+    assert_eq!(d[0], transpose(&e[0]), "lq_apply");
     let (l0, l1) = (rng.mat(6, 6), rng.mat(6, 4));
     let lq = run("lq_pair", &[&l0, &l1]);
-    let qr = run("qr_pair", &[&tr(&l0), &tr(&l1)]);
-    assert_eq!(lq[0], tr(&qr[0]), "pair v");
+    let qr = run("qr_pair", &[&transpose(&l0), &transpose(&l1)]);
+    assert_eq!(lq[0], transpose(&qr[0]), "pair v");
     assert_eq!(lq[1], qr[1], "pair t");
-    assert_eq!(lq[2], tr(&qr[2]), "pair l");
+    assert_eq!(lq[2], transpose(&qr[2]), "pair l");
 }
 
 /// (m, n0, n1): l0 (or c0) m×n0 beside l1 (or c1) m×n1.
@@ -228,7 +183,7 @@ fn lq_apply_equals_c_times_the_explicit_q_transposed() {
         let a = rng.mat(m, n);
         let out = run("lq_factor", &[&a]);
         let (v, t, l) = (&out[0], &out[1], &out[2]);
-        let qt = tr(&form_q(v, t));
+        let qt = transpose(&form_q(v, t));
         for p in [1, 3, 33] {
             let c = rng.mat(p, n);
             let d = run("lq_apply", &[v, t, &c]).remove(0);
@@ -248,7 +203,7 @@ fn lq_apply_pair_equals_the_explicit_q_transposed() {
     for &(m, n0, n1) in PAIR_SHAPES {
         let out = run("lq_pair", &[&rng.mat(m, n0), &rng.mat(m, n1)]);
         let (v, t) = (&out[0], &out[1]);
-        let qt = tr(&form_q(v, t));
+        let qt = transpose(&form_q(v, t));
         for p in [1, 5, 40] {
             let (c0, c1) = (rng.mat(p, n0), rng.mat(p, n1));
             let want = mul(&beside(&c0, &c1), &qt);

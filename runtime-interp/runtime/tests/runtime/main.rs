@@ -6,6 +6,7 @@
 //! the shape check before a run (`shapes`), whole runs from `.npy`
 //! files (`job`) and what they write (`outputs`), zero tiles (`zero`), on compiled programs in `tests/fixtures/programs/`.
 
+mod calls;
 mod job;
 mod kernels;
 mod lq;

@@ -8,65 +8,17 @@
 //! `Registry::standard()` and checks its result shapes against
 //! `flops::result_shapes`.
 
+use crate::calls::{self, call, fail, mul, Rng};
 use lpk_model::flops;
-use lpk_runtime::kernels::{KernelArg, Registry, Tile};
+use lpk_runtime::kernels::Tile;
 
-/// A deterministic xorshift generator, so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    /// Uniform in [-1, 1).
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-
-    fn mat(&mut self, m: usize, n: usize) -> Tile {
-        Tile::from_fn(m, n, |_, _| self.next())
-    }
-}
-
-fn call(name: &str, tiles: &[&Tile]) -> Result<Vec<Tile>, String> {
-    let args: Vec<KernelArg<'_>> = tiles.iter().map(|t| KernelArg::Tile(t)).collect();
-    let registry = Registry::standard();
-    let kernel = registry
-        .get(name)
-        .unwrap_or_else(|| panic!("{name} is not registered"));
-    kernel.call(&args).map_err(|e| e.to_string())
-}
-
-/// Calls `name`, expects success and the flop model's result shapes.
+/// Calls `name`, expects success, the flop model's result shapes and a
+/// flop count.
 fn run(name: &str, tiles: &[&Tile]) -> Vec<Tile> {
-    let out = call(name, tiles).unwrap_or_else(|e| panic!("{name} failed: {e}"));
+    let out = calls::run(name, tiles);
     let shapes: Vec<(usize, usize)> = tiles.iter().map(|t| t.shape()).collect();
-    let got: Vec<(usize, usize)> = out.iter().map(|t| t.shape()).collect();
-    assert_eq!(
-        Some(got),
-        flops::result_shapes(name, &shapes),
-        "{name} on {shapes:?}: result shapes disagree with flops::result_shapes"
-    );
     assert!(flops::flops(name, &shapes).is_some_and(|f| f >= 0.0));
     out
-}
-
-fn fail(name: &str, tiles: &[&Tile]) -> String {
-    match call(name, tiles) {
-        Ok(_) => panic!("{name} succeeded but should have failed"),
-        Err(e) => e,
-    }
-}
-
-fn mul(a: &Tile, b: &Tile) -> Tile {
-    assert_eq!(a.ncols(), b.nrows());
-    Tile::from_fn(a.nrows(), b.ncols(), |i, j| {
-        (0..a.ncols()).map(|p| a[(i, p)] * b[(p, j)]).sum()
-    })
 }
 
 fn transpose(a: &Tile) -> Tile {
