@@ -97,8 +97,29 @@ const LU_LEAF: usize = 16;
 /// LU without pivoting of the m×n panel `a` (m ≥ n) in place: the unit
 /// lower factor below the diagonal, u on and above it. `offset` is the
 /// panel's first pivot index in the whole tile, for the error message.
-fn lu_in_place(mut a: MatMut<'_, f64>, offset: usize) -> Result<(), KernelError> {
+/// One step of unblocked Gaussian elimination on column `j` of `a`, whose
+/// pivot `a[(j, j)]` is non-zero: the multipliers below it (column `j`
+/// scaled by the pivot's inverse), and their update of the columns to the
+/// right.
+pub(super) fn eliminate(mut a: MatMut<'_, f64>, j: usize) {
     let (m, n) = a.shape();
+    let inv = a[(j, j)].recip();
+    for i in j + 1..m {
+        a[(i, j)] *= inv;
+    }
+    for c in j + 1..n {
+        let u = a[(j, c)];
+        if u != 0.0 {
+            for i in j + 1..m {
+                let lij = a[(i, j)];
+                a[(i, c)] -= lij * u;
+            }
+        }
+    }
+}
+
+fn lu_in_place(mut a: MatMut<'_, f64>, offset: usize) -> Result<(), KernelError> {
+    let n = a.ncols();
     if n <= LU_LEAF {
         for j in 0..n {
             let pivot = a[(j, j)];
@@ -109,19 +130,7 @@ fn lu_in_place(mut a: MatMut<'_, f64>, offset: usize) -> Result<(), KernelError>
                     pivot_text(pivot)
                 )));
             }
-            let inv = pivot.recip();
-            for i in j + 1..m {
-                a[(i, j)] *= inv;
-            }
-            for c in j + 1..n {
-                let u = a[(j, c)];
-                if u != 0.0 {
-                    for i in j + 1..m {
-                        let lij = a[(i, j)];
-                        a[(i, c)] -= lij * u;
-                    }
-                }
-            }
+            eliminate(a.rb_mut(), j);
         }
         return Ok(());
     }

@@ -59,19 +59,7 @@ fn plu_leaf(mut a: MatMut<'_, f64>, t: &mut [usize]) {
             // A zero column: nothing to eliminate, the multipliers stay 0.
             continue;
         }
-        let inv = a[(j, j)].recip();
-        for i in j + 1..m {
-            a[(i, j)] *= inv;
-        }
-        for c in j + 1..n {
-            let u = a[(j, c)];
-            if u != 0.0 {
-                for i in j + 1..m {
-                    let lij = a[(i, j)];
-                    a[(i, c)] -= lij * u;
-                }
-            }
-        }
+        super::factor::eliminate(a.rb_mut(), j);
     }
 }
 
