@@ -57,6 +57,23 @@ fn inputs(program: &Program, specs: &[(&str, &str)]) -> BTreeMap<lpk_model::Matr
         .collect()
 }
 
+/// Submits `program` (block 32) to one worker that has `negate`, which
+/// must fail it when it loads the run, before any task; returns the
+/// run's error message.
+fn failure_at_load(
+    redis: &str,
+    tmp: &Path,
+    program: &Program,
+    specs: &BTreeMap<lpk_model::MatrixId, InputSpec>,
+) -> String {
+    let run = submit_run(redis, &tmp.join("store"), program, specs, 32);
+    let _pool = Workers::start(redis, 1);
+    let rec = finished(redis, &run, Duration::from_secs(30));
+    assert_eq!(rec.state, RunState::Failed);
+    assert_eq!(rec.done, 0, "tasks ran");
+    rec.error.expect("an error").1
+}
+
 /// Submits `program` with kernels as the workers have them.
 fn submit_run(
     redis: &str,
@@ -260,12 +277,7 @@ fn a_worker_fails_a_run_whose_declaration_of_its_kernel_does_not_fit() {
         .expect("the call")
         + 1;
     let specs = inputs(&program, &[("A", "random:64x64"), ("B", "random:64x64")]);
-    let run = submit_run(&redis, &tmp.path().join("store"), &program, &specs, 32);
-    let _pool = Workers::start(&redis, 1);
-    let rec = finished(&redis, &run, Duration::from_secs(30));
-    assert_eq!(rec.state, RunState::Failed);
-    assert_eq!(rec.done, 0, "tasks ran");
-    let (_, message) = rec.error.expect("an error");
+    let message = failure_at_load(&redis, tmp.path(), &program, &specs);
     assert!(
         message.contains(&format!(
             "kernel `negate` (line {line}) is declared `kernel negate(a) -> (b, c);`"
@@ -303,12 +315,7 @@ program p(N: int) {
     let program = compile("edges.lpk", text);
     // Two tiles of 32 each way, edges of 8 and of 16.
     let specs = inputs(&program, &[("A", "random:40x40"), ("B", "random:48x48")]);
-    let run = submit_run(&redis, &tmp.path().join("store"), &program, &specs, 32);
-    let _pool = Workers::start(&redis, 1);
-    let rec = finished(&redis, &run, Duration::from_secs(30));
-    assert_eq!(rec.state, RunState::Failed);
-    assert_eq!(rec.done, 0, "tasks ran");
-    let (_, message) = rec.error.expect("an error");
+    let message = failure_at_load(&redis, tmp.path(), &program, &specs);
     assert!(
         message.contains("kernel `add` (line 13)")
             && message.contains("`A`")

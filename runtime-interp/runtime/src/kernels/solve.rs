@@ -15,7 +15,7 @@ use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::{
     solve_lower_triangular_in_place, solve_upper_triangular_in_place,
 };
-use faer::{Accum, Par};
+use faer::{Accum, MatMut, Par};
 
 /// Checks the arguments of a left solve `t · x = b` (or `tᵀ · x = b`):
 /// `t`, named `name`, square with no zero on its diagonal, and b's rows
@@ -26,35 +26,44 @@ fn check_left_solve(kernel: &str, name: &str, t: &Tile, b: &Tile) -> Result<(), 
     nonzero_diagonal(kernel, name, t)
 }
 
+/// A left solve `kernel(t, b) -> (x)` on a copy of b, by `solve(t, x)`
+/// after [`check_left_solve`] (the triangle named `name`).
+fn left_solve(
+    kernel: &str,
+    name: &str,
+    args: &[KernelArg<'_>],
+    solve: impl FnOnce(&Tile, MatMut<'_, f64>),
+) -> Result<Vec<Tile>, KernelError> {
+    let [t, b] = tiles(kernel, args)?;
+    check_left_solve(kernel, name, t, b)?;
+    let mut x = b.clone();
+    solve(t, x.as_mut());
+    Ok(vec![x])
+}
+
 /// `trsm_lu(u, b) -> (x)`: u · x = b for upper-triangular u (n×n) and b
 /// n×c. Only the upper triangle of u is read.
 pub(super) fn trsm_lu(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
-    let [u, b] = tiles("trsm_lu", args)?;
-    check_left_solve("trsm_lu", "u", u, b)?;
-    let mut x = b.clone();
-    solve_upper_triangular_in_place(u.as_ref(), x.as_mut(), Par::Seq);
-    Ok(vec![x])
+    left_solve("trsm_lu", "u", args, |u, x| {
+        solve_upper_triangular_in_place(u.as_ref(), x, Par::Seq)
+    })
 }
 
 /// `trsm_ln(l, b) -> (x)`: l · x = b for lower-triangular l (n×n, its
 /// diagonal not assumed unit) and b n×c. Only the lower triangle of l is
 /// read.
 pub(super) fn trsm_ln(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
-    let [l, b] = tiles("trsm_ln", args)?;
-    check_left_solve("trsm_ln", "l", l, b)?;
-    let mut x = b.clone();
-    solve_lower_triangular_in_place(l.as_ref(), x.as_mut(), Par::Seq);
-    Ok(vec![x])
+    left_solve("trsm_ln", "l", args, |l, x| {
+        solve_lower_triangular_in_place(l.as_ref(), x, Par::Seq)
+    })
 }
 
 /// `trsm_lt(l, b) -> (x)`: lᵀ · x = b for lower-triangular l (n×n) and b
 /// n×c. Only the lower triangle of l is read.
 pub(super) fn trsm_lt(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
-    let [l, b] = tiles("trsm_lt", args)?;
-    check_left_solve("trsm_lt", "l", l, b)?;
-    let mut x = b.clone();
-    solve_upper_triangular_in_place(l.transpose(), x.as_mut(), Par::Seq);
-    Ok(vec![x])
+    left_solve("trsm_lt", "l", args, |l, x| {
+        solve_upper_triangular_in_place(l.transpose(), x, Par::Seq)
+    })
 }
 
 /// `gemm_sub_t(c, a, b) -> (d)`: d = c − aᵀ · b, with c m×n, a k×m, b k×n.
