@@ -321,7 +321,7 @@ fn delete_dead(
             "forgetting a deleted tile",
         )?;
     }
-    delete_gone_again(redis, run, program, store)
+    delete_gone_again(redis, &keys, program, store)
 }
 
 /// Deletes the tiles of temporaries that died and were written again by a
@@ -332,11 +332,10 @@ fn delete_dead(
 /// asks Redis about each; anything that is not a tile key is left alone.
 fn delete_gone_again(
     redis: &mut Redis,
-    run: &str,
+    keys: &Keys,
     program: &lpk_model::program::Program,
     store: &ObjectStoreTiles,
 ) -> Result<(), ClusterError> {
-    let keys = crate::protocol::Keys::new(run);
     for (m, decl) in program.matrix_ids() {
         if decl.role != Role::Temporary {
             continue;
