@@ -82,3 +82,14 @@ pub fn eye(n: usize) -> Tile {
 pub fn transpose(a: &Tile) -> Tile {
     Tile::from_fn(a.ncols(), a.nrows(), |i, j| a[(j, i)])
 }
+
+/// The Frobenius norm, summed column by column.
+pub fn norm(a: &Tile) -> f64 {
+    let mut s = 0.0;
+    for j in 0..a.ncols() {
+        for i in 0..a.nrows() {
+            s += a[(i, j)] * a[(i, j)];
+        }
+    }
+    s.sqrt()
+}

@@ -3,7 +3,7 @@
 //! the errors users see. Every call goes through `Registry::standard()` and
 //! checks its result shapes against `flops::result_shapes`.
 
-use crate::calls::{call_with, eye, fail, mul, run, transpose, Rng};
+use crate::calls::{call_with, eye, fail, mul, norm, run, transpose, Rng};
 use lpk_runtime::kernels::{KernelArg, Registry, Tile};
 
 // ---------------------------------------------------------------------------
@@ -16,16 +16,6 @@ fn zeros(m: usize, n: usize) -> Tile {
 fn sub(a: &Tile, b: &Tile) -> Tile {
     assert_eq!(a.shape(), b.shape());
     Tile::from_fn(a.nrows(), a.ncols(), |i, j| a[(i, j)] - b[(i, j)])
-}
-
-fn norm(a: &Tile) -> f64 {
-    let mut s = 0.0;
-    for j in 0..a.ncols() {
-        for i in 0..a.nrows() {
-            s += a[(i, j)] * a[(i, j)];
-        }
-    }
-    s.sqrt()
 }
 
 /// ‖x − y‖ / ‖y‖ (absolute when y is zero).

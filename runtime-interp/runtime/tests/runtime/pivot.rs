@@ -8,7 +8,7 @@
 //! `Registry::standard()` and checks its result shapes against
 //! `flops::result_shapes`.
 
-use crate::calls::{self, call, fail, mul, Rng};
+use crate::calls::{self, call, fail, mul, norm, transpose, Rng};
 use lpk_model::flops;
 use lpk_runtime::kernels::Tile;
 
@@ -19,20 +19,6 @@ fn run(name: &str, tiles: &[&Tile]) -> Vec<Tile> {
     let shapes: Vec<(usize, usize)> = tiles.iter().map(|t| t.shape()).collect();
     assert!(flops::flops(name, &shapes).is_some_and(|f| f >= 0.0));
     out
-}
-
-fn transpose(a: &Tile) -> Tile {
-    Tile::from_fn(a.ncols(), a.nrows(), |i, j| a[(j, i)])
-}
-
-fn norm(a: &Tile) -> f64 {
-    let mut s = 0.0;
-    for j in 0..a.ncols() {
-        for i in 0..a.nrows() {
-            s += a[(i, j)] * a[(i, j)];
-        }
-    }
-    s.sqrt()
 }
 
 /// Asserts ‖x − y‖ ≤ 1e-13 · n · max(‖y‖, 1).
