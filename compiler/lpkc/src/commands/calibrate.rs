@@ -8,7 +8,8 @@
 //! read memory, not the cache, as in a run), on `B x B` tiles of a symmetric, diagonally dominant
 //! matrix (positive definite, well conditioned for every factorisation and
 //! triangular solve); `qr_apply` and `qr_apply_pair` get the factors of a
-//! `qr_factor` / `qr_pair` call, and the LQ kernels likewise. Each figure is the mean of the timed
+//! `qr_factor` / `qr_pair` call, the LQ kernels likewise, and the pivoted
+//! LU's kernels the pivots and factors of `getrf` / `tstrf`. Each figure is the mean of the timed
 //! calls (the throughput, see [`mean`]), repeated for at least `--min-time` seconds (and 3 calls). The
 //! store's latency is the mean time of a put + get of a 1 x 1 tile, its
 //! bandwidth the bytes of a `B x B` tile per second beyond that latency.
@@ -210,7 +211,8 @@ fn time_kernel(
 /// well-conditioned tile for each tile, small scalars), except the QR and
 /// LQ kernels, timed on what they get in a run (the factors `qr_apply`,
 /// `qr_apply_pair`, `lq_apply` and `lq_apply_pair` apply; two triangular
-/// factors for `qr_pair` and `lq_pair`).
+/// factors for `qr_pair` and `lq_pair`), and the pivoted LU's `gessm`,
+/// `tstrf` and `ssssm` (the pivots and factors of `getrf` and `tstrf`).
 fn arguments(
     reg: &Registry,
     name: &str,
@@ -252,6 +254,23 @@ fn arguments(
             let f = call(&format!("{family}_factor"), &[KernelArg::Tile(&a)])?;
             let r = f.get(2).ok_or("the factor kernel gave no triangle")?;
             Ok(vec![tile(r), tile(r)])
+        }
+        // The pivoted LU: the pivots and factors a run passes on.
+        "gessm" => {
+            let f = call("getrf", &[KernelArg::Tile(&a)])?;
+            let (l, p) = (f.first().ok_or("no l")?, f.get(2).ok_or("no p")?);
+            Ok(vec![tile(p), tile(l), tile(&a)])
+        }
+        "tstrf" => {
+            let f = call("getrf", &[KernelArg::Tile(&a)])?;
+            Ok(vec![tile(f.get(1).ok_or("no u")?), tile(&a)])
+        }
+        "ssssm" => {
+            let u = call("getrf", &[KernelArg::Tile(&a)])?;
+            let u = u.get(1).ok_or("no u")?;
+            let f = call("tstrf", &[KernelArg::Tile(u), KernelArg::Tile(&a)])?;
+            let (l, p) = (f.get(1).ok_or("no l")?, f.get(2).ok_or("no p")?);
+            Ok(vec![tile(l), tile(p), tile(&a), tile(&a)])
         }
         _ => Ok(sig
             .params

@@ -546,3 +546,35 @@ fn a_user_kernel_takes_its_time_from_the_cost_file() {
     let v = with_costs("128");
     assert!((num(&v, "work_s") - 5.0 * 1.0).abs() < 1e-9, "{v}");
 }
+
+/// `lpkc calibrate` with its default kernel list times every standard
+/// kernel, each on arguments it accepts (the pivoted LU's and the QR/LQ
+/// applies' on the factors a run passes them).
+#[test]
+fn calibrate_times_every_standard_kernel() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let costs = dir.path().join("costs.json");
+    let c = costs.to_str().expect("utf-8");
+    let (code, _, err) = lpkc(&[
+        "calibrate",
+        "--block",
+        "8",
+        "--min-time",
+        "0",
+        "--no-store",
+        "-o",
+        c,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let model: Value =
+        serde_json::from_str(&std::fs::read_to_string(&costs).expect("written")).expect("JSON");
+    let timed: Vec<&str> = model["kernels"]
+        .as_object()
+        .expect("a kernels table")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let registry = lpk_runtime::kernels::Registry::standard();
+    let standard: Vec<&str> = registry.names().collect();
+    assert_eq!(timed, standard);
+}
