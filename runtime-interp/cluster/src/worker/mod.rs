@@ -82,6 +82,11 @@ pub struct WorkerConfig {
     /// only of runs whose called kernels are all here, and tells Redis
     /// their names while it lives ([`crate::workers`]).
     pub kernels: Registry,
+    /// Set from outside to stop the worker (checked every 50 ms): its
+    /// threads finish and complete the tasks they hold, then [`work`]
+    /// returns as after `idle` without work. `None`: it stops only when
+    /// idle.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl WorkerConfig {
@@ -96,6 +101,7 @@ impl WorkerConfig {
             cache_bytes: 1 << 30,
             name: default_name(),
             kernels: Registry::standard(),
+            stop: None,
         }
     }
 }
@@ -197,6 +203,9 @@ pub fn work(cfg: &WorkerConfig, log: &(dyn Fn(&str) + Sync)) -> Result<WorkerRep
     std::thread::scope(|s| {
         let sh = &shared;
         s.spawn(move || renew_loop(sh));
+        if let Some(outside) = &cfg.stop {
+            s.spawn(move || watch_stop(sh, outside));
+        }
         let threads: Vec<_> = (0..cfg.threads.max(1))
             .map(|k| s.spawn(move || task_loop(sh, k)))
             .collect();
@@ -221,6 +230,18 @@ pub fn work(cfg: &WorkerConfig, log: &(dyn Fn(&str) + Sync)) -> Result<WorkerRep
         failed_runs: shared.failed_runs.load(Ordering::Relaxed),
         round_trips: shared.round_trips.load(Ordering::Relaxed),
     })
+}
+
+/// Stops the worker once `outside` is set (or returns when it stops).
+fn watch_stop(sh: &Shared<'_>, outside: &AtomicBool) {
+    while !sh.stop.load(Ordering::Relaxed) {
+        if outside.load(Ordering::Relaxed) {
+            (sh.log)("asked to stop: finishing the tasks it holds");
+            sh.stop.store(true, Ordering::Relaxed);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The names of the worker's kernels, as it registers them.
