@@ -64,7 +64,10 @@ __all__ = [
     "status",
     "submit",
     "svdvals",
+    "worker",
 ]
+
+from ._worker import worker  # noqa: E402  (needs the names above)
 
 
 class Outputs(dict):

@@ -1,10 +1,12 @@
 """Type stubs of the lpk package (the native module lpk._lpk and lpk.run)."""
 
 from os import PathLike
+from types import ModuleType
 from typing import (
     Any,
     Callable,
     Dict,
+    Iterable,
     List,
     Literal,
     Mapping,
@@ -195,3 +197,18 @@ def svdvals(
     workers: Optional[int] = None,
     finish: Literal["auto", "banded", "dense"] = "auto",
 ) -> npt.NDArray[np.float64]: ...
+
+KernelSource = Union[str, ModuleType, Mapping[str, Kernel]]
+
+def worker(
+    redis: str,
+    kernels: Union[None, KernelSource, Iterable[KernelSource]] = None,
+    *,
+    name: Optional[str] = None,
+    threads: int = 1,
+    lease: float = 30.0,
+    idle: float = 60.0,
+    cache_mb: int = 1024,
+    quiet: bool = False,
+    inject_faults: Optional[str] = None,
+) -> Dict[str, Any]: ...

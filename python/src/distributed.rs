@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 /// A back-end error as a Python exception: a bad URL or run id is a
 /// `ValueError`, anything else an `LpkError`.
-fn error(e: ClusterError) -> PyErr {
+pub(crate) fn error(e: ClusterError) -> PyErr {
     match e {
         ClusterError::BadUrl { .. } | ClusterError::BadRunId(_) => {
             PyValueError::new_err(e.to_string())

@@ -12,6 +12,7 @@ mod distributed;
 mod kernels;
 mod objects;
 mod run;
+mod worker;
 
 use lpk_compiler::diag::{Diagnostic as RustDiagnostic, SourceMap};
 use lpk_compiler::explore::limit::TaskLimit;
@@ -623,6 +624,7 @@ fn _lpk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
     m.add_function(wrap_pyfunction!(distributed::submit, m)?)?;
     m.add_function(wrap_pyfunction!(distributed::status, m)?)?;
+    m.add_function(wrap_pyfunction!(worker::worker, m)?)?;
     m.add_class::<PyProgram>()?;
     m.add_class::<objects::PyInstance>()?;
     m.add_class::<PyTask>()?;
