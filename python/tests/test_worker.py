@@ -190,15 +190,24 @@ def test_python_kernel_survives_a_sigkilled_worker_bit_for_bit(
     run = lpk.submit(prog, {"A": a, "B": b}, redis=redis_url, store=str(store), block=8,
                      max_expiries=100)
     # The first worker keeps the first `wobble` task it takes (it sleeps in
-    # it); it is SIGKILLed once it holds it, so the run finishes only if
-    # another worker takes it over.
+    # it), so the run cannot finish before it is SIGKILLed and another
+    # worker takes that task over. It starts alone (so it surely takes
+    # one); the second starts once it holds it, and the first is killed
+    # once the second is registered.
     holding = tmp_path / "holding"
-    first, second = workers.start(hold=holding), workers.start()
+    first = workers.start(hold=holding)
     deadline = time.time() + 60
     while not holding.exists():
+        assert first.poll() is None, workers.log(0)
+        assert time.time() < deadline, "the first worker took no `wobble`"
+        time.sleep(0.005)
+    second = workers.start()
+    while True:
         s = lpk.status(run, redis=redis_url)
         assert s["state"] == "running", f"the run ended before a kill: {s}"
-        assert time.time() < deadline, f"the first worker took no `wobble`: {s}"
+        if s["live_workers"] == 2:
+            break
+        assert time.time() < deadline, f"the second worker did not register: {s}"
         time.sleep(0.005)
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
@@ -241,6 +250,7 @@ def test_a_run_whose_kernel_no_live_worker_has_is_blocked_naming_it(
     store.mkdir()
     run = lpk.submit(prog, {"A": np.eye(16)}, redis=redis_url, store=str(store), block=8)
     workers.start()  # has `wobble` (from Python), not `twist`
+    assert "kernels: the standard ones and wobble" in _wait_for_log(workers, 0)
     deadline = time.time() + 30
     while True:
         r = subprocess.run([lpkc, "status", run, "--redis", redis_url],
@@ -255,12 +265,26 @@ def test_a_run_whose_kernel_no_live_worker_has_is_blocked_naming_it(
     assert "no live worker has kernel `twist` (line" in blocked[0]
     assert "wobble" not in blocked[0], "the Python worker's `wobble` was not registered"
     assert lpk.status(run, redis=redis_url)["tasks_done"] == 0
+    # Ctrl-C stops it cleanly.
+    workers.procs[0].send_signal(signal.SIGINT)
+    assert workers.procs[0].wait(timeout=10) == 0, workers.log(0)
+    assert "stopped on Ctrl-C" in workers.log(0)
 
 
 def _with_path(d):
     """The environment with `d` first on PYTHONPATH."""
     old = os.environ.get("PYTHONPATH")
     return dict(os.environ, PYTHONPATH=str(d) + (os.pathsep + old if old else ""))
+
+
+def _wait_for_log(workers, k):
+    """Worker k's log once it has a line."""
+    deadline = time.time() + 30
+    while not workers.log(k).strip():
+        assert workers.procs[k].poll() is None, workers.log(k)
+        assert time.time() < deadline, "the worker printed nothing"
+        time.sleep(0.02)
+    return workers.log(k)
 
 
 def _worker_cli(args, env=None):
