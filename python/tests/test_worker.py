@@ -205,7 +205,7 @@ def test_python_kernel_survives_a_sigkilled_worker_bit_for_bit(
     while True:
         s = lpk.status(run, redis=redis_url)
         assert s["state"] == "running", f"the run ended before a kill: {s}"
-        if s["live_workers"] == 2:
+        if s["live_workers"] >= 2:
             break
         assert time.time() < deadline, f"the second worker did not register: {s}"
         time.sleep(0.005)
