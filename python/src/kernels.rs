@@ -24,7 +24,7 @@
 //! composes.
 
 use faer::MatRef;
-use lpk_model::program::{ParamKind, Program};
+use lpk_model::program::{KernelDecl, ParamKind, Program};
 use lpk_runtime::kernels::rules::{ArgDim, Dim};
 use lpk_runtime::kernels::{Kernel, KernelArg, KernelError, Registry, ShapeRule, Signature, Tile};
 use numpy::ndarray::{Array2, ShapeBuilder};
@@ -379,6 +379,13 @@ impl Kernel for PyKernel {
         })
     }
 
+    fn fits(&self, decl: &KernelDecl) -> Result<(), String> {
+        match Python::with_gil(|py| self.mismatch(py, decl)) {
+            Some(m) => Err(format!("Python kernel does not fit it: {m}")),
+            None => Ok(()),
+        }
+    }
+
     fn signature(&self) -> Option<Signature> {
         match &self.shape {
             ShapeSpec::Standard(k) => k.signature(),
@@ -561,10 +568,9 @@ fn shape_spec(name: &str, s: &Bound<'_, PyAny>) -> PyResult<ShapeSpec> {
 }
 
 /// Checks the kernels against the program's declarations, before any
-/// task: each must be declared, its result count must be the
-/// declaration's (a plain callable takes it), its "like argument k" must
-/// name a tile parameter, and its function must accept the declared
-/// parameters.
+/// task: each must be declared, and must fit its declaration
+/// ([`PyKernel::mismatch`]; a plain callable takes the declared result
+/// count).
 pub(crate) fn bind_to_program(
     py: Python<'_>,
     program: &Program,
@@ -580,25 +586,33 @@ pub(crate) fn bind_to_program(
                 declared.join(", ")
             )));
         };
+        if let Some(m) = k.mismatch(py, decl) {
+            return Err(PyValueError::new_err(format!("kernel `{}`: {m}", k.name)));
+        }
+        k.results = Some(decl.results.len());
+    }
+    Ok(())
+}
+
+impl PyKernel {
+    /// What keeps it from serving calls declared as `decl`: its result
+    /// count (when declared), its "like argument k" naming a tile
+    /// parameter, and its function accepting the declared parameters
+    /// (checked with `inspect.signature` where Python can tell).
+    fn mismatch(&self, py: Python<'_>, decl: &KernelDecl) -> Option<String> {
         let header = decl.declaration();
         let want = decl.results.len();
-        match k.results {
-            Some(n) if n != want => {
-                return Err(PyValueError::new_err(format!(
-                    "kernel `{}`: lpk.kernel(results={n}), but the program declares `{header}` \
-                     with {want} result(s)",
-                    k.name
-                )))
-            }
-            _ => k.results = Some(want),
+        if let Some(n) = self.results.filter(|&n| n != want) {
+            return Some(format!(
+                "lpk.kernel(results={n}), but the program declares `{header}` with {want} result(s)"
+            ));
         }
-        if let ShapeSpec::Like(per) = &k.shape {
+        if let ShapeSpec::Like(per) = &self.shape {
             if per.len() != want {
-                return Err(PyValueError::new_err(format!(
-                    "kernel `{}`: shape= lists {} argument(s), one per result, but `{header}` has {want} result(s)",
-                    k.name,
+                return Some(format!(
+                    "shape= lists {} argument(s), one per result, but `{header}` has {want} result(s)",
                     per.len()
-                )));
+                ));
             }
         }
         let tiles = decl
@@ -606,41 +620,35 @@ pub(crate) fn bind_to_program(
             .iter()
             .filter(|(_, p)| *p == ParamKind::Tile)
             .count();
-        if let Some(bad) = k
-            .like()
-            .and_then(|per| per.into_iter().find(|&i| i >= tiles))
-        {
-            return Err(PyValueError::new_err(format!(
-                "kernel `{}`: shape={bad} names tile argument {bad}, but `{header}` has {tiles} tile \
-                 argument(s) (counted from 0, scalars skipped)",
-                k.name
-            )));
+        let like = match &self.shape {
+            ShapeSpec::LikeAll(k) => Some(vec![*k]),
+            _ => self.like(),
+        };
+        if let Some(bad) = like.and_then(|per| per.into_iter().find(|&i| i >= tiles)) {
+            return Some(format!(
+                "shape={bad} names tile argument {bad}, but `{header}` has {tiles} tile \
+                 argument(s) (counted from 0, scalars skipped)"
+            ));
         }
-        check_arity(py, k, &header, decl.params.len())?;
+        self.arity_mismatch(py, &header, decl.params.len())
     }
-    Ok(())
-}
 
-/// The function must accept `n` positional arguments (checked with
-/// `inspect.signature` where Python can tell).
-fn check_arity(py: Python<'_>, k: &PyKernel, header: &str, n: usize) -> PyResult<()> {
-    let Ok(sig) = py
-        .import("inspect")
-        .and_then(|m| m.call_method1("signature", (k.function.bind(py),)))
-    else {
-        return Ok(());
-    };
-    let dummies = PyTuple::new(py, (0..n).map(|_| py.None()))?;
-    if let Err(e) = sig.call_method1("bind", dummies) {
-        return Err(PyValueError::new_err(format!(
-            "kernel `{}`: the program declares `{header}`, so it is called with {n} argument(s), \
-             but its function, with signature {}, cannot take them: {}",
-            k.name,
+    /// Why the function cannot take `n` positional arguments, if Python's
+    /// `inspect.signature` can tell.
+    fn arity_mismatch(&self, py: Python<'_>, header: &str, n: usize) -> Option<String> {
+        let sig = py
+            .import("inspect")
+            .and_then(|m| m.call_method1("signature", (self.function.bind(py),)))
+            .ok()?;
+        let dummies = PyTuple::new(py, (0..n).map(|_| py.None())).ok()?;
+        let e = sig.call_method1("bind", dummies).err()?;
+        Some(format!(
+            "the program declares `{header}`, so it is called with {n} argument(s), but its \
+             function, with signature {}, cannot take them: {}",
             sig.str().map(|s| s.to_string()).unwrap_or_default(),
             e.value(py)
-        )));
+        ))
     }
-    Ok(())
 }
 
 /// The standard kernels plus `kernels` (which replace standard ones of the

@@ -323,3 +323,43 @@ def test_an_unreachable_redis_is_an_error_not_a_hang(kernels_dir):
         lpk.worker("redis://127.0.0.1:1", quiet=True)
     r = _worker_cli(["--redis", "http://nowhere"])
     assert r.returncode == 2 and "is not a Redis URL" in r.stderr
+
+
+MISFIT = """
+kernel wobble(a) -> (b, c);
+
+program two_results(N: int) {
+    require N >= 1;
+    input A[N, N];
+    output B[N, N];
+    output C[N, N];
+    for i in range(N) {
+        for j in range(N) {
+            B[i, j], C[i, j] = wobble(A[i, j]);
+        }
+    }
+}
+"""
+
+
+def test_a_python_kernel_that_does_not_fit_the_declaration_fails_the_run_at_load(
+    redis_url, tmp_path
+):
+    calls = []
+
+    @lpk.kernel(results=1, shape=0)
+    def wobble(a):
+        calls.append(1)
+        return a
+
+    prog = lpk.compile(MISFIT, filename="two_results.lpk")
+    store = tmp_path / "store"
+    store.mkdir()
+    run = lpk.submit(prog, {"A": np.eye(8)}, redis=redis_url, store=str(store), block=4)
+    lpk.worker(redis_url, {"wobble": wobble}, idle=1.0, quiet=True)
+    s = lpk.status(run, redis=redis_url)
+    assert s["state"] == "failed", s
+    assert s["tasks_done"] == 0 and not calls, "a task ran before the kernel was checked"
+    text = str(s)
+    assert "kernel `wobble` (line 11) is declared `kernel wobble(a) -> (b, c);`" in text, text
+    assert "Python kernel does not fit it: lpk.kernel(results=1)" in text, text

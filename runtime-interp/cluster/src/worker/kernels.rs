@@ -9,9 +9,8 @@
 
 use crate::error::ClusterError;
 use crate::record::RunRecord;
-use lpk_model::program::{Instance, KernelDecl, ParamKind, Program};
-use lpk_model::stdlib::ScalarKind;
-use lpk_runtime::kernels::{Registry, Signature};
+use lpk_model::program::{Instance, KernelDecl, Program};
+use lpk_runtime::kernels::Registry;
 use std::collections::BTreeMap;
 
 /// Each kernel the program's statements call, with the line of its first
@@ -53,17 +52,13 @@ pub(super) fn check(
         .filter(|(k, _)| standard.get(&k.name).is_none())
         .collect();
     for (decl, line) in &users {
-        if let Some(sig) = own.signature(&decl.name) {
-            if !fits(&sig, decl) {
-                return Err(ClusterError::Refused(format!(
-                    "run {}: kernel `{}` (line {line}) is declared `{};`, but this worker's \
-                     implementation is `{}`",
-                    rec.id,
-                    decl.name,
-                    decl.declaration(),
-                    sig.declaration()
-                )));
-            }
+        if let Some(Err(why)) = own.get(&decl.name).map(|k| k.fits(decl)) {
+            return Err(ClusterError::Refused(format!(
+                "run {}: kernel `{}` (line {line}) is declared `{};`, but this worker's {why}",
+                rec.id,
+                decl.name,
+                decl.declaration(),
+            )));
         }
     }
     if users.is_empty() || rec.input_shapes.is_empty() {
@@ -82,19 +77,4 @@ pub(super) fn check(
     }
     lpk_runtime::shapes::check(inst, own, &shapes, rec.block)
         .map_err(|d| ClusterError::Refused(format!("run {}: {d}", rec.id)))
-}
-
-/// Whether implementation signature `sig` takes the parameters and gives
-/// the results that declaration `decl` says.
-fn fits(sig: &Signature, decl: &KernelDecl) -> bool {
-    sig.results.len() == decl.results.len()
-        && sig.params.len() == decl.params.len()
-        && sig.params.iter().zip(&decl.params).all(|((_, s), (_, d))| {
-            matches!(
-                (s, d),
-                (None, ParamKind::Tile)
-                    | (Some(ScalarKind::Int), ParamKind::Int)
-                    | (Some(ScalarKind::Real), ParamKind::Real)
-            )
-        })
 }

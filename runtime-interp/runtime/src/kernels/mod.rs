@@ -14,6 +14,8 @@
 //! the block size) and report inconsistent shapes or numerical failure as a
 //! [`KernelError`]; the executor adds the task and tile to the message.
 
+use lpk_model::program::{KernelDecl, ParamKind};
+use lpk_model::stdlib::ScalarKind;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -73,6 +75,18 @@ pub trait Kernel: Send + Sync {
     fn signature(&self) -> Option<Signature> {
         None
     }
+    /// Whether it can serve calls declared as `decl` (a distributed
+    /// worker asks before it takes a run's tasks); `Err` says what does
+    /// not match, completing "this worker's ...". By default from its
+    /// signature; a kernel without one accepts any declaration.
+    fn fits(&self, decl: &KernelDecl) -> Result<(), String> {
+        match self.signature() {
+            Some(sig) if !signature_fits(&sig, decl) => {
+                Err(format!("implementation is `{}`", sig.declaration()))
+            }
+            _ => Ok(()),
+        }
+    }
     /// Its shape rule: a run checks its inputs' shapes against it before
     /// any task runs, and zero tiles it reads get their shapes from it.
     /// `None`: not checked (the kernel's own checks remain).
@@ -93,6 +107,21 @@ pub trait Kernel: Send + Sync {
 }
 
 pub use lpk_model::stdlib::Signature;
+
+/// Whether `sig` has `decl`'s parameters (tiles and scalars of the same
+/// kinds, in order) and result count.
+fn signature_fits(sig: &Signature, decl: &KernelDecl) -> bool {
+    sig.results.len() == decl.results.len()
+        && sig.params.len() == decl.params.len()
+        && sig.params.iter().zip(&decl.params).all(|((_, s), (_, d))| {
+            matches!(
+                (s, d),
+                (None, ParamKind::Tile)
+                    | (Some(ScalarKind::Int), ParamKind::Int)
+                    | (Some(ScalarKind::Real), ParamKind::Real)
+            )
+        })
+}
 pub use rules::ShapeRule;
 
 /// Kernels by name.
