@@ -348,7 +348,7 @@ fn run_cases(jobs: &[(usize, Vec<u32>, u64)]) -> (Counts, usize, Vec<String>) {
 /// each with a planted bug, split into [`SHARDS`] tests so that each
 /// reports as it finishes (the choice lists are drawn up front, so the
 /// programs do not depend on the split).
-const SHARDS: usize = 25;
+const SHARDS: usize = 50;
 
 fn corpus() -> Vec<(usize, Vec<u32>, u64)> {
     let cases = lpk_test_support::env_number("LPK_LINT_HONESTY_CASES", 1000);
@@ -423,7 +423,15 @@ shards! {
     generated_and_mutated_15 = 15, generated_and_mutated_16 = 16, generated_and_mutated_17 = 17,
     generated_and_mutated_18 = 18, generated_and_mutated_19 = 19, generated_and_mutated_20 = 20,
     generated_and_mutated_21 = 21, generated_and_mutated_22 = 22, generated_and_mutated_23 = 23,
-    generated_and_mutated_24 = 24,
+    generated_and_mutated_24 = 24, generated_and_mutated_25 = 25, generated_and_mutated_26 = 26,
+    generated_and_mutated_27 = 27, generated_and_mutated_28 = 28, generated_and_mutated_29 = 29,
+    generated_and_mutated_30 = 30, generated_and_mutated_31 = 31, generated_and_mutated_32 = 32,
+    generated_and_mutated_33 = 33, generated_and_mutated_34 = 34, generated_and_mutated_35 = 35,
+    generated_and_mutated_36 = 36, generated_and_mutated_37 = 37, generated_and_mutated_38 = 38,
+    generated_and_mutated_39 = 39, generated_and_mutated_40 = 40, generated_and_mutated_41 = 41,
+    generated_and_mutated_42 = 42, generated_and_mutated_43 = 43, generated_and_mutated_44 = 44,
+    generated_and_mutated_45 = 45, generated_and_mutated_46 = 46, generated_and_mutated_47 = 47,
+    generated_and_mutated_48 = 48, generated_and_mutated_49 = 49,
 }
 
 /// The program with every intermediate `matrix` declared `= 0`.
