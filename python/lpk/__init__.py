@@ -57,6 +57,7 @@ __all__ = [
     "TaskLimitError",
     "Tile",
     "__version__",
+    "calibrate",
     "compile",
     "kernel",
     "load",
@@ -68,6 +69,7 @@ __all__ = [
 ]
 
 from ._worker import worker  # noqa: E402  (needs the names above)
+from ._calibrate import calibrate  # noqa: E402
 
 
 class Outputs(dict):

@@ -212,3 +212,13 @@ def worker(
     quiet: bool = False,
     inject_faults: Optional[str] = None,
 ) -> Dict[str, Any]: ...
+def calibrate(
+    kernels: Union[Mapping[str, Any], Sequence[Any]],
+    blocks: Union[int, Sequence[int]] = ...,
+    *,
+    args: Optional[Mapping[str, Callable[[int], Any]]] = None,
+    repeats: int = 5,
+    budget: float = 10.0,
+    into: Optional[str] = None,
+    seed: int = 0,
+) -> Dict[str, List[Dict[str, float]]]: ...
