@@ -317,14 +317,34 @@ fn to_tile(
         .try_readonly()
         .map_err(|e| format!("{which} cannot be read: {e}"))?;
     let view = ro.as_array();
+    // A large contiguous result is copied without the GIL, so that the
+    // other workers' Python calls go on meanwhile (the array is this
+    // call's return value, kept alive and borrowed read-only meanwhile).
+    let copy = |s: &[f64], rowwise: bool| {
+        let m = if rowwise {
+            MatRef::from_row_major_slice(s, rows, cols)
+        } else {
+            MatRef::from_column_major_slice(s, rows, cols)
+        };
+        if s.len() >= COPY_WITHOUT_GIL {
+            py.allow_threads(|| m.to_owned())
+        } else {
+            m.to_owned()
+        }
+    };
     if let Some(s) = view.as_slice() {
-        return Ok(MatRef::from_row_major_slice(s, rows, cols).to_owned());
+        return Ok(copy(s, true));
     }
     if let Some(s) = view.t().as_slice() {
-        return Ok(MatRef::from_column_major_slice(s, rows, cols).to_owned());
+        return Ok(copy(s, false));
     }
     Ok(Tile::from_fn(rows, cols, |r, c| view[[r, c]]))
 }
+
+/// Values of a result from which on it is copied back without the GIL
+/// (512 KiB: below, releasing and taking the GIL back costs more than the
+/// copy it frees).
+const COPY_WITHOUT_GIL: usize = 1 << 16;
 
 /// One argument copied out of the executor's tiles, ready for Python.
 enum Copied {
@@ -655,6 +675,14 @@ impl PyKernel {
 /// same name: [`user_kernels`] allowed only those that asked).
 pub(crate) fn registry(kernels: Vec<Arc<PyKernel>>) -> Registry {
     let mut registry = Registry::standard();
+    if !kernels.is_empty() {
+        // One Python thread state per executor thread, for its whole loop
+        // (the GIL released), so that a call only takes the GIL: without
+        // it each call makes and drops a thread state.
+        registry.set_thread_context(Arc::new(|body| {
+            Python::with_gil(|py| py.allow_threads(body));
+        }));
+    }
     for k in kernels {
         registry.register(k);
     }

@@ -579,7 +579,7 @@ pub fn execute(
             let shared = &shared;
             let spawned = std::thread::Builder::new()
                 .name(format!("lpk-worker-{w}"))
-                .spawn_scoped(s, move || worker(shared));
+                .spawn_scoped(s, move || registry.run_in_thread_context(|| worker(shared)));
             if let Err(e) = spawned {
                 let mut sc = lock(&shared.sched);
                 sc.failed.get_or_insert(ExecError::Inconsistent(format!(

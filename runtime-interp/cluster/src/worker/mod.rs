@@ -207,7 +207,7 @@ pub fn work(cfg: &WorkerConfig, log: &(dyn Fn(&str) + Sync)) -> Result<WorkerRep
             s.spawn(move || watch_stop(sh, outside));
         }
         let threads: Vec<_> = (0..cfg.threads.max(1))
-            .map(|k| s.spawn(move || task_loop(sh, k)))
+            .map(|k| s.spawn(move || cfg.kernels.run_in_thread_context(|| task_loop(sh, k))))
             .collect();
         for t in threads {
             let _ = t.join();

@@ -128,7 +128,14 @@ pub use rules::ShapeRule;
 #[derive(Clone, Default)]
 pub struct Registry {
     kernels: BTreeMap<String, Arc<dyn Kernel>>,
+    thread_context: Option<ThreadContext>,
 }
+
+/// Runs the loop of a thread that calls kernels (its argument) inside
+/// whatever per-thread setup the kernels need, set with
+/// [`Registry::set_thread_context`]: Python kernels keep one Python thread
+/// state per executor thread instead of making one per call.
+pub type ThreadContext = Arc<dyn Fn(&mut (dyn FnMut() + Send)) + Send + Sync>;
 
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -159,6 +166,29 @@ impl Registry {
             registry.register(kernel);
         }
         registry
+    }
+
+    /// Sets the context every thread that calls these kernels runs its
+    /// loop in (the executor's workers and a distributed worker's task
+    /// threads). It must call its argument once.
+    pub fn set_thread_context(&mut self, context: ThreadContext) {
+        self.thread_context = Some(context);
+    }
+
+    /// Runs `body`, a kernel-calling thread's loop, in the thread context
+    /// (directly when none is set, or if the context did not call it).
+    pub fn run_in_thread_context(&self, body: impl FnOnce() + Send) {
+        let mut body = Some(body);
+        if let Some(context) = &self.thread_context {
+            context(&mut || {
+                if let Some(b) = body.take() {
+                    b();
+                }
+            });
+        }
+        if let Some(b) = body {
+            b();
+        }
     }
 
     /// The names of every registered kernel.

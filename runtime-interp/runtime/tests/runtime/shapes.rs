@@ -300,3 +300,63 @@ fn the_shape_check_and_the_flops_come_from_the_registry() {
     let none = run(&registry(None));
     assert_eq!((none.flops, none.flops_complete), (0.0, false));
 }
+
+thread_local! {
+    /// Set on a thread while it runs inside the test's thread context.
+    static IN_CONTEXT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A standard kernel that fails when called outside the thread context.
+struct NeedsContext(&'static str);
+
+impl lpk_runtime::kernels::Kernel for NeedsContext {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn call(&self, args: &[KernelArg<'_>]) -> Result<Vec<Tile>, lpk_runtime::kernels::KernelError> {
+        if !IN_CONTEXT.with(std::cell::Cell::get) {
+            return Err(lpk_runtime::kernels::KernelError::new(
+                "called outside the thread context",
+            ));
+        }
+        let standard = Registry::standard();
+        standard.get(self.0).expect("a standard kernel").call(args)
+    }
+}
+
+/// Every executor thread runs its loop inside the registry's thread
+/// context, once per thread (Python kernels keep a thread state there).
+#[test]
+fn every_executor_thread_runs_in_the_registrys_thread_context() {
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    let p = program("gemm");
+    let data = inputs(&p, &[("A", 8, 8), ("B", 8, 8)]);
+    let mut registry = Registry::new();
+    for name in ["gemm", "gemm_acc"] {
+        registry.register(Arc::new(NeedsContext(name)));
+    }
+    let run = |registry: &Registry| {
+        in_memory::run(
+            &p,
+            &[],
+            &data,
+            2,
+            registry,
+            &ExecConfig { workers: 3 },
+            &Progress::default(),
+        )
+    };
+    assert!(run(&registry).is_err(), "no context: the kernels refuse");
+    let entered = Arc::new(AtomicUsize::new(0));
+    let counter = entered.clone();
+    registry.set_thread_context(Arc::new(move |body| {
+        counter.fetch_add(1, Ordering::Relaxed);
+        IN_CONTEXT.with(|c| c.set(true));
+        body();
+        IN_CONTEXT.with(|c| c.set(false));
+    }));
+    let out = run(&registry).expect("runs in the context");
+    assert_eq!(out.report.tasks, 64);
+    assert_eq!(entered.load(Ordering::Relaxed), 3, "once per worker thread");
+}
