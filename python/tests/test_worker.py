@@ -343,7 +343,7 @@ program two_results(N: int) {
 
 
 def test_a_python_kernel_that_does_not_fit_the_declaration_fails_the_run_at_load(
-    redis_url, tmp_path
+    lpkc, redis_url, tmp_path
 ):
     calls = []
 
@@ -360,6 +360,10 @@ def test_a_python_kernel_that_does_not_fit_the_declaration_fails_the_run_at_load
     s = lpk.status(run, redis=redis_url)
     assert s["state"] == "failed", s
     assert s["tasks_done"] == 0 and not calls, "a task ran before the kernel was checked"
+    assert s["error"]["task"] is None, "the run failed as a whole, in no task"
     text = str(s)
     assert "kernel `wobble` (line 11) is declared `kernel wobble(a) -> (b, c);`" in text, text
     assert "Python kernel does not fit it: lpk.kernel(results=1)" in text, text
+    r = subprocess.run([lpkc, "status", run, "--redis", redis_url],
+                       capture_output=True, text=True, timeout=30)
+    assert "  failed: run " in r.stdout and "failed at task" not in r.stdout, r.stdout

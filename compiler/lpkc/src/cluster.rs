@@ -99,11 +99,14 @@ pub(crate) fn status_lines(s: &Status, blocked: bool) -> Vec<String> {
         r.total,
         s.rate
     )];
-    if let Some((t, m)) = &s.error {
-        out.push(format!(
+    match &s.error {
+        // Refused at load: the run failed as a whole, in no task.
+        Some((t, m)) if t.task.is_none() && t.id.is_empty() => out.push(format!("  failed: {m}")),
+        Some((t, m)) => out.push(format!(
             "  failed at task {}: {m}",
             task_text(&s.program, t)
-        ));
+        )),
+        None => {}
     }
     if r.state == RunState::Running || blocked {
         out.push(format!(

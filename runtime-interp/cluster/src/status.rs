@@ -383,8 +383,9 @@ pub fn to_json(s: &Status, names: bool) -> serde_json::Value {
             "kernel": k,
             "line": line,
         })).collect::<Vec<_>>(),
+        // A run that failed as a whole (refused at load) names no task.
         "error": s.error.as_ref().map(|(t, m)| serde_json::json!({
-            "task": task_value(&s.program, t, names),
+            "task": (t.task.is_some() || !t.id.is_empty()).then(|| task_value(&s.program, t, names)),
             "message": m,
         })),
         "unclaimed_tasks": s.unclaimed_tasks.iter().map(|t| task_value(&s.program, t, names)).collect::<Vec<_>>(),
