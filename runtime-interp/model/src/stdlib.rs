@@ -45,6 +45,10 @@ impl Signature {
 
 const T: Option<ScalarKind> = None;
 
+/// The parameters of `qr_apply_pair` and `lq_apply_pair`: a factor (v, t)
+/// and the two tiles it is applied to.
+const APPLY_PAIR: &[(&str, Option<ScalarKind>)] = &[("v", T), ("t", T), ("c0", T), ("c1", T)];
+
 /// The signature of kernel `name`, one line of [`STANDARD`].
 const fn sig(
     name: &'static str,
@@ -93,19 +97,11 @@ pub const STANDARD: &[Signature] = &[
     sig("qr_factor", &[("a", T)], &["v", "t", "r"]),
     sig("qr_pair", &[("r0", T), ("r1", T)], &["v", "t", "r"]),
     sig("qr_apply", &[("v", T), ("t", T), ("c", T)], &["d"]),
-    sig(
-        "qr_apply_pair",
-        &[("v", T), ("t", T), ("c0", T), ("c1", T)],
-        &["d0", "d1"],
-    ),
+    sig("qr_apply_pair", APPLY_PAIR, &["d0", "d1"]),
     sig("lq_factor", &[("a", T)], &["v", "t", "l"]),
     sig("lq_pair", &[("l0", T), ("l1", T)], &["v", "t", "l"]),
     sig("lq_apply", &[("v", T), ("t", T), ("c", T)], &["d"]),
-    sig(
-        "lq_apply_pair",
-        &[("v", T), ("t", T), ("c0", T), ("c1", T)],
-        &["d0", "d1"],
-    ),
+    sig("lq_apply_pair", APPLY_PAIR, &["d0", "d1"]),
     sig("trtri", &[("l", T)], &["x"]),
 ];
 
