@@ -13,6 +13,7 @@
 use crate::expr::{Env, EvalError, ExprPool, ExprRef};
 pub use crate::ids::{KernelId, MatrixId, StmtId};
 use crate::plan::Plan;
+use crate::stdlib::{declaration_text, ScalarKind};
 use serde::{Deserialize, Serialize};
 
 /// The role of a matrix.
@@ -65,6 +66,18 @@ pub enum ParamKind {
     Real,
 }
 
+impl ParamKind {
+    /// The scalar type of a scalar parameter (`None` for a tile), as a
+    /// standard [`Signature`](crate::stdlib::Signature) writes it.
+    pub fn scalar(self) -> Option<ScalarKind> {
+        match self {
+            ParamKind::Tile => None,
+            ParamKind::Int => Some(ScalarKind::Int),
+            ParamKind::Real => Some(ScalarKind::Real),
+        }
+    }
+}
+
 /// A kernel signature.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KernelDecl {
@@ -80,21 +93,8 @@ impl KernelDecl {
     /// Its declaration as a program writes it, without the `;`:
     /// `kernel scale(a, alpha: real) -> (b)`.
     pub fn declaration(&self) -> String {
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(n, k)| match k {
-                ParamKind::Tile => n.clone(),
-                ParamKind::Int => format!("{n}: int"),
-                ParamKind::Real => format!("{n}: real"),
-            })
-            .collect();
-        format!(
-            "kernel {}({}) -> ({})",
-            self.name,
-            params.join(", "),
-            self.results.join(", ")
-        )
+        let params = self.params.iter().map(|(n, k)| (n.as_str(), k.scalar()));
+        declaration_text(&self.name, params, &self.results)
     }
 }
 

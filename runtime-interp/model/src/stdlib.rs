@@ -25,22 +25,32 @@ pub struct Signature {
 impl Signature {
     /// The declaration a program writes for this kernel.
     pub fn declaration(&self) -> String {
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(n, t)| match t {
-                None => (*n).to_string(),
-                Some(ScalarKind::Int) => format!("{n}: int"),
-                Some(ScalarKind::Real) => format!("{n}: real"),
-            })
-            .collect();
-        format!(
-            "kernel {}({}) -> ({});",
-            self.name,
-            params.join(", "),
-            self.results.join(", ")
-        )
+        let params = self.params.iter().copied();
+        format!("{};", declaration_text(self.name, params, self.results))
     }
+}
+
+/// `kernel NAME(a, alpha: real) -> (b)`, without the `;`, from the
+/// parameters (each with its scalar type, `None` for a tile) and the
+/// results: the text of a [`Signature`] and of a program's kernel alike.
+pub(crate) fn declaration_text<'a>(
+    name: &str,
+    params: impl Iterator<Item = (&'a str, Option<ScalarKind>)>,
+    results: &[impl AsRef<str>],
+) -> String {
+    let params: Vec<String> = params
+        .map(|(n, t)| match t {
+            None => n.to_string(),
+            Some(ScalarKind::Int) => format!("{n}: int"),
+            Some(ScalarKind::Real) => format!("{n}: real"),
+        })
+        .collect();
+    let results: Vec<&str> = results.iter().map(AsRef::as_ref).collect();
+    format!(
+        "kernel {name}({}) -> ({})",
+        params.join(", "),
+        results.join(", ")
+    )
 }
 
 const T: Option<ScalarKind> = None;
