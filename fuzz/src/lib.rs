@@ -142,9 +142,9 @@ fn without_positions(program: Program) -> Program {
     fn tree(nodes: &mut [TreeNode]) {
         for n in nodes {
             match n {
-                TreeNode::Loop { line, body, .. } => {
-                    *line = 0;
-                    tree(body);
+                TreeNode::Loop(l) => {
+                    l.line = 0;
+                    tree(&mut l.body);
                 }
                 TreeNode::If {
                     branches,

@@ -232,6 +232,21 @@ impl Tok<'_> {
             Tok::EqEq | Tok::NotEq | Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge
         )
     }
+
+    /// Whether the token is an arithmetic operator (`+`, `-`, `*`, `/`,
+    /// `//`, `%`, `**`).
+    pub fn is_arithmetic(&self) -> bool {
+        matches!(
+            self,
+            Tok::Plus
+                | Tok::Minus
+                | Tok::Star
+                | Tok::Slash
+                | Tok::SlashSlash
+                | Tok::Percent
+                | Tok::StarStar
+        )
+    }
 }
 
 /// A source comment, kept for the formatter.

@@ -271,23 +271,10 @@ fn guard_nesting(tokens: &[(usize, Tok<'_>, usize)], file: FileId) -> Option<Par
         }
         match tok {
             Tok::Semi | Tok::LBrace | Tok::RBrace => operators = 0,
-            Tok::Plus
-            | Tok::Minus
-            | Tok::Star
-            | Tok::Slash
-            | Tok::SlashSlash
-            | Tok::Percent
-            | Tok::StarStar
-            | Tok::And
-            | Tok::Or
-            | Tok::Not
-            | Tok::EqEq
-            | Tok::NotEq
-            | Tok::Lt
-            | Tok::Le
-            | Tok::Gt
-            | Tok::Ge
-            | Tok::Comma => {
+            t if t.is_arithmetic()
+                || t.is_comparison()
+                || matches!(t, Tok::And | Tok::Or | Tok::Not | Tok::Comma) =>
+            {
                 operators += 1;
                 if operators > MAX_OPERATORS {
                     return Some(ParseError::TooComplex {

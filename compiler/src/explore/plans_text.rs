@@ -60,28 +60,21 @@ pub(crate) fn plan_text(p: &Program, vars: &[String], plan: &Plan, indent: &str)
             PlanStep::CheckRange { slot, lo, hi } => {
                 format!("check {} <= {} < {}", e(*lo), name(*slot), e(*hi))
             }
-            PlanStep::Range {
-                slot,
-                lo,
-                hi,
-                step,
-                lower,
-                upper,
-            } => {
-                let mut lo_s = e(*lo);
-                for l in lower {
+            PlanStep::Range(r) => {
+                let mut lo_s = e(r.lo);
+                for l in &r.lower {
                     lo_s = format!("max({lo_s}, {})", e(*l));
                 }
-                let mut hi_s = e(*hi);
-                for u in upper {
+                let mut hi_s = e(r.hi);
+                for u in &r.upper {
                     hi_s = format!("min({hi_s}, {})", e(*u));
                 }
-                let step_s = if matches!(p.exprs.get(*step), Some(lpk_model::expr::Node::Int(1))) {
+                let step_s = if matches!(p.exprs.get(r.step), Some(lpk_model::expr::Node::Int(1))) {
                     String::new()
                 } else {
-                    format!(" step {} from {}", e(*step), e(*lo))
+                    format!(" step {} from {}", e(r.step), e(r.lo))
                 };
-                format!("ENUMERATE {} in [{lo_s}, {hi_s}){step_s}", name(*slot))
+                format!("ENUMERATE {} in [{lo_s}, {hi_s}){step_s}", name(r.slot))
             }
         };
         let _ = writeln!(out, "{indent}{}. {line}", i + 1);
@@ -94,9 +87,7 @@ pub(crate) fn plan_text(p: &Program, vars: &[String], plan: &Plan, indent: &str)
 
 /// Whether a plan enumerates.
 pub fn enumerates(plan: &Plan) -> bool {
-    plan.steps
-        .iter()
-        .any(|s| matches!(s, PlanStep::Range { .. }))
+    plan.steps.iter().any(|s| matches!(s, PlanStep::Range(_)))
 }
 
 /// Renders every plan of a program.

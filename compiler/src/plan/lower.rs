@@ -19,8 +19,8 @@ use crate::front::hir::{self, Builtin, ExprId, ProgramDef, StmtKind, Ty, VarId};
 use lpk_grammar::ast::{self, Span};
 use lpk_model::expr::{BinOp, ExprPool, ExprRef, Func, Func2, Node, UnOp};
 use lpk_model::program::{
-    Access, Arg, DomainItem, KernelDecl, MatrixDecl, ParamDecl, ParamKind, Role, Statement,
-    TreeNode,
+    Access, Arg, DomainItem, KernelDecl, LoopNode, MatrixDecl, ParamDecl, ParamKind, Role,
+    Statement, TreeNode,
 };
 use lpk_model::{KernelId, MatrixId, StmtId};
 use std::collections::HashMap;
@@ -239,14 +239,14 @@ impl Lowerer<'_> {
                     self.loop_names.pop();
                     self.order.pop();
                     self.domain.pop();
-                    out.push(TreeNode::Loop {
+                    out.push(TreeNode::Loop(LoopNode {
                         slot: depth,
                         lo,
                         hi,
                         step,
                         body,
                         line: self.line(stmt.span),
-                    });
+                    }));
                 }
                 StmtKind::If(i) => {
                     self.next_order();

@@ -30,7 +30,7 @@ use crate::constraint::affine::{decompose, Affine, Side, Term, Q};
 use crate::constraint::guard::{guard_equalities, guard_inequalities};
 use crate::plan::emit::emit;
 use lpk_model::expr::{BinOp, ExprPool, ExprRef, Func2, Node, UnOp};
-use lpk_model::plan::{Plan, PlanStep};
+use lpk_model::plan::{Plan, PlanStep, RangeStep};
 use lpk_model::program::{
     Access, AccessPlans, AccessRef, DomainItem, ProgramParts, Statement, StatementPlans,
 };
@@ -247,13 +247,7 @@ fn place_checks(
     };
     place(&known, &mut out, &mut placed);
     for step in steps {
-        let slot = match &step {
-            PlanStep::Set { slot, .. }
-            | PlanStep::SetDiv { slot, .. }
-            | PlanStep::SetLog { slot, .. }
-            | PlanStep::Range { slot, .. } => Some(*slot),
-            PlanStep::Check { .. } | PlanStep::CheckRange { .. } => None,
-        };
+        let slot = step.assigned_slot();
         out.push(step);
         if let Some(s) = slot {
             known.insert(s);
@@ -504,14 +498,14 @@ impl Builder<'_> {
         lower.dedup();
         upper.sort();
         upper.dedup();
-        self.steps.push(PlanStep::Range {
+        self.steps.push(PlanStep::Range(RangeStep {
             slot: v,
             lo,
             hi,
             step,
             lower,
             upper,
-        });
+        }));
         self.known.insert(v);
         self.enumerated.insert(v);
     }

@@ -303,8 +303,9 @@ return out
 "#;
 
 /// Creates a run's ready stream with its consumer group (reading from the
-/// start, so entries added before are delivered too).
-pub(crate) fn create_queue(redis: &mut Redis, keys: &Keys) -> Result<(), ClusterError> {
+/// start, so entries added before are delivered too), as `submit` and
+/// `resume` do (and the protocol tests, for the runs they set up).
+pub fn create_queue(redis: &mut Redis, keys: &Keys) -> Result<(), ClusterError> {
     redis.query(
         redis::cmd("XGROUP")
             .arg("CREATE")

@@ -97,13 +97,8 @@ pub fn flops(kernel: &str, tiles: &[(usize, usize)]) -> Option<f64> {
             need(2)?;
             qr_flops(m + f(tiles[1].0), n.max(f(tiles[1].1)))
         }
-        "qr_apply" => {
-            need(3)?;
-            let k = f(tiles[2].1);
-            4.0 * m * n * k + n * n * k
-        }
-        "qr_apply_pair" => {
-            need(4)?;
+        "qr_apply" | "qr_apply_pair" => {
+            need(if kernel == "qr_apply" { 3 } else { 4 })?;
             let k = f(tiles[2].1);
             4.0 * m * n * k + n * n * k
         }
@@ -111,18 +106,9 @@ pub fn flops(kernel: &str, tiles: &[(usize, usize)]) -> Option<f64> {
             need(1)?;
             n * n * n / 3.0
         }
-        "lq_factor" => {
-            need(1)?;
-            qr_flops(n, m)
-        }
-        "lq_pair" => {
-            need(2)?;
-            qr_flops(n + f(tiles[1].1), m.max(f(tiles[1].0)))
-        }
-        "lq_apply" | "lq_apply_pair" => {
-            need(if kernel == "lq_apply" { 3 } else { 4 })?;
-            let p = f(tiles[2].0);
-            4.0 * n * m * p + m * m * p
+        "lq_factor" | "lq_pair" | "lq_apply" | "lq_apply_pair" => {
+            let (qr, transposed) = as_qr(kernel, tiles);
+            return flops(&qr, &transposed);
         }
         _ => return None,
     })
@@ -166,6 +152,13 @@ fn solve_flops(kernel: &str, tiles: &[(usize, usize)]) -> Option<f64> {
     })
 }
 
+/// The QR kernel an LQ kernel is the transpose of (`lq_pair` of l0, l1 is
+/// `qr_pair` of l0ᵀ, l1ᵀ, transposed), with the transposed tile shapes.
+fn as_qr(kernel: &str, tiles: &[(usize, usize)]) -> (String, Vec<(usize, usize)>) {
+    let qr = kernel.replacen("lq", "qr", 1);
+    (qr, tiles.iter().map(|&(r, c)| (c, r)).collect())
+}
+
 fn qr_flops(m: f64, n: f64) -> f64 {
     // Householder QR of an m×n panel (k = min(m, n) reflectors) plus forming
     // the k×k triangular factor t.
@@ -179,12 +172,17 @@ pub fn result_shapes(kernel: &str, tiles: &[(usize, usize)]) -> Option<Vec<(usiz
     let a = *tiles.first()?;
     let need = |k: usize| (tiles.len() == k).then_some(());
     Some(match kernel {
+        // One result the shape of the first argument.
         "copy" | "scale" | "chol" | "trtri" => {
             need(1)?;
             vec![a]
         }
         "add" => {
             need(2)?;
+            vec![a]
+        }
+        "gemm_acc" | "gemm_sub" | "syrk" | "gemm_sub_t" => {
+            need(3)?;
             vec![a]
         }
         "add4" => {
@@ -195,11 +193,8 @@ pub fn result_shapes(kernel: &str, tiles: &[(usize, usize)]) -> Option<Vec<(usiz
             need(2)?;
             vec![(a.0, tiles[1].1)]
         }
-        "gemm_acc" | "gemm_sub" | "syrk" => {
-            need(3)?;
-            vec![a]
-        }
-        "trsm" | "trsm_ll" | "trsm_ru" => {
+        // Solves: x has the shape of the right-hand side b.
+        "trsm" | "trsm_ll" | "trsm_ru" | "trsm_lu" | "trsm_ln" | "trsm_lt" => {
             need(2)?;
             vec![tiles[1]]
         }
@@ -211,26 +206,19 @@ pub fn result_shapes(kernel: &str, tiles: &[(usize, usize)]) -> Option<Vec<(usiz
             need(1)?;
             vec![a, a, (a.0, 1)]
         }
-        "gessm" => {
+        // Appliers of a factor: the result has the shape of c.
+        "gessm" | "qr_apply" | "lq_apply" => {
             need(3)?;
             vec![tiles[2]]
+        }
+        "ssssm" | "qr_apply_pair" | "lq_apply_pair" => {
+            need(4)?;
+            vec![tiles[2], tiles[3]]
         }
         "tstrf" => {
             need(2)?;
             let rows = a.0 + tiles[1].0;
             vec![a, (rows, a.1), (rows, 1)]
-        }
-        "ssssm" => {
-            need(4)?;
-            vec![tiles[2], tiles[3]]
-        }
-        "trsm_lu" | "trsm_ln" | "trsm_lt" => {
-            need(2)?;
-            vec![tiles[1]]
-        }
-        "gemm_sub_t" => {
-            need(3)?;
-            vec![a]
         }
         "qr_factor" => {
             need(1)?;
@@ -244,33 +232,10 @@ pub fn result_shapes(kernel: &str, tiles: &[(usize, usize)]) -> Option<Vec<(usiz
             let k = m.min(n);
             vec![(m, k), (k, k), (k, n)]
         }
-        "qr_apply" => {
-            need(3)?;
-            vec![tiles[2]]
-        }
-        "qr_apply_pair" => {
-            need(4)?;
-            vec![tiles[2], tiles[3]]
-        }
-        "lq_factor" => {
-            need(1)?;
-            let k = a.0.min(a.1);
-            vec![(k, a.1), (k, k), (a.0, k)]
-        }
-        "lq_pair" => {
-            need(2)?;
-            let m = a.0.max(tiles[1].0);
-            let n = a.1 + tiles[1].1;
-            let k = m.min(n);
-            vec![(k, n), (k, k), (m, k)]
-        }
-        "lq_apply" => {
-            need(3)?;
-            vec![tiles[2]]
-        }
-        "lq_apply_pair" => {
-            need(4)?;
-            vec![tiles[2], tiles[3]]
+        "lq_factor" | "lq_pair" => {
+            let (qr, transposed) = as_qr(kernel, tiles);
+            let shapes = result_shapes(&qr, &transposed)?;
+            shapes.into_iter().map(|(r, c)| (c, r)).collect()
         }
         _ => return None,
     })
@@ -302,33 +267,32 @@ mod tests {
 
     #[test]
     fn shapes_and_bytes() {
-        assert_eq!(
-            result_shapes("qr_factor", &[(10, 4)]),
-            Some(vec![(10, 4), (4, 4), (4, 4)])
-        );
-        assert_eq!(
-            result_shapes("qr_pair", &[(4, 4), (3, 4)]),
-            Some(vec![(7, 4), (4, 4), (4, 4)])
-        );
-        assert_eq!(result_shapes("gemm", &[(2, 3), (3, 5)]), Some(vec![(2, 5)]));
+        // (kernel, argument shapes, result shapes): the LQ kernels are the
+        // QR kernels on transposed tiles.
+        type Shapes = &'static [(usize, usize)];
+        let cases: [(&str, Shapes, Shapes); 5] = [
+            ("qr_factor", &[(10, 4)], &[(10, 4), (4, 4), (4, 4)]),
+            ("qr_pair", &[(4, 4), (3, 4)], &[(7, 4), (4, 4), (4, 4)]),
+            ("lq_factor", &[(4, 10)], &[(4, 10), (4, 4), (4, 4)]),
+            ("lq_pair", &[(4, 4), (4, 3)], &[(4, 7), (4, 4), (4, 4)]),
+            ("gemm", &[(2, 3), (3, 5)], &[(2, 5)]),
+        ];
+        for (kernel, tiles, want) in cases {
+            assert_eq!(
+                result_shapes(kernel, tiles).as_deref(),
+                Some(want),
+                "{kernel}"
+            );
+        }
         assert_eq!(bytes("add", &[(2, 2), (2, 2)]), Some(8.0 * 12.0));
         assert!(flops("qr_factor", &[(10, 4)]).is_some_and(|f| f > 0.0));
-        // The LQ kernels are the QR kernels on transposed tiles.
-        assert_eq!(
-            result_shapes("lq_factor", &[(4, 10)]),
-            Some(vec![(4, 10), (4, 4), (4, 4)])
-        );
-        assert_eq!(
-            result_shapes("lq_pair", &[(4, 4), (4, 3)]),
-            Some(vec![(4, 7), (4, 4), (4, 4)])
-        );
         assert_eq!(
             flops("lq_factor", &[(4, 10)]),
             flops("qr_factor", &[(10, 4)])
         );
-        assert_eq!(
-            flops("lq_apply", &[(4, 10), (4, 4), (3, 10)]),
-            flops("qr_apply", &[(10, 4), (4, 4), (10, 3)])
-        );
+        // v 4×10, c 3×10: 4 n k p + k² p with n = 10, k = 4, p = 3.
+        let lq_apply = flops("lq_apply", &[(4, 10), (4, 4), (3, 10)]);
+        assert_eq!(lq_apply, Some(4.0 * 10.0 * 4.0 * 3.0 + 16.0 * 3.0));
+        assert_eq!(lq_apply, flops("qr_apply", &[(10, 4), (4, 4), (10, 3)]));
     }
 }

@@ -56,23 +56,41 @@ pub enum PlanStep {
         /// Exclusive upper bound.
         hi: ExprRef,
     },
-    /// For every `slot` in `range(lo, hi, step)` that also satisfies
-    /// `slot >= l` for each `l` in `lower` and `slot < u` for each `u` in
-    /// `upper`, run the rest of the plan.
-    Range {
-        /// The enumerated slot.
-        slot: u32,
-        /// The loop's lower bound (the step's origin).
-        lo: ExprRef,
-        /// The loop's upper bound.
-        hi: ExprRef,
-        /// The loop's step.
-        step: ExprRef,
-        /// Extra inclusive lower bounds derived from other constraints.
-        lower: Vec<ExprRef>,
-        /// Extra exclusive upper bounds derived from other constraints.
-        upper: Vec<ExprRef>,
-    },
+    /// An enumeration (see [`RangeStep`]).
+    Range(RangeStep),
+}
+
+impl PlanStep {
+    /// The slot the step sets (`None` for the checks).
+    pub fn assigned_slot(&self) -> Option<u32> {
+        match self {
+            PlanStep::Set { slot, .. }
+            | PlanStep::SetDiv { slot, .. }
+            | PlanStep::SetLog { slot, .. }
+            | PlanStep::Range(RangeStep { slot, .. }) => Some(*slot),
+            PlanStep::Check { .. } | PlanStep::CheckRange { .. } => None,
+        }
+    }
+}
+
+/// For every `slot` in `range(lo, hi, step)` that also satisfies
+/// `slot >= l` for each `l` in `lower` and `slot < u` for each `u` in
+/// `upper`, run the rest of the plan. Serialised as the fields of
+/// [`PlanStep::Range`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RangeStep {
+    /// The enumerated slot.
+    pub slot: u32,
+    /// The loop's lower bound (the step's origin).
+    pub lo: ExprRef,
+    /// The loop's upper bound.
+    pub hi: ExprRef,
+    /// The loop's step.
+    pub step: ExprRef,
+    /// Extra inclusive lower bounds derived from other constraints.
+    pub lower: Vec<ExprRef>,
+    /// Extra exclusive upper bounds derived from other constraints.
+    pub upper: Vec<ExprRef>,
 }
 
 /// A plan.
@@ -230,31 +248,24 @@ impl Runner<'_, '_> {
                         _ => return Ok(()),
                     }
                 }
-                PlanStep::Range {
-                    slot,
-                    lo,
-                    hi,
-                    step,
-                    lower,
-                    upper,
-                } => {
+                PlanStep::Range(r) => {
                     let (Ok(lo), Ok(hi), Ok(step)) = (
-                        self.int(*lo, slots),
-                        self.int(*hi, slots),
-                        self.int(*step, slots),
+                        self.int(r.lo, slots),
+                        self.int(r.hi, slots),
+                        self.int(r.step, slots),
                     ) else {
                         return Ok(());
                     };
                     if step <= 0 {
                         return Ok(());
                     }
-                    let Some(start) = self.range_start(lo, step, lower, slots) else {
+                    let Some(start) = self.range_start(lo, step, &r.lower, slots) else {
                         return Ok(());
                     };
-                    let Some(hi) = self.range_end(hi, upper, slots) else {
+                    let Some(hi) = self.range_end(hi, &r.upper, slots) else {
                         return Ok(());
                     };
-                    return self.enumerate(k, *slot, (start, hi, step), slots);
+                    return self.enumerate(k, r.slot, (start, hi, step), slots);
                 }
             }
             k += 1;

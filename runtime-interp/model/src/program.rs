@@ -13,6 +13,7 @@
 use crate::expr::{Env, EvalError, ExprPool, ExprRef};
 pub use crate::ids::{KernelId, MatrixId, StmtId};
 use crate::plan::Plan;
+use crate::stdlib::{declaration_text, ScalarKind};
 use serde::{Deserialize, Serialize};
 
 /// The role of a matrix.
@@ -65,6 +66,18 @@ pub enum ParamKind {
     Real,
 }
 
+impl ParamKind {
+    /// The scalar type of a scalar parameter (`None` for a tile), as a
+    /// standard [`Signature`](crate::stdlib::Signature) writes it.
+    pub fn scalar(self) -> Option<ScalarKind> {
+        match self {
+            ParamKind::Tile => None,
+            ParamKind::Int => Some(ScalarKind::Int),
+            ParamKind::Real => Some(ScalarKind::Real),
+        }
+    }
+}
+
 /// A kernel signature.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KernelDecl {
@@ -80,21 +93,8 @@ impl KernelDecl {
     /// Its declaration as a program writes it, without the `;`:
     /// `kernel scale(a, alpha: real) -> (b)`.
     pub fn declaration(&self) -> String {
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(n, k)| match k {
-                ParamKind::Tile => n.clone(),
-                ParamKind::Int => format!("{n}: int"),
-                ParamKind::Real => format!("{n}: real"),
-            })
-            .collect();
-        format!(
-            "kernel {}({}) -> ({})",
-            self.name,
-            params.join(", "),
-            self.results.join(", ")
-        )
+        let params = self.params.iter().map(|(n, k)| (n.as_str(), k.scalar()));
+        declaration_text(&self.name, params, &self.results)
     }
 }
 
@@ -180,21 +180,8 @@ impl Statement {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TreeNode {
-    /// A loop over `slot` (= its depth).
-    Loop {
-        /// The slot (nesting depth).
-        slot: u32,
-        /// Lower bound.
-        lo: ExprRef,
-        /// Upper bound.
-        hi: ExprRef,
-        /// Step.
-        step: ExprRef,
-        /// The body.
-        body: Vec<TreeNode>,
-        /// 1-based line of the `for` (for evaluation errors).
-        line: u32,
-    },
+    /// A loop (see [`LoopNode`]).
+    Loop(LoopNode),
     /// An `if` chain.
     If {
         /// Conditions and bodies.
@@ -206,6 +193,24 @@ pub enum TreeNode {
     },
     /// A kernel call: the statement.
     Call(StmtId),
+}
+
+/// A loop of the loop tree over `slot` (= its depth). Serialised as the
+/// fields of [`TreeNode::Loop`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoopNode {
+    /// The slot (nesting depth).
+    pub slot: u32,
+    /// Lower bound.
+    pub lo: ExprRef,
+    /// Upper bound.
+    pub hi: ExprRef,
+    /// Step.
+    pub step: ExprRef,
+    /// The body.
+    pub body: Vec<TreeNode>,
+    /// 1-based line of the `for` (for evaluation errors).
+    pub line: u32,
 }
 
 /// Which reader accesses a write access may feed, and which writer
@@ -536,5 +541,42 @@ impl Program {
             params,
             extents,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{PlanStep, RangeStep};
+
+    /// A loop and an enumeration are written as the struct variants they
+    /// were before they had a struct of their own (serde writes a newtype
+    /// variant holding a struct as a struct variant, so the CBOR of an
+    /// artifact keeps its bytes as this JSON does).
+    #[test]
+    fn a_loop_and_a_range_serialise_as_their_fields() {
+        let e = ExprRef;
+        let range = PlanStep::Range(RangeStep {
+            slot: 1,
+            lo: e(2),
+            hi: e(3),
+            step: e(4),
+            lower: vec![e(5)],
+            upper: vec![],
+        });
+        let json = r#"{"range":{"slot":1,"lo":2,"hi":3,"step":4,"lower":[5],"upper":[]}}"#;
+        assert_eq!(serde_json::to_string(&range).unwrap(), json);
+        assert_eq!(serde_json::from_str::<PlanStep>(json).unwrap(), range);
+        let tree = TreeNode::Loop(LoopNode {
+            slot: 0,
+            lo: e(1),
+            hi: e(2),
+            step: e(3),
+            body: vec![TreeNode::Call(crate::StmtId::from_index(0).unwrap())],
+            line: 7,
+        });
+        let json = r#"{"loop":{"slot":0,"lo":1,"hi":2,"step":3,"body":[{"call":0}],"line":7}}"#;
+        assert_eq!(serde_json::to_string(&tree).unwrap(), json);
+        assert_eq!(serde_json::from_str::<TreeNode>(json).unwrap(), tree);
     }
 }

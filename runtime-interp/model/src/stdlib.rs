@@ -25,25 +25,39 @@ pub struct Signature {
 impl Signature {
     /// The declaration a program writes for this kernel.
     pub fn declaration(&self) -> String {
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(n, t)| match t {
-                None => (*n).to_string(),
-                Some(ScalarKind::Int) => format!("{n}: int"),
-                Some(ScalarKind::Real) => format!("{n}: real"),
-            })
-            .collect();
-        format!(
-            "kernel {}({}) -> ({});",
-            self.name,
-            params.join(", "),
-            self.results.join(", ")
-        )
+        let params = self.params.iter().copied();
+        format!("{};", declaration_text(self.name, params, self.results))
     }
 }
 
+/// `kernel NAME(a, alpha: real) -> (b)`, without the `;`, from the
+/// parameters (each with its scalar type, `None` for a tile) and the
+/// results: the text of a [`Signature`] and of a program's kernel alike.
+pub(crate) fn declaration_text<'a>(
+    name: &str,
+    params: impl Iterator<Item = (&'a str, Option<ScalarKind>)>,
+    results: &[impl AsRef<str>],
+) -> String {
+    let params: Vec<String> = params
+        .map(|(n, t)| match t {
+            None => n.to_string(),
+            Some(ScalarKind::Int) => format!("{n}: int"),
+            Some(ScalarKind::Real) => format!("{n}: real"),
+        })
+        .collect();
+    let results: Vec<&str> = results.iter().map(AsRef::as_ref).collect();
+    format!(
+        "kernel {name}({}) -> ({})",
+        params.join(", "),
+        results.join(", ")
+    )
+}
+
 const T: Option<ScalarKind> = None;
+
+/// The parameters of `qr_apply_pair` and `lq_apply_pair`: a factor (v, t)
+/// and the two tiles it is applied to.
+const APPLY_PAIR: &[(&str, Option<ScalarKind>)] = &[("v", T), ("t", T), ("c0", T), ("c1", T)];
 
 /// The signature of kernel `name`, one line of [`STANDARD`].
 const fn sig(
@@ -93,19 +107,11 @@ pub const STANDARD: &[Signature] = &[
     sig("qr_factor", &[("a", T)], &["v", "t", "r"]),
     sig("qr_pair", &[("r0", T), ("r1", T)], &["v", "t", "r"]),
     sig("qr_apply", &[("v", T), ("t", T), ("c", T)], &["d"]),
-    sig(
-        "qr_apply_pair",
-        &[("v", T), ("t", T), ("c0", T), ("c1", T)],
-        &["d0", "d1"],
-    ),
+    sig("qr_apply_pair", APPLY_PAIR, &["d0", "d1"]),
     sig("lq_factor", &[("a", T)], &["v", "t", "l"]),
     sig("lq_pair", &[("l0", T), ("l1", T)], &["v", "t", "l"]),
     sig("lq_apply", &[("v", T), ("t", T), ("c", T)], &["d"]),
-    sig(
-        "lq_apply_pair",
-        &[("v", T), ("t", T), ("c0", T), ("c1", T)],
-        &["d0", "d1"],
-    ),
+    sig("lq_apply_pair", APPLY_PAIR, &["d0", "d1"]),
     sig("trtri", &[("l", T)], &["x"]),
 ];
 

@@ -3,7 +3,7 @@
 
 use crate::expr::{Env, EvalError, ExprPool, ExprRef};
 use crate::ids::{IdOverflow, MatrixId, StmtId};
-use crate::program::{Access, DomainItem, Instance, Program, TreeNode};
+use crate::program::{Access, DomainItem, Instance, LoopNode, Program, TreeNode};
 use std::cmp::Ordering;
 use std::fmt;
 use std::ops::ControlFlow;
@@ -370,9 +370,7 @@ fn mentions_slot(pool: &ExprPool, nodes: &[TreeNode], slot: u32) -> bool {
     let m = |e: ExprRef| pool.mentions_slot(e, &|s| s == slot);
     nodes.iter().any(|n| match n {
         TreeNode::Call(_) => false,
-        TreeNode::Loop {
-            lo, hi, step, body, ..
-        } => m(*lo) || m(*hi) || m(*step) || mentions_slot(pool, body, slot),
+        TreeNode::Loop(l) => m(l.lo) || m(l.hi) || m(l.step) || mentions_slot(pool, &l.body, slot),
         TreeNode::If {
             branches,
             else_body,
@@ -390,7 +388,7 @@ fn mentions_slot(pool: &ExprPool, nodes: &[TreeNode], slot: u32) -> bool {
 fn has_call(nodes: &[TreeNode], only: Option<StmtId>) -> bool {
     nodes.iter().any(|n| match n {
         TreeNode::Call(s) => only.is_none_or(|o| o == *s),
-        TreeNode::Loop { body, .. } => has_call(body, only),
+        TreeNode::Loop(l) => has_call(&l.body, only),
         TreeNode::If {
             branches,
             else_body,
@@ -460,20 +458,13 @@ impl Instance<'_> {
         let p = self.program;
         for node in nodes {
             match node {
-                TreeNode::Loop {
-                    slot,
-                    lo,
-                    hi,
-                    step,
-                    body,
-                    line,
-                } => {
+                TreeNode::Loop(l) => {
                     // A loop with no call inside has no task to visit.
-                    if !has_call(body, only) {
+                    if !has_call(&l.body, only) {
                         continue;
                     }
-                    let (lo, hi, step) = self.loop_header([*lo, *hi, *step], *line, slots)?;
-                    let depth = *slot as usize;
+                    let (lo, hi, step) = self.loop_header(l, slots)?;
+                    let depth = l.slot as usize;
                     slots.truncate(depth);
                     slots.push(lo);
                     let mut v = lo;
@@ -483,11 +474,14 @@ impl Instance<'_> {
                         *idle += 1;
                         if *idle > IDLE_ITERATIONS {
                             return Err(WalkError {
-                                line: *line,
+                                line: l.line,
                                 error: WalkErrorKind::Idle(*idle),
                             });
                         }
-                        if self.walk(body, only, slots, task, idle, visit)?.is_break() {
+                        if self
+                            .walk(&l.body, only, slots, task, idle, visit)?
+                            .is_break()
+                        {
                             return Ok(ControlFlow::Break(()));
                         }
                         match v.checked_add(step) {
@@ -559,32 +553,25 @@ impl Instance<'_> {
         let p = self.program;
         for node in nodes {
             match node {
-                TreeNode::Loop {
-                    slot,
-                    lo,
-                    hi,
-                    step,
-                    body,
-                    line,
-                } => {
-                    if !has_call(body, c.only) {
+                TreeNode::Loop(l) => {
+                    if !has_call(&l.body, c.only) {
                         continue;
                     }
-                    let (lo, hi, step) = self.loop_header([*lo, *hi, *step], *line, &c.slots)?;
+                    let (lo, hi, step) = self.loop_header(l, &c.slots)?;
                     let trips = if hi > lo {
                         ((i128::from(hi) - i128::from(lo) - 1) / i128::from(step) + 1) as u64
                     } else {
                         0
                     };
-                    c.spend(1, *line)?;
-                    let depth = *slot as usize;
+                    c.spend(1, l.line)?;
+                    let depth = l.slot as usize;
                     c.slots.truncate(depth);
                     // A body that never looks at this loop's variable has
                     // the same tasks in every iteration: count one, multiply.
-                    if trips > 0 && !mentions_slot(&p.exprs, body, *slot) {
+                    if trips > 0 && !mentions_slot(&p.exprs, &l.body, l.slot) {
                         let before = c.counts.clone();
                         c.slots.push(lo);
-                        self.count(body, c)?;
+                        self.count(&l.body, c)?;
                         c.slots.truncate(depth);
                         for (i, b) in before.iter().enumerate() {
                             let once = c.counts[i] - b;
@@ -598,10 +585,10 @@ impl Instance<'_> {
                     }
                     let mut v = lo;
                     while v < hi {
-                        c.spend(1, *line)?;
+                        c.spend(1, l.line)?;
                         c.slots.truncate(depth);
                         c.slots.push(v);
-                        self.count(body, c)?;
+                        self.count(&l.body, c)?;
                         match v.checked_add(step) {
                             Some(n) => v = n,
                             None => break,
@@ -630,12 +617,8 @@ impl Instance<'_> {
     /// variables at `slots`: the one reading of a loop header that the walk
     /// and the count share, so both fail alike (an expression error, or a
     /// step that is not positive).
-    fn loop_header(
-        &self,
-        [lo, hi, step]: [ExprRef; 3],
-        line: u32,
-        slots: &[i64],
-    ) -> Result<(i64, i64, i64), WalkError> {
+    fn loop_header(&self, l: &LoopNode, slots: &[i64]) -> Result<(i64, i64, i64), WalkError> {
+        let line = l.line;
         let err = |e| WalkError {
             line,
             error: WalkErrorKind::Eval(e),
@@ -645,9 +628,9 @@ impl Instance<'_> {
             slots,
         };
         let exprs = &self.program.exprs;
-        let lo = exprs.eval_int(lo, env).map_err(err)?;
-        let hi = exprs.eval_int(hi, env).map_err(err)?;
-        let step = exprs.eval_int(step, env).map_err(err)?;
+        let lo = exprs.eval_int(l.lo, env).map_err(err)?;
+        let hi = exprs.eval_int(l.hi, env).map_err(err)?;
+        let step = exprs.eval_int(l.step, env).map_err(err)?;
         if step <= 0 {
             return Err(WalkError {
                 line,

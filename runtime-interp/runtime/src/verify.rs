@@ -222,6 +222,28 @@ fn lu(ops: Operands<'_>) -> Result<Residual, VerifyError> {
     })
 }
 
+/// The residual ‖T X − B‖ / (‖T‖ ‖X‖) of the solve T X = B (B the
+/// identity for an inverse), once X has B's shape and T conforms with
+/// both (else the error names the `operands`).
+fn solve_residual(
+    (relation, formula): (&'static str, &'static str),
+    operands: &'static str,
+    [t, x, b]: [&Tile; 3],
+    bound: f64,
+) -> Result<Residual, VerifyError> {
+    same(x, b, "X")?;
+    if t.ncols() != x.nrows() || t.nrows() != b.nrows() {
+        return Err(VerifyError::NotConforming(operands));
+    }
+    let r = t * x - b;
+    Ok(Residual {
+        relation,
+        formula,
+        value: ratio(fro(&r), fro(t) * fro(x)),
+        bound,
+    })
+}
+
 /// A X = B (`gesv`, or `posv` with `symmetric`: A from its lower
 /// triangle, the only part such a program reads).
 fn solve(ops: Operands<'_>, symmetric: bool) -> Result<Residual, VerifyError> {
@@ -233,17 +255,8 @@ fn solve(ops: Operands<'_>, symmetric: bool) -> Result<Residual, VerifyError> {
     } else {
         (*a).clone()
     };
-    same(x, b, "X")?;
-    if a.ncols() != x.nrows() || a.nrows() != b.nrows() {
-        return Err(VerifyError::NotConforming("A, X and B"));
-    }
-    let r = &a * *x - *b;
-    Ok(Residual {
-        relation: "A X = B",
-        formula: "‖A X − B‖ / (‖A‖ ‖X‖)",
-        value: ratio(fro(&r), fro(&a) * fro(x)),
-        bound: ops.bound,
-    })
+    let relation = ("A X = B", "‖A X − B‖ / (‖A‖ ‖X‖)");
+    solve_residual(relation, "A, X and B", [&a, x, b], ops.bound)
 }
 
 /// AᵀA = RᵀR, with the final R given (`qr_r`) or the first output.
@@ -310,28 +323,13 @@ fn triangular(ops: Operands<'_>) -> Result<Residual, VerifyError> {
         [l] => {
             let l = tril(l);
             let i = Tile::identity(l.nrows(), l.ncols());
-            same(x, &l, "X")?;
-            let r = &l * *x - &i;
-            Ok(Residual {
-                relation: "L X = I",
-                formula: "‖L X − I‖ / (‖L‖ ‖X‖)",
-                value: ratio(fro(&r), fro(&l) * fro(x)),
-                bound: ops.bound,
-            })
+            let relation = ("L X = I", "‖L X − I‖ / (‖L‖ ‖X‖)");
+            solve_residual(relation, "L and X", [&l, x, &i], ops.bound)
         }
         [l, b] => {
             let l = tril(l);
-            same(x, b, "X")?;
-            if l.ncols() != x.nrows() {
-                return Err(VerifyError::NotConforming("L and X"));
-            }
-            let r = &l * *x - *b;
-            Ok(Residual {
-                relation: "L X = B",
-                formula: "‖L X − B‖ / (‖L‖ ‖X‖)",
-                value: ratio(fro(&r), fro(&l) * fro(x)),
-                bound: ops.bound,
-            })
+            let relation = ("L X = B", "‖L X − B‖ / (‖L‖ ‖X‖)");
+            solve_residual(relation, "L and X", [&l, x, b], ops.bound)
         }
         _ => Err(ops.unknown),
     }

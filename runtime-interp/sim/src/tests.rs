@@ -119,18 +119,20 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
 }
 
+/// Asserts that `got` is [`close`] to `want`, naming `what` and both.
+#[track_caller]
+fn assert_close(got: f64, want: f64, what: impl std::fmt::Display) {
+    assert!(close(got, want), "{what}: {got} vs {want}");
+}
+
 #[test]
 fn one_worker_without_store_costs_takes_the_sum_of_the_costs() {
     for_each_case(|file, params, inst| {
         for policy in Policy::ALL {
             let cfg = config(64, Workers::Fixed(1), policy);
             let r = run(inst, &cfg);
-            assert!(
-                close(r.makespan_s, r.work_s),
-                "{file} {params:?} {policy:?}: makespan {} work {}",
-                r.makespan_s,
-                r.work_s
-            );
+            let what = format_args!("{file} {params:?} {policy:?}: makespan vs work");
+            assert_close(r.makespan_s, r.work_s, what);
             assert!(r.work_s > 0.0);
             assert_eq!(r.peak_workers, 1);
         }
@@ -182,11 +184,8 @@ fn critical_path_matches_the_expanded_dag() {
             finish[i] = start + cost(i);
         }
         let cp = finish.iter().cloned().fold(0.0, f64::max);
-        assert!(
-            close(r.critical_path_s, cp),
-            "{file} {params:?}: {} vs {cp}",
-            r.critical_path_s
-        );
+        let what = format_args!("{file} {params:?}: critical path");
+        assert_close(r.critical_path_s, cp, what);
     });
 }
 
@@ -244,13 +243,8 @@ fn requesting_ahead_by_the_startup_bound_hides_the_delay() {
     let late = run(&inst, &cfg);
     cfg.ahead = Some(d);
     let early = run(&inst, &cfg);
-    assert!(
-        close(late.makespan_s - d, early.makespan_s),
-        "{} {}",
-        late.makespan_s,
-        early.makespan_s
-    );
-    assert!(close(late.worker_seconds, early.worker_seconds));
+    assert_close(late.makespan_s - d, early.makespan_s, "makespan");
+    assert_close(late.worker_seconds, early.worker_seconds, "worker-seconds");
     // Workers requested ahead that start sooner than the bound wait for
     // the submission: nothing runs before 0.
     cfg.startup = vec![0.01, 0.3];
@@ -277,7 +271,7 @@ fn a_remote_read_costs_latency_and_bandwidth() {
     assert_eq!(r.remote_read_bytes, 80_000);
     let t = |b: f64| 2e-3 + b / 1e8;
     let expect = r.work_s + t(80_000.0) + r.written_bytes as f64 / 1e8 + 3.0 * 2e-3;
-    assert!(close(r.makespan_s, expect), "{} vs {expect}", r.makespan_s);
+    assert_close(r.makespan_s, expect, "makespan");
     let _ = t;
 }
 
@@ -625,11 +619,8 @@ fn every_read_of_an_input_tile_pays_the_cut() {
         });
         let r = run(inst, &cfg);
         let expect = r.work_s + cuts as f64 * 1e-3;
-        assert!(
-            close(r.makespan_s, expect),
-            "{file} {params:?}: makespan {} expected {expect} ({cuts} cuts)",
-            r.makespan_s
-        );
+        let what = format_args!("{file} {params:?}: makespan with {cuts} cuts");
+        assert_close(r.makespan_s, expect, what);
     });
 }
 
@@ -662,10 +653,9 @@ fn fresh_memory_is_paid_once_up_to_the_peak() {
                     .peak_live_bytes
                     .expect("a peak with the fresh-memory cost");
                 let paid = r.busy_seconds - plain.busy_seconds;
-                assert!(
-                close(paid, peak as f64 / 1e6),
-                "{file} {params:?} {workers} {policy:?}: paid {paid} for a peak of {peak} bytes"
-            );
+                let what =
+                    format_args!("{file} {params:?} {workers} {policy:?}: paid for {peak} bytes");
+                assert_close(paid, peak as f64 / 1e6, what);
                 assert!(
                     peak <= r.written_bytes,
                     "{file}: peak {peak} > written {}",
@@ -673,7 +663,7 @@ fn fresh_memory_is_paid_once_up_to_the_peak() {
                 );
                 assert_eq!(peak > 0, read_results, "{file} {params:?}: peak {peak}");
                 if workers == 1 {
-                    assert!(close(r.makespan_s, r.work_s + peak as f64 / 1e6));
+                    assert_close(r.makespan_s, r.work_s + peak as f64 / 1e6, "makespan");
                     if file.starts_with("gemm_tree") {
                         // Its partial sums die as the tree adds them.
                         assert!(peak < r.written_bytes, "{file}: nothing was freed");

@@ -244,7 +244,7 @@ fn statement(o: &mut String, p: &Program, s: usize, st: &lpk_model::program::Sta
             ap.inverse
                 .steps
                 .iter()
-                .filter(|s| matches!(s, PlanStep::Range { .. }))
+                .filter(|s| matches!(s, PlanStep::Range(_)))
                 .count()
         })
         .sum();

@@ -88,21 +88,8 @@ fn classify(a: &Analysis, tok: Tok<'_>, start: usize) -> Option<(u32, u32)> {
         | Tok::Comma
         | Tok::Semi
         | Tok::Colon => return None,
-        Tok::Arrow
-        | Tok::Assign
-        | Tok::EqEq
-        | Tok::NotEq
-        | Tok::Lt
-        | Tok::Le
-        | Tok::Gt
-        | Tok::Ge
-        | Tok::Plus
-        | Tok::Minus
-        | Tok::Star
-        | Tok::Slash
-        | Tok::SlashSlash
-        | Tok::Percent
-        | Tok::StarStar => (OPERATOR, 0),
+        Tok::Arrow | Tok::Assign => (OPERATOR, 0),
+        t if t.is_comparison() || t.is_arithmetic() => (OPERATOR, 0),
         _ => (KEYWORD, 0),
     })
 }

@@ -12,7 +12,7 @@ use lpk_model::artifact::{
     self, Artifact, ArtifactError, ArtifactParts, Limits, SourceInfo, ValidationError, HEADER_LEN,
 };
 use lpk_model::expr::{ExprPool, ExprRef, Node};
-use lpk_model::plan::PlanStep;
+use lpk_model::plan::{PlanStep, RangeStep};
 use lpk_model::program::{DomainItem, Program, TreeNode};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
@@ -426,8 +426,8 @@ fn hostile_programs_are_rejected_with_the_reason() {
     for sp in &mut a.program.plans {
         for ap in sp.writes.iter_mut().chain(sp.reads.iter_mut()) {
             for s in &mut ap.inverse.steps {
-                if let PlanStep::Range { hi, .. } = s {
-                    *hi = huge;
+                if let PlanStep::Range(r) = s {
+                    r.hi = huge;
                     changed = true;
                 }
             }
@@ -470,8 +470,8 @@ fn hostile_programs_are_rejected_with_the_reason() {
 
     // A loop tree that disagrees with the statements.
     let mut a = base();
-    if let Some(TreeNode::Loop { slot, .. }) = a.program.tree.first_mut() {
-        *slot = 3;
+    if let Some(TreeNode::Loop(l)) = a.program.tree.first_mut() {
+        l.slot = 3;
     }
     assert!(invalid(&a)
         .to_string()
@@ -544,11 +544,11 @@ fn huge_extents_and_loops_stay_bounded() {
     fn tree(nodes: &mut [TreeNode], old: ExprRef, new: ExprRef) {
         for n in nodes {
             match n {
-                TreeNode::Loop { slot, hi, body, .. } => {
-                    if *slot == 1 {
-                        swap(hi, old, new);
+                TreeNode::Loop(l) => {
+                    if l.slot == 1 {
+                        swap(&mut l.hi, old, new);
                     }
-                    tree(body, old, new);
+                    tree(&mut l.body, old, new);
                 }
                 TreeNode::If {
                     branches,
@@ -568,8 +568,8 @@ fn huge_extents_and_loops_stay_bounded() {
     for sp in &mut a.program.plans {
         for ap in sp.writes.iter_mut().chain(sp.reads.iter_mut()) {
             for s in &mut ap.inverse.steps {
-                if let PlanStep::Range { slot: 1, hi, .. } = s {
-                    swap(hi, old_hi, huge);
+                if let PlanStep::Range(r @ RangeStep { slot: 1, .. }) = s {
+                    swap(&mut r.hi, old_hi, huge);
                 }
             }
         }

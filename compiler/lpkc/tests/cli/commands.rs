@@ -2,6 +2,7 @@
 //! `query` and `dag`, through the real binary.
 
 use crate::binary::{lpkc, scratch_file};
+use crate::strings_of;
 
 #[test]
 fn every_example_checks_clean() {
@@ -142,13 +143,7 @@ fn the_zero_padded_gemm_tree_lints_proved_and_needs_its_zero_matrix() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    let codes: Vec<&str> = v["diagnostics"]
-        .as_array()
-        .expect("diagnostics")
-        .iter()
-        .filter_map(|d| d["code"].as_str())
-        .collect();
-    assert_eq!(codes, ["E0503"], "{out}");
+    assert_eq!(strings_of(&v["diagnostics"], "code"), ["E0503"], "{out}");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! workers with SIGKILL or make them crash and stall on purpose.
 
 use crate::binary::ok;
+use crate::strings_of;
 use lpk_test_support::services;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -1799,12 +1800,7 @@ fn a_run_whose_kernel_no_live_worker_has_is_blocked_and_left_alone() {
         assert!(killed.elapsed() < Duration::from_secs(10), "{s}");
         std::thread::sleep(Duration::from_millis(50));
     };
-    let missing: Vec<&str> = s["missing_kernels"]
-        .as_array()
-        .expect("missing kernels")
-        .iter()
-        .filter_map(|k| k["kernel"].as_str())
-        .collect();
+    let missing = strings_of(&s["missing_kernels"], "kernel");
     assert_eq!(missing, ["gemm", "gemm_acc", "negate"], "{s}");
     // `lpkc run --redis` starts standard workers: it refuses the program
     // before it submits anything, rather than wait for ever.

@@ -62,6 +62,18 @@ use lpk_compiler::pipeline::{compile_source, LintGate};
 use lpk_model::program::Program;
 use std::path::Path;
 
+/// The string `field` of each object of the JSON array `items` (as the
+/// codes of `--format json`'s diagnostics); panics if `items` is not an
+/// array.
+fn strings_of<'a>(items: &'a serde_json::Value, field: &str) -> Vec<&'a str> {
+    items
+        .as_array()
+        .unwrap_or_else(|| panic!("an array of objects with `{field}`, found {items}"))
+        .iter()
+        .filter_map(|item| item[field].as_str())
+        .collect()
+}
+
 /// Compiles a file (absolute, or relative to the workspace root), with the
 /// source named `path` as given; panics with the diagnostics when it does
 /// not compile.

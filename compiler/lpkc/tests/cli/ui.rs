@@ -14,6 +14,7 @@
 //! list (or the list names a file that is gone).
 
 use crate::binary::lpkc;
+use crate::strings_of;
 
 /// One `#[test]` per file: `dir { name ... }` stands for
 /// `tests/ui/dir/name.lpk`.
@@ -199,10 +200,7 @@ fn check_file(rel: &str) {
         // The file name starts with the code it demonstrates.
         let name = rel.rsplit('/').next().unwrap_or(rel);
         let code_of_file = name.split('_').next().unwrap_or("");
-        let codes: Vec<&str> = json["diagnostics"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|d| d["code"].as_str()).collect())
-            .unwrap_or_default();
+        let codes = strings_of(&json["diagnostics"], "code");
         assert!(
             codes.contains(&code_of_file),
             "{rel}: expected a {code_of_file} diagnostic, got {codes:?}"

@@ -1,5 +1,5 @@
 use lpk_cluster::conn::{Redis, Script};
-use lpk_cluster::protocol::{Keys, COMPLETE, GROUP, RECLAIM, RENEW, RUNS};
+use lpk_cluster::protocol::{create_queue, Keys, COMPLETE, GROUP, RECLAIM, RENEW, RUNS};
 use lpk_test_support::services;
 use std::time::Duration;
 
@@ -28,17 +28,7 @@ fn fresh_run(r: &mut Redis, tag: &str, total: u64) -> (String, Keys) {
             "test setup",
         )
         .expect("HSET");
-    let _: () = r
-        .query(
-            redis::cmd("XGROUP")
-                .arg("CREATE")
-                .arg(keys.queue())
-                .arg(GROUP)
-                .arg("0")
-                .arg("MKSTREAM"),
-            "test setup",
-        )
-        .expect("XGROUP");
+    create_queue(r, &keys).expect("XGROUP");
     let _: () = r
         .query(redis::cmd("SADD").arg(RUNS).arg(&run), "test setup")
         .expect("SADD");

@@ -17,7 +17,7 @@
 
 use crate::artifact::{Artifact, ArtifactParts};
 use crate::expr::{ExprRef, Node};
-use crate::plan::{Plan, PlanStep};
+use crate::plan::{Plan, PlanStep, RangeStep};
 use crate::program::{
     Arg, DomainItem, KernelDecl, ParamKind, Program, ProgramParts, Role, Statement, StmtId,
     TreeNode,
@@ -782,32 +782,25 @@ impl<'a> Validator<'a> {
             too_many("loop tree nodes", w.nodes, l.tree_nodes)?;
             w.counter += 1;
             match node {
-                TreeNode::Loop {
-                    slot,
-                    lo,
-                    hi,
-                    step,
-                    body,
-                    line,
-                } => {
-                    let at = || format!("the loop at line {line}");
-                    if *slot != depth {
+                TreeNode::Loop(lp) => {
+                    let at = || format!("the loop at line {}", lp.line);
+                    if lp.slot != depth {
                         return Err(ValidationError::Inconsistent {
                             at: at(),
-                            what: format!("loop over slot {slot} at nesting depth {depth}"),
+                            what: format!("loop over slot {} at nesting depth {depth}", lp.slot),
                         });
                     }
-                    for &e in [lo, hi, step] {
+                    for e in [lp.lo, lp.hi, lp.step] {
                         self.expr(e, depth, &at)?;
                     }
                     w.domain.push(DomainItem::Loop {
-                        slot: *slot,
-                        lo: *lo,
-                        hi: *hi,
-                        step: *step,
+                        slot: lp.slot,
+                        lo: lp.lo,
+                        hi: lp.hi,
+                        step: lp.step,
                     });
                     w.orders.push(w.counter);
-                    self.tree_nodes(body, nesting + 1, w)?;
+                    self.tree_nodes(&lp.body, nesting + 1, w)?;
                     w.orders.pop();
                     w.domain.pop();
                 }
@@ -996,7 +989,7 @@ impl<'a> Validator<'a> {
         for (k, step) in plan.steps.iter().enumerate() {
             let here = || format!("{}, plan step {k}", at());
             self.plan_step(plan, st, step, &known, &here)?;
-            if let Some(s) = assigned_slot(step).and_then(|s| known.get_mut(s as usize)) {
+            if let Some(s) = step.assigned_slot().and_then(|s| known.get_mut(s as usize)) {
                 *s = true;
             }
         }
@@ -1060,9 +1053,9 @@ impl<'a> Validator<'a> {
                 self.expr_known(*lo, known, here)?;
                 self.expr_known(*hi, known, here)?;
             }
-            PlanStep::Range { slot, .. } => {
-                self.range_step(st, step, known, here)?;
-                target(*slot)?;
+            PlanStep::Range(r) => {
+                self.range_step(st, r, known, here)?;
+                target(r.slot)?;
             }
         }
         Ok(())
@@ -1073,50 +1066,39 @@ impl<'a> Validator<'a> {
     fn range_step(
         &mut self,
         st: &Statement,
-        step: &PlanStep,
+        r: &RangeStep,
         known: &[bool],
         here: &dyn Fn() -> String,
     ) -> Result<(), ValidationError> {
-        let PlanStep::Range {
-            slot,
-            lo,
-            hi,
-            step,
-            lower,
-            upper,
-        } = step
-        else {
-            return Ok(());
-        };
         // An enumeration runs over one of the statement's own
         // loops, so it never enumerates more values than the
         // program's loop does.
         let own = st.domain.iter().any(|d| {
             *d == DomainItem::Loop {
-                slot: *slot,
-                lo: *lo,
-                hi: *hi,
-                step: *step,
+                slot: r.slot,
+                lo: r.lo,
+                hi: r.hi,
+                step: r.step,
             }
         });
         if !own {
             return Err(ValidationError::Inconsistent {
                 at: here(),
                 what: format!(
-                    "enumeration of slot {slot} is not over one of the statement's \
-                     loops"
+                    "enumeration of slot {} is not over one of the statement's loops",
+                    r.slot
                 ),
             });
         }
-        for e in [lo, hi, step] {
-            self.expr_known(*e, known, here)?;
+        for e in [r.lo, r.hi, r.step] {
+            self.expr_known(e, known, here)?;
         }
         too_many(
             "bounds of an enumeration",
-            lower.len() + upper.len(),
+            r.lower.len() + r.upper.len(),
             self.limits.range_bounds,
         )?;
-        for e in lower.iter().chain(upper) {
+        for e in r.lower.iter().chain(&r.upper) {
             self.expr_known(*e, known, here)?;
         }
         Ok(())
@@ -1149,17 +1131,6 @@ fn plan_shape(
         )));
     }
     Ok(())
-}
-
-/// The slot a plan step sets, if any.
-fn assigned_slot(step: &PlanStep) -> Option<u32> {
-    match step {
-        PlanStep::Set { slot, .. }
-        | PlanStep::SetDiv { slot, .. }
-        | PlanStep::SetLog { slot, .. }
-        | PlanStep::Range { slot, .. } => Some(*slot),
-        PlanStep::Check { .. } | PlanStep::CheckRange { .. } => None,
-    }
 }
 
 struct TreeWalk {

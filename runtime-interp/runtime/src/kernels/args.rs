@@ -186,6 +186,53 @@ pub(super) fn expect_equal(
     ))
 }
 
+/// Checks that `t`, named `name`, is square of the order `size` (QR's k×k
+/// factor t of the m×k v: "t must be square of order v's columns, k").
+pub(super) fn expect_square_of(
+    kernel: &str,
+    (name, t): (&str, &Tile),
+    size: ArgSize<'_>,
+) -> Result<(), KernelError> {
+    if t.nrows() == size.size && t.ncols() == size.size {
+        return Ok(());
+    }
+    let rule = format!(
+        "{name} must be square of order {}'s {}, {}",
+        size.name, size.what, size.size
+    );
+    Err(mismatch(kernel, (size.name, size.tile), (name, t), &rule))
+}
+
+/// Checks that `x` and `y`, the two halves of a split, add up to `whole`,
+/// else "x plus y must equal whole" (e.g. "c0's rows plus c1's rows must
+/// equal v's rows").
+pub(super) fn expect_split(
+    kernel: &str,
+    whole: ArgSize<'_>,
+    x: ArgSize<'_>,
+    y: ArgSize<'_>,
+) -> Result<(), KernelError> {
+    if x.size + y.size == whole.size {
+        return Ok(());
+    }
+    Err(KernelError::new(format!(
+        "{kernel}: {} is {} but {} is {} and {} is {} \
+         ({}'s {} plus {}'s {} must equal {}'s {})",
+        whole.name,
+        dims(whole.tile),
+        x.name,
+        dims(x.tile),
+        y.name,
+        dims(y.tile),
+        x.name,
+        x.what,
+        y.name,
+        y.what,
+        whole.name,
+        whole.what
+    )))
+}
+
 /// Checks that the named argument is square.
 pub(super) fn square(kernel: &str, name: &str, t: &Tile) -> Result<usize, KernelError> {
     if t.nrows() == t.ncols() {

@@ -1,20 +1,21 @@
 //! The BLAS-like standard kernels: element-wise `copy`, `add`, `add4` and
-//! `scale`, the products `gemm`, `gemm_acc`, `gemm_sub` and `syrk`, and the
-//! triangular solves `trsm`, `trsm_ll` and `trsm_ru`.
+//! `scale`, the products `gemm`, `gemm_acc`, `gemm_sub`, `syrk` and
+//! `gemm_sub_t` (c − aᵀ·b, the update that goes with `trsm_lt`), and the
+//! triangular solves `trsm`, `trsm_ll` and `trsm_ru` (the left solves of
+//! the linear-system programs are in `solve.rs`).
 //!
 //! Each kernel works in place on one owned copy of the tile it returns (the
 //! accumulator `c` or the right-hand side `b`) and calls faer's routine with
 //! `Par::Seq`: the executor parallelises across tasks, not inside one.
 
-use super::args::{
-    cols, expect_equal, mismatch, nonzero_diagonal, order, rows, square, tile_and_real, tiles,
-};
+use super::args::{cols, expect_equal, mismatch, order, rows, square, tile_and_real, tiles};
+use super::solve::{triangular_solve, Side};
 use super::{KernelArg, KernelError, Tile};
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::{
     solve_lower_triangular_in_place, solve_unit_lower_triangular_in_place,
 };
-use faer::{Accum, Par};
+use faer::{Accum, MatRef, Par};
 
 /// Checks that `y` has the shape of `x` (element-wise kernels).
 fn same_shape(kernel: &str, x: (&str, &Tile), y: (&str, &Tile)) -> Result<(), KernelError> {
@@ -81,22 +82,26 @@ fn check_product(kernel: &str, c: &Tile, a: &Tile, b: &Tile) -> Result<(), Kerne
     Ok(())
 }
 
+/// d = c + alpha · a · b on a copy of c, the update of `gemm_acc`,
+/// `gemm_sub`, `syrk` and `gemm_sub_t` (a and b possibly transposed views).
+fn plus_product(c: &Tile, a: MatRef<'_, f64>, b: MatRef<'_, f64>, alpha: f64) -> Tile {
+    let mut d = c.clone();
+    matmul(d.as_mut(), Accum::Add, a, b, alpha, Par::Seq);
+    d
+}
+
 /// `gemm_acc(c, a, b) -> (d)`: d = c + a · b.
 pub(super) fn gemm_acc(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [c, a, b] = tiles("gemm_acc", args)?;
     check_product("gemm_acc", c, a, b)?;
-    let mut d = c.clone();
-    matmul(d.as_mut(), Accum::Add, a, b, 1.0, Par::Seq);
-    Ok(vec![d])
+    Ok(vec![plus_product(c, a.as_ref(), b.as_ref(), 1.0)])
 }
 
 /// `gemm_sub(c, a, b) -> (d)`: d = c − a · b.
 pub(super) fn gemm_sub(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [c, a, b] = tiles("gemm_sub", args)?;
     check_product("gemm_sub", c, a, b)?;
-    let mut d = c.clone();
-    matmul(d.as_mut(), Accum::Add, a, b, -1.0, Par::Seq);
-    Ok(vec![d])
+    Ok(vec![plus_product(c, a.as_ref(), b.as_ref(), -1.0)])
 }
 
 /// `syrk(c, a, b) -> (d)`: d = c − a · bᵀ, with c m×n, a m×k, b n×k.
@@ -105,29 +110,25 @@ pub(super) fn syrk(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     expect_equal("syrk", rows("a", a), rows("c", c))?;
     expect_equal("syrk", rows("b", b), cols("c", c))?;
     expect_equal("syrk", cols("a", a), cols("b", b))?;
-    let mut d = c.clone();
-    matmul(d.as_mut(), Accum::Add, a, b.transpose(), -1.0, Par::Seq);
-    Ok(vec![d])
+    Ok(vec![plus_product(c, a.as_ref(), b.transpose(), -1.0)])
 }
 
-/// Checks the arguments of `x · t = b` (`trsm`'s lᵀ, `trsm_ru`'s u): the
-/// triangle `t`, named `name`, square with no zero on its diagonal, and b's
-/// columns equal to its order.
-fn check_right_solve(kernel: &str, name: &str, t: &Tile, b: &Tile) -> Result<(), KernelError> {
-    square(kernel, name, t)?;
-    expect_equal(kernel, cols("b", b), order(name, t))?;
-    nonzero_diagonal(kernel, name, t)
+/// `gemm_sub_t(c, a, b) -> (d)`: d = c − aᵀ · b, with c m×n, a k×m, b k×n.
+pub(super) fn gemm_sub_t(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
+    let [c, a, b] = tiles("gemm_sub_t", args)?;
+    expect_equal("gemm_sub_t", cols("a", a), rows("c", c))?;
+    expect_equal("gemm_sub_t", cols("b", b), cols("c", c))?;
+    expect_equal("gemm_sub_t", rows("a", a), rows("b", b))?;
+    Ok(vec![plus_product(c, a.transpose(), b.as_ref(), -1.0)])
 }
 
 /// `trsm(l, b) -> (x)`: x · lᵀ = b for lower-triangular l (n×n) and b m×n.
 /// Only the lower triangle of l is read.
 pub(super) fn trsm(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
-    let [l, b] = tiles("trsm", args)?;
-    check_right_solve("trsm", "l", l, b)?;
-    // x · lᵀ = b is l · xᵀ = bᵀ: solve on the transposed view of x.
-    let mut x = b.clone();
-    solve_lower_triangular_in_place(l.as_ref(), x.as_mut().transpose_mut(), Par::Seq);
-    Ok(vec![x])
+    // x · lᵀ = b is l · xᵀ = bᵀ.
+    triangular_solve("trsm", ("l", Side::Right), args, |l, xt| {
+        solve_lower_triangular_in_place(l.as_ref(), xt, Par::Seq)
+    })
 }
 
 /// `trsm_ll(l, b) -> (x)`: l · x = b for unit lower-triangular l (m×m) and
@@ -144,10 +145,8 @@ pub(super) fn trsm_ll(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> 
 /// `trsm_ru(u, b) -> (x)`: x · u = b for upper-triangular u (n×n) and b
 /// m×n. Only the upper triangle of u is read.
 pub(super) fn trsm_ru(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
-    let [u, b] = tiles("trsm_ru", args)?;
-    check_right_solve("trsm_ru", "u", u, b)?;
     // x · u = b is uᵀ · xᵀ = bᵀ with uᵀ lower triangular.
-    let mut x = b.clone();
-    solve_lower_triangular_in_place(u.transpose(), x.as_mut().transpose_mut(), Par::Seq);
-    Ok(vec![x])
+    triangular_solve("trsm_ru", ("u", Side::Right), args, |u, xt| {
+        solve_lower_triangular_in_place(u.transpose(), xt, Par::Seq)
+    })
 }

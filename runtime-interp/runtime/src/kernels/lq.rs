@@ -11,8 +11,8 @@
 //! accuracy (and their rank-revealing treatment of negligible columns,
 //! here rows).
 
-use super::args::{cols, dims, expect_equal, rows, tiles};
-use super::qr::{apply_qt, factor};
+use super::args::{cols, expect_equal, expect_square_of, rows, tiles};
+use super::qr::{apply_qt, check_apply_pair, factor};
 use super::{KernelArg, KernelError, Tile};
 
 /// The transpose of `a`, as a new tile.
@@ -54,25 +54,12 @@ pub(super) fn lq_pair(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> 
     Ok(lq_of(stacked))
 }
 
-/// Checks that `t` is the k×k factor of the k×n `v`.
-fn check_factor(kernel: &str, v: &Tile, t: &Tile) -> Result<(), KernelError> {
-    if t.nrows() != v.nrows() || t.ncols() != v.nrows() {
-        return Err(KernelError::new(format!(
-            "{kernel}: v is {} but t is {} (t must be square of order v's rows, {})",
-            dims(v),
-            dims(t),
-            v.nrows()
-        )));
-    }
-    Ok(())
-}
-
 /// `lq_apply(v, t, c) -> (d)`: d = c·Qᵀ for Q = I − vᵀ·tᵀ·v (so that
 /// a·Qᵀ = [l 0] for the tile a that `lq_factor` factored). Only the upper
 /// triangle of t is read.
 pub(super) fn lq_apply(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [v, t, c] = tiles("lq_apply", args)?;
-    check_factor("lq_apply", v, t)?;
+    expect_square_of("lq_apply", ("t", t), rows("v", v))?;
     expect_equal("lq_apply", cols("c", c), cols("v", v))?;
     // (c·Qᵀ)ᵀ = Q'ᵀ·cᵀ with Q' = I − vᵀ·t·v, QR's form with v' = vᵀ.
     let mut d = transposed(c);
@@ -84,17 +71,8 @@ pub(super) fn lq_apply(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError>
 /// Q = I − vᵀ·tᵀ·v, split at c0's columns.
 pub(super) fn lq_apply_pair(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [v, t, c0, c1] = tiles("lq_apply_pair", args)?;
-    check_factor("lq_apply_pair", v, t)?;
-    expect_equal("lq_apply_pair", rows("c0", c0), rows("c1", c1))?;
-    if c0.ncols() + c1.ncols() != v.ncols() {
-        return Err(KernelError::new(format!(
-            "lq_apply_pair: v is {} but c0 is {} and c1 is {} \
-             (c0's columns plus c1's columns must equal v's columns)",
-            dims(v),
-            dims(c0),
-            dims(c1)
-        )));
-    }
+    // QR's rules on the transposed tiles: c0 and c1 split v's columns.
+    check_apply_pair("lq_apply_pair", [v, t, c0, c1], cols, rows)?;
     let mut d0 = transposed(c0);
     let mut d1 = transposed(c1);
     apply_qt(

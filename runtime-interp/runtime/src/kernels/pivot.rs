@@ -17,7 +17,7 @@
 //! a pivot there. A matrix that is singular for good then fails in the
 //! back substitution (`trsm_lu`: u is singular), never silently.
 
-use super::args::{cols, dims, expect_equal, order, rows, square, tiles};
+use super::args::{cols, dims, expect_equal, expect_split, order, rows, square, tiles};
 use super::{KernelArg, KernelError, Tile};
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::solve_unit_lower_triangular_in_place;
@@ -232,15 +232,7 @@ pub(super) fn ssssm(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     expect_equal("ssssm", rows("c0", c0), cols("l", l))?;
     expect_equal("ssssm", cols("c1", c1), cols("c0", c0))?;
     let (n, m) = (c0.nrows(), c1.nrows());
-    if l.nrows() != n + m {
-        return Err(KernelError::new(format!(
-            "ssssm: l is {} but c0 is {} and c1 is {} \
-             (c0's rows plus c1's rows must equal l's rows)",
-            dims(l),
-            dims(c0),
-            dims(c1)
-        )));
-    }
+    expect_split("ssssm", rows("l", l), rows("c0", c0), rows("c1", c1))?;
     let perm = read_pivots("ssssm", p, n + m)?;
     let s = permuted_stack(&perm, c0, Some(c1));
     let mut d0 = s.as_ref().subrows(0, n).to_owned();

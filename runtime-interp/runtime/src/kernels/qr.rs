@@ -21,7 +21,7 @@
 //! identity, with v's column set to the unit vector and a zero row and
 //! column in t, so the result still has the spec's form exactly.
 
-use super::args::{cols, dims, expect_equal, rows, tiles};
+use super::args::{cols, expect_equal, expect_split, expect_square_of, rows, tiles, ArgSize};
 use super::{KernelArg, KernelError, Tile};
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::householder::{
@@ -188,19 +188,6 @@ pub(super) fn qr_pair(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> 
     Ok(factor(stacked))
 }
 
-/// Checks that `t` is the k×k factor of the m×k `v`.
-fn check_factor(kernel: &str, v: &Tile, t: &Tile) -> Result<(), KernelError> {
-    if t.nrows() != v.ncols() || t.ncols() != v.ncols() {
-        return Err(KernelError::new(format!(
-            "{kernel}: v is {} but t is {} (t must be square of order v's columns, {})",
-            dims(v),
-            dims(t),
-            v.ncols()
-        )));
-    }
-    Ok(())
-}
-
 /// Overwrites [d0; d1] with Qᵀ·[d0; d1] = [d0; d1] − v·tᵀ·vᵀ·[d0; d1], the
 /// rows of v split at d0's row count (d1 absent for a single block).
 pub(super) fn apply_qt(
@@ -252,28 +239,37 @@ pub(super) fn apply_qt(
 /// upper triangle of t is read.
 pub(super) fn qr_apply(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [v, t, c] = tiles("qr_apply", args)?;
-    check_factor("qr_apply", v, t)?;
+    expect_square_of("qr_apply", ("t", t), cols("v", v))?;
     expect_equal("qr_apply", rows("c", c), rows("v", v))?;
     let mut d = c.clone();
     apply_qt(v.as_ref(), t.as_ref(), d.as_mut(), None);
     Ok(vec![d])
 }
 
+/// One dimension of a named tile argument, [`rows`] or [`cols`]: the LQ
+/// kernels check QR's rules with the two swapped.
+pub(super) type Axis = for<'a> fn(&'a str, &'a Tile) -> ArgSize<'a>;
+
+/// Checks the arguments of `kernel(v, t, c0, c1)`: t square of the order
+/// of v's reflectors (v's size `across`), c0 and c1 alike `across`, and
+/// their sizes `along` adding up to v's (QR's c0 and c1 split v's rows,
+/// LQ's its columns).
+pub(super) fn check_apply_pair(
+    kernel: &str,
+    [v, t, c0, c1]: [&Tile; 4],
+    along: Axis,
+    across: Axis,
+) -> Result<(), KernelError> {
+    expect_square_of(kernel, ("t", t), across("v", v))?;
+    expect_equal(kernel, across("c0", c0), across("c1", c1))?;
+    expect_split(kernel, along("v", v), along("c0", c0), along("c1", c1))
+}
+
 /// `qr_apply_pair(v, t, c0, c1) -> (d0, d1)`: [d0; d1] = Qᵀ·[c0; c1] for
 /// Q = I − v·t·vᵀ, split at c0's rows.
 pub(super) fn qr_apply_pair(args: &[KernelArg<'_>]) -> Result<Vec<Tile>, KernelError> {
     let [v, t, c0, c1] = tiles("qr_apply_pair", args)?;
-    check_factor("qr_apply_pair", v, t)?;
-    expect_equal("qr_apply_pair", cols("c0", c0), cols("c1", c1))?;
-    if c0.nrows() + c1.nrows() != v.nrows() {
-        return Err(KernelError::new(format!(
-            "qr_apply_pair: v is {} but c0 is {} and c1 is {} \
-             (c0's rows plus c1's rows must equal v's rows)",
-            dims(v),
-            dims(c0),
-            dims(c1)
-        )));
-    }
+    check_apply_pair("qr_apply_pair", [v, t, c0, c1], rows, cols)?;
     let mut d0 = c0.clone();
     let mut d1 = c1.clone();
     apply_qt(v.as_ref(), t.as_ref(), d0.as_mut(), Some(d1.as_mut()));

@@ -66,7 +66,7 @@ const TABLE: &[(&str, KernelFn)] = &[
     ("trsm_lu", solve::trsm_lu),
     ("trsm_ln", solve::trsm_ln),
     ("trsm_lt", solve::trsm_lt),
-    ("gemm_sub_t", solve::gemm_sub_t),
+    ("gemm_sub_t", blas::gemm_sub_t),
     ("qr_factor", qr::qr_factor),
     ("qr_pair", qr::qr_pair),
     ("qr_apply", qr::qr_apply),

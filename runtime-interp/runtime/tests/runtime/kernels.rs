@@ -586,8 +586,8 @@ fn qr_factor_of_rank_deficient_tiles_is_still_standard() {
 }
 
 /// (m0, m1, n) for the pair kernels: r0 (or c0) m0×n on top of r1 (or
-/// c1) m1×n.
-const PAIR_SHAPES: &[(usize, usize, usize)] = &[
+/// c1) m1×n (transposed, the LQ pair kernels' shapes too).
+pub(crate) const PAIR_SHAPES: &[(usize, usize, usize)] = &[
     (1, 1, 1),
     (4, 4, 4),
     (3, 5, 4),

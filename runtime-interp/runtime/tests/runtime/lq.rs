@@ -6,6 +6,7 @@
 //! against `flops::result_shapes`.
 
 use crate::calls::{call, eye, mul, run, transpose, Rng};
+use crate::kernels::PAIR_SHAPES;
 use lpk_runtime::kernels::Tile;
 
 /// [a b] side by side.
@@ -150,21 +151,11 @@ fn lq_kernels_are_the_qr_kernels_transposed_bit_for_bit() {
     assert_eq!(lq[2], transpose(&qr[2]), "pair l");
 }
 
-/// (m, n0, n1): l0 (or c0) m×n0 beside l1 (or c1) m×n1.
-const PAIR_SHAPES: &[(usize, usize, usize)] = &[
-    (1, 1, 1),
-    (4, 4, 4),
-    (4, 3, 5),
-    (7, 9, 2),
-    (64, 64, 64),
-    (70, 70, 60),
-    (9, 2, 3),
-];
-
 #[test]
 fn lq_pair_factors_the_tiles_side_by_side() {
     let mut rng = Rng::new(33);
-    for &(m, n0, n1) in PAIR_SHAPES {
+    // QR's pair shapes transposed: l0 (or c0) m×n0 beside l1 (or c1) m×n1.
+    for &(n0, n1, m) in PAIR_SHAPES {
         // l0 lower triangular, as in a tiled LQ, and a general l0.
         let general = rng.mat(m, n0);
         let lower = Tile::from_fn(m, n0, |i, j| if j <= i { general[(i, j)] } else { 0.0 });
@@ -200,7 +191,7 @@ fn lq_apply_equals_c_times_the_explicit_q_transposed() {
 #[test]
 fn lq_apply_pair_equals_the_explicit_q_transposed() {
     let mut rng = Rng::new(35);
-    for &(m, n0, n1) in PAIR_SHAPES {
+    for &(n0, n1, m) in PAIR_SHAPES {
         let out = run("lq_pair", &[&rng.mat(m, n0), &rng.mat(m, n1)]);
         let (v, t) = (&out[0], &out[1]);
         let qt = transpose(&form_q(v, t));
