@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import lpk
+from programs import product_then
 from conftest import EXAMPLES
 
 B = 8
@@ -84,30 +85,7 @@ def test_plain_callable_and_decorator():
 
 
 GEMM = EXAMPLES / "gemm.lpk"
-MYGEMM = """
-kernel gemm(a, b) -> (c);
-kernel my_gemm_acc(c, a, b) -> (d);
-kernel copy(a) -> (b);
-
-program mygemm(M: int, N: int, K: int) {
-    require M >= 1;
-    require N >= 1;
-    require K >= 1;
-    input A[M, K];
-    input B[K, N];
-    output C[M, N];
-    matrix P[K, M, N];
-    for m in range(M) {
-        for n in range(N) {
-            P[0, m, n] = gemm(A[m, 0], B[0, n]);
-            for k in range(1, K) {
-                P[k, m, n] = my_gemm_acc(P[k - 1, m, n], A[m, k], B[k, n]);
-            }
-            C[m, n] = copy(P[K - 1, m, n]);
-        }
-    }
-}
-"""
+MYGEMM = product_then("copy", acc="my_gemm_acc", name="mygemm")
 
 
 def gemm_acc_shape(c, a, b):

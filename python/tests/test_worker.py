@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import lpk
+from programs import product_then
 
 KERNELS_MODULE = '''
 import os
@@ -41,30 +42,7 @@ def helper(a):  # not decorated: not a kernel
     return a
 '''
 
-PROGRAM = """
-kernel gemm(a, b) -> (c);
-kernel gemm_acc(c, a, b) -> (d);
-kernel wobble(a) -> (b);
-
-program wobbled_product(M: int, N: int, K: int) {
-    require M >= 1;
-    require N >= 1;
-    require K >= 1;
-    input A[M, K];
-    input B[K, N];
-    output C[M, N];
-    matrix P[K, M, N];
-    for m in range(M) {
-        for n in range(N) {
-            P[0, m, n] = gemm(A[m, 0], B[0, n]);
-            for k in range(1, K) {
-                P[k, m, n] = gemm_acc(P[k - 1, m, n], A[m, k], B[k, n]);
-            }
-            C[m, n] = wobble(P[K - 1, m, n]);
-        }
-    }
-}
-"""
+PROGRAM = product_then("wobble", name="wobbled_product")
 
 BLOCKED = """
 kernel wobble(a) -> (b);
@@ -325,21 +303,6 @@ def test_an_unreachable_redis_is_an_error_not_a_hang(kernels_dir):
     assert r.returncode == 2 and "is not a Redis URL" in r.stderr
 
 
-MISFIT = """
-kernel wobble(a) -> (b, c);
-
-program two_results(N: int) {
-    require N >= 1;
-    input A[N, N];
-    output B[N, N];
-    output C[N, N];
-    for i in range(N) {
-        for j in range(N) {
-            B[i, j], C[i, j] = wobble(A[i, j]);
-        }
-    }
-}
-"""
 
 
 def test_a_python_kernel_that_does_not_fit_the_declaration_fails_the_run_at_load(
@@ -347,23 +310,25 @@ def test_a_python_kernel_that_does_not_fit_the_declaration_fails_the_run_at_load
 ):
     calls = []
 
-    @lpk.kernel(results=1, shape=0)
+    @lpk.kernel(results=2, shape=0)
     def wobble(a):
         calls.append(1)
-        return a
+        return a, a
 
-    prog = lpk.compile(MISFIT, filename="two_results.lpk")
+    prog = lpk.compile(PROGRAM, filename="wobbled_product.lpk")
     store = tmp_path / "store"
     store.mkdir()
-    run = lpk.submit(prog, {"A": np.eye(8)}, redis=redis_url, store=str(store), block=4)
+    run = lpk.submit(prog, {"A": np.eye(8), "B": np.eye(8)}, redis=redis_url, store=str(store),
+                     block=4)
+    line = PROGRAM.splitlines().index("            C[m, n] = wobble(P[K - 1, m, n]);") + 1
     lpk.worker(redis_url, {"wobble": wobble}, idle=1.0, quiet=True)
     s = lpk.status(run, redis=redis_url)
     assert s["state"] == "failed", s
     assert s["tasks_done"] == 0 and not calls, "a task ran before the kernel was checked"
     assert s["error"]["task"] is None, "the run failed as a whole, in no task"
     text = str(s)
-    assert "kernel `wobble` (line 11) is declared `kernel wobble(a) -> (b, c);`" in text, text
-    assert "Python kernel does not fit it: lpk.kernel(results=1)" in text, text
+    assert f"kernel `wobble` (line {line}) is declared `kernel wobble(a) -> (b);`" in text, text
+    assert "Python kernel does not fit it: lpk.kernel(results=2)" in text, text
     r = subprocess.run([lpkc, "status", run, "--redis", redis_url],
                        capture_output=True, text=True, timeout=30)
     assert "  failed: run " in r.stdout and "failed at task" not in r.stdout, r.stdout

@@ -235,10 +235,17 @@ fn shape_rules_match_the_kernels() {
 
 /// A kernel named like a standard one that tells nothing but its name and
 /// computes with the standard implementation, counting one flop a call
-/// when asked to.
+/// when asked to; with `needs_context`, it fails when called outside the
+/// test's thread context.
 struct Plain {
     name: &'static str,
     flop: Option<f64>,
+    needs_context: bool,
+}
+
+thread_local! {
+    /// Set on a thread while it runs inside the test's thread context.
+    static IN_CONTEXT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 impl lpk_runtime::kernels::Kernel for Plain {
@@ -246,6 +253,11 @@ impl lpk_runtime::kernels::Kernel for Plain {
         self.name
     }
     fn call(&self, args: &[KernelArg<'_>]) -> Result<Vec<Tile>, lpk_runtime::kernels::KernelError> {
+        if self.needs_context && !IN_CONTEXT.with(std::cell::Cell::get) {
+            return Err(lpk_runtime::kernels::KernelError::new(
+                "called outside the thread context",
+            ));
+        }
         let standard = Registry::standard();
         standard
             .get(self.name)
@@ -255,6 +267,27 @@ impl lpk_runtime::kernels::Kernel for Plain {
     fn flops(&self, _tiles: &[(usize, usize)]) -> Option<f64> {
         self.flop
     }
+}
+
+/// Runs examples/gemm.lpk on 8 x 8 inputs with this block, registry and
+/// number of executor threads.
+fn run_gemm(
+    registry: &Registry,
+    block: usize,
+    workers: usize,
+) -> Result<lpk_runtime::exec::RunReport, RunError> {
+    let p = program("gemm");
+    let data = inputs(&p, &[("A", 8, 8), ("B", 8, 8)]);
+    in_memory::run(
+        &p,
+        &[],
+        &data,
+        block,
+        registry,
+        &ExecConfig { workers },
+        &Progress::default(),
+    )
+    .map(|run| run.report)
 }
 
 /// The shape check and the flop count ask the registry: the same program
@@ -270,26 +303,17 @@ fn the_shape_check_and_the_flops_come_from_the_registry() {
     let registry = |flop: Option<f64>| {
         let mut r = Registry::new();
         for name in ["gemm", "gemm_acc"] {
-            r.register(std::sync::Arc::new(Plain { name, flop }));
+            r.register(std::sync::Arc::new(Plain {
+                name,
+                flop,
+                needs_context: false,
+            }));
         }
         r
     };
     assert!(lpk_runtime::shapes::check(&inst, &registry(None), &bad, 100).is_ok());
 
-    let data = inputs(&p, &[("A", 8, 8), ("B", 8, 8)]);
-    let run = |registry: &Registry| {
-        in_memory::run(
-            &p,
-            &[],
-            &data,
-            4,
-            registry,
-            &ExecConfig { workers: 1 },
-            &Progress::default(),
-        )
-        .expect("runs")
-        .report
-    };
+    let run = |registry: &Registry| run_gemm(registry, 4, 1).expect("runs");
     let standard = run(&Registry::standard());
     // 2 x 2 x 2 tiles of 4: two gemm and two gemm_acc tiles of C.
     assert_eq!(standard.tasks, 8);
@@ -301,52 +325,21 @@ fn the_shape_check_and_the_flops_come_from_the_registry() {
     assert_eq!((none.flops, none.flops_complete), (0.0, false));
 }
 
-thread_local! {
-    /// Set on a thread while it runs inside the test's thread context.
-    static IN_CONTEXT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// A standard kernel that fails when called outside the thread context.
-struct NeedsContext(&'static str);
-
-impl lpk_runtime::kernels::Kernel for NeedsContext {
-    fn name(&self) -> &str {
-        self.0
-    }
-    fn call(&self, args: &[KernelArg<'_>]) -> Result<Vec<Tile>, lpk_runtime::kernels::KernelError> {
-        if !IN_CONTEXT.with(std::cell::Cell::get) {
-            return Err(lpk_runtime::kernels::KernelError::new(
-                "called outside the thread context",
-            ));
-        }
-        let standard = Registry::standard();
-        standard.get(self.0).expect("a standard kernel").call(args)
-    }
-}
-
 /// Every executor thread runs its loop inside the registry's thread
 /// context, once per thread (Python kernels keep a thread state there).
 #[test]
 fn every_executor_thread_runs_in_the_registrys_thread_context() {
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
-    let p = program("gemm");
-    let data = inputs(&p, &[("A", 8, 8), ("B", 8, 8)]);
     let mut registry = Registry::new();
     for name in ["gemm", "gemm_acc"] {
-        registry.register(Arc::new(NeedsContext(name)));
+        registry.register(Arc::new(Plain {
+            name,
+            flop: None,
+            needs_context: true,
+        }));
     }
-    let run = |registry: &Registry| {
-        in_memory::run(
-            &p,
-            &[],
-            &data,
-            2,
-            registry,
-            &ExecConfig { workers: 3 },
-            &Progress::default(),
-        )
-    };
+    let run = |registry: &Registry| run_gemm(registry, 2, 3);
     assert!(run(&registry).is_err(), "no context: the kernels refuse");
     let entered = Arc::new(AtomicUsize::new(0));
     let counter = entered.clone();
@@ -357,6 +350,6 @@ fn every_executor_thread_runs_in_the_registrys_thread_context() {
         IN_CONTEXT.with(|c| c.set(false));
     }));
     let out = run(&registry).expect("runs in the context");
-    assert_eq!(out.report.tasks, 64);
+    assert_eq!(out.tasks, 64);
     assert_eq!(entered.load(Ordering::Relaxed), 3, "once per worker thread");
 }
