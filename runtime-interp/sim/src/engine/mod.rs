@@ -127,6 +127,9 @@ struct Running {
     lease_s: f64,
     /// Its modelled duration (the straggler factor included).
     dur: f64,
+    /// Its duration as the scheduler expects it (without a straggler's
+    /// slow-down, which no scheduler knows in advance).
+    expected: f64,
 }
 
 /// What an event is about.
@@ -182,6 +185,11 @@ struct Sim<'i, 'p> {
     /// Per slot (HEFT, locality).
     queues: Vec<VecDeque<Ready>>,
     queued: usize,
+    /// Locality: per slot, the seconds its queued tasks take their owner
+    /// (compute and writes, [`Sim::estimate`]).
+    backlog: Vec<f64>,
+    /// Per slot, the live worker that holds it.
+    holder: Vec<Option<usize>>,
     /// The slots no live worker holds, lowest first: a set, so that
     /// starting a worker or stealing from the gone ones' queues costs a
     /// logarithm, not a scan of every slot (quadratic at 65,536 workers).
@@ -246,6 +254,8 @@ pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
         heap: BinaryHeap::new(),
         queues: vec![VecDeque::new(); slots],
         queued: 0,
+        backlog: vec![0.0; slots],
+        holder: vec![None; slots],
         free_slots: (0..slots).collect(),
         workers: Vec::new(),
         idle: Vec::new(),
