@@ -11,9 +11,14 @@
 //! *Weights.* A node weighs its tasks' compute seconds (constraint 0) and
 //! the bytes of the tiles they write, i.e. the bytes its worker holds
 //! (constraint 1); an edge weighs the bytes of the tiles that flow along the
-//! DAG edges between its two nodes. METIS (`METIS_PartGraphKway`) splits the
-//! nodes into one part per worker slot, balancing both constraints and
-//! minimising the bytes cut.
+//! DAG edges between its two nodes. A block of input tiles (coarsened the
+//! same way) that tasks of two nodes or more read is a node too, weightless
+//! but for METIS's minimum, joined to each reader node by the bytes its
+//! tasks read of it: cutting it means another worker reads those tiles
+//! from the store (without these nodes the GEMM tree's products were
+//! placed with no regard for the A and B tiles they share). METIS
+//! (`METIS_PartGraphKway`) splits the nodes into one part per worker slot,
+//! balancing both constraints and minimising the bytes cut.
 //!
 //! The walk runs in sequential order with the children plans (one pass over
 //! the DAG, memory = the coarse graph), before the simulation.

@@ -29,8 +29,9 @@
 //! ready task placed at once on the worker with the earliest estimated
 //! finish time, the transfer of the tiles that worker lacks included);
 //! `locality` (each task queued on the worker of its part in a METIS
-//! partition of the coarsened task/tile graph, idle workers steal from the
-//! longest queue).
+//! partition of the coarsened task/tile graph; a worker runs the newest
+//! task of its queue, and one whose queue is empty steals the oldest task
+//! of the queue where that finishes it soonest before its owner would).
 //!
 //! *Workers.* A fixed number, or numpywren's autoscaling policy (`ceil(sf
 //! x ready)` workers wanted, at most `max`, a worker idle for `idle` seconds
