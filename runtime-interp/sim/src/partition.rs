@@ -11,16 +11,21 @@
 //! *Weights.* A node weighs its tasks' compute seconds (constraint 0) and
 //! the bytes of the tiles they write, i.e. the bytes its worker holds
 //! (constraint 1); an edge weighs the bytes of the tiles that flow along the
-//! DAG edges between its two nodes. METIS (`METIS_PartGraphKway`) splits the
-//! nodes into one part per worker slot, balancing both constraints and
-//! minimising the bytes cut.
+//! DAG edges between its two nodes. A block of input tiles (coarsened the
+//! same way) that tasks of two nodes or more read is a node too, weightless
+//! but for METIS's minimum, joined to each reader node by the bytes its
+//! tasks read of it: cutting it means another worker reads those tiles
+//! from the store (without these nodes the GEMM tree's products were
+//! placed with no regard for the A and B tiles they share). METIS
+//! (`METIS_PartGraphKway`) splits the nodes into one part per worker slot,
+//! balancing both constraints and minimising the bytes cut.
 //!
 //! The walk runs in sequential order with the children plans (one pass over
 //! the DAG, memory = the coarse graph), before the simulation.
 
 use crate::cost::StatementCost;
 use crate::error::SimError;
-use lpk_model::program::Instance;
+use lpk_model::program::{Instance, Role};
 use lpk_model::query::Engine;
 use lpk_model::task::Task;
 use rustc_hash::FxHashMap;
@@ -47,12 +52,15 @@ impl Partition {
 
 fn key(engine: &Engine<'_, '_>, task: &Task, shift: u32) -> Result<Option<Key>, SimError> {
     let writes = engine.writes(task)?;
-    Ok(writes.into_iter().next().map(|t| {
-        (
-            t.matrix,
-            t.index.iter().map(|&i| i >> shift).collect::<Vec<i64>>(),
-        )
-    }))
+    Ok(writes
+        .into_iter()
+        .next()
+        .map(|t| shifted(t.matrix, &t.index, shift)))
+}
+
+/// The block of tile `matrix[index]`: each index shifted right.
+fn shifted(matrix: lpk_model::MatrixId, index: &[i64], shift: u32) -> Key {
+    (matrix, index.iter().map(|&i| i >> shift).collect())
 }
 
 struct Graph {
@@ -76,6 +84,8 @@ fn walk(
         edges: FxHashMap::default(),
     };
     let mut over = false;
+    // Input tile blocks: the bytes each node reads of them.
+    let mut inputs: FxHashMap<Key, FxHashMap<u32, f64>> = FxHashMap::default();
     let mut children: Vec<(Task, lpk_model::MatrixId)> = Vec::new();
     let node_of = |g: &mut Graph, k: Key| -> u32 {
         let n = g.ids.len() as u32;
@@ -93,6 +103,18 @@ fn walk(
         if let Some(c) = costs.get(t.stmt.index()) {
             g.secs[a as usize] += c.seconds;
             g.bytes[a as usize] += c.write_bytes.iter().sum::<u64>() as f64;
+        }
+        let read_bytes = costs.get(t.stmt.index()).map(|c| &c.read_bytes[..]);
+        for (i, r) in engine.reads(t)?.into_iter().enumerate() {
+            if inst.program.matrices[r.matrix.index()].role != Role::Input {
+                continue;
+            }
+            let bytes = read_bytes.and_then(|b| b.get(i)).copied().unwrap_or(0) as f64;
+            *inputs
+                .entry(shifted(r.matrix, &r.index, shift))
+                .or_default()
+                .entry(a)
+                .or_insert(0.0) += bytes;
         }
         children.clear();
         engine.for_each_child(t, &mut |stmt, vars, matrix, _| {
@@ -124,7 +146,25 @@ fn walk(
         }
         Ok(ControlFlow::Continue(()))
     })?;
-    Ok((!over).then_some(g))
+    if over {
+        return Ok(None);
+    }
+    // An input block read by two nodes or more is a node of its own,
+    // joined to its readers by the bytes they read of it: METIS keeps
+    // readers of the same inputs together. One read by a single node
+    // would be a pendant node and change nothing but METIS's luck.
+    let mut inputs: Vec<(Key, FxHashMap<u32, f64>)> =
+        inputs.into_iter().filter(|(_, r)| r.len() > 1).collect();
+    inputs.sort_by(|x, y| x.0.cmp(&y.0));
+    for (k, readers) in inputs {
+        let b = node_of(&mut g, k);
+        let mut readers: Vec<(u32, f64)> = readers.into_iter().collect();
+        readers.sort_by_key(|r| r.0);
+        for (a, bytes) in readers {
+            *g.edges.entry((a.min(b), a.max(b))).or_insert(0.0) += bytes;
+        }
+    }
+    Ok((g.ids.len() <= max_nodes).then_some(g))
 }
 
 /// Integer weights for METIS: each in 1..=scale, proportional.

@@ -28,7 +28,8 @@ impl Sim<'_, '_> {
     pub(super) fn start(&mut self, w: usize, r: Ready) -> Result<(), SimError> {
         let io = self.io_seconds(w, &r.task)?;
         let compute = self.costs[r.task.stmt.index()].seconds;
-        let dur = (io + compute) * self.straggle();
+        let expected = io + compute;
+        let dur = expected * self.straggle();
         self.hist.advance(self.now);
         self.busy += 1;
         self.hist.busy_now = self.busy;
@@ -56,6 +57,7 @@ impl Sim<'_, '_> {
             copy: Role::First,
             lease_s,
             dur,
+            expected,
         });
         let fail = self
             .cfg

@@ -29,8 +29,9 @@
 //! ready task placed at once on the worker with the earliest estimated
 //! finish time, the transfer of the tiles that worker lacks included);
 //! `locality` (each task queued on the worker of its part in a METIS
-//! partition of the coarsened task/tile graph, idle workers steal from the
-//! longest queue).
+//! partition of the coarsened task/tile graph; a worker runs the newest
+//! task of its queue, and one whose queue is empty steals the oldest task
+//! of the queue where that finishes it soonest before its owner would).
 //!
 //! *Workers.* A fixed number, or numpywren's autoscaling policy (`ceil(sf
 //! x ready)` workers wanted, at most `max`, a worker idle for `idle` seconds
@@ -127,6 +128,9 @@ struct Running {
     lease_s: f64,
     /// Its modelled duration (the straggler factor included).
     dur: f64,
+    /// Its duration as the scheduler expects it (without a straggler's
+    /// slow-down, which no scheduler knows in advance).
+    expected: f64,
 }
 
 /// What an event is about.
@@ -182,6 +186,11 @@ struct Sim<'i, 'p> {
     /// Per slot (HEFT, locality).
     queues: Vec<VecDeque<Ready>>,
     queued: usize,
+    /// Locality: per slot, the seconds its queued tasks take their owner
+    /// (compute and writes, [`Sim::estimate`]).
+    backlog: Vec<f64>,
+    /// Per slot, the live worker that holds it.
+    holder: Vec<Option<usize>>,
     /// The slots no live worker holds, lowest first: a set, so that
     /// starting a worker or stealing from the gone ones' queues costs a
     /// logarithm, not a scan of every slot (quadratic at 65,536 workers).
@@ -246,6 +255,8 @@ pub fn simulate(inst: &Instance<'_>, cfg: &Config) -> Result<Report, SimError> {
         heap: BinaryHeap::new(),
         queues: vec![VecDeque::new(); slots],
         queued: 0,
+        backlog: vec![0.0; slots],
+        holder: vec![None; slots],
         free_slots: (0..slots).collect(),
         workers: Vec::new(),
         idle: Vec::new(),

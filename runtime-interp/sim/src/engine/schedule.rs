@@ -38,6 +38,7 @@ impl Sim<'_, '_> {
                     Some(p) => p.part_of(&self.engine, &r.task)? % self.queues.len(),
                     None => 0,
                 };
+                self.backlog[slot] += self.estimate(&r.task).0;
                 self.queues[slot].push_back(r);
                 self.queued += 1;
             }
@@ -104,23 +105,18 @@ impl Sim<'_, '_> {
         match self.cfg.policy {
             Policy::Fifo => self.fifo.pop_front(),
             Policy::CriticalPath => self.heap.pop().map(|b| b.item),
-            Policy::Heft | Policy::Locality => {
+            Policy::Heft => {
                 let slot = self.workers[w].slot;
                 let mut got = self.queues.get_mut(slot).and_then(VecDeque::pop_front);
                 if got.is_none() && self.queued > 0 {
-                    // Steal from the longest queue: any queue under
-                    // `locality`; under HEFT only a queue whose worker is
-                    // gone (a placement is final otherwise).
-                    let longest = |slots: &mut dyn Iterator<Item = usize>| {
-                        slots
-                            .max_by_key(|&s| self.queues[s].len())
-                            .filter(|&s| !self.queues[s].is_empty())
-                    };
-                    let victim = if self.cfg.policy == Policy::Heft {
-                        longest(&mut self.free_slots.iter().copied())
-                    } else {
-                        longest(&mut (0..self.queues.len()))
-                    };
+                    // Steal from the longest queue whose worker is gone
+                    // (a placement is final otherwise).
+                    let victim = self
+                        .free_slots
+                        .iter()
+                        .copied()
+                        .max_by_key(|&s| self.queues[s].len())
+                        .filter(|&s| !self.queues[s].is_empty());
                     got = victim.and_then(|s| self.queues[s].pop_front());
                 }
                 if got.is_some() {
@@ -128,7 +124,95 @@ impl Sim<'_, '_> {
                 }
                 got
             }
+            Policy::Locality => self.pick_local(w),
         }
+    }
+
+    /// Locality: worker `w` runs the newest task of its own queue (the one
+    /// whose inputs its cache most likely still holds: depth first, as a
+    /// work-stealing runtime's owner does), else steals the oldest task of
+    /// another queue, if it would finish it before that queue's owner
+    /// would (see [`Sim::steal`]).
+    fn pick_local(&mut self, w: usize) -> Option<Ready> {
+        let own = self.workers[w].slot;
+        let mut got = self
+            .queues
+            .get_mut(own)
+            .and_then(VecDeque::pop_back)
+            .map(|r| (own, r));
+        if got.is_none() && self.queued > 0 {
+            got = self
+                .steal(own)
+                .and_then(|s| self.queues[s].pop_front().map(|r| (s, r)));
+        }
+        let (slot, r) = got?;
+        self.queued -= 1;
+        if self.queues[slot].is_empty() {
+            self.backlog[slot] = 0.0;
+        } else {
+            self.backlog[slot] -= self.estimate(&r.task).0;
+        }
+        Some(r)
+    }
+
+    /// Locality: the queue an idle worker whose own queue is empty steals
+    /// from, if any. The owner of a queue runs its newest task first, so
+    /// the oldest (its front) is the one it would run last: it finishes
+    /// it when its current task and the whole queue are done. A thief
+    /// finishes it after reading all its tiles from the store and doing
+    /// it. It steals where that gains most, and only where it gains: a
+    /// steal that finishes no sooner only moves tiles away from where
+    /// their readers will run. A queue that no live worker holds is
+    /// stolen from first, longest first.
+    fn steal(&self, own: usize) -> Option<usize> {
+        let mut best: Option<((bool, f64), usize)> = None;
+        for (s, q) in self.queues.iter().enumerate() {
+            let Some(front) = q.front().filter(|_| s != own) else {
+                continue;
+            };
+            let key = match self.holder_free(s) {
+                None => (true, q.len() as f64),
+                Some(free) => {
+                    let (owner, reads) = self.estimate(&front.task);
+                    let gain = free + self.backlog[s] - (self.now + owner + reads);
+                    if gain <= 0.0 {
+                        continue;
+                    }
+                    (false, gain)
+                }
+            };
+            if best.is_none_or(|(b, _)| key > b) {
+                best = Some((key, s));
+            }
+        }
+        best.map(|(_, s)| s)
+    }
+
+    /// When the live worker holding `slot` is free to take its next task,
+    /// as the scheduler expects it; `None` when no live worker holds it.
+    fn holder_free(&self, slot: usize) -> Option<f64> {
+        let worker = &self.workers[(*self.holder.get(slot)?)?];
+        let free = match worker.state {
+            State::Busy => worker
+                .running
+                .as_ref()
+                .map_or(self.now, |r| r.start + r.expected),
+            State::Starting => worker.est_free,
+            State::Idle { .. } => self.now,
+            State::Gone => return None,
+        };
+        Some(free.max(self.now))
+    }
+
+    /// Locality's estimate of a task: the seconds its owner spends on it
+    /// (compute and writes; its tiles are mostly at hand) and the seconds
+    /// to read all its tiles from the store (what a thief pays).
+    fn estimate(&self, task: &Task) -> (f64, f64) {
+        let st = &self.costs[task.stmt.index()];
+        let store = self.cfg.costs.store;
+        let writes: f64 = st.write_bytes.iter().map(|&b| store.transfer(b)).sum();
+        let reads: f64 = st.read_bytes.iter().map(|&b| store.transfer(b)).sum();
+        (st.seconds + writes, reads)
     }
 
     /// Idle workers take work: copies first, then ready tasks as the

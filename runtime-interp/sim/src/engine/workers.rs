@@ -99,6 +99,9 @@ impl Sim<'_, '_> {
         };
         let slot = self.free_slots.pop_first().unwrap_or(0);
         let w = self.workers.len();
+        if let Some(h) = self.holder.get_mut(slot) {
+            *h = Some(w);
+        }
         self.workers.push(Worker {
             state: State::Starting,
             requested: self.now,
@@ -143,6 +146,9 @@ impl Sim<'_, '_> {
         let slot = worker.slot;
         if slot < self.queues.len() {
             self.free_slots.insert(slot);
+        }
+        if let Some(h) = self.holder.get_mut(slot).filter(|h| **h == Some(w)) {
+            *h = None;
         }
         self.live -= 1;
         self.hist.live_now = self.live;
