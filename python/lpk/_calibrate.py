@@ -52,7 +52,7 @@ def _arguments(name, function, make, block, rng):
         return tuple(out) if isinstance(out, (tuple, list)) else (out,)
     tiles = []
     for _ in range(_tile_count(name, function)):
-        t = rng.standard_normal((block, block))
+        t = np.asfortranarray(rng.standard_normal((block, block)))
         t.setflags(write=False)
         tiles.append(t)
     return tuple(tiles)

@@ -3,7 +3,7 @@
 //! standard kernel (the pipeline does not know the difference).
 //!
 //! A call copies its input tiles (outside the GIL) into fresh read-only
-//! C-ordered float64 NumPy arrays, attaches the GIL for the Python
+//! Fortran-ordered float64 NumPy arrays, attaches the GIL for the Python
 //! call only, and copies the returned arrays back into tiles after
 //! checking their count, dtype, dimensions and shape (against the
 //! kernel's declared shape rule). A Python exception becomes a
@@ -27,7 +27,7 @@ use faer::MatRef;
 use lpk_model::program::{KernelDecl, ParamKind, Program};
 use lpk_runtime::kernels::rules::{ArgDim, Dim};
 use lpk_runtime::kernels::{Kernel, KernelArg, KernelError, Registry, ShapeRule, Signature, Tile};
-use numpy::ndarray::Array2;
+use numpy::ndarray::{Array2, ShapeBuilder};
 use numpy::{PyArray2, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
@@ -200,7 +200,7 @@ impl PyKernel {
     }
 
     /// The Python arguments of a call: tiles as read-only float64 arrays
-    /// (C order), scalars as int/float.
+    /// (copied column by column, Fortran order), scalars as int/float.
     fn arguments<'py>(py: Python<'py>, copies: Vec<Copied>) -> PyResult<Bound<'py, PyTuple>> {
         let mut items: Vec<Bound<'py, PyAny>> = Vec::with_capacity(copies.len());
         for c in copies {
@@ -355,10 +355,9 @@ enum Copied {
     Real(f64),
 }
 
-/// The arguments copied (no GIL needed): tiles into row-major (C-order)
-/// arrays, NumPy's own order, so that what a kernel computes from them
-/// (whose results NumPy allocates in C order) adds and copies back
-/// without transposing.
+/// The arguments copied (no GIL needed): tiles column by column into
+/// Fortran-ordered arrays (a plain copy; a row-major copy transposes,
+/// which costs several times as much).
 fn copy_args(args: &[KernelArg<'_>]) -> (Vec<Copied>, Shapes) {
     let mut shapes = Vec::new();
     let copies = args
@@ -367,10 +366,14 @@ fn copy_args(args: &[KernelArg<'_>]) -> (Vec<Copied>, Shapes) {
             KernelArg::Tile(t) => {
                 let (r, c) = (t.nrows(), t.ncols());
                 shapes.push((r, c));
-                // A (r, c) shape in C order holds exactly r·c values.
+                let mut v = Vec::with_capacity(r * c);
+                for j in 0..c {
+                    v.extend_from_slice(t.col_as_slice(j));
+                }
+                // A (r, c) shape in Fortran order holds exactly r·c values.
                 Copied::Tile(
-                    Array2::from_shape_vec((r, c), to_row_major(t))
-                        .unwrap_or_else(|_| Array2::zeros((r, c))),
+                    Array2::from_shape_vec((r, c).f(), v)
+                        .unwrap_or_else(|_| Array2::zeros((r, c).f())),
                 )
             }
             KernelArg::Int(i) => Copied::Int(*i),
@@ -380,26 +383,9 @@ fn copy_args(args: &[KernelArg<'_>]) -> (Vec<Copied>, Shapes) {
     (copies, shapes)
 }
 
-/// Side of the square blocks the transposing copies move at a time (two
-/// 32 × 32 blocks of f64 stay in the L1 cache).
+/// Side of the square blocks the transposing copy of a C-ordered result
+/// moves at a time (two 32 × 32 blocks of f64 stay in the L1 cache).
 const TRANSPOSE_BLOCK: usize = 32;
-
-/// The values of `t` (column-major) in row-major order, block by block.
-fn to_row_major(t: &Tile) -> Vec<f64> {
-    let (rows, cols) = (t.nrows(), t.ncols());
-    let mut v = vec![0.0; rows * cols];
-    for j0 in (0..cols).step_by(TRANSPOSE_BLOCK) {
-        for i0 in (0..rows).step_by(TRANSPOSE_BLOCK) {
-            for j in j0..(j0 + TRANSPOSE_BLOCK).min(cols) {
-                let col = t.col_as_slice(j);
-                for i in i0..(i0 + TRANSPOSE_BLOCK).min(rows) {
-                    v[i * cols + j] = col[i];
-                }
-            }
-        }
-    }
-    v
-}
 
 /// A tile from `s`, `rows × cols` values in row-major order, block by block.
 fn from_row_major(s: &[f64], rows: usize, cols: usize) -> Tile {

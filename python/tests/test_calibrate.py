@@ -43,7 +43,7 @@ def test_times_each_kernel_at_each_block_on_the_tiles_it_takes():
 
     @lpk.kernel(shape=0)
     def pair(a, b):
-        seen.append((a.shape, b.shape, a.flags.writeable, a.flags.c_contiguous))
+        seen.append((a.shape, b.shape, a.flags.writeable, a.flags.f_contiguous))
         return a + b
 
     table = lpk.calibrate({"pair": pair, "negate": negate}, blocks=[16, 8], repeats=3)

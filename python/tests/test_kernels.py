@@ -229,13 +229,14 @@ def test_float32_results_are_converted_and_inputs_read_only():
     assert "ValueError: assignment destination is read-only" in msg
 
 
-def test_tiles_pass_in_c_order_and_come_back_in_either_order():
+def test_tiles_pass_in_fortran_order_and_come_back_in_either_order():
     # Tiles of 70 x 70 and the edges 70 x 10, 10 x 70 (block 70 on 150 x
-    # 150): more than one block of the transposing copies, rows != columns.
+    # 150): more than one block of the transposing copy of a C-ordered
+    # result, rows != columns.
     seen = []
 
     def split(a):
-        seen.append(a.flags.c_contiguous)
+        seen.append(a.flags.f_contiguous)
         return np.ascontiguousarray(a * 2.0), np.asfortranarray(a - 1.0)
 
     a = np.random.default_rng(5).standard_normal((150, 150))
