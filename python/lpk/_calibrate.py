@@ -58,7 +58,7 @@ def _arguments(name, function, make, block, rng):
     return tuple(tiles)
 
 
-def _time_one(name, function, args, repeats, budget):
+def _time_one(function, args, repeats, budget):
     """The median of `repeats` timed calls (after one untimed warm-up),
     fewer when the calls exceed `budget` seconds."""
     function(*args)
@@ -188,7 +188,7 @@ def calibrate(
         for block in block_list:
             call_args = _arguments(name, function, makers.get(name), block, rng)
             try:
-                seconds = _time_one(name, function, call_args, repeats, budget)
+                seconds = _time_one(function, call_args, repeats, budget)
             except Exception as e:
                 raise RuntimeError(
                     f"kernel `{name}` raised {type(e).__name__} at block {block}: {e}"

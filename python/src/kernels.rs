@@ -321,17 +321,15 @@ fn to_tile(
     // other workers' Python calls go on meanwhile (the array is this
     // call's return value, kept alive and borrowed read-only meanwhile).
     let copy = |s: &[f64], rowwise: bool| {
-        let copy = || {
-            if rowwise {
-                from_row_major(s, rows, cols)
-            } else {
-                MatRef::from_column_major_slice(s, rows, cols).to_owned()
-            }
+        let m = if rowwise {
+            MatRef::from_row_major_slice(s, rows, cols)
+        } else {
+            MatRef::from_column_major_slice(s, rows, cols)
         };
         if s.len() >= COPY_WITHOUT_GIL {
-            py.allow_threads(copy)
+            py.allow_threads(|| m.to_owned())
         } else {
-            copy()
+            m.to_owned()
         }
     };
     if let Some(s) = view.as_slice() {
@@ -381,26 +379,6 @@ fn copy_args(args: &[KernelArg<'_>]) -> (Vec<Copied>, Shapes) {
         })
         .collect();
     (copies, shapes)
-}
-
-/// Side of the square blocks the transposing copy of a C-ordered result
-/// moves at a time (two 32 × 32 blocks of f64 stay in the L1 cache).
-const TRANSPOSE_BLOCK: usize = 32;
-
-/// A tile from `s`, `rows × cols` values in row-major order, block by block.
-fn from_row_major(s: &[f64], rows: usize, cols: usize) -> Tile {
-    let mut m = Tile::zeros(rows, cols);
-    for j0 in (0..cols).step_by(TRANSPOSE_BLOCK) {
-        for i0 in (0..rows).step_by(TRANSPOSE_BLOCK) {
-            for j in j0..(j0 + TRANSPOSE_BLOCK).min(cols) {
-                let col = m.col_as_slice_mut(j);
-                for i in i0..(i0 + TRANSPOSE_BLOCK).min(rows) {
-                    col[i] = s[i * cols + j];
-                }
-            }
-        }
-    }
-    m
 }
 
 impl Kernel for PyKernel {

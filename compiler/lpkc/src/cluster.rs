@@ -100,8 +100,7 @@ pub(crate) fn status_lines(s: &Status, blocked: bool) -> Vec<String> {
         s.rate
     )];
     match &s.error {
-        // Refused at load: the run failed as a whole, in no task.
-        Some((t, m)) if t.task.is_none() && t.id.is_empty() => out.push(format!("  failed: {m}")),
+        Some((t, m)) if t.is_none() => out.push(format!("  failed: {m}")),
         Some((t, m)) => out.push(format!(
             "  failed at task {}: {m}",
             task_text(&s.program, t)

@@ -22,6 +22,14 @@ pub struct ShownTask {
     pub task: Option<Task>,
 }
 
+impl ShownTask {
+    /// Whether it names no task at all: the error of a run that failed as
+    /// a whole (a worker refused it at load), not in a task.
+    pub fn is_none(&self) -> bool {
+        self.task.is_none() && self.id.is_empty()
+    }
+}
+
 /// A claimed task whose lease expired.
 #[derive(Clone, Debug)]
 pub struct Expired {
@@ -383,9 +391,8 @@ pub fn to_json(s: &Status, names: bool) -> serde_json::Value {
             "kernel": k,
             "line": line,
         })).collect::<Vec<_>>(),
-        // A run that failed as a whole (refused at load) names no task.
         "error": s.error.as_ref().map(|(t, m)| serde_json::json!({
-            "task": (t.task.is_some() || !t.id.is_empty()).then(|| task_value(&s.program, t, names)),
+            "task": (!t.is_none()).then(|| task_value(&s.program, t, names)),
             "message": m,
         })),
         "unclaimed_tasks": s.unclaimed_tasks.iter().map(|t| task_value(&s.program, t, names)).collect::<Vec<_>>(),
